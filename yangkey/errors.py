@@ -1,0 +1,130 @@
+"""One exception root for yangkey, with structured subclasses.
+
+Every error names the *input* it is about (a file name, ``<subscription 1042>``,
+``kafka://raw@3:1207``…), the *reason*, and where known the *position* in that
+input, so that the CLI can print one ``error: …`` line and the pipeline can
+route the rejected bytes to an errors destination with the same fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Position:
+    """A place in an input text: 0-based character offset, 1-based line and column."""
+
+    offset: int
+    line: int = 0
+    column: int = 0
+
+    @classmethod
+    def in_text(cls, text: str, offset: int) -> Position:
+        offset = max(0, min(offset, len(text)))
+        line = text.count("\n", 0, offset) + 1
+        column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+        return cls(offset, line, column)
+
+    def __str__(self) -> str:
+        if self.line:
+            return f"line {self.line}, column {self.column}"
+        return f"offset {self.offset}"
+
+
+class YangkeyError(Exception):
+    """Root of every error yangkey raises on purpose."""
+
+    kind = "error"
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        source: str | None = None,
+        position: Position | None = None,
+        text: str | None = None,
+    ) -> None:
+        self.reason = reason
+        self.source = source
+        self.position = position
+        self.text = text
+        super().__init__(self.message())
+
+    def with_source(self, source: str) -> YangkeyError:
+        """Name the input when the raising code did not know it (keeps the subclass)."""
+        if self.source is None:
+            self.source = source
+            self.args = (self.message(),)
+        return self
+
+    def message(self) -> str:
+        where = self.source or "input"
+        if self.position is not None:
+            where = f"{where} at {self.position}"
+        return f"{where}: {self.reason}"
+
+    def snippet(self) -> str:
+        """The offending text with a caret under the position (sqlglot style)."""
+        if self.text is None or self.position is None:
+            return ""
+        lines = self.text.splitlines() or [""]
+        index = max(0, min(self.position.line - 1, len(lines) - 1))
+        caret = " " * max(0, self.position.column - 1) + "^"
+        return f"  {lines[index]}\n  {caret}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "kind": self.kind,
+            "source": self.source,
+            "reason": self.reason,
+            "position": None if self.position is None else self.position.offset,
+        }
+
+
+class InputError(YangkeyError):
+    """Malformed or unsafe input bytes: XML, JSON, YAML that cannot be read."""
+
+    kind = "input"
+
+
+class FilterError(YangkeyError):
+    """A subtree filter or XPath subscription that cannot be normalized or parsed."""
+
+    kind = "filter"
+
+
+class SchemaError(YangkeyError):
+    """A YANG schema problem: module not found, unknown namespace or node, keyless list."""
+
+    kind = "schema"
+
+
+class NotificationError(YangkeyError):
+    """A notification that is well formed but cannot yield a key."""
+
+    kind = "notification"
+
+
+class NoMatchError(NotificationError):
+    """A notification whose data holds no instance matching any subscription branch."""
+
+    kind = "no-match"
+
+
+class TopicError(YangkeyError):
+    """An invalid topic prefix, an over-long name that cannot be cut, a name collision."""
+
+    kind = "topic"
+
+
+class ConfigError(YangkeyError):
+    """A subscriptions file or a setting that is invalid."""
+
+    kind = "config"
+
+
+class BrokerError(YangkeyError):
+    """The local Kafka broker cannot be installed, started, reached or stopped."""
+
+    kind = "broker"

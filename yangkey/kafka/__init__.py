@@ -1,0 +1,13 @@
+"""A real Apache Kafka broker for development and tests, plus librdkafka config helpers.
+
+* :mod:`yangkey.kafka.broker` — resolves Kafka's jars from Maven Central and runs a
+  single-node KRaft broker on 127.0.0.1 (:class:`~yangkey.kafka.broker.EmbeddedKafka`).
+* :mod:`yangkey.kafka.config` — producer / consumer config dicts with the pipeline's
+  defaults, ``key=value`` parsing, properties files, env overlay, topic creation.
+* :mod:`yangkey.kafka.commands` — the ``yangkey kafka`` click group.
+
+Nothing is imported here on purpose: the CLI imports this package on every start, and
+``confluent_kafka`` (pulled in by the submodules) is not free to import.
+"""
+
+from __future__ import annotations

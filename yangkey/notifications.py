@@ -1,0 +1,370 @@
+"""Decoding YANG-Push notifications (RFC 8641) in JSON (RFC 7951) and XML into plain data trees.
+
+Accepted wrappers, outermost first:
+
+* ``ietf-telemetry-message:message`` (draft-ietf-nmop-message-broker-telemetry-message): node
+  from ``network-node-manifest/name``, subscription metadata, the notification in ``payload``;
+* ``ietf-yp-notification:envelope`` (draft-ietf-netconf-notif-envelope): ``event-time``,
+  ``hostname``, ``sequence-number``, the notification in ``contents``;
+* the NETCONF ``<notification>`` (RFC 5277) and legacy ``ietf-restconf:notification`` JSON;
+* a bare ``push-update`` / ``push-change-update``.
+
+Data trees are JSON-shaped (dicts, lists, scalars; member names qualified by module on the
+first level and wherever the module changes, RFC 7951 section 4). XML is converted into the same
+shape, so Phase 3 has one code path and the same data gives the same key in both encodings.
+``push-change-update`` keeps its yang-patch edits (RFC 8072): operation, parsed target, value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import unquote
+
+import orjson
+from lxml import etree
+
+from yangkey.errors import InputError, NotificationError
+from yangkey.messages import CONTENT_TYPE_JSON, CONTENT_TYPE_XML
+from yangkey.values import QNameText
+from yangkey.xmlsafe import parse_xml
+
+NS_ENVELOPE = "urn:ietf:params:xml:ns:yang:ietf-yp-notification"
+NS_NETCONF = "urn:ietf:params:xml:ns:netconf:notification:1.0"
+NS_TELEMETRY = "urn:ietf:params:xml:ns:yang:ietf-telemetry-message"
+NS_YANG_PUSH = "urn:ietf:params:xml:ns:yang:ietf-yang-push"
+
+Kind = Literal["push-update", "push-change-update"]
+
+
+@dataclass(frozen=True, slots=True)
+class TargetStep:
+    module: str
+    name: str
+    keys: tuple[str, ...] | None
+    """Percent-decoded ``=k1,k2`` values, or None when the step names no instance."""
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """One yang-patch edit: ``value`` is the data at ``target`` (None for delete/remove)."""
+
+    edit_id: str
+    operation: str
+    target: tuple[TargetStep, ...]
+    value: Any
+
+
+@dataclass(slots=True)
+class Notification:
+    source: str
+    content_type: str
+    kind: Kind
+    node: str | None = None
+    subscription_id: int | None = None
+    event_time: str | None = None
+    sequence_number: int | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+    """push-update: the datastore contents (top-level members module-qualified)."""
+    edits: tuple[Edit, ...] = ()
+    subscription: dict[str, Any] | None = None
+    """yang-push-subscription metadata of a telemetry message, when present."""
+
+
+def _local(member: str) -> str:
+    return member.rpartition(":")[2]
+
+
+def _find(obj: Mapping[str, Any], name: str) -> Any:
+    """Member ``name`` whether or not it carries a module qualifier."""
+    value = obj.get(name)
+    if value is not None:
+        return value
+    for member, candidate in obj.items():
+        if _local(member) == name:
+            return candidate
+    return None
+
+
+def parse_target(target: str, source: str) -> tuple[TargetStep, ...]:
+    """A RESTCONF data resource identifier (RFC 8040 section 3.5.3): ``/m:a/b=k1,k2/m2:c``."""
+    if not target.startswith("/"):
+        raise NotificationError(f"yang-patch target {target!r} must start with '/'", source=source)
+    steps: list[TargetStep] = []
+    module: str | None = None
+    for segment in target.strip("/").split("/"):
+        if not segment:
+            continue
+        identifier, equals, key_text = segment.partition("=")
+        prefix, colon, name = identifier.rpartition(":")
+        if colon:
+            module = prefix
+        elif module is None:
+            raise NotificationError(
+                f"yang-patch target {target!r}: first step must be module-qualified", source=source
+            )
+        keys = tuple(unquote(k) for k in key_text.split(",")) if equals else None
+        steps.append(TargetStep(module, name, keys))
+    if not steps:
+        raise NotificationError("yang-patch target '/' (the whole datastore) names no instance",
+                                source=source)
+    return tuple(steps)
+
+
+def _int_or_none(value: Any, what: str, source: str) -> int | None:
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise NotificationError(f"{what} {value!r} is not an integer", source=source) from None
+
+
+# --------------------------------------------------------------------------------------- JSON
+
+
+def _json_notification(obj: Any, source: str, note: Notification) -> Notification:
+    if not isinstance(obj, dict):
+        raise NotificationError("a notification must be a JSON object", source=source)
+    for member, body in obj.items():
+        local = _local(member)
+        if local == "message" and isinstance(body, dict):
+            manifest = _find(body, "network-node-manifest")
+            if isinstance(manifest, dict) and note.node is None:
+                note.node = manifest.get("name")
+            metadata = _find(body, "telemetry-message-metadata")
+            if isinstance(metadata, dict):
+                subscription = _find(metadata, "yang-push-subscription")
+                if isinstance(subscription, dict):
+                    note.subscription = subscription
+                if note.event_time is None:
+                    note.event_time = metadata.get("node-export-timestamp") or metadata.get(
+                        "collection-timestamp"
+                    )
+            payload = _find(body, "payload")
+            if payload is None:
+                raise NotificationError("telemetry message has no payload", source=source)
+            return _json_notification(payload, source, note)
+        if local == "envelope" and isinstance(body, dict):
+            note.event_time = body.get("event-time", note.event_time)
+            note.node = body.get("hostname") or note.node
+            note.sequence_number = _int_or_none(
+                body.get("sequence-number"), "sequence-number", source
+            )
+            contents = body.get("contents")
+            if contents is None:
+                raise NotificationError("envelope has no contents", source=source)
+            return _json_notification(contents, source, note)
+        if local == "notification" and isinstance(body, dict):
+            note.event_time = body.get("eventTime", note.event_time)
+            rest = {k: v for k, v in body.items() if k != "eventTime"}
+            return _json_notification(rest, source, note)
+        if local in ("push-update", "push-change-update") and isinstance(body, dict):
+            return _json_push(local, body, source, note)
+    members = ", ".join(list(obj)[:5]) or "none"
+    raise NotificationError(
+        f"no push-update or push-change-update found (top-level members: {members})",
+        source=source,
+    )
+
+
+def _json_push(kind: str, body: dict[str, Any], source: str, note: Notification) -> Notification:
+    note.kind = "push-update" if kind == "push-update" else "push-change-update"
+    note.subscription_id = _int_or_none(body.get("id"), "subscription id", source)
+    if note.kind == "push-update":
+        contents = body.get("datastore-contents", {})
+        if not isinstance(contents, dict):
+            raise NotificationError("datastore-contents must be an object", source=source)
+        note.data = contents
+        return note
+    changes = body.get("datastore-changes")
+    patch = _find(changes, "yang-patch") if isinstance(changes, dict) else None
+    if not isinstance(patch, dict):
+        raise NotificationError("push-change-update has no datastore-changes/yang-patch",
+                                source=source)
+    edits = patch.get("edit", [])
+    if not isinstance(edits, list):
+        raise NotificationError("yang-patch edit must be a list", source=source)
+    parsed: list[Edit] = []
+    for edit in edits:
+        if not isinstance(edit, dict) or "target" not in edit or "operation" not in edit:
+            raise NotificationError("yang-patch edit without target or operation", source=source)
+        value = edit.get("value")
+        parsed.append(
+            Edit(
+                edit_id=str(edit.get("edit-id", "")),
+                operation=str(edit["operation"]),
+                target=parse_target(str(edit["target"]), source),
+                value=value if isinstance(value, dict) else None,
+            )
+        )
+    note.edits = tuple(parsed)
+    return note
+
+
+# ---------------------------------------------------------------------------------------- XML
+
+
+class _XmlConverter:
+    """XML elements -> the JSON-shaped tree, with namespaces mapped to module names."""
+
+    def __init__(self, ns_modules: Mapping[str, str]) -> None:
+        self.ns_modules = ns_modules
+
+    def module(self, element: etree._Element) -> str:
+        qname = etree.QName(element)
+        ns = qname.namespace or ""
+        return self.ns_modules.get(ns, "{" + ns + "}")
+
+    def leaf(self, element: etree._Element) -> str:
+        text = element.text or ""
+        prefix, colon, name = text.partition(":")
+        if colon and prefix and " " not in text:
+            ns = element.nsmap.get(prefix)
+            if ns is not None and ns in self.ns_modules:
+                return QNameText(text, f"{self.ns_modules[ns]}:{name}")
+        return text
+
+    def value(self, element: etree._Element, module: str) -> Any:
+        children = [c for c in element if isinstance(c.tag, str)]
+        if not children:
+            return self.leaf(element)
+        return self.members(children, module)
+
+    def members(self, children: list[etree._Element], parent_module: str | None) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        repeated: set[str] = set()
+        for child in children:
+            module = self.module(child)
+            name = etree.QName(child).localname
+            member = name if module == parent_module else f"{module}:{name}"
+            value = self.value(child, module)
+            if member in result:
+                if member not in repeated:
+                    result[member] = [result[member]]
+                    repeated.add(member)
+                result[member].append(value)
+            else:
+                result[member] = value
+        return result
+
+
+def _child(element: etree._Element, name: str) -> etree._Element | None:
+    for child in element:
+        if isinstance(child.tag, str) and etree.QName(child).localname == name:
+            return child
+    return None
+
+
+def _text(element: etree._Element, name: str) -> str | None:
+    child = _child(element, name)
+    return None if child is None else (child.text or "").strip()
+
+
+def _xml_notification(
+    element: etree._Element, source: str, note: Notification, conv: _XmlConverter
+) -> Notification:
+    qname = etree.QName(element)
+    local = qname.localname
+    if local == "message" and qname.namespace == NS_TELEMETRY:
+        manifest = _child(element, "network-node-manifest")
+        if manifest is not None and note.node is None:
+            note.node = _text(manifest, "name")
+        metadata = _child(element, "telemetry-message-metadata")
+        if metadata is not None:
+            subscription = _child(metadata, "yang-push-subscription")
+            if subscription is not None:
+                note.subscription = conv.members(
+                    [c for c in subscription if isinstance(c.tag, str)], None
+                )
+                note.subscription = {_local(k): v for k, v in note.subscription.items()}
+            note.event_time = note.event_time or _text(metadata, "node-export-timestamp")
+        payload = _child(element, "payload")
+        inner = None if payload is None else next(
+            (c for c in payload if isinstance(c.tag, str)), None
+        )
+        if inner is None:
+            raise NotificationError("telemetry message has no payload", source=source)
+        return _xml_notification(inner, source, note, conv)
+    if local == "envelope":
+        note.event_time = _text(element, "event-time") or note.event_time
+        note.node = _text(element, "hostname") or note.node
+        note.sequence_number = _int_or_none(
+            _text(element, "sequence-number"), "sequence-number", source
+        )
+        contents = _child(element, "contents")
+        inner = None if contents is None else next(
+            (c for c in contents if isinstance(c.tag, str)), None
+        )
+        if inner is None:
+            raise NotificationError("envelope has no contents", source=source)
+        return _xml_notification(inner, source, note, conv)
+    if local == "notification":
+        note.event_time = _text(element, "eventTime") or note.event_time
+        note.node = _text(element, "hostname") or note.node
+        sequence = _text(element, "sequence-number")
+        if sequence is not None:
+            note.sequence_number = _int_or_none(sequence, "sequence-number", source)
+        for child in element:
+            if isinstance(child.tag, str) and etree.QName(child).localname in (
+                "push-update",
+                "push-change-update",
+            ):
+                return _xml_notification(child, source, note, conv)
+        raise NotificationError("NETCONF notification carries no push-update", source=source)
+    if local in ("push-update", "push-change-update"):
+        note.kind = "push-update" if local == "push-update" else "push-change-update"
+        note.subscription_id = _int_or_none(_text(element, "id"), "subscription id", source)
+        if note.kind == "push-update":
+            contents = _child(element, "datastore-contents")
+            children = [] if contents is None else [c for c in contents if isinstance(c.tag, str)]
+            note.data = conv.members(children, None)
+            return note
+        changes = _child(element, "datastore-changes")
+        patch = None if changes is None else _child(changes, "yang-patch")
+        if patch is None:
+            raise NotificationError("push-change-update has no datastore-changes/yang-patch",
+                                    source=source)
+        edits: list[Edit] = []
+        for edit in patch:
+            if not isinstance(edit.tag, str) or etree.QName(edit).localname != "edit":
+                continue
+            target = _text(edit, "target")
+            operation = _text(edit, "operation")
+            if target is None or operation is None:
+                raise NotificationError("yang-patch edit without target or operation",
+                                        source=source)
+            value_element = _child(edit, "value")
+            value = None
+            if value_element is not None:
+                value = conv.members([c for c in value_element if isinstance(c.tag, str)], None)
+            edits.append(
+                Edit(_text(edit, "edit-id") or "", operation, parse_target(target, source), value)
+            )
+        note.edits = tuple(edits)
+        return note
+    raise NotificationError(
+        f"no push-update or push-change-update found (root element <{local}>)", source=source
+    )
+
+
+def decode(raw: bytes | str, source: str, ns_modules: Mapping[str, str]) -> Notification:
+    """Bytes of one notification -> :class:`Notification`; errors name ``source``."""
+    data = raw.encode("utf-8") if isinstance(raw, str) else raw
+    start = data.lstrip()[:1]
+    if start == b"<":
+        root = parse_xml(data, source)
+        note = Notification(source, CONTENT_TYPE_XML, "push-update")
+        return _xml_notification(root, source, note, _XmlConverter(ns_modules))
+    if start in (b"{", b"["):
+        try:
+            obj = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise InputError(f"malformed JSON: {exc}", source=source) from None
+        note = Notification(source, CONTENT_TYPE_JSON, "push-update")
+        return _json_notification(obj, source, note)
+    if not data.strip():
+        raise InputError("empty notification", source=source)
+    raise InputError("not a JSON or XML notification (first byte is neither '{' nor '<')",
+                     source=source)

@@ -1,0 +1,414 @@
+"""Phase 2: subscription XPath + YANG schema -> one compiled branch per union member.
+
+Draft section 3.1.2.2. Each branch is resolved to its schema node (yangson); the walk from root
+to target skips choice and case and writes the module name on the first step and wherever the
+module changes (RFC 7951 style). Every list on the path gets one predicate per key leaf in
+``key`` statement order: pinned when the subscription gives a literal, otherwise an open
+``'%s'`` placeholder with an extraction spec. Predicates on non-key leaves stay as Phase 3 data
+filters and are reported as warnings.
+
+The compiled branch also carries everything Phase 3 needs (JSON member names, canonicalizers,
+rendering pieces) so that no schema lookup happens per notification.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from yangson.schemanode import (
+    InternalNode,
+    LeafListNode,
+    ListNode,
+    SchemaNode,
+    TerminalNode,
+)
+
+from yangkey.errors import FilterError, Position, SchemaError
+from yangkey.schema import ModuleIndex, SchemaContext
+from yangkey.subtree import normalize_subtree
+from yangkey.values import Canon, canon_for, canon_string, literal_canon
+from yangkey.xpath import LocationPath, Predicate, Step, parse_union, quote
+
+TargetKind = Literal["container", "list", "leaf-list", "leaf"]
+StepKind = Literal["container", "list", "leaf-list", "leaf"]
+KeylessPolicy = Literal["reject", "position"]
+
+
+@dataclass(frozen=True, slots=True)
+class KeySlot:
+    """One key predicate of a list step (or the value of a leaf-list target)."""
+
+    member: str
+    """The key leaf's JSON member name inside the list entry ("" for a leaf-list value)."""
+    canon: Canon
+    pinned: str | None
+    """Canonical pinned value, or None for an open placeholder."""
+    positional: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DataFilter:
+    """A non-key predicate kept for Phase 3: the instance must carry this value."""
+
+    member: str
+    qualified_member: str
+    canon: Canon
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledStep:
+    module: str
+    name: str
+    kind: StepKind
+    member: str
+    """JSON member name: qualified on the first step and where the module changes."""
+    qualified_member: str
+    keys: tuple[KeySlot, ...] = ()
+    filters: tuple[DataFilter, ...] = ()
+
+
+@dataclass(frozen=True)
+class Branch:
+    """One union member, compiled: template, extraction specs, target kind, Phase 3 plan."""
+
+    xpath: str
+    template: str
+    extractions: tuple[str, ...]
+    target: TargetKind
+    schema_path: str
+    """The template without predicates, module names as in the template."""
+    topic_base: str
+    """Topic name before organisation prefix, type level and truncation (SPEC 2.5 steps 1-3)."""
+    steps: tuple[CompiledStep, ...] = field(repr=False)
+    pieces: tuple[str, ...] = field(repr=False)
+    """Literal template text around the open placeholders (len = open slots + 1)."""
+    open_after: tuple[bool, ...] = field(repr=False)
+    """open_after[i]: some step at index >= i has an open placeholder."""
+
+    @property
+    def open_slots(self) -> int:
+        return len(self.pieces) - 1
+
+    def render(self, values: list[str]) -> str:
+        pieces = self.pieces
+        if len(pieces) == 1:
+            return pieces[0]
+        parts = [pieces[0]]
+        for index, value in enumerate(values):
+            parts.append(value)
+            parts.append(pieces[index + 1])
+        return "".join(parts)
+
+
+@dataclass(frozen=True)
+class CompiledSubscription:
+    xpath: str
+    """The subscription as an XPath union (after Phase 1 for subtree filters)."""
+    branches: tuple[Branch, ...]
+    warnings: tuple[str, ...]
+    modules: tuple[str, ...]
+
+
+def _module_of_prefix(
+    prefix: str, index: ModuleIndex, namespaces: Mapping[str, str] | None, what: str
+) -> str:
+    if namespaces and prefix in namespaces:
+        return index.module_for_namespace(namespaces[prefix])
+    if prefix in index.modules:
+        return prefix
+    owners = index.by_prefix.get(prefix, [])
+    if len(owners) == 1:
+        return owners[0]
+    if len(owners) > 1:
+        raise SchemaError(
+            f"{what}: prefix {prefix!r} is ambiguous (modules {', '.join(sorted(owners))}); "
+            "use module names or give the prefix-to-namespace map"
+        )
+    raise SchemaError(f"{what}: unknown prefix or module {prefix!r}")
+
+
+def _step_modules(
+    path: LocationPath, index: ModuleIndex, namespaces: Mapping[str, str] | None
+) -> list[str]:
+    modules: list[str] = []
+    current: str | None = None
+    for step in path.steps:
+        if step.prefix is not None:
+            current = _module_of_prefix(step.prefix, index, namespaces, path.text)
+        elif current is None:
+            raise FilterError(
+                f"the first step {step.name!r} must be module-qualified (module:{step.name})",
+                source=path.text,
+            )
+        modules.append(current)
+    return modules
+
+
+def _kind(node: SchemaNode) -> StepKind:
+    if isinstance(node, ListNode):
+        return "list"
+    if isinstance(node, LeafListNode):
+        return "leaf-list"
+    if isinstance(node, InternalNode):
+        return "container"
+    return "leaf"
+
+
+def _member(module: str, name: str, parent_module: str | None) -> str:
+    return name if module == parent_module else f"{module}:{name}"
+
+
+def _leaf_child(node: InternalNode, name: str, module: str) -> TerminalNode | None:
+    child = node.get_data_child(name, module)
+    return child if isinstance(child, TerminalNode) else None
+
+
+class _BranchCompiler:
+    def __init__(
+        self,
+        path: LocationPath,
+        modules: list[str],
+        root: SchemaNode,
+        schema: SchemaContext,
+        namespaces: Mapping[str, str] | None,
+        keyless: KeylessPolicy,
+    ) -> None:
+        self.path = path
+        self.modules = modules
+        self.root = root
+        self.schema = schema
+        self.namespaces = namespaces
+        self.keyless = keyless
+        self.warnings: list[str] = []
+
+    def predicate_module(self, predicate: Predicate, default: str) -> str:
+        if predicate.prefix is None:
+            return default
+        return _module_of_prefix(predicate.prefix, self.schema.index, self.namespaces, self.path.text)
+
+    def compile(self) -> Branch:
+        node: SchemaNode = self.root
+        steps: list[CompiledStep] = []
+        pieces: list[str] = [""]
+        extractions: list[str] = []
+        extraction_prefix = ""
+        schema_path = ""
+        topic_parts: list[str] = []
+        parent_module: str | None = None
+        target: TargetKind = "container"
+        for position, (step, module) in enumerate(zip(self.path.steps, self.modules, strict=True)):
+            if not isinstance(node, InternalNode):
+                raise self.unknown(step, module, schema_path, "it has no children")
+            child = node.get_data_child(step.name, module)
+            if child is None:
+                raise self.unknown(step, module, schema_path)
+            node = child
+            is_last = position == len(self.path.steps) - 1
+            kind = _kind(node)
+            written = f"/{_member(module, step.name, parent_module)}"
+            schema_path += written
+            topic_parts.append(
+                written[1:]
+                if module == parent_module
+                else f"{self.schema.module_prefix(module)}:{step.name}"
+            )
+            pieces[-1] += written
+            extraction_prefix += written
+            keys: tuple[KeySlot, ...] = ()
+            filters: tuple[DataFilter, ...] = ()
+            if isinstance(node, ListNode):
+                keys, filters = self.list_predicates(node, step, module, pieces, extraction_prefix)
+                for slot in keys:
+                    if slot.pinned is None:
+                        extractions.append(
+                            f"{extraction_prefix}/{slot.member}" if not slot.positional
+                            else f"{extraction_prefix}/position()"
+                        )
+                extraction_prefix += "".join(
+                    f"[{slot.member}={quote(slot.pinned)}]" for slot in keys if slot.pinned is not None
+                )
+            elif isinstance(node, LeafListNode):
+                if not is_last:
+                    raise self.unknown(step, module, schema_path, "a leaf-list has no children")
+                keys = (self.leaf_list_slot(node, step, module, pieces),)
+                if keys[0].pinned is None:
+                    extractions.append(".")
+            elif step.predicates:
+                filters = self.filters(node, step, module, set())
+            if is_last:
+                target = kind
+            steps.append(
+                CompiledStep(
+                    module=module,
+                    name=step.name,
+                    kind=kind,
+                    member=_member(module, step.name, parent_module),
+                    qualified_member=f"{module}:{step.name}",
+                    keys=keys,
+                    filters=filters,
+                )
+            )
+            parent_module = module
+        open_after = [False] * (len(steps) + 1)
+        for index in range(len(steps) - 1, -1, -1):
+            open_after[index] = open_after[index + 1] or any(
+                slot.pinned is None for slot in steps[index].keys
+            )
+        return Branch(
+            xpath=self.path.text,
+            template="'%s'".join(pieces),
+            extractions=tuple(extractions),
+            target=target,
+            schema_path=schema_path,
+            topic_base="/".join(topic_parts).replace(":", "-").replace("/", "-"),
+            steps=tuple(steps),
+            pieces=tuple(pieces),
+            open_after=tuple(open_after),
+        )
+
+    def unknown(
+        self, step: Step, module: str, parent_path: str, why: str | None = None
+    ) -> SchemaError:
+        where = parent_path or "the schema root"
+        reason = f"unknown node {module}:{step.name} under {where}"
+        if why:
+            reason = f"{module}:{step.name} under {where}: {why}"
+        offset = self.path.text.find(step.name)
+        return SchemaError(
+            reason,
+            source=self.path.text,
+            position=Position.in_text(self.path.text, max(offset, 0)),
+            text=self.path.text,
+        )
+
+    def list_predicates(
+        self,
+        node: ListNode,
+        step: Step,
+        module: str,
+        pieces: list[str],
+        extraction_prefix: str,
+    ) -> tuple[tuple[KeySlot, ...], tuple[DataFilter, ...]]:
+        given: dict[str, Predicate] = {}
+        for predicate in step.predicates:
+            if predicate.position is not None or predicate.name is None:
+                continue  # positional [N] means open (SPEC 2.3)
+            given.setdefault(predicate.name, predicate)
+        slots: list[KeySlot] = []
+        key_names = {name for name, _ in node.keys}
+        if not node.keys:
+            if self.keyless == "position":
+                pieces[-1] += "["
+                pieces.append("]")
+                return (KeySlot("", str, None, positional=True),), ()
+            raise SchemaError(
+                f"list {module}:{step.name} has no key (a config false state list): no template "
+                "predicate can identify its entries; subscribe to a parent container, or set the "
+                "keyless-list policy to 'position'",
+                source=self.path.text,
+            )
+        for key_name, key_module in node.keys:
+            leaf = _leaf_child(node, key_name, key_module)
+            canon = canon_for(leaf.type, key_module) if leaf is not None else canon_string
+            member = _member(key_module, key_name, module)
+            predicate = given.get(key_name)
+            if predicate is not None and predicate.value is not None:
+                self.predicate_module(predicate, module)
+                pinned = literal_canon(canon, predicate.value, f"{self.path.text}: key {key_name}")
+                pieces[-1] += f"[{member}={quote(pinned)}]"
+                slots.append(KeySlot(member, canon, pinned))
+            else:
+                pieces[-1] += f"[{member}="
+                pieces.append("]")
+                slots.append(KeySlot(member, canon, None))
+        filters = self.filters(node, step, module, key_names)
+        return tuple(slots), filters
+
+    def filters(
+        self, node: SchemaNode, step: Step, module: str, key_names: set[str]
+    ) -> tuple[DataFilter, ...]:
+        result: list[DataFilter] = []
+        for predicate in step.predicates:
+            if predicate.position is not None or predicate.name in key_names:
+                continue
+            if predicate.name is None or predicate.value is None:
+                raise FilterError(
+                    f"[.=...] applies to leaf-lists only, not to {module}:{step.name}",
+                    source=self.path.text,
+                )
+            leaf_module = self.predicate_module(predicate, module)
+            leaf = _leaf_child(node, predicate.name, leaf_module) if isinstance(
+                node, InternalNode
+            ) else None
+            if leaf is None:
+                raise SchemaError(
+                    f"predicate [{predicate.name}=...] names no leaf of {module}:{step.name}",
+                    source=self.path.text,
+                )
+            canon = canon_for(leaf.type, leaf_module)
+            value = literal_canon(canon, predicate.value, f"{self.path.text}: {predicate.name}")
+            self.warnings.append(
+                f"{self.path.text}: predicate [{predicate.name}={quote(predicate.value)}] is on "
+                f"non-key leaf {predicate.name} of {module}:{step.name}; it does not enter the key "
+                "template and filters instances in Phase 3"
+            )
+            result.append(
+                DataFilter(
+                    member=_member(leaf_module, predicate.name, module),
+                    qualified_member=f"{leaf_module}:{predicate.name}",
+                    canon=canon,
+                    value=value,
+                )
+            )
+        return tuple(result)
+
+    def leaf_list_slot(
+        self, node: LeafListNode, step: Step, module: str, pieces: list[str]
+    ) -> KeySlot:
+        canon = canon_for(node.type, module)
+        for predicate in step.predicates:
+            if predicate.name is None and predicate.value is not None:
+                pinned = literal_canon(canon, predicate.value, f"{self.path.text}: value")
+                pieces[-1] += f"[.={quote(pinned)}]"
+                return KeySlot("", canon, pinned)
+            if predicate.position is None:
+                raise FilterError(
+                    f"a leaf-list accepts only [.='value'] predicates ({module}:{step.name})",
+                    source=self.path.text,
+                )
+        pieces[-1] += "[.="
+        pieces.append("]")
+        return KeySlot("", canon, None)
+
+
+def compile_subscription(
+    filter_text: str,
+    schema: SchemaContext,
+    *,
+    subtree: bool = False,
+    namespaces: Mapping[str, str] | None = None,
+    keyless: KeylessPolicy = "reject",
+    source: str = "subscription",
+) -> CompiledSubscription:
+    """Phases 1 and 2 for one subscription filter (XPath union, or subtree XML)."""
+    xpath = normalize_subtree(filter_text, schema.index, source) if subtree else filter_text
+    paths = parse_union(xpath, source)
+    step_modules = [_step_modules(path, schema.index, namespaces) for path in paths]
+    modules = tuple(sorted({m for mods in step_modules for m in mods}))
+    root = schema.schema_root(modules)
+    branches: list[Branch] = []
+    warnings: list[str] = []
+    for path, mods in zip(paths, step_modules, strict=True):
+        compiler = _BranchCompiler(path, mods, root, schema, namespaces, keyless)
+        branches.append(compiler.compile())
+        warnings.extend(compiler.warnings)
+    unique: dict[str, Branch] = {}
+    for branch in branches:
+        unique.setdefault(branch.template, branch)
+    return CompiledSubscription(
+        xpath=xpath, branches=tuple(unique.values()), warnings=tuple(warnings), modules=modules
+    )
+

@@ -1,0 +1,161 @@
+"""Canonical text of key values, so that JSON and XML encodings give byte-identical keys.
+
+RFC 7950 section 9 defines the canonical forms: integers without sign ``+`` or leading zeros,
+decimal64 with one digit either side of the point and no other leading/trailing zeros, booleans
+``true``/``false``, identityref as ``module:identity`` (RFC 7951 section 6.8 names the module, not
+an XML prefix). IPv6 addresses are written per RFC 5952 (ietf-inet-types says so).
+
+A converter is chosen once per key leaf at compile time (Phase 2); Phase 3 only calls it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from yangson import datatype as dt
+
+from yangkey.errors import NotificationError
+
+Canon = Callable[[Any], str]
+
+
+class QNameText(str):
+    """XML text of the form ``prefix:name`` with the prefix resolved to a module name.
+
+    The XML decoder produces it for leaf text whose prefix is declared in scope; identityref
+    converters use :attr:`module_value` so that ``if:ethernetCsmacd`` in XML equals
+    ``iana-if-type:ethernetCsmacd`` in JSON.
+    """
+
+    __slots__ = ("module_value",)
+    module_value: str
+
+    def __new__(cls, text: str, module_value: str) -> QNameText:
+        obj = super().__new__(cls, text)
+        obj.module_value = module_value
+        return obj
+
+
+def _scalar_text(value: Any) -> str:
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, list) and len(value) == 1 and value[0] is None:
+        return ""  # RFC 7951 "empty" type: [null]
+    raise NotificationError(f"expected a scalar value, found {type(value).__name__}")
+
+
+def canon_string(value: Any) -> str:
+    return value if type(value) is str else _scalar_text(value)
+
+
+def canon_integer(value: Any) -> str:
+    if type(value) is int:
+        return str(value)
+    text = _scalar_text(value).strip()
+    try:
+        return str(int(text, 10))
+    except ValueError:
+        raise NotificationError(f"invalid integer value {text!r}") from None
+
+
+def canon_decimal(value: Any) -> str:
+    text = _scalar_text(value).strip()
+    try:
+        number = Decimal(text)
+    except InvalidOperation:
+        raise NotificationError(f"invalid decimal64 value {text!r}") from None
+    if not number.is_finite():
+        raise NotificationError(f"invalid decimal64 value {text!r}")
+    plain = format(number.normalize(), "f")
+    if "." not in plain:
+        plain += ".0"
+    if plain.startswith("-0") and Decimal(plain) == 0:
+        plain = plain[1:]
+    return plain
+
+
+def canon_boolean(value: Any) -> str:
+    if value is True or value is False:
+        return "true" if value else "false"
+    text = _scalar_text(value).strip()
+    if text in ("true", "false"):
+        return text
+    raise NotificationError(f"invalid boolean value {text!r}")
+
+
+def _ipv6(text: str) -> str:
+    address, percent, zone = text.partition("%")
+    try:
+        canonical = ipaddress.IPv6Address(address).compressed
+    except ValueError:
+        raise NotificationError(f"invalid IPv6 address {text!r}") from None
+    return canonical + percent + zone
+
+
+def canon_ip(value: Any) -> str:
+    """ip-address / ipv6-address (with optional zone) and the -prefix variants."""
+    text = _scalar_text(value).strip()
+    if ":" not in text:
+        return text
+    address, slash, length = text.partition("/")
+    return _ipv6(address) + slash + length
+
+
+def identityref_canon(default_module: str) -> Canon:
+    def canon(value: Any) -> str:
+        if isinstance(value, QNameText):
+            return value.module_value
+        text = _scalar_text(value).strip()
+        return text if ":" in text else f"{default_module}:{text}"
+
+    return canon
+
+
+_IP_TYPEDEFS = {
+    "ip-address",
+    "ip-address-no-zone",
+    "ipv6-address",
+    "ipv6-address-no-zone",
+    "ip-prefix",
+    "ipv6-prefix",
+}
+
+
+def canon_for(datatype: dt.DataType, module: str) -> Canon:
+    """Pick the canonicalizer for a leaf of ``datatype`` defined in ``module``."""
+    if datatype.name in _IP_TYPEDEFS:
+        return canon_ip
+    if isinstance(datatype, dt.LeafrefType):
+        return canon_for(datatype.ref_type, module)
+    if isinstance(datatype, dt.IntegralType):
+        return canon_integer
+    if isinstance(datatype, dt.Decimal64Type):
+        return canon_decimal
+    if isinstance(datatype, dt.BooleanType):
+        return canon_boolean
+    if isinstance(datatype, dt.IdentityrefType):
+        return identityref_canon(module)
+    if isinstance(datatype, dt.UnionType):
+        members = [canon_for(member, module) for member in datatype.types]
+        if all(member is canon_integer for member in members):
+            return canon_integer
+        if any(member is canon_ip for member in members):
+            return canon_ip
+    return canon_string
+
+
+def literal_canon(canon: Canon, text: str, what: str) -> str:
+    """Canonical form of a literal written in a subscription (a pinned key or a filter)."""
+    try:
+        return canon(text)
+    except NotificationError as exc:
+        raise NotificationError(f"{what}: {exc.reason}") from None

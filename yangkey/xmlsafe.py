@@ -1,0 +1,61 @@
+"""The one hardened XML parser: no DTD, no entity expansion, no network, no huge trees.
+
+Used for subtree filters (Phase 1) and XML notifications (Phase 3). A document that declares a
+DTD or uses an entity reference is refused outright rather than parsed with the entity left
+unexpanded: such input is either an attack or a producer bug, and both deserve a clear error.
+"""
+
+from __future__ import annotations
+
+from lxml import etree
+
+from yangkey.errors import InputError, Position
+
+_PARSER = etree.XMLParser(
+    resolve_entities=False,
+    no_network=True,
+    load_dtd=False,
+    dtd_validation=False,
+    huge_tree=False,
+    remove_comments=True,
+    remove_pis=True,
+    collect_ids=False,
+)
+
+
+def parse_xml(data: bytes | str, source: str) -> etree._Element:
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    if b"<!DOCTYPE" in raw or b"<!ENTITY" in raw:
+        offset = raw.find(b"<!")
+        text = raw.decode("utf-8", "replace")
+        raise InputError(
+            "XML with a DTD or entity declarations is not accepted",
+            source=source,
+            position=Position.in_text(text, offset),
+            text=text,
+        )
+    try:
+        root = etree.fromstring(raw, _PARSER)
+    except etree.XMLSyntaxError as exc:
+        line, column = exc.position if exc.position else (0, 0)
+        message = str(exc.msg or exc).split(" (line")[0]
+        raise InputError(
+            f"malformed XML: {message}",
+            source=source,
+            position=Position(0, line, column + 1),
+            text=raw.decode("utf-8", "replace"),
+        ) from None
+    if root is None:
+        raise InputError("empty XML document", source=source)
+    for node in root.iter():
+        if isinstance(node, etree._Entity):
+            raise InputError(f"XML entity reference {node.text} is not accepted", source=source)
+    return root
+
+
+def local_name(element: etree._Element) -> str:
+    return etree.QName(element).localname
+
+
+def namespace(element: etree._Element) -> str | None:
+    return etree.QName(element).namespace
