@@ -276,11 +276,10 @@ class _BranchCompiler:
         reason = f"unknown node {module}:{step.name} under {where}"
         if why:
             reason = f"{module}:{step.name} under {where}: {why}"
-        offset = self.path.text.find(step.name)
         return SchemaError(
             reason,
             source=self.path.text,
-            position=Position.in_text(self.path.text, max(offset, 0)),
+            position=Position.in_text(self.path.text, step.offset),
             text=self.path.text,
         )
 

@@ -81,6 +81,8 @@ class Step:
     prefix: str | None
     name: str
     predicates: tuple[Predicate, ...]
+    offset: int = 0
+    """Where the step starts in its branch text, for error carets."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +96,7 @@ class _Parser:
         self.text = text
         self.source = source
         self.pos = 0
+        self.start = 0
 
     def error(self, reason: str, at: int | None = None) -> FilterError:
         offset = self.pos if at is None else at
@@ -206,13 +209,14 @@ class _Parser:
             self.pos += 1
             if self.peek() == "/":
                 raise self.error("'//' (descendant axis) is not supported")
+            start = self.pos
             prefix, name = self.name()
             predicates: list[Predicate] = []
             self.skip_space()
             while self.peek() == "[":
                 predicates.extend(self.predicate())
                 self.skip_space()
-            steps.append(Step(prefix, name, tuple(predicates)))
+            steps.append(Step(prefix, name, tuple(predicates), start - self.start))
         self.skip_space()
         if self.pos != len(self.text):
             raise self.error(f"unexpected {self.peek()!r}")
@@ -242,7 +246,7 @@ def parse_union(text: str, source: str = "xpath") -> list[LocationPath]:
             )
         # Parse in place, so that error positions point into the whole union.
         parser = _Parser(text[: lead + len(stripped)], source)
-        parser.pos = lead
+        parser.pos = parser.start = lead
         paths.append(LocationPath(stripped, parser.path().steps))
         offset += len(branch) + 1
     return paths

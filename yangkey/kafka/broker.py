@@ -45,8 +45,11 @@ from confluent_kafka.admin import AdminClient
 
 from yangkey.errors import BrokerError
 
-KAFKA_VERSION = "4.4.0"
-"""Newest Kafka 4.x on Maven Central when this was written (4.x brokers need Java 17+)."""
+KAFKA_VERSION = "4.3.1"
+"""Newest Kafka 4.x whose whole runtime resolves from Maven Central (4.x brokers need Java 17+).
+
+4.4.0 is listed there, but its ``kafka-tools-api`` jar could not be fetched when this was pinned.
+"""
 SCALA_VERSION = "2.13"
 LOG4J_VERSION = "2.24.3"
 """log4j2 is Kafka 4's logging backend; its jars are not dependencies of ``kafka_2.13``."""
@@ -140,8 +143,13 @@ def _pom(version: str) -> str:
 """
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
 def _tail(text: str, lines: int = _TAIL_LINES) -> str:
-    return "\n".join(text.rstrip().splitlines()[-lines:])
+    """The last lines of a tool's output, without the colour codes Maven emits anyway."""
+    kept = [line for line in _ANSI.sub("", text).rstrip().splitlines() if line.strip()]
+    return "\n".join(kept[-lines:])
 
 
 @contextlib.contextmanager
@@ -189,6 +197,7 @@ def install_kafka(
                 mvn,
                 "-B",
                 "-q",
+                "-U",  # retry artifacts a failed earlier attempt left cached as "not found"
                 "-Dstyle.color=never",
                 "-f",
                 str(work / "pom.xml"),

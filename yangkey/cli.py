@@ -1,0 +1,480 @@
+"""The ``yangkey`` command line.
+
+Core commands (normalize, compile, key, keys, topic, catalog) live here; the edges (Kafka,
+ClickHouse, Spark, demo) are imported only when their command runs, so ``yangkey key`` never
+pays for a JVM or a ClickHouse engine.
+
+Exit status: 0 on success, 1 on bad input (one ``error: …`` line on stderr naming the input and
+the reason), 2 on usage errors.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+import orjson
+
+from yangkey.errors import InputError, YangkeyError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EPILOG_EXAMPLES = """\b
+Examples:
+  yangkey compile --xpath /ietf-interfaces:interfaces/interface --json
+  yangkey key --xpath /ietf-interfaces:interfaces/interface notification.json
+  yangkey topic --xpath /ietf-system:system/clock --prefix netops
+"""
+
+
+class LazyGroup(click.Group):
+    """A group whose edge commands are imported on first use ("module:attribute")."""
+
+    def __init__(self, *args: Any, lazy: dict[str, tuple[str, str, str]] | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy or {}
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Short help of lazy commands comes from the table, so --help imports no edge.
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.lazy:
+                rows.append((name, self.lazy[name][2]))
+            else:
+                command = super().get_command(ctx, name)
+                if command is not None and not command.hidden:
+                    rows.append((name, command.get_short_help_str(limit=formatter.width - 20)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy:
+            module_name, attribute, _ = self.lazy[cmd_name]
+            command: click.Command = getattr(importlib.import_module(module_name), attribute)
+            return command
+        return super().get_command(ctx, cmd_name)
+
+
+def fail(error: YangkeyError) -> NoReturn:
+    click.echo(f"error: {error.message()}", err=True)
+    if sys.stderr.isatty():
+        snippet = error.snippet()
+        if snippet:
+            click.echo(snippet, err=True)
+    sys.exit(1)
+
+
+def reports_errors(function: F) -> F:
+    """Turn a YangkeyError into one ``error:`` line and exit status 1, never a traceback."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except YangkeyError as error:
+            fail(error)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def read_input(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", source=path) from None
+
+
+def schema_options(function: F) -> F:
+    function = click.option(
+        "--yang-library",
+        type=click.Path(dir_okay=False),
+        help="An explicit RFC 8525 / RFC 7895 YANG library file (JSON) instead of the module set "
+        "computed from the subscription.",
+    )(function)
+    function = click.option(
+        "--yang-dir",
+        "yang_dirs",
+        multiple=True,
+        type=click.Path(file_okay=False),
+        help="Directory of .yang modules, searched before $YANGKEY_YANG_PATH and the IETF/IANA "
+        "modules shipped with pyang. Repeatable.",
+    )(function)
+    return function
+
+
+def filter_options(function: F) -> F:
+    function = click.option(
+        "--keyless",
+        type=click.Choice(["reject", "position"]),
+        default="reject",
+        show_default=True,
+        help="What to do with a keyless list on the path: reject the subscription, or identify "
+        "entries by their position in the notification.",
+    )(function)
+    function = click.option(
+        "--namespace",
+        "namespaces",
+        multiple=True,
+        metavar="PREFIX=URI",
+        help="XML prefix of the subscription XPath and the namespace it stands for (for "
+        "XML-prefix qualified paths such as /if:interfaces/if:interface). Repeatable.",
+    )(function)
+    function = click.option(
+        "--subtree",
+        type=click.Path(dir_okay=False),
+        help="File holding a subtree filter (RFC 6241 section 6), with or without <filter>.",
+    )(function)
+    function = click.option(
+        "--xpath", help="The subscription XPath, e.g. /ietf-interfaces:interfaces/interface."
+    )(function)
+    return schema_options(function)
+
+
+def topic_options(function: F) -> F:
+    function = click.option(
+        "--max-length", type=click.IntRange(20, 10_000), default=249, show_default=True,
+        help="Topic name limit (Kafka: 249); longer names are cut and get an FNV-1a suffix.",
+    )(function)
+    function = click.option(
+        "--prefix", help="Organisation topic prefix, e.g. netops -> netops-if-interfaces-interface."
+    )(function)
+    return function
+
+
+def compile_from_options(
+    xpath: str | None,
+    subtree: str | None,
+    yang_dirs: tuple[str, ...],
+    yang_library: str | None,
+    namespaces: tuple[str, ...],
+    keyless: str,
+) -> Any:
+    from yangkey.schema import SchemaContext  # noqa: PLC0415 - keeps --help fast
+    from yangkey.templates import compile_subscription  # noqa: PLC0415
+
+    if (xpath is None) == (subtree is None):
+        raise click.UsageError("give exactly one of --xpath or --subtree")
+    ns_map: dict[str, str] = {}
+    for item in namespaces:
+        prefix, equals, uri = item.partition("=")
+        if not equals or not prefix or not uri:
+            raise click.UsageError(f"--namespace {item!r}: expected PREFIX=URI")
+        ns_map[prefix] = uri
+    schema = SchemaContext.cached(yang_dirs)
+    if yang_library:
+        schema = SchemaContext(schema.search_path).with_library(yang_library)
+    if subtree is not None:
+        text = read_input(subtree).decode("utf-8", "replace")
+        return compile_subscription(
+            text, schema, subtree=True, namespaces=ns_map, keyless=keyless,  # type: ignore[arg-type]
+            source=subtree,
+        )
+    assert xpath is not None
+    return compile_subscription(
+        xpath, schema, namespaces=ns_map, keyless=keyless, source="--xpath"  # type: ignore[arg-type]
+    )
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy={
+        "kafka": ("yangkey.kafka.commands", "kafka", "Install, start and stop the embedded "
+                  "Apache Kafka broker (KRaft, loopback)."),
+        "ddl": ("yangkey.clickhouse.commands", "ddl", "Generate and apply ClickHouse DDL for "
+                "a subscriptions file."),
+        "ingest": ("yangkey.clickhouse.commands", "ingest", "Consume derived topics into "
+                   "embedded ClickHouse (chdb)."),
+        "state": ("yangkey.clickhouse.commands", "state", "Current state per message key."),
+        "history": ("yangkey.clickhouse.commands", "history", "Page through history by key, "
+                    "node or time."),
+        "produce": ("yangkey.spark.commands", "produce", "Run the Spark producer job: raw "
+                    "notifications -> keyed messages."),
+        "demo": ("yangkey.demo", "demo", "The whole pipeline on the embedded stack, with "
+                 "generated data."),
+    },
+    epilog=EPILOG_EXAMPLES,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.version_option(package_name="yangkey")
+def main() -> None:
+    """yangkey: YANG Message Keys for Message Broker Integration.
+
+    Derives a deterministic Kafka message key (node, subscription id, concrete XPaths) and a
+    topic name from the YANG schema path for every YANG-Push notification, following
+    draft-ietf-nmop-yang-message-broker-message-key. Also generates ClickHouse DDL, runs the
+    Spark producer job and ingests into ClickHouse.
+    """
+
+
+@main.command()
+@click.argument("filter_file")
+@schema_options
+@reports_errors
+def normalize(filter_file: str, yang_dirs: tuple[str, ...], yang_library: str | None) -> None:
+    """Phase 1: print the XPath union of a subtree filter (FILTER_FILE, or - for stdin)."""
+    from yangkey.schema import SchemaContext  # noqa: PLC0415
+    from yangkey.subtree import normalize_subtree  # noqa: PLC0415
+
+    source = "<stdin>" if filter_file == "-" else filter_file
+    schema = SchemaContext.cached(yang_dirs)
+    click.echo(normalize_subtree(read_input(filter_file), schema.index, source))
+
+
+def _topics(compiled: Any, prefix: str | None, max_length: int) -> list[str]:
+    from yangkey.topics import TopicNamer  # noqa: PLC0415
+
+    namer = TopicNamer(prefix=prefix, max_length=max_length)
+    return [namer.name(branch) for branch in compiled.branches]
+
+
+@main.command(name="compile")
+@filter_options
+@topic_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (for scripts).")
+@reports_errors
+def compile_command(
+    xpath: str | None, subtree: str | None, yang_dirs: tuple[str, ...], yang_library: str | None,
+    namespaces: tuple[str, ...], keyless: str, prefix: str | None, max_length: int, as_json: bool,
+) -> None:
+    """Phase 2: key templates, extraction specs, target kinds and topics of a subscription.
+
+    \b
+    Example:
+      yangkey compile --xpath "/ietf-interfaces:interfaces/interface[name='eth0']/ietf-ip:ipv4/address" --json
+    """
+    compiled = compile_from_options(xpath, subtree, yang_dirs, yang_library, namespaces, keyless)
+    topics = _topics(compiled, prefix, max_length)
+    branches = [
+        {
+            "xpath": branch.xpath,
+            "template": branch.template,
+            "extractions": list(branch.extractions),
+            "target": branch.target,
+            "topic": topic,
+        }
+        for branch, topic in zip(compiled.branches, topics, strict=True)
+    ]
+    if as_json:
+        document = {"branches": branches, "warnings": list(compiled.warnings)}
+        click.echo(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode())
+        return
+    from rich.console import Console  # noqa: PLC0415
+    from rich.table import Table  # noqa: PLC0415
+
+    table = Table("template", "extractions", "target", "topic", title=compiled.xpath)
+    for item in branches:
+        table.add_row(
+            str(item["template"]), "\n".join(item["extractions"]), str(item["target"]),
+            str(item["topic"]),
+        )
+    console = Console()
+    console.print(table)
+    for warning in compiled.warnings:
+        console.print(f"[yellow]warning:[/yellow] {warning}")
+
+
+@main.command()
+@filter_options
+@topic_options
+@reports_errors
+def topic(
+    xpath: str | None, subtree: str | None, yang_dirs: tuple[str, ...], yang_library: str | None,
+    namespaces: tuple[str, ...], keyless: str, prefix: str | None, max_length: int,
+) -> None:
+    """Print the topic name of each subscription branch, one per line.
+
+    \b
+    Example:
+      yangkey topic --xpath /ietf-interfaces:interfaces/interface --prefix netops
+      -> netops-if-interfaces-interface
+    """
+    compiled = compile_from_options(xpath, subtree, yang_dirs, yang_library, namespaces, keyless)
+    for name in _topics(compiled, prefix, max_length):
+        click.echo(name)
+
+
+def _key_document(derived: Any, topics: list[str]) -> dict[str, Any]:
+    return {
+        "key": derived.key.decode("utf-8"),
+        "node": derived.node,
+        "subscription_id": derived.subscription_id,
+        "xpaths": list(derived.xpaths),
+        "topics": [t for t, found in zip(topics, derived.branch_xpaths, strict=True) if found],
+    }
+
+
+def key_options(function: F) -> F:
+    function = click.option(
+        "--subscription-id", type=click.IntRange(0), help="Override the notification's id."
+    )(function)
+    function = click.option(
+        "--node", help="Node name; overrides the notification's hostname / manifest name."
+    )(function)
+    return function
+
+
+@main.command()
+@filter_options
+@topic_options
+@key_options
+@click.option("--json", "as_json", is_flag=True,
+              help="Print {key, node, subscription_id, xpaths, topics} as JSON.")
+@click.argument("notification", default="-")
+@reports_errors
+def key(
+    xpath: str | None, subtree: str | None, yang_dirs: tuple[str, ...], yang_library: str | None,
+    namespaces: tuple[str, ...], keyless: str, prefix: str | None, max_length: int,
+    node: str | None, subscription_id: int | None, as_json: bool, notification: str,
+) -> None:
+    """Phase 3: print the message key of one notification (file, or - for stdin).
+
+    The key is written exactly: node, subscription id and the concrete XPaths on three lines
+    separated by LF, with no trailing newline. JSON (RFC 7951) and XML notifications are
+    accepted, bare or wrapped in an envelope, NETCONF <notification>, ietf-restconf
+    notification or telemetry message.
+    """
+    from yangkey.keys import KeyDeriver  # noqa: PLC0415
+    from yangkey.notifications import decode  # noqa: PLC0415
+    from yangkey.schema import SchemaContext  # noqa: PLC0415
+
+    compiled = compile_from_options(xpath, subtree, yang_dirs, yang_library, namespaces, keyless)
+    source = "<stdin>" if notification == "-" else notification
+    ns_modules = SchemaContext.cached(yang_dirs).index.by_namespace
+    note = decode(read_input(notification), source, ns_modules)
+    derived = KeyDeriver(compiled).derive(note, node=node, subscription_id=subscription_id)
+    if as_json:
+        document = _key_document(derived, _topics(compiled, prefix, max_length))
+        click.echo(orjson.dumps(document).decode())
+    else:
+        sys.stdout.buffer.write(derived.key)
+        sys.stdout.buffer.flush()
+
+
+@main.command()
+@filter_options
+@topic_options
+@key_options
+@click.argument("jsonl", default="-")
+def keys(
+    xpath: str | None, subtree: str | None, yang_dirs: tuple[str, ...], yang_library: str | None,
+    namespaces: tuple[str, ...], keyless: str, prefix: str | None, max_length: int,
+    node: str | None, subscription_id: int | None, jsonl: str,
+) -> None:
+    """Batch Phase 3: one notification per line in, one JSON object per line out.
+
+    A rejected line prints {"error": ..., "line": N} and the batch goes on; the exit status is
+    1 if any line was rejected.
+    """
+    from yangkey.keys import KeyDeriver  # noqa: PLC0415
+    from yangkey.notifications import decode  # noqa: PLC0415
+    from yangkey.schema import SchemaContext  # noqa: PLC0415
+
+    try:
+        compiled = compile_from_options(xpath, subtree, yang_dirs, yang_library, namespaces,
+                                        keyless)
+        topics = _topics(compiled, prefix, max_length)
+        ns_modules = SchemaContext.cached(yang_dirs).index.by_namespace
+        stream = sys.stdin.buffer if jsonl == "-" else Path(jsonl).open("rb")  # noqa: SIM115
+    except OSError as exc:
+        fail(InputError(f"cannot read: {exc.strerror}", source=jsonl))
+    except YangkeyError as error:
+        fail(error)
+    deriver = KeyDeriver(compiled)
+    name = "<stdin>" if jsonl == "-" else jsonl
+    rejected = 0
+    out = sys.stdout
+    with stream:
+        for number, line in enumerate(stream, start=1):
+            if not line.strip():
+                continue
+            source = f"{name}:{number}"
+            try:
+                note = decode(line, source, ns_modules)
+                derived = deriver.derive(note, node=node, subscription_id=subscription_id)
+                document: dict[str, Any] = _key_document(derived, topics)
+            except YangkeyError as error:
+                rejected += 1
+                document = {"error": error.message(), "kind": error.kind, "line": number}
+            out.write(orjson.dumps(document).decode() + "\n")
+    out.flush()
+    if rejected:
+        click.echo(f"error: {rejected} line(s) of {name} rejected", err=True)
+        sys.exit(1)
+
+
+@main.group()
+def catalog() -> None:
+    """The compiled subscriptions catalog (subscription -> branches -> topics -> tables)."""
+
+
+@catalog.command("show")
+@click.option("--subscriptions", "subscriptions_file", required=True,
+              type=click.Path(dir_okay=False), help="The subscriptions YAML file.")
+@click.option("--yang-dir", "yang_dirs", multiple=True, type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@reports_errors
+def catalog_show(subscriptions_file: str, yang_dirs: tuple[str, ...], as_json: bool) -> None:
+    """Compile a subscriptions file and show every branch with its template and topic."""
+    from yangkey.catalog import load_catalog  # noqa: PLC0415
+
+    compiled = load_catalog(subscriptions_file, yang_dirs=yang_dirs)
+    rows = [
+        {
+            "subscription_id": entry.id,
+            "type": entry.subscription_type,
+            "compaction": entry.compaction,
+            "node": entry.node_pattern,
+            "template": branch.template,
+            "extractions": list(branch.extractions),
+            "target": branch.target,
+            "topic": topic_name,
+        }
+        for entry in compiled.entries
+        for branch, topic_name in zip(entry.compiled.branches, entry.topics, strict=True)
+    ]
+    warnings = [w for entry in compiled.entries for w in entry.compiled.warnings]
+    if as_json:
+        document = {
+            "subscriptions": rows,
+            "topics": [
+                {
+                    "name": spec.name,
+                    "subscription_ids": list(spec.subscription_ids),
+                    "partitions": spec.partitions,
+                    "compaction": spec.compaction,
+                    "retention_seconds": spec.retention_seconds,
+                }
+                for spec in compiled.topics
+            ],
+            "warnings": warnings,
+        }
+        click.echo(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode())
+        return
+    from rich.console import Console  # noqa: PLC0415
+    from rich.table import Table  # noqa: PLC0415
+
+    table = Table("id", "type", "template", "target", "topic", title=subscriptions_file)
+    for row in rows:
+        kind = str(row["type"]) + (" (compacted)" if row["compaction"] else "")
+        table.add_row(str(row["subscription_id"]), kind, str(row["template"]),
+                      str(row["target"]), str(row["topic"]))
+    console = Console()
+    console.print(table)
+    for warning in warnings:
+        console.print(f"[yellow]warning:[/yellow] {warning}")
+
+
+if __name__ == "__main__":
+    main()
