@@ -11,13 +11,14 @@ evaluation per notification.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple, NoReturn
 
 from yangkey.errors import NoMatchError, NotificationError, YangkeyError
 from yangkey.notifications import Edit, Notification
-from yangkey.templates import Branch, CompiledStep, CompiledSubscription
+from yangkey.templates import Branch, CompiledStep, CompiledSubscription, KeySlot
+from yangkey.values import canon_string
 from yangkey.xpath import quote, split_outside_quotes
 
 XPATH_SEPARATOR = " | "
@@ -67,7 +68,9 @@ def _lookup(node: dict[str, Any], step: CompiledStep) -> Any:
     return value
 
 
-def _passes_filters(entry: dict[str, Any], step: CompiledStep) -> bool:
+def _passes_filters(entry: Any, step: CompiledStep) -> bool:
+    if not isinstance(entry, dict):
+        return False
     for data_filter in step.filters:
         value = entry.get(data_filter.member)
         if value is None:
@@ -77,66 +80,149 @@ def _passes_filters(entry: dict[str, Any], step: CompiledStep) -> bool:
     return True
 
 
-def _walk(
-    branch: Branch, node: dict[str, Any], index: int, values: list[str], out: list[str]
-) -> None:
-    steps = branch.steps
-    step = steps[index]
-    child = _lookup(node, step)
-    if child is None:
-        return
-    last = index == len(steps) - 1
-    kind = step.kind
-    if kind == "list":
-        for position, entry in enumerate(_entries(child), start=1):
-            if not isinstance(entry, dict):
-                continue
-            filled = values
-            matched = True
-            for slot in step.keys:
-                if slot.positional:
-                    filled = [*filled, str(position)]
-                    continue
-                raw = entry.get(slot.member)
-                if raw is None:
-                    raise NotificationError(
-                        f"an entry of list {step.module}:{step.name} has no key leaf {slot.member}"
+def _missing_key(module: str, name: str, member: str) -> NoReturn:
+    raise NotificationError(f"an entry of list {module}:{name} has no key leaf {member}")
+
+
+Walker = Callable[[dict[str, Any], list[str]], None]
+
+
+class _WalkerSource:
+    """Generates one straight-line Python function per branch (compiled once, in Phase 2's
+    wake): nested loops over the list steps, key reads and template rendering inlined. This is
+    what makes Phase 3 cheap next to the JSON parse itself."""
+
+    def __init__(self, branch: Branch) -> None:
+        self.branch = branch
+        self.lines: list[str] = ["def walk(node, out):"]
+        self.env: dict[str, Any] = {
+            "quote": quote,
+            "canon_string": canon_string,
+            "missing": _missing_key,
+            "DELETED": _DELETED,
+            "passes": _passes_filters,
+        }
+        self.indent = 1
+        self.loops = 0
+        self.values: list[str] = []
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.indent + line)
+
+    @property
+    def skip(self) -> str:
+        return "continue" if self.loops else "return"
+
+    def render(self, extra: str | None = None) -> str:
+        """An expression building the concrete XPath: one f-string when no value needs the
+        double-quote or concat() form (the common case), quote() otherwise."""
+        values = [*self.values, *([extra] if extra else [])]
+        if not values:
+            return repr(self.branch.pieces[0])
+        for index, piece in enumerate(self.branch.pieces):
+            self.env[f"P{index}"] = piece
+        fast = "f\"{P0}" + "".join(
+            f"'{{{value}}}'{{P{index + 1}}}" for index, value in enumerate(values)
+        ) + "\""
+        slow = "P0 + " + " + ".join(
+            f"quote({value}) + P{index + 1}" for index, value in enumerate(values)
+        )
+        plain = " and ".join(f"\"'\" not in {value}" for value in values)
+        return f"({fast} if {plain} else {slow})"
+
+    def canon(self, slot: KeySlot, name: str, raw: str) -> str:
+        if slot.canon is canon_string:
+            return f"({raw} if type({raw}) is str else canon_string({raw}))"
+        self.env[name] = slot.canon
+        return f"{name}({raw})"
+
+    def step_lookup(self, index: int, step: CompiledStep, parent: str) -> str:
+        child = f"c{index}"
+        self.emit(f"{child} = {parent}.get({step.member!r})")
+        if step.member != step.qualified_member:
+            self.emit(f"if {child} is None: {child} = {parent}.get({step.qualified_member!r})")
+        self.emit(f"if {child} is None: {self.skip}")
+        return child
+
+    def deleted_check(self, index: int, node: str) -> None:
+        if not self.branch.open_after[index + 1]:
+            self.emit(f"if type({node}) is dict and DELETED in {node}:")
+            self.emit(f"    out.append({self.render()})")
+            self.emit(f"    {self.skip}")
+
+    def build(self) -> Walker:
+        steps = self.branch.steps
+        parent = "node"
+        for index, step in enumerate(steps):
+            last = index == len(steps) - 1
+            child = self.step_lookup(index, step, parent)
+            if step.filters:
+                self.env[f"S{index}"] = step
+            if step.kind == "list":
+                entry = f"e{index}"
+                self.emit(f"if type({child}) is not list: {child} = [{child}]")
+                if any(slot.positional for slot in step.keys):
+                    self.emit(f"for p{index}, {entry} in enumerate({child}, 1):")
+                else:
+                    self.emit(f"for {entry} in {child}:")
+                self.indent += 1
+                self.loops += 1
+                self.emit(f"if type({entry}) is not dict: continue")
+                for number, slot in enumerate(step.keys):
+                    if slot.positional:
+                        self.values.append(f"str(p{index})")
+                        continue
+                    raw = f"r{index}_{number}"
+                    self.emit(f"{raw} = {entry}.get({slot.member!r})")
+                    self.emit(
+                        f"if {raw} is None: missing({step.module!r}, {step.name!r}, "
+                        f"{slot.member!r})"
                     )
-                value = slot.canon(raw)
-                if slot.pinned is None:
-                    filled = [*filled, quote(value)]
-                elif value != slot.pinned:
-                    matched = False
-                    break
-            if not matched or (step.filters and not _passes_filters(entry, step)):
-                continue
-            _descend(branch, entry, index, filled, out, last)
-    elif kind == "leaf-list":
-        slot = step.keys[0]
-        for item in _entries(child):
-            value = slot.canon(item)
-            if slot.pinned is None:
-                out.append(branch.render([*values, quote(value)]))
-            elif value == slot.pinned:
-                out.append(branch.render(values))
-    elif kind == "container":
-        if step.filters and not (isinstance(child, dict) and _passes_filters(child, step)):
-            return
-        _descend(branch, child, index, values, out, last)
-    elif last:
-        out.append(branch.render(values))
+                    canon = self.canon(slot, f"K{index}_{number}", raw)
+                    if slot.pinned is not None:
+                        self.emit(f"if {canon} != {slot.pinned!r}: continue")
+                    else:
+                        value = f"v{index}_{number}"
+                        self.emit(f"{value} = {canon}")
+                        self.values.append(value)
+                if step.filters:
+                    self.emit(f"if not passes({entry}, S{index}): continue")
+                if last:
+                    self.emit(f"out.append({self.render()})")
+                else:
+                    self.deleted_check(index, entry)
+                parent = entry
+            elif step.kind == "leaf-list":
+                slot = step.keys[0]
+                self.emit(f"if type({child}) is not list: {child} = [{child}]")
+                self.emit(f"for x in {child}:")
+                self.indent += 1
+                canon = self.canon(slot, f"K{index}", "x")
+                if slot.pinned is not None:
+                    self.emit(f"if {canon} == {slot.pinned!r}: out.append({self.render()})")
+                else:
+                    self.emit(f"v = {canon}")
+                    self.emit(f"out.append({self.render('v')})")
+            elif step.kind == "container":
+                if step.filters:
+                    self.emit(f"if not passes({child}, S{index}): {self.skip}")
+                if last:
+                    self.emit(f"out.append({self.render()})")
+                else:
+                    self.emit(f"if type({child}) is not dict: {self.skip}")
+                    self.deleted_check(index, child)
+                parent = child
+            else:
+                self.emit(f"out.append({self.render()})")
+        namespace: dict[str, Any] = dict(self.env)
+        exec(compile("\n".join(self.lines), f"<walker {self.branch.template}>", "exec"), namespace)  # noqa: S102 - source built from compiled schema names, reprs only
+        walker: Walker = namespace["walk"]
+        return walker
 
 
-def _descend(
-    branch: Branch, node: Any, index: int, values: list[str], out: list[str], last: bool
-) -> None:
-    if last:
-        out.append(branch.render(values))
-    elif isinstance(node, dict):
-        if _DELETED in node and not branch.open_after[index + 1]:
-            out.append(branch.render(values))
-        else:
-            _walk(branch, node, index + 1, values, out)
+def compile_walker(branch: Branch) -> Walker:
+    """The Phase 3 matcher of one branch: ``walk(data_tree, out)`` appends concrete XPaths."""
+    return _WalkerSource(branch).build()
 
 
 def _edit_tree(branch: Branch, edit: Edit) -> dict[str, Any] | None:
@@ -196,8 +282,8 @@ def _edit_tree(branch: Branch, edit: Edit) -> dict[str, Any] | None:
     return root
 
 
-@dataclass(frozen=True, slots=True)
-class DerivedKey:
+class DerivedKey(NamedTuple):
+    # A NamedTuple: built once per notification, and cheaper to build than a frozen dataclass.
     node: str
     subscription_id: int
     xpaths: tuple[str, ...]
@@ -207,33 +293,38 @@ class DerivedKey:
 
     @property
     def key(self) -> bytes:
-        return compose_key(self.node, self.subscription_id, self.xpaths)
+        # xpaths are sorted and unique already and the node was checked: no compose_key checks.
+        return f"{self.node}\n{self.subscription_id}\n{XPATH_SEPARATOR.join(self.xpaths)}".encode()
 
     def branch_key(self, index: int) -> bytes:
-        return compose_key(self.node, self.subscription_id, self.branch_xpaths[index])
+        xpaths = self.branch_xpaths[index]
+        if not xpaths:
+            raise NoMatchError("no matching instances in this branch")
+        return f"{self.node}\n{self.subscription_id}\n{XPATH_SEPARATOR.join(xpaths)}".encode()
 
 
 class KeyDeriver:
     """Phase 3 for one compiled subscription."""
 
-    __slots__ = ("branches", "compiled")
+    __slots__ = ("branches", "compiled", "walkers")
 
     def __init__(self, compiled: CompiledSubscription) -> None:
         self.compiled = compiled
         self.branches = compiled.branches
+        self.walkers = tuple(compile_walker(branch) for branch in compiled.branches)
 
     def instances(self, notification: Notification) -> list[list[str]]:
         """Concrete XPaths per branch (unsorted, may repeat)."""
         per_branch: list[list[str]] = []
-        for branch in self.branches:
+        for branch, walk in zip(self.branches, self.walkers, strict=True):
             found: list[str] = []
             if notification.kind == "push-update":
-                _walk(branch, notification.data, 0, [], found)
+                walk(notification.data, found)
             else:
                 for edit in notification.edits:
                     tree = _edit_tree(branch, edit)
                     if tree is not None:
-                        _walk(branch, tree, 0, [], found)
+                        walk(tree, found)
             per_branch.append(found)
         return per_branch
 
@@ -260,7 +351,12 @@ class KeyDeriver:
             raise NotificationError("no subscription id in the notification; give --subscription-id",
                                     source=source)
         try:
-            per_branch = self.instances(notification)
+            if len(self.walkers) == 1 and notification.kind == "push-update":
+                found: list[str] = []
+                self.walkers[0](notification.data, found)
+                per_branch = [found]
+            else:
+                per_branch = self.instances(notification)
         except YangkeyError as exc:
             raise exc.with_source(source) from None
         if not any(per_branch):
@@ -269,8 +365,12 @@ class KeyDeriver:
                 per_branch = [[only.template]]
             else:
                 raise NoMatchError("no matching instances", source=source)
-        branch_xpaths = tuple(tuple(sorted(set(found))) for found in per_branch)
-        every = tuple(sorted({x for found in branch_xpaths for x in found}))
+        if len(per_branch) == 1:
+            every = tuple(sorted(set(per_branch[0])))
+            branch_xpaths: tuple[tuple[str, ...], ...] = (every,)
+        else:
+            branch_xpaths = tuple(tuple(sorted(set(found))) for found in per_branch)
+            every = tuple(sorted({x for found in branch_xpaths for x in found}))
         if "\n" in node_name:
             raise NotificationError(f"node name {node_name!r} contains a line feed", source=source)
         return DerivedKey(node_name, sub_id, every, branch_xpaths)

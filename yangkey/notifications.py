@@ -127,6 +127,19 @@ def _int_or_none(value: Any, what: str, source: str) -> int | None:
 def _json_notification(obj: Any, source: str, note: Notification) -> Notification:
     if not isinstance(obj, dict):
         raise NotificationError("a notification must be a JSON object", source=source)
+    envelope = obj.get("ietf-yp-notification:envelope")
+    if type(envelope) is dict and len(obj) == 1:
+        # The common case, without the member scan below.
+        contents = envelope.get("contents")
+        push = contents.get("ietf-yang-push:push-update") if type(contents) is dict else None
+        if type(push) is dict:
+            note.event_time = envelope.get("event-time")
+            note.node = envelope.get("hostname") or note.node
+            sequence = envelope.get("sequence-number")
+            note.sequence_number = sequence if type(sequence) is int else _int_or_none(
+                sequence, "sequence-number", source
+            )
+            return _json_push("push-update", push, source, note)
     for member, body in obj.items():
         local = _local(member)
         if local == "message" and isinstance(body, dict):
@@ -171,7 +184,12 @@ def _json_notification(obj: Any, source: str, note: Notification) -> Notificatio
 
 def _json_push(kind: str, body: dict[str, Any], source: str, note: Notification) -> Notification:
     note.kind = "push-update" if kind == "push-update" else "push-change-update"
-    note.subscription_id = _int_or_none(body.get("id"), "subscription id", source)
+    subscription_id = body.get("id")
+    note.subscription_id = (
+        subscription_id
+        if type(subscription_id) is int
+        else _int_or_none(subscription_id, "subscription id", source)
+    )
     if note.kind == "push-update":
         contents = body.get("datastore-contents", {})
         if not isinstance(contents, dict):

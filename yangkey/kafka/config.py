@@ -20,12 +20,18 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient
+
+# confluent_kafka.admin re-exports these without __all__, which mypy --strict refuses.
+from confluent_kafka.cimpl import NewTopic
 
 from yangkey.errors import BrokerError, ConfigError, Position, TopicError
+
+if TYPE_CHECKING:
+    from confluent_kafka.admin._metadata import ClusterMetadata
 
 ENV_PREFIX = "YANGKEY_KAFKA_"
 
@@ -157,9 +163,9 @@ def producer_config(
     """
     config = _with_bootstrap(dict(PRODUCER_DEFAULTS), bootstrap, overrides)
     given = overrides or {}
-    if "acks" in given and "enable.idempotence" not in given:
-        if str(given["acks"]).strip().lower() not in ("all", "-1"):
-            config["enable.idempotence"] = False
+    lowered_acks = "acks" in given and str(given["acks"]).strip().lower() not in ("all", "-1")
+    if lowered_acks and "enable.idempotence" not in given:
+        config["enable.idempotence"] = False
     return config
 
 
@@ -237,14 +243,14 @@ def topic_configs(spec: TopicSpecLike, extra: Mapping[str, str] | None = None) -
     return configs
 
 
-def _admin(admin_or_bootstrap: Any) -> Any:
+def _admin(admin_or_bootstrap: AdminClient | str) -> AdminClient:
     if isinstance(admin_or_bootstrap, str):
         return AdminClient({"bootstrap.servers": admin_or_bootstrap})
     return admin_or_bootstrap
 
 
 def ensure_topics(
-    admin_or_bootstrap: Any,
+    admin_or_bootstrap: AdminClient | str,
     specs: Sequence[TopicSpecLike] | Iterable[TopicSpecLike],
     *,
     timeout: float = 30.0,
@@ -294,7 +300,8 @@ def ensure_topics(
                 future.result(timeout=timeout + 5)
             except KafkaException as exc:
                 error = exc.args[0] if exc.args else None
-                if isinstance(error, KafkaError) and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
+                code = error.code() if isinstance(error, KafkaError) else None
+                if code == KafkaError.TOPIC_ALREADY_EXISTS:
                     existing.add(name)  # someone else created it meanwhile: that is fine
                     continue
                 reason = error.str() if isinstance(error, KafkaError) else str(exc)
@@ -304,10 +311,8 @@ def ensure_topics(
             else:
                 created.append(name)
         if failures:
-            raise TopicError(
-                "could not create " + "; ".join(failures),
-                source=f"topic{'s' if len(failures) > 1 else ''} on {_describe(admin_or_bootstrap)}",
-            )
+            where = admin_or_bootstrap if isinstance(admin_or_bootstrap, str) else "kafka"
+            raise TopicError("could not create " + "; ".join(failures), source=where)
         _wait_for_leaders(admin, created, timeout)
     return EnsureResult(
         created=tuple(created),
@@ -326,18 +331,14 @@ def _shape(spec: TopicSpecLike) -> tuple[object, ...]:
     )
 
 
-def _describe(admin_or_bootstrap: Any) -> str:
-    return admin_or_bootstrap if isinstance(admin_or_bootstrap, str) else "kafka"
-
-
-def _metadata(admin: Any, timeout: float) -> Any:
+def _metadata(admin: AdminClient, timeout: float) -> ClusterMetadata:
     try:
         return admin.list_topics(timeout=timeout)
     except KafkaException as exc:
         raise BrokerError(f"cannot list topics: {exc}", source="kafka") from exc
 
 
-def _wait_for_leaders(admin: Any, names: Sequence[str], timeout: float) -> None:
+def _wait_for_leaders(admin: AdminClient, names: Sequence[str], timeout: float) -> None:
     """Creation is acknowledged before every partition has a leader; wait for that too."""
     deadline = time.monotonic() + timeout
     pending = set(names)

@@ -1,0 +1,460 @@
+"""Embedded bridge: Kafka -> chdb queue tables (the job a Kafka engine table does on a server).
+
+One confluent-kafka consumer (``enable.auto.commit`` off, ``isolation.level=read_committed``)
+subscribes to every catalog topic that exists, plus the dead-letter topic (its records land in
+the ``errors`` table with the producer's reason). Each polled batch becomes one ``RowBinary``
+INSERT per topic into ``<topic>__queue``; the materialized views parse and route the rows; only
+then are the offsets committed. A crash between the INSERT and the commit replays the batch:
+that is at-least-once, and the current-state tables (ReplacingMergeTree on the message key,
+read with FINAL) hide the duplicates; history queries skip them with ``LIMIT 1 BY``.
+
+A message whose key or headers are not UTF-8 still goes in, with ``_error`` set and the value
+in ``_raw_message``, so that it reaches the errors table with its position. Without
+``follow`` the run stops once every assigned partition has reported end of partition.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from yangkey.clickhouse import ClickHouseError
+from yangkey.clickhouse.apply import ChdbConnection, Connection, apply, open_embedded
+from yangkey.clickhouse.ddl import ERRORS_TABLE, DdlOptions, TopicLike, render_ddl, topic_tables
+from yangkey.clickhouse.identifiers import qualified
+from yangkey.errors import ConfigError
+
+DEFAULT_GROUP = "yangkey-embedded"
+DEFAULT_BATCH_SIZE = 10_000
+
+#: Column order of an embedded queue table (``QUEUE_VALUE_COLUMNS + QUEUE_VIRTUAL_COLUMNS`` of
+#: ``sql_templates/macros.sql.j2``), quoted, as :func:`encode_rows` writes them.
+QUEUE_COLUMNS: tuple[str, ...] = (
+    "`value`",
+    "`_topic`",
+    "`_key`",
+    "`_offset`",
+    "`_partition`",
+    "`_timestamp`",
+    "`_timestamp_ms`",
+    "`_headers.name`",
+    "`_headers.value`",
+    "`_raw_message`",
+    "`_error`",
+)
+
+
+class CatalogLike(Protocol):
+    """What ingestion reads of a :class:`yangkey.catalog.Catalog`."""
+
+    @property
+    def topics(self) -> Sequence[TopicLike]: ...
+
+    @property
+    def dead_letter_topic(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class QueueRow:
+    """One Kafka record as a row of a queue table (the Kafka engine's virtual columns)."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    headers: Sequence[tuple[str, bytes | None]] = ()
+    timestamp_ms: int | None = None
+    error: str = ""
+    raw_message: bytes = b""
+
+
+# -- RowBinary -----------------------------------------------------------------------------
+
+_SMALL_LENGTHS = [bytes([n]) for n in range(128)]
+_U64 = struct.Struct("<Q")
+_U32 = struct.Struct("<I")
+_I64 = struct.Struct("<q")
+
+
+def _varint(n: int) -> bytes:
+    if n < 128:
+        return _SMALL_LENGTHS[n]
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _string(buf: bytearray, data: bytes) -> None:
+    buf += _varint(len(data))
+    buf += data
+
+
+def encode_row(buf: bytearray, row: QueueRow) -> None:
+    """Append ``row`` to ``buf`` in ClickHouse RowBinary, in :data:`QUEUE_COLUMNS` order."""
+    _string(buf, row.value or b"")
+    _string(buf, row.topic.encode("utf-8"))
+    _string(buf, row.key or b"")
+    buf += _U64.pack(row.offset)
+    buf += _U64.pack(row.partition)
+    if row.timestamp_ms is None:
+        buf += b"\x01\x01"  # _timestamp NULL, _timestamp_ms NULL
+    else:
+        buf += b"\x00"
+        buf += _U32.pack(max(0, min(row.timestamp_ms // 1000, 0xFFFFFFFF)))
+        buf += b"\x00"
+        buf += _I64.pack(row.timestamp_ms)
+    headers = row.headers
+    buf += _varint(len(headers))
+    for name, _ in headers:
+        _string(buf, name.encode("utf-8", "surrogateescape"))
+    buf += _varint(len(headers))
+    for _, value in headers:
+        _string(buf, value or b"")
+    _string(buf, row.raw_message)
+    _string(buf, row.error.encode("utf-8"))
+
+
+def encode_rows(rows: Iterable[QueueRow]) -> bytes:
+    buf = bytearray()
+    for row in rows:
+        encode_row(buf, row)
+    return bytes(buf)
+
+
+def insert_rows(conn: Connection, database: str, topic: str, rows: Iterable[QueueRow]) -> None:
+    """One INSERT of ``rows`` into the queue table of ``topic``."""
+    table = qualified(database, topic_tables(topic).queue)
+    conn.insert(table, QUEUE_COLUMNS, encode_rows(rows), "RowBinary")
+
+
+# -- Kafka message -> row ------------------------------------------------------------------
+
+
+def row_from_message(message: Any) -> QueueRow:
+    """A confluent-kafka ``Message`` -> :class:`QueueRow`; undecodable key/headers -> _error."""
+    topic: str = message.topic()
+    key: bytes | None = message.key()
+    value: bytes | None = message.value()
+    timestamp_type, timestamp = message.timestamp()
+    error = ""
+    try:
+        raw_headers = message.headers() or []
+    except (UnicodeDecodeError, ValueError) as exc:
+        raw_headers = []
+        error = f"message headers cannot be decoded: {exc}"
+    headers: list[tuple[str, bytes | None]] = []
+    for name, header_value in raw_headers:
+        if isinstance(header_value, str):  # some clients hand back str
+            header_value = header_value.encode("utf-8")
+        headers.append((name, header_value))
+        if not error and header_value is not None:
+            try:
+                header_value.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                error = f"header {name!r} is not valid UTF-8 (byte {exc.start})"
+    if not error and key is not None:
+        try:
+            key.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            error = f"message key is not valid UTF-8 (byte {exc.start})"
+    return QueueRow(
+        topic=topic,
+        partition=message.partition(),
+        offset=message.offset(),
+        key=key,
+        value=value,
+        headers=headers,
+        timestamp_ms=timestamp if timestamp_type != 0 and timestamp >= 0 else None,
+        error=error,
+        raw_message=(value or b"") if error else b"",
+    )
+
+
+# -- the loop ------------------------------------------------------------------------------
+
+
+@dataclass
+class IngestResult:
+    messages: dict[str, int] = field(default_factory=dict)
+    """Messages inserted, per topic."""
+    errors: dict[str, int] = field(default_factory=dict)
+    """Rows that went to the errors table during the run, per topic (decode, key, header
+    errors, and dead-letter records)."""
+    decode_errors: int = 0
+    """Messages whose key or headers could not be decoded by the bridge."""
+    batches: int = 0
+    seconds: float = 0.0
+    missing_topics: list[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return sum(self.messages.values())
+
+    @property
+    def total_errors(self) -> int:
+        return sum(self.errors.values())
+
+    @property
+    def rate(self) -> float:
+        return self.total / self.seconds if self.seconds > 0 else 0.0
+
+
+class _Reporter:
+    """Rich live table on a terminal, plain lines otherwise (every ``interval`` seconds)."""
+
+    def __init__(self, enabled: bool, log: Callable[[str], None], interval: float = 5.0) -> None:
+        self.enabled = enabled
+        self.log = log
+        self.interval = interval
+        self.started = time.monotonic()
+        self.last_line = self.started
+        self.live: Any = None
+        if enabled and sys.stderr.isatty():
+            from rich.console import Console
+            from rich.live import Live
+
+            self.live = Live(console=Console(stderr=True), refresh_per_second=4, transient=False)
+            self.live.start()
+
+    def _table(self, result: IngestResult, state: str) -> Any:
+        from rich.table import Table
+
+        elapsed = max(time.monotonic() - self.started, 1e-9)
+        table = Table(title=f"yangkey ingest - {state}", title_justify="left")
+        table.add_column("topic")
+        table.add_column("messages", justify="right")
+        table.add_column("decode errors", justify="right")
+        for topic, count in sorted(result.messages.items()):
+            table.add_row(topic, f"{count:,}", "")
+        table.add_row(
+            "[bold]total[/bold]",
+            f"[bold]{result.total:,}[/bold] ({result.total / elapsed:,.0f}/s)",
+            f"{result.decode_errors:,}",
+        )
+        return table
+
+    def update(self, result: IngestResult, state: str = "consuming") -> None:
+        if not self.enabled:
+            return
+        if self.live is not None:
+            self.live.update(self._table(result, state))
+            return
+        now = time.monotonic()
+        if now - self.last_line >= self.interval:
+            self.last_line = now
+            rate = result.total / max(now - self.started, 1e-9)
+            self.log(f"ingest: {result.total} messages ({rate:.0f}/s) in {result.batches} batches")
+
+    def close(self, result: IngestResult) -> None:
+        if self.live is not None:
+            self.live.update(self._table(result, "done"))
+            self.live.stop()
+        elif self.enabled:
+            per_topic = ", ".join(f"{t}={n}" for t, n in sorted(result.messages.items()))
+            self.log(
+                f"ingest: done, {result.total} messages in {result.seconds:.1f}s "
+                f"({result.rate:.0f}/s), {result.total_errors} to errors"
+                + (f" [{per_topic}]" if per_topic else "")
+            )
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _errors_since(conn: Connection, database: str, since: str) -> dict[str, int]:
+    rows = conn.query(
+        f"SELECT kafka_topic AS topic, count() AS n FROM {qualified(database, ERRORS_TABLE)} "
+        "WHERE received_at >= toDateTime64({since:String}, 3, 'UTC') GROUP BY kafka_topic",
+        {"since": since},
+    )
+    return {str(row["topic"]): int(row["n"]) for row in rows}
+
+
+def consume_into(
+    conn: Connection,
+    topics: Sequence[str],
+    bootstrap: str,
+    *,
+    database: str = "yangkey",
+    follow: bool = False,
+    group: str = DEFAULT_GROUP,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    progress: bool = True,
+    kafka_config: Mapping[str, Any] | None = None,
+    poll_timeout: float = 1.0,
+    assignment_timeout: float = 60.0,
+    log: Callable[[str], None] = _stderr,
+    should_stop: Callable[[], bool] | None = None,
+) -> IngestResult:
+    """Consume ``topics`` into their (already created) queue tables of ``database``."""
+    from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
+    if batch_size < 1:
+        raise ConfigError("batch size must be at least 1")
+    config: dict[str, Any] = {
+        "bootstrap.servers": bootstrap,
+        "group.id": group,
+        "enable.auto.commit": False,
+        "isolation.level": "read_committed",
+        "auto.offset.reset": "earliest",
+        "enable.partition.eof": True,
+        "client.id": "yangkey-ingest",
+    }
+    config.update(kafka_config or {})
+    result = IngestResult()
+    started_at = conn.query("SELECT toString(now64(3, 'UTC')) AS t")[0]["t"]
+    started = time.monotonic()
+    consumer = Consumer(config)
+    reporter = _Reporter(progress, log)
+    try:
+        try:
+            metadata = consumer.list_topics(timeout=15)
+        except KafkaException as exc:
+            raise ClickHouseError(
+                f"cannot reach Kafka: {exc.args[0].str() if exc.args else exc}",
+                source=f"kafka://{bootstrap}",
+            ) from None
+        present = [
+            t for t in topics if t in metadata.topics and metadata.topics[t].error is None
+        ]
+        result.missing_topics = [t for t in topics if t not in present]
+        if result.missing_topics and progress:
+            log("ingest: topics not found (skipped): " + ", ".join(result.missing_topics))
+        if not present:
+            return result
+
+        assignment: set[tuple[str, int]] = set()
+        at_end: set[tuple[str, int]] = set()
+
+        def on_assign(_consumer: Any, partitions: list[Any]) -> None:
+            for tp in partitions:
+                assignment.add((tp.topic, tp.partition))
+
+        def on_revoke(_consumer: Any, partitions: list[Any]) -> None:
+            for tp in partitions:
+                assignment.discard((tp.topic, tp.partition))
+                at_end.discard((tp.topic, tp.partition))
+
+        consumer.subscribe(present, on_assign=on_assign, on_revoke=on_revoke, on_lost=on_revoke)
+        waiting_since = time.monotonic()
+        while True:
+            if should_stop is not None and should_stop():
+                break
+            messages = consumer.consume(num_messages=batch_size, timeout=poll_timeout)
+            rows: dict[str, list[QueueRow]] = {}
+            next_offsets: dict[tuple[str, int], int] = {}
+            for message in messages:
+                error = message.error()
+                if error is not None:
+                    if error.code() == KafkaError._PARTITION_EOF:
+                        at_end.add((message.topic(), message.partition()))
+                        continue
+                    if error.fatal():
+                        raise ClickHouseError(
+                            f"Kafka consumer failed: {error.str()}", source=f"kafka://{bootstrap}"
+                        )
+                    if progress:
+                        log(f"ingest: Kafka reports {error.str()}")
+                    continue
+                row = row_from_message(message)
+                if row.error:
+                    result.decode_errors += 1
+                rows.setdefault(row.topic, []).append(row)
+                position = (row.topic, row.partition)
+                at_end.discard(position)
+                next_offsets[position] = row.offset + 1
+            if rows:
+                for topic, topic_rows in rows.items():
+                    insert_rows(conn, database, topic, topic_rows)
+                    result.messages[topic] = result.messages.get(topic, 0) + len(topic_rows)
+                try:
+                    consumer.commit(
+                        offsets=[TopicPartition(t, p, o) for (t, p), o in next_offsets.items()],
+                        asynchronous=False,
+                    )
+                except KafkaException as exc:
+                    # e.g. the partitions were revoked meanwhile: their new owner re-reads the
+                    # batch, and the duplicates are harmless (at-least-once, see module doc)
+                    if progress:
+                        log(f"ingest: offset commit failed, the batch may be read again: {exc}")
+                result.batches += 1
+            reporter.update(result)
+            if follow:
+                continue
+            if assignment and at_end >= assignment:
+                break
+            if not assignment and time.monotonic() - waiting_since > assignment_timeout:
+                raise ClickHouseError(
+                    f"no partition was assigned within {assignment_timeout:.0f}s "
+                    f"(is another consumer of group {group!r} holding them?)",
+                    source=f"kafka://{bootstrap}",
+                )
+    except KeyboardInterrupt:
+        if progress:
+            log("ingest: interrupted; the last batch was committed")
+    finally:
+        consumer.close()
+        result.seconds = time.monotonic() - started
+        try:
+            result.errors = _errors_since(conn, database, started_at)
+        finally:
+            reporter.close(result)
+    return result
+
+
+def ingest(
+    catalog: CatalogLike,
+    bootstrap: str,
+    embedded_path: str | Path,
+    follow: bool = False,
+    group: str = DEFAULT_GROUP,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    progress: bool = True,
+    *,
+    database: str = "yangkey",
+    dead_letter: bool = True,
+    kafka_config: Mapping[str, Any] | None = None,
+    connection: ChdbConnection | None = None,
+    log: Callable[[str], None] = _stderr,
+) -> IngestResult:
+    """Create the embedded tables (idempotent) at ``embedded_path`` and consume into them.
+
+    ``connection`` reuses an open chdb connection (chdb allows one data path per process).
+    """
+    options = DdlOptions(
+        database=database,
+        mode="embedded",
+        dead_letter_topic=catalog.dead_letter_topic if dead_letter else None,
+    )
+    statements = render_ddl(catalog.topics, options)
+    topics = [spec.name for spec in catalog.topics]
+    if dead_letter:
+        topics.append(catalog.dead_letter_topic)
+    conn = connection if connection is not None else open_embedded(embedded_path)
+    try:
+        apply(conn, statements, database)
+        return consume_into(
+            conn,
+            topics,
+            bootstrap,
+            database=database,
+            follow=follow,
+            group=group,
+            batch_size=batch_size,
+            progress=progress,
+            kafka_config=kafka_config,
+            log=log,
+        )
+    finally:
+        if connection is None:
+            conn.close()

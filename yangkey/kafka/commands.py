@@ -1,0 +1,272 @@
+"""``yangkey kafka …``: install, start, inspect and stop the local development broker.
+
+stdout carries only the answer a script wants (the bootstrap address, a path, JSON);
+progress and explanations go to stderr, so ``BOOTSTRAP=$(yangkey kafka start)`` works.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+
+import click
+from rich.console import Console
+
+from yangkey.errors import YangkeyError
+from yangkey.kafka.broker import (
+    DEFAULT_HEAP,
+    KAFKA_VERSION,
+    STATE_FILE,
+    BrokerState,
+    EmbeddedKafka,
+    broker_answers,
+    install_kafka,
+    installed_jars,
+    kafka_home,
+    stop_recorded,
+)
+from yangkey.kafka.config import parse_kv
+
+DEFAULT_STATE_DIR = Path(".yangkey") / "kafka"
+
+_err = Console(stderr=True, highlight=False)
+
+_state_dir_option = click.option(
+    "--state-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_STATE_DIR,
+    show_default=True,
+    help=f"Where the running broker is recorded ({STATE_FILE}) and keeps its data. Use the"
+    " same value for start, status and stop; different values allow several brokers.",
+)
+
+
+@contextmanager
+def _friendly() -> Iterator[None]:
+    """Turn yangkey's own errors into one ``Error: …`` line and exit status 1."""
+    try:
+        yield
+    except YangkeyError as exc:
+        raise click.ClickException(exc.message()) from exc
+
+
+@click.group(name="kafka")
+def kafka() -> None:
+    """Run a real single-node Apache Kafka broker (KRaft) on this machine.
+
+    For development, demos and tests: the broker listens on 127.0.0.1 only, has no
+    security, replication factor 1, auto topic creation off and a log cleaner tuned so
+    compaction shows within seconds. Kafka's jars come from Maven Central on first use
+    (needs `mvn` and Java 17+) and are cached in $YANGKEY_CACHE (default ~/.cache/yangkey).
+
+    \b
+    Typical session:
+      yangkey kafka start            # prints 127.0.0.1:PORT
+      yangkey kafka status
+      yangkey kafka stop             # also deletes the broker's data
+    """
+
+
+@kafka.command()
+@click.option(
+    "--kafka-version",
+    default=KAFKA_VERSION,
+    show_default=True,
+    help="Apache Kafka version to resolve (org.apache.kafka:kafka_2.13).",
+)
+def install(kafka_version: str) -> None:
+    """Download Kafka's jars from Maven Central into the cache, then print their directory.
+
+    Needed once; `start` does it on demand, so this is for warming a machine or CI cache
+    ahead of time. Does nothing when the cache is already complete.
+    """
+    with _friendly():
+        ready = installed_jars(kafka_version)
+        if ready is None:
+            with _err.status(f"resolving Kafka {kafka_version} with Maven…") as status:
+                ready = install_kafka(kafka_version, progress=status.update)
+            _err.print(f"installed Kafka {kafka_version} into {kafka_home(kafka_version)}")
+        click.echo(str(ready))
+
+
+@kafka.command()
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    show_default=True,
+    help="Client port on 127.0.0.1; 0 picks a free one (the address is printed).",
+)
+@click.option(
+    "--foreground",
+    is_flag=True,
+    help="Stay attached: run until Ctrl-C (or SIGTERM), then stop the broker.",
+)
+@_state_dir_option
+@click.option(
+    "--set",
+    "settings",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override a server.properties entry, e.g. --set log.retention.hours=1. Repeatable.",
+)
+@click.option(
+    "--heap", default=DEFAULT_HEAP, show_default=True, help="JVM maximum heap (-Xmx) of the broker."
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=120.0,
+    show_default=True,
+    help="Seconds to wait for the broker to answer before giving up.",
+)
+@click.option(
+    "--keep-data",
+    is_flag=True,
+    help="Do not delete the data dir on stop (to inspect logs and segments afterwards).",
+)
+def start(
+    *,
+    port: int,
+    foreground: bool,
+    state_dir: Path,
+    settings: tuple[str, ...],
+    heap: str,
+    timeout: float,
+    keep_data: bool,
+) -> None:
+    """Start the broker and print its bootstrap address (127.0.0.1:PORT).
+
+    By default the broker keeps running in the background after this command returns;
+    stop it with `yangkey kafka stop` (same --state-dir). Each start begins with an empty
+    broker: topics do not survive a stop. The broker log is <state-dir>/data/broker.log.
+
+    \b
+    Examples:
+      export BOOTSTRAP=$(yangkey kafka start)
+      yangkey kafka start --port 9092 --set num.partitions=6
+      yangkey kafka start --foreground        # Ctrl-C stops it
+    """
+    with _friendly():
+        state_dir = state_dir.resolve()
+        properties = parse_kv(settings, source="--set")
+        recorded = BrokerState.read(state_dir)
+        if recorded is not None and recorded.alive():
+            raise click.ClickException(
+                f"a broker is already running on {recorded.bootstrap} (pid {recorded.pid});"
+                f" `yangkey kafka stop --state-dir {state_dir}` first"
+            )
+        if recorded is not None:
+            stop_recorded(state_dir)  # a crashed broker: clear its state file and data
+        data_dir = state_dir / "data"
+        if data_dir.exists():
+            # <state-dir>/data belongs to this command; nothing runs on it (checked above).
+            shutil.rmtree(data_dir)
+        broker = EmbeddedKafka(
+            port=port,
+            properties=properties,
+            data_dir=data_dir,
+            keep=keep_data,
+            state_dir=state_dir,
+            heap=heap,
+            startup_timeout=timeout,
+        )
+        if installed_jars(broker.version) is None:
+            with _err.status(f"resolving Kafka {broker.version} with Maven…") as status:
+                install_kafka(broker.version, progress=status.update)
+        with _err.status(f"starting Kafka {broker.version}…"):
+            broker.start()
+        _err.print(
+            f"Kafka {broker.version} on {broker.bootstrap} (pid {broker.pid},"
+            f" up in {broker.startup_seconds:.1f}s), log {broker.log_path}"
+        )
+        click.echo(broker.bootstrap)
+        if foreground:
+            _run_in_foreground(broker)
+        else:
+            broker.detach()
+            _err.print(f"running in the background; stop with `yangkey kafka stop` ({state_dir})")
+
+
+def _run_in_foreground(broker: EmbeddedKafka) -> None:
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    code: int | None = None
+    try:
+        _err.print("press Ctrl-C to stop")
+        code = broker.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        tail = broker.log_tail() if code is not None else ""
+        with _err.status("stopping Kafka…"):
+            broker.stop()
+    if code is not None:
+        raise click.ClickException(f"the broker exited by itself (code {code}):\n{tail}")
+    _err.print("stopped")
+
+
+@kafka.command()
+@_state_dir_option
+@click.option(
+    "--timeout",
+    type=float,
+    default=30.0,
+    show_default=True,
+    help="Seconds to wait for a clean shutdown before SIGKILL.",
+)
+def stop(state_dir: Path, timeout: float) -> None:
+    """Stop the broker recorded in --state-dir and delete its data (unless --keep-data).
+
+    Sends SIGTERM (Kafka shuts down cleanly), then SIGKILL after --timeout. Succeeds when
+    nothing is running, so it is safe in cleanup scripts.
+    """
+    with _friendly():
+        state = stop_recorded(state_dir.resolve(), timeout=timeout)
+    if state is None:
+        _err.print(f"no broker recorded in {state_dir}")
+    else:
+        _err.print(f"stopped Kafka on {state.bootstrap} (pid {state.pid})")
+
+
+@kafka.command()
+@_state_dir_option
+@click.option("--json", "as_json", is_flag=True, help="Print the state as JSON on stdout.")
+def status(state_dir: Path, as_json: bool) -> None:
+    """Show whether the recorded broker runs and answers; exit status 0 only if it does.
+
+    Prints the bootstrap address on stdout when it answers, so scripts can use
+    `yangkey kafka status` both as a check and to find the address.
+    """
+    with _friendly():
+        state = BrokerState.read(state_dir.resolve())
+    alive = state is not None and state.alive()
+    answers = alive and state is not None and broker_answers(state.bootstrap, timeout=5.0)
+    if as_json:
+        payload: dict[str, object] = {"running": alive, "answers": answers}
+        if state is not None:
+            payload.update(json.loads(state.to_json()))
+        click.echo(json.dumps(payload, indent=2))
+    elif state is None:
+        _err.print(f"not running (no {STATE_FILE} in {state_dir})")
+    elif not alive:
+        _err.print(f"not running: pid {state.pid} has exited (log: {state.log})")
+    elif not answers:
+        _err.print(f"pid {state.pid} is running but {state.bootstrap} does not answer")
+    else:
+        _err.print(f"Kafka {state.version} running, pid {state.pid}, log {state.log}")
+        click.echo(state.bootstrap)
+    sys.exit(0 if answers else 1)
+
+
+if __name__ == "__main__":  # scripts/kafka.sh, before the main CLI registers the group
+    kafka()
