@@ -16,7 +16,7 @@ from typing import Any
 
 from yangkey.catalog import Catalog, CatalogEntry, type_level
 from yangkey.config import SubscriptionType
-from yangkey.errors import YangkeyError
+from yangkey.errors import NotificationError, YangkeyError
 from yangkey.keys import KeyDeriver
 from yangkey.messages import (
     HEADER_CONTENT_TYPE,
@@ -88,7 +88,7 @@ class MessageBuilder:
     def _build(self, raw: bytes, source: str) -> list[KeyedMessage]:
         note = decode(raw, source, self.ns_modules)
         if note.subscription_id is None:
-            raise YangkeyError("the notification carries no subscription id", source=source)
+            raise NotificationError("the notification carries no subscription id", source=source)
         entry = self.catalog.entry(note.subscription_id, note.node or self.default_node)
         if entry is None:
             entry = self._learn(note.subscription_id, note.subscription, source)
@@ -122,7 +122,7 @@ class MessageBuilder:
         YANG library content id (SPEC section 5)."""
         known = ", ".join(str(e.id) for e in self.catalog.entries) or "none"
         if not self.knobs.learn or not metadata:
-            raise YangkeyError(
+            raise NotificationError(
                 f"unknown subscription id {subscription_id} (catalog has {known}) and no "
                 "yang-push-subscription metadata to learn it from",
                 source=source,
@@ -130,7 +130,7 @@ class MessageBuilder:
         xpath = metadata.get("xpath-filter")
         subtree = metadata.get("subtree-filter")
         if not isinstance(xpath, str) and not isinstance(subtree, str):
-            raise YangkeyError(
+            raise NotificationError(
                 f"subscription {subscription_id}: metadata has neither xpath-filter nor "
                 "subtree-filter",
                 source=source,

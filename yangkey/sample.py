@@ -1,0 +1,245 @@
+"""A realistic, deterministic YANG-Push data set for the example subscriptions.
+
+Several nodes stream, for ``examples/subscriptions.yaml``: interface state (sync-on-start
+push-update, then on-change push-change-update yang-patch edits including a delete), interface
+counters, IPv4 addresses, hardware inventory, the system clock and DNS search domains, in JSON
+and XML, bare, in the notification envelope, in NETCONF ``<notification>`` and in telemetry
+messages. A replayed older update and a few bad notifications are mixed in.
+
+:func:`generate` also returns the expected outcome (current state per key, rejected count), so
+that the end-to-end test and the demo can check what the pipeline produced.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import orjson
+
+IF_NS = "urn:ietf:params:xml:ns:yang:ietf-interfaces"
+YP_NS = "urn:ietf:params:xml:ns:yang:ietf-yang-push"
+NC_NS = "urn:ietf:params:xml:ns:netconf:notification:1.0"
+START = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
+
+
+@dataclass
+class Expected:
+    """What a correct pipeline ends with."""
+
+    current: dict[tuple[str, int, str], str] = field(default_factory=dict)
+    """(node, subscription id, key xpaths line) -> event time of the newest message."""
+    interface_status: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(node, interface) -> last oper-status (deleted interfaces absent)."""
+    deleted: set[tuple[str, str]] = field(default_factory=set)
+    bad: int = 0
+    good: int = 0
+
+
+@dataclass
+class DataSet:
+    records: list[bytes]
+    expected: Expected
+
+
+def _envelope(node: str, seq: int, when: datetime, body: dict[str, Any]) -> bytes:
+    return orjson.dumps(
+        {
+            "ietf-yp-notification:envelope": {
+                "event-time": when.isoformat().replace("+00:00", "Z"),
+                "hostname": node,
+                "sequence-number": seq,
+                "contents": body,
+            }
+        }
+    )
+
+
+def _xml_interfaces(node: str, seq: int, when: datetime, sub: int, ifs: list[dict[str, str]]) -> bytes:
+    entries = "".join(
+        f"<interface><name>{i['name']}</name><oper-status>{i['oper-status']}</oper-status>"
+        "</interface>"
+        for i in ifs
+    )
+    stamp = when.isoformat().replace("+00:00", "Z")
+    return (
+        f'<notification xmlns="{NC_NS}"><eventTime>{stamp}</eventTime>'
+        f"<hostname>{node}</hostname><sequence-number>{seq}</sequence-number>"
+        f'<push-update xmlns="{YP_NS}"><id>{sub}</id><datastore-contents>'
+        f'<interfaces xmlns="{IF_NS}">{entries}</interfaces>'
+        "</datastore-contents></push-update></notification>"
+    ).encode()
+
+
+def _telemetry(node: str, when: datetime, body: dict[str, Any]) -> bytes:
+    stamp = when.isoformat().replace("+00:00", "Z")
+    return orjson.dumps(
+        {
+            "ietf-telemetry-message:message": {
+                "network-node-manifest": {"name": node, "vendor": "example"},
+                "telemetry-message-metadata": {
+                    "node-export-timestamp": stamp,
+                    "session-protocol": "yang-push",
+                },
+                "payload": body,
+            }
+        }
+    )
+
+
+def generate(nodes: int = 4, interfaces: int = 6, rounds: int = 3, seed: int = 7) -> DataSet:
+    """A data set of roughly ``nodes * (interfaces * rounds + 10)`` notifications."""
+    rng = random.Random(seed)
+    records: list[bytes] = []
+    expected = Expected()
+    clock = START
+
+    def tick() -> datetime:
+        nonlocal clock
+        clock += timedelta(milliseconds=rng.randint(5, 50))
+        return clock
+
+    def note_current(node: str, sub: int, xpaths: str, when: datetime) -> None:
+        expected.current[(node, sub, xpaths)] = when.isoformat().replace("+00:00", "Z")
+        expected.good += 1
+
+    for n in range(nodes):
+        node = f"pe{n + 1}.{['nyc', 'lon', 'fra', 'sin'][n % 4]}"
+        seq = 0
+        names = [f"GigabitEthernet0/0/{i}" for i in range(interfaces)]
+        status = {name: rng.choice(["up", "up", "down"]) for name in names}
+        # Sync-on-start: one push-update per interface for subscription 1042 (current state).
+        for index, name in enumerate(names):
+            seq += 1
+            when = tick()
+            body = {
+                "ietf-yang-push:push-update": {
+                    "id": 1042,
+                    "datastore-contents": {
+                        "ietf-interfaces:interfaces": {
+                            "interface": [{"name": name, "oper-status": status[name],
+                                           "type": "iana-if-type:ethernetCsmacd"}]
+                        }
+                    },
+                }
+            }
+            if index % 3 == 2:
+                records.append(_xml_interfaces(node, seq, when, 1042, [
+                    {"name": name, "oper-status": status[name]}]))
+            elif index % 3 == 1:
+                records.append(_telemetry(node, when, body))
+            else:
+                records.append(_envelope(node, seq, when, body))
+            note_current(node, 1042, f"/ietf-interfaces:interfaces/interface[name='{name}']", when)
+        # On-change: yang-patch edits flipping oper-status, in several rounds.
+        replay: tuple[bytes, str] | None = None
+        for _ in range(rounds):
+            name = rng.choice(names)
+            if (node, name) in expected.deleted:
+                continue
+            status[name] = "down" if status[name] == "up" else "up"
+            seq += 1
+            when = tick()
+            target = "/ietf-interfaces:interfaces/interface=" + name.replace("/", "%2F")
+            raw = _envelope(node, seq, when, {
+                "ietf-yang-push:push-change-update": {
+                    "id": 1042,
+                    "datastore-changes": {"yang-patch": {"patch-id": f"p{seq}", "edit": [{
+                        "edit-id": "1", "operation": "merge", "target": target,
+                        "value": {"ietf-interfaces:interface": [
+                            {"name": name, "oper-status": status[name]}]},
+                    }]}},
+                }
+            })
+            records.append(raw)
+            note_current(node, 1042, f"/ietf-interfaces:interfaces/interface[name='{name}']", when)
+            replay = replay or (raw, name)
+        # Delete the last interface (a yang-patch delete carries no value).
+        gone = names[-1]
+        seq += 1
+        when = tick()
+        records.append(_envelope(node, seq, when, {
+            "ietf-yang-push:push-change-update": {
+                "id": 1042,
+                "datastore-changes": {"yang-patch": {"patch-id": f"p{seq}", "edit": [{
+                    "edit-id": "1", "operation": "delete",
+                    "target": "/ietf-interfaces:interfaces/interface=" + gone.replace("/", "%2F"),
+                }]}},
+            }
+        }))
+        note_current(node, 1042, f"/ietf-interfaces:interfaces/interface[name='{gone}']", when)
+        expected.deleted.add((node, gone))
+        # A replayed older message: same key, older event time; must not win in current state.
+        if replay is not None:
+            records.append(replay[0])
+            expected.good += 1
+        for name in names:
+            if (node, name) not in expected.deleted:
+                expected.interface_status[(node, name)] = status[name]
+        # Counters (periodic), addresses, inventory, clock, DNS search list.
+        seq += 1
+        when = tick()
+        records.append(_envelope(node, seq, when, {"ietf-yang-push:push-update": {
+            "id": 1043, "datastore-contents": {"ietf-interfaces:interfaces": {"interface": [
+                {"name": name, "statistics": {"in-octets": str(rng.randint(1, 10**12)),
+                                              "out-octets": str(rng.randint(1, 10**12))}}
+                for name in names]}}}}))
+        note_current(node, 1043, " | ".join(sorted(
+            f"/ietf-interfaces:interfaces/interface[name='{name}']/statistics" for name in names
+        )), when)
+        seq += 1
+        when = tick()
+        records.append(_envelope(node, seq, when, {"ietf-yang-push:push-update": {
+            "id": 1100, "datastore-contents": {"ietf-interfaces:interfaces": {"interface": [
+                {"name": names[0], "ietf-ip:ipv4": {"address": [
+                    {"ip": f"192.0.2.{n + 1}", "prefix-length": 24}]}}]}}}}))
+        note_current(node, 1100, "/ietf-interfaces:interfaces/interface"
+                     f"[name='{names[0]}']/ietf-ip:ipv4/address[ip='192.0.2.{n + 1}']", when)
+        seq += 1
+        when = tick()
+        components = [{"name": "chassis", "class": "iana-hardware:chassis",
+                       "serial-num": f"SN{n:03d}00"},
+                      {"name": "fan-1", "class": "iana-hardware:fan", "serial-num": f"SN{n:03d}01"}]
+        records.append(_envelope(node, seq, when, {"ietf-yang-push:push-update": {
+            "id": 3001, "datastore-contents": {"ietf-hardware:hardware": {
+                "component": components}}}}))
+        note_current(node, 3001, " | ".join(sorted(
+            f"/ietf-hardware:hardware/component[name='{c['name']}']/serial-num"
+            for c in components)), when)
+        seq += 1
+        when = tick()
+        records.append(_envelope(node, seq, when, {"ietf-yang-push:push-update": {
+            "id": 2001, "datastore-contents": {"ietf-system:system": {"clock": {
+                "timezone-utc-offset": 60}}}}}))
+        note_current(node, 2001, "/ietf-system:system/clock", when)
+        seq += 1
+        when = tick()
+        domains = ["example.net", f"site{n}.example.net"]
+        records.append(_envelope(node, seq, when, {"ietf-yang-push:push-update": {
+            "id": 2002, "datastore-contents": {"ietf-system:system": {"dns-resolver": {
+                "search": domains}}}}}))
+        note_current(node, 2002, " | ".join(sorted(
+            f"/ietf-system:system/dns-resolver/search[.='{d}']" for d in domains)), when)
+
+    bad = [
+        b'{"ietf-yp-notification:envelope": {"hostname": "pe1.nyc", "contents": ',
+        b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><x>&a;</x>',
+        _envelope("pe1.nyc", 999, START, {"ietf-yang-push:push-update": {
+            "id": 424242, "datastore-contents": {}}}),
+        _envelope("pe2.lon", 998, START, {"ietf-yang-push:push-update": {
+            "id": 1042, "datastore-contents": {"ietf-interfaces:interfaces": {
+                "interface": [{"oper-status": "up"}]}}}}),
+    ]
+    for index, raw in enumerate(bad):
+        records.insert((index + 1) * len(records) // (len(bad) + 1), raw)
+    expected.bad = len(bad)
+    return DataSet(records, expected)
+
+
+def iter_jsonl(records: list[bytes]) -> Iterator[bytes]:
+    """One record per line (XML and JSON alike carry no raw newline here)."""
+    for raw in records:
+        yield raw.replace(b"\n", b" ") + b"\n"
