@@ -22,6 +22,7 @@ from __future__ import annotations
 import atexit
 import base64
 import contextlib
+import ctypes
 import fcntl
 import json
 import os
@@ -30,6 +31,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -144,6 +146,19 @@ def _pom(version: str) -> str:
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+_JAVA_EXCEPTION = re.compile(r"\b(?:[\w$]+\.)*([\w$]+(?:Exception|Error)): (.+)")
+
+
+def _headline(text: str) -> str:
+    """The first Java exception in a log, e.g. ``ConfigException: Invalid value …``.
+
+    Put before the log tail in errors, so the cause is readable without scrolling through
+    a stack trace.
+    """
+    match = _JAVA_EXCEPTION.search(_ANSI.sub("", text))
+    return f"{match.group(1)}: {match.group(2).strip()}" if match else ""
 
 
 def _tail(text: str, lines: int = _TAIL_LINES) -> str:
@@ -602,7 +617,9 @@ class EmbeddedKafka:
 
     Unless ``keep`` is set, the data dir (a fresh temp dir when none is given) is deleted on
     stop. A broker still running when the interpreter exits is stopped by an atexit hook,
-    so a crashed test session does not leave JVMs behind.
+    so a crashed test session does not leave JVMs behind; ``die_with_parent`` (Linux) also
+    covers a session that is killed outright (the signal follows the *thread* that called
+    :meth:`start`), but must stay off for a broker meant to outlive its starter (:meth:`detach`).
     """
 
     def __init__(
@@ -620,6 +637,7 @@ class EmbeddedKafka:
         java: str | None = None,
         cache_dir: Path | None = None,
         jvm_options: tuple[str, ...] = (),
+        die_with_parent: bool = False,
     ) -> None:
         self.version = version
         self.keep = keep
@@ -627,6 +645,7 @@ class EmbeddedKafka:
         self.startup_timeout = startup_timeout
         self.properties: dict[str, object] = dict(properties or {})
         self.jvm_options = jvm_options
+        self.die_with_parent = die_with_parent
         self._requested_port = port
         self._requested_controller_port = controller_port
         self._requested_data_dir = Path(data_dir) if data_dir is not None else None
@@ -768,6 +787,8 @@ class EmbeddedKafka:
         """Leave the broker running after this process exits; the state file now owns it."""
         if self._state_dir is None:
             raise BrokerError("detach needs a state_dir to record the broker in")
+        if self.die_with_parent:
+            raise BrokerError("started with die_with_parent: it cannot outlive this process")
         state = self.state()
         _write_state(self._state_dir, state)
         atexit.unregister(self._atexit)
@@ -874,12 +895,13 @@ class EmbeddedKafka:
             )
         except subprocess.TimeoutExpired as exc:
             reason = "formatting the KRaft log dir timed out"
-            raise BrokerError(reason, source=str(log_dir)) from exc
+            raise BrokerError(reason, source="kafka broker") from exc
         if formatted.returncode != 0:
+            output = formatted.stdout + "\n" + formatted.stderr
             raise BrokerError(
-                f"kafka-storage format failed (exit {formatted.returncode}):\n"
-                + _tail(formatted.stdout + "\n" + formatted.stderr),
-                source=str(log_dir),
+                f"formatting the KRaft log dir failed (exit {formatted.returncode})"
+                f" {_headline(output)}\n{_tail(output, 15)}",
+                source="kafka broker",
             )
         if self._log_handle is not None:
             self._log_handle.close()
@@ -892,6 +914,9 @@ class EmbeddedKafka:
                 stderr=subprocess.STDOUT,
                 cwd=data_dir,
                 start_new_session=True,  # own process group: Ctrl-C in a shell does not hit it
+                # Runs between fork and exec; only a prepared ctypes call, so no Python lock
+                # another thread could hold is needed there.
+                preexec_fn=_parent_death_hook() if self.die_with_parent else None,  # noqa: PLW1509
             )
         except OSError as exc:
             raise BrokerError(f"cannot run {java}: {exc}", source="kafka broker") from exc
@@ -907,8 +932,8 @@ class EmbeddedKafka:
                 if "Address already in use" in tail or "BindException" in tail:
                     raise _PortClash
                 raise BrokerError(
-                    f"Kafka exited with code {code} during startup; log tail"
-                    f" ({self.log_path}):\n{tail}",
+                    f"Kafka exited with code {code} during startup {_headline(tail)}\n"
+                    f"log tail ({self.log_path}):\n{tail}",
                     source="kafka broker",
                 )
             if broker_answers(self.bootstrap, timeout=2.0):
@@ -933,6 +958,28 @@ class EmbeddedKafka:
         if self._log_handle is not None:
             self._log_handle.close()
             self._log_handle = None
+
+
+def _parent_death_hook() -> Callable[[], None] | None:
+    """A pre-exec hook making the child get SIGTERM when its parent dies (Linux only).
+
+    atexit hooks do not run when a test session is SIGKILLed or SIGTERMed (a CI timeout);
+    without ``PR_SET_PDEATHSIG`` its broker JVM would outlive it. The libc lookup happens
+    here, in the parent, so the hook itself does nothing but one system call.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    pr_set_pdeathsig = 1
+    sigterm = int(signal.SIGTERM)
+
+    def hook() -> None:
+        prctl(pr_set_pdeathsig, sigterm, 0, 0, 0)
+
+    return hook
 
 
 class _PortClash(Exception):

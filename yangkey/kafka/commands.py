@@ -35,7 +35,7 @@ from yangkey.kafka.config import parse_kv
 
 DEFAULT_STATE_DIR = Path(".yangkey") / "kafka"
 
-_err = Console(stderr=True, highlight=False)
+_err = Console(stderr=True, highlight=False, soft_wrap=True)  # paths must stay copyable
 
 _state_dir_option = click.option(
     "--state-dir",
@@ -176,6 +176,7 @@ def start(
             state_dir=state_dir,
             heap=heap,
             startup_timeout=timeout,
+            die_with_parent=foreground,  # a killed foreground command takes its broker along
         )
         if installed_jars(broker.version) is None:
             with _err.status(f"resolving Kafka {broker.version} with Maven…") as status:

@@ -1,0 +1,254 @@
+"""The real broker: round trips, topic creation and actual log compaction.
+
+These run against a genuine Kafka (see conftest.kafka_broker) because what matters here
+is broker behaviour: Java-compatible partitioning, headers, compaction.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    KafkaError,
+    Message,
+    Producer,
+    TopicPartition,
+    murmur2,
+)
+from confluent_kafka.admin import (  # type: ignore[attr-defined]  # re-exported without __all__
+    AdminClient,
+    ConfigResource,
+    ResourceType,
+)
+
+from yangkey.errors import TopicError
+from yangkey.kafka.broker import BrokerState, broker_answers
+from yangkey.kafka.config import TopicSpec, consumer_config, ensure_topics, producer_config
+
+HEADERS: list[tuple[str, str | bytes | None]] = [
+    ("schema-id", b"17"),
+    ("content-type", b"application/yang-data+json"),
+]
+
+
+def _produce(bootstrap: str, topic: str, records: list[tuple[bytes, bytes]]) -> None:
+    """Produce and fail the test on any delivery error (librdkafka only reports them)."""
+    errors: list[str] = []
+
+    def on_delivery(err: KafkaError | None, _msg: Message) -> None:
+        if err is not None:
+            errors.append(err.str())
+
+    producer = Producer(producer_config(bootstrap))
+    for key, value in records:
+        producer.produce(topic, value=value, key=key, headers=HEADERS, on_delivery=on_delivery)
+        producer.poll(0)
+    assert producer.flush(30) == 0, "messages still queued after 30 s"
+    assert not errors, errors
+
+
+def _read_all(bootstrap: str, topic: str, partitions: int, timeout: float = 30.0) -> list[Message]:
+    """Every message currently in ``topic``, from the beginning up to the high watermark."""
+    consumer = Consumer(consumer_config(bootstrap, f"g-{topic}-{time.monotonic_ns()}"))
+    try:
+        ends = {
+            p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+            for p in range(partitions)
+        }
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
+        done = {p for p, end in ends.items() if end == 0}
+        messages: list[Message] = []
+        deadline = time.monotonic() + timeout
+        while len(done) < partitions and time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is None:
+                continue
+            assert msg.error() is None, msg.error()
+            messages.append(msg)
+            partition, offset = msg.partition(), msg.offset()
+            assert partition is not None and offset is not None
+            if offset + 1 >= ends[partition]:
+                done.add(partition)
+        assert len(done) == partitions, f"did not reach the end of {topic} within {timeout}s"
+        return messages
+    finally:
+        consumer.close()
+
+
+def test_broker_is_local_and_answers(kafka_bootstrap: str) -> None:
+    assert broker_answers(kafka_bootstrap)
+    if not os.environ.get("YANGKEY_TEST_BOOTSTRAP"):
+        assert kafka_bootstrap.startswith("127.0.0.1:")
+
+
+def test_keyed_round_trip_keeps_headers_order_and_java_partitioning(
+    kafka_bootstrap: str, topic_name: str
+) -> None:
+    partitions = 3
+    ensure_topics(kafka_bootstrap, [TopicSpec(topic_name, partitions=partitions)])
+    records = [(f"node-{i % 7}".encode(), f"value-{i}".encode()) for i in range(60)]
+    _produce(kafka_bootstrap, topic_name, records)
+
+    messages = _read_all(kafka_bootstrap, topic_name, partitions)
+
+    assert sorted((m.key(), m.value()) for m in messages) == sorted(records)
+    for msg in messages:
+        key = msg.key()
+        assert isinstance(key, bytes)
+        assert msg.headers() == HEADERS
+        # The broker stores what librdkafka's murmur2_random chose; Java would choose the same.
+        assert msg.partition() == murmur2(key, partitions)
+    per_key: dict[bytes, list[bytes]] = defaultdict(list)
+    for msg in sorted(messages, key=lambda m: (m.partition(), m.offset())):
+        per_key[msg.key()].append(msg.value())  # type: ignore[index,arg-type]
+    for key, values in per_key.items():
+        expected = [v for k, v in records if k == key]
+        assert values == expected, f"order of {key!r} changed"
+
+
+def test_ensure_topics_creates_compacted_topic_and_is_idempotent(
+    kafka_bootstrap: str, topic_name: str
+) -> None:
+    @dataclass(frozen=True)
+    class SubscriptionTopic:  # any object with the attributes will do (a Protocol)
+        name: str
+        partitions: int
+        replication_factor: int
+        compaction: bool
+        retention_seconds: int
+
+    spec = SubscriptionTopic(topic_name, 2, 1, True, 3600)
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+
+    first = ensure_topics(admin, [spec])
+    second = ensure_topics(kafka_bootstrap, [spec])
+
+    assert first.created == (topic_name,)
+    assert second.created == ()
+    assert second.existing == (topic_name,)
+    resource = ConfigResource(ResourceType.TOPIC, topic_name)
+    configs = admin.describe_configs([resource])[resource].result(timeout=30)
+    assert configs["cleanup.policy"].value == "compact"
+    assert configs["retention.ms"].value == "3600000"
+    assert len(admin.list_topics(timeout=10).topics[topic_name].partitions) == 2
+
+
+def test_ensure_topics_reports_what_kafka_refused(kafka_bootstrap: str, topic_name: str) -> None:
+    with pytest.raises(TopicError) as caught:
+        ensure_topics(kafka_bootstrap, [TopicSpec(topic_name, replication_factor=100)])
+    assert topic_name in str(caught.value)
+    assert "replication" in str(caught.value).lower()
+
+
+def test_auto_topic_creation_is_off(kafka_bootstrap: str, topic_name: str) -> None:
+    if os.environ.get("YANGKEY_TEST_BOOTSTRAP"):
+        pytest.skip("an external broker may allow auto creation")
+    consumer = Consumer(
+        consumer_config(kafka_bootstrap, f"g-{topic_name}", {"allow.auto.create.topics": True})
+    )
+    try:
+        consumer.subscribe([topic_name])  # asks the broker to create it, if it would
+        consumer.poll(2.0)
+    finally:
+        consumer.close()
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    assert topic_name not in admin.list_topics(timeout=10).topics
+
+
+def test_log_compaction_leaves_the_last_value_per_key(
+    kafka_bootstrap: str, topic_name: str
+) -> None:
+    """The current-state topics rely on this: after compaction, one record per key."""
+    ensure_topics(
+        kafka_bootstrap,
+        [
+            TopicSpec(
+                topic_name,
+                compaction=True,
+                configs={
+                    "segment.ms": "100",
+                    "min.cleanable.dirty.ratio": "0.01",
+                    "delete.retention.ms": "100",
+                },
+            )
+        ],
+    )
+    keys = [f"/if:interfaces/interface[name='eth{i}']".encode() for i in range(5)]
+    records = [(key, f"{key.decode()}#{n}".encode()) for n in range(200) for key in keys]
+    last = {key: value for key, value in records}
+    _produce(kafka_bootstrap, topic_name, records)
+
+    # The cleaner never touches the active segment, and segment.ms only rolls a segment when
+    # the next record arrives: keep a trickle of "tick" records flowing so the segment with
+    # the final values becomes cleanable.
+    producer = Producer(producer_config(kafka_bootstrap))
+    started = time.monotonic()
+    seen: dict[bytes, list[bytes]] = {}
+    try:
+        while time.monotonic() - started < 60:
+            producer.produce(topic_name, key=b"tick", value=str(time.time()).encode())
+            producer.flush(10)
+            time.sleep(0.3)
+            seen = defaultdict(list)
+            for msg in _read_all(kafka_bootstrap, topic_name, 1):
+                if msg.key() != b"tick":
+                    seen[msg.key()].append(msg.value())  # type: ignore[index,arg-type]
+            if all(len(values) == 1 for values in seen.values()) and len(seen) == len(keys):
+                break
+    finally:
+        producer.flush(10)
+    elapsed = time.monotonic() - started
+    counts = {key: len(values) for key, values in seen.items()}
+    assert all(n == 1 for n in counts.values()), f"not compacted after {elapsed:.0f}s: {counts}"
+    assert {key: values[0] for key, values in seen.items()} == last
+    print(f"compaction observed after {elapsed:.1f}s")
+
+
+def test_cli_start_status_stop_in_separate_processes(tmp_path: Path) -> None:
+    """``yangkey kafka start`` leaves a broker behind that a later ``stop`` can find."""
+    state_dir = tmp_path / "state"
+    cli = [sys.executable, "-m", "yangkey.kafka.commands"]
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*cli, *args, "--state-dir", str(state_dir)],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+
+    started = run("start")
+    try:
+        assert started.returncode == 0, started.stderr
+        bootstrap = started.stdout.strip()
+        assert bootstrap.startswith("127.0.0.1:")
+        state = BrokerState.read(state_dir)
+        assert state is not None and state.alive() and state.bootstrap == bootstrap
+        assert broker_answers(bootstrap)
+
+        again = run("start")
+        assert again.returncode == 1
+        assert "already running" in again.stderr
+
+        status = run("status", "--json")
+        assert status.returncode == 0, status.stderr
+        assert json.loads(status.stdout)["answers"] is True
+    finally:
+        stopped = run("stop")
+    assert stopped.returncode == 0, stopped.stderr
+    assert not state.alive()
+    assert not (state_dir / "broker.json").exists()
+    assert not Path(state.data_dir).exists()
+    assert run("status").returncode == 1
+    assert run("stop").returncode == 0  # nothing to stop is fine

@@ -1,0 +1,1 @@
+"""yangkey: YANG Message Keys for Message Broker Integration (draft-ietf-nmop-yang-message-broker-message-key)."""
