@@ -1,1 +1,4 @@
-"""yangkey: YANG Message Keys for Message Broker Integration (draft-ietf-nmop-yang-message-broker-message-key)."""
+"""yangkey: YANG Message Keys for Message Broker Integration.
+
+Implements draft-ietf-nmop-yang-message-broker-message-key.
+"""

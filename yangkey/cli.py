@@ -35,8 +35,9 @@ Examples:
 class LazyGroup(click.Group):
     """A group whose edge commands are imported on first use ("module:attribute")."""
 
-    def __init__(self, *args: Any, lazy: dict[str, tuple[str, str, str]] | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, lazy: dict[str, tuple[str, str, str]] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.lazy = lazy or {}
 
@@ -144,7 +145,10 @@ def filter_options(function: F) -> F:
 
 def topic_options(function: F) -> F:
     function = click.option(
-        "--max-length", type=click.IntRange(20, 10_000), default=249, show_default=True,
+        "--max-length",
+        type=click.IntRange(20, 10_000),
+        default=249,
+        show_default=True,
         help="Topic name limit (Kafka: 249); longer names are cut and get an FNV-1a suffix.",
     )(function)
     function = click.option(
@@ -178,31 +182,57 @@ def compile_from_options(
     if subtree is not None:
         text = read_input(subtree).decode("utf-8", "replace")
         return compile_subscription(
-            text, schema, subtree=True, namespaces=ns_map, keyless=keyless,  # type: ignore[arg-type]
+            text,
+            schema,
+            subtree=True,
+            namespaces=ns_map,
+            keyless=keyless,  # type: ignore[arg-type]
             source=subtree,
         )
     assert xpath is not None
     return compile_subscription(
-        xpath, schema, namespaces=ns_map, keyless=keyless, source="--xpath"  # type: ignore[arg-type]
+        xpath,
+        schema,
+        namespaces=ns_map,
+        keyless=keyless,
+        source="--xpath",  # type: ignore[arg-type]
     )
 
 
 @click.group(
     cls=LazyGroup,
     lazy={
-        "kafka": ("yangkey.kafka.commands", "kafka", "Install, start and stop the embedded "
-                  "Apache Kafka broker (KRaft, loopback)."),
-        "ddl": ("yangkey.clickhouse.commands", "ddl", "Generate and apply ClickHouse DDL for "
-                "a subscriptions file."),
-        "ingest": ("yangkey.clickhouse.commands", "ingest", "Consume derived topics into "
-                   "embedded ClickHouse (chdb)."),
+        "kafka": (
+            "yangkey.kafka.commands",
+            "kafka",
+            "Install, start and stop the embedded Apache Kafka broker (KRaft, loopback).",
+        ),
+        "ddl": (
+            "yangkey.clickhouse.commands",
+            "ddl",
+            "Generate and apply ClickHouse DDL for a subscriptions file.",
+        ),
+        "ingest": (
+            "yangkey.clickhouse.commands",
+            "ingest",
+            "Consume derived topics into embedded ClickHouse (chdb).",
+        ),
         "state": ("yangkey.clickhouse.commands", "state", "Current state per message key."),
-        "history": ("yangkey.clickhouse.commands", "history", "Page through history by key, "
-                    "node or time."),
-        "produce": ("yangkey.spark.commands", "produce", "Run the Spark producer job: raw "
-                    "notifications -> keyed messages."),
-        "demo": ("yangkey.demo", "demo", "The whole pipeline on the embedded stack, with "
-                 "generated data."),
+        "history": (
+            "yangkey.clickhouse.commands",
+            "history",
+            "Page through history by key, node or time.",
+        ),
+        "produce": (
+            "yangkey.spark.commands",
+            "produce",
+            "Run the Spark producer job: raw notifications -> keyed messages.",
+        ),
+        "demo": (
+            "yangkey.demo",
+            "demo",
+            "The whole pipeline on the embedded stack, with generated data.",
+        ),
     },
     epilog=EPILOG_EXAMPLES,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
@@ -245,14 +275,22 @@ def _topics(compiled: Any, prefix: str | None, max_length: int) -> list[str]:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (for scripts).")
 @reports_errors
 def compile_command(
-    xpath: str | None, subtree: str | None, yang_dirs: tuple[str, ...], yang_library: str | None,
-    namespaces: tuple[str, ...], keyless: str, prefix: str | None, max_length: int, as_json: bool,
+    xpath: str | None,
+    subtree: str | None,
+    yang_dirs: tuple[str, ...],
+    yang_library: str | None,
+    namespaces: tuple[str, ...],
+    keyless: str,
+    prefix: str | None,
+    max_length: int,
+    as_json: bool,
 ) -> None:
     """Phase 2: key templates, extraction specs, target kinds and topics of a subscription.
 
     \b
     Example:
-      yangkey compile --xpath "/ietf-interfaces:interfaces/interface[name='eth0']/ietf-ip:ipv4/address" --json
+      yangkey compile --json --xpath \\
+        "/ietf-interfaces:interfaces/interface[name='eth0']/ietf-ip:ipv4/address"
     """
     compiled = compile_from_options(xpath, subtree, yang_dirs, yang_library, namespaces, keyless)
     topics = _topics(compiled, prefix, max_length)
@@ -276,7 +314,9 @@ def compile_command(
     table = Table("template", "extractions", "target", "topic", title=compiled.xpath)
     for item in branches:
         table.add_row(
-            str(item["template"]), "\n".join(item["extractions"]), str(item["target"]),
+            str(item["template"]),
+            "\n".join(item["extractions"]),
+            str(item["target"]),
             str(item["topic"]),
         )
     console = Console()
@@ -290,8 +330,14 @@ def compile_command(
 @topic_options
 @reports_errors
 def topic(
-    xpath: str | None, subtree: str | None, yang_dirs: tuple[str, ...], yang_library: str | None,
-    namespaces: tuple[str, ...], keyless: str, prefix: str | None, max_length: int,
+    xpath: str | None,
+    subtree: str | None,
+    yang_dirs: tuple[str, ...],
+    yang_library: str | None,
+    namespaces: tuple[str, ...],
+    keyless: str,
+    prefix: str | None,
+    max_length: int,
 ) -> None:
     """Print the topic name of each subscription branch, one per line.
 
@@ -329,14 +375,27 @@ def key_options(function: F) -> F:
 @filter_options
 @topic_options
 @key_options
-@click.option("--json", "as_json", is_flag=True,
-              help="Print {key, node, subscription_id, xpaths, topics} as JSON.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print {key, node, subscription_id, xpaths, topics} as JSON.",
+)
 @click.argument("notification", default="-")
 @reports_errors
 def key(
-    xpath: str | None, subtree: str | None, yang_dirs: tuple[str, ...], yang_library: str | None,
-    namespaces: tuple[str, ...], keyless: str, prefix: str | None, max_length: int,
-    node: str | None, subscription_id: int | None, as_json: bool, notification: str,
+    xpath: str | None,
+    subtree: str | None,
+    yang_dirs: tuple[str, ...],
+    yang_library: str | None,
+    namespaces: tuple[str, ...],
+    keyless: str,
+    prefix: str | None,
+    max_length: int,
+    node: str | None,
+    subscription_id: int | None,
+    as_json: bool,
+    notification: str,
 ) -> None:
     """Phase 3: print the message key of one notification (file, or - for stdin).
 
@@ -368,9 +427,17 @@ def key(
 @key_options
 @click.argument("jsonl", default="-")
 def keys(
-    xpath: str | None, subtree: str | None, yang_dirs: tuple[str, ...], yang_library: str | None,
-    namespaces: tuple[str, ...], keyless: str, prefix: str | None, max_length: int,
-    node: str | None, subscription_id: int | None, jsonl: str,
+    xpath: str | None,
+    subtree: str | None,
+    yang_dirs: tuple[str, ...],
+    yang_library: str | None,
+    namespaces: tuple[str, ...],
+    keyless: str,
+    prefix: str | None,
+    max_length: int,
+    node: str | None,
+    subscription_id: int | None,
+    jsonl: str,
 ) -> None:
     """Batch Phase 3: one notification per line in, one JSON object per line out.
 
@@ -382,8 +449,9 @@ def keys(
     from yangkey.schema import SchemaContext  # noqa: PLC0415
 
     try:
-        compiled = compile_from_options(xpath, subtree, yang_dirs, yang_library, namespaces,
-                                        keyless)
+        compiled = compile_from_options(
+            xpath, subtree, yang_dirs, yang_library, namespaces, keyless
+        )
         topics = _topics(compiled, prefix, max_length)
         ns_modules = SchemaContext.cached(yang_dirs).index.by_namespace
         stream = sys.stdin.buffer if jsonl == "-" else Path(jsonl).open("rb")  # noqa: SIM115
@@ -420,8 +488,13 @@ def catalog() -> None:
 
 
 @catalog.command("show")
-@click.option("--subscriptions", "subscriptions_file", required=True,
-              type=click.Path(dir_okay=False), help="The subscriptions YAML file.")
+@click.option(
+    "--subscriptions",
+    "subscriptions_file",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The subscriptions YAML file.",
+)
 @click.option("--yang-dir", "yang_dirs", multiple=True, type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @reports_errors
@@ -468,8 +541,13 @@ def catalog_show(subscriptions_file: str, yang_dirs: tuple[str, ...], as_json: b
     table = Table("id", "type", "template", "target", "topic", title=subscriptions_file)
     for row in rows:
         kind = str(row["type"]) + (" (compacted)" if row["compaction"] else "")
-        table.add_row(str(row["subscription_id"]), kind, str(row["template"]),
-                      str(row["target"]), str(row["topic"]))
+        table.add_row(
+            str(row["subscription_id"]),
+            kind,
+            str(row["template"]),
+            str(row["target"]),
+            str(row["topic"]),
+        )
     console = Console()
     console.print(table)
     for warning in warnings:

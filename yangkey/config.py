@@ -129,7 +129,7 @@ class _LineLoader(yaml.SafeLoader):
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[str, Any]:
-    mapping = loader.construct_mapping(node, deep=True)
+    mapping: dict[str, Any] = dict(loader.construct_mapping(node, deep=True))  # type: ignore[arg-type]
     mapping["__line__"] = node.start_mark.line + 1
     return mapping
 
@@ -160,7 +160,7 @@ def _line_of(document: Any, location: tuple[int | str, ...]) -> int | None:
 
 def parse_subscriptions(text: str, source: str = "<subscriptions>") -> SubscriptionsFile:
     try:
-        document = yaml.load(text, Loader=_LineLoader)  # noqa: S506 - a SafeLoader subclass
+        document = yaml.load(text, Loader=_LineLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         position = Position(mark.index, mark.line + 1, mark.column + 1) if mark else None
@@ -186,5 +186,6 @@ def load_subscriptions_file(path: str | Path) -> SubscriptionsFile:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ConfigError(f"cannot read subscriptions file: {exc.strerror}", source=str(path)) from None
+        reason = f"cannot read subscriptions file: {exc.strerror}"
+        raise ConfigError(reason, source=str(path)) from None
     return parse_subscriptions(text, source=str(path))

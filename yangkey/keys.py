@@ -52,7 +52,8 @@ def parse_key(key: bytes | str) -> ParsedKey:
     try:
         subscription_id = int(subscription)
     except ValueError:
-        raise YangkeyError(f"subscription id {subscription!r} is not decimal", source="key") from None
+        reason = f"subscription id {subscription!r} is not decimal"
+        raise YangkeyError(reason, source="key") from None
     return ParsedKey(node, subscription_id, tuple(split_outside_quotes(xpaths, XPATH_SEPARATOR)))
 
 
@@ -121,13 +122,15 @@ class _WalkerSource:
             return repr(self.branch.pieces[0])
         for index, piece in enumerate(self.branch.pieces):
             self.env[f"P{index}"] = piece
-        fast = "f\"{P0}" + "".join(
-            f"'{{{value}}}'{{P{index + 1}}}" for index, value in enumerate(values)
-        ) + "\""
+        fast = (
+            'f"{P0}'
+            + "".join(f"'{{{value}}}'{{P{index + 1}}}" for index, value in enumerate(values))
+            + '"'
+        )
         slow = "P0 + " + " + ".join(
             f"quote({value}) + P{index + 1}" for index, value in enumerate(values)
         )
-        plain = " and ".join(f"\"'\" not in {value}" for value in values)
+        plain = " and ".join(f'"\'" not in {value}' for value in values)
         return f"({fast} if {plain} else {slow})"
 
     def canon(self, slot: KeySlot, name: str, raw: str) -> str:
@@ -215,7 +218,7 @@ class _WalkerSource:
             else:
                 self.emit(f"out.append({self.render()})")
         namespace: dict[str, Any] = dict(self.env)
-        exec(compile("\n".join(self.lines), f"<walker {self.branch.template}>", "exec"), namespace)  # noqa: S102 - source built from compiled schema names, reprs only
+        exec(compile("\n".join(self.lines), f"<walker {self.branch.template}>", "exec"), namespace)
         walker: Walker = namespace["walk"]
         return walker
 
@@ -348,8 +351,9 @@ class KeyDeriver:
             )
         sub_id = subscription_id if subscription_id is not None else notification.subscription_id
         if sub_id is None:
-            raise NotificationError("no subscription id in the notification; give --subscription-id",
-                                    source=source)
+            raise NotificationError(
+                "no subscription id in the notification; give --subscription-id", source=source
+            )
         try:
             if len(self.walkers) == 1 and notification.kind == "push-update":
                 found: list[str] = []

@@ -107,8 +107,9 @@ def parse_target(target: str, source: str) -> tuple[TargetStep, ...]:
         keys = tuple(unquote(k) for k in key_text.split(",")) if equals else None
         steps.append(TargetStep(module, name, keys))
     if not steps:
-        raise NotificationError("yang-patch target '/' (the whole datastore) names no instance",
-                                source=source)
+        raise NotificationError(
+            "yang-patch target '/' (the whole datastore) names no instance", source=source
+        )
     return tuple(steps)
 
 
@@ -136,8 +137,10 @@ def _json_notification(obj: Any, source: str, note: Notification) -> Notificatio
             note.event_time = envelope.get("event-time")
             note.node = envelope.get("hostname") or note.node
             sequence = envelope.get("sequence-number")
-            note.sequence_number = sequence if type(sequence) is int else _int_or_none(
-                sequence, "sequence-number", source
+            note.sequence_number = (
+                sequence
+                if type(sequence) is int
+                else _int_or_none(sequence, "sequence-number", source)
             )
             return _json_push("push-update", push, source, note)
     for member, body in obj.items():
@@ -199,8 +202,9 @@ def _json_push(kind: str, body: dict[str, Any], source: str, note: Notification)
     changes = body.get("datastore-changes")
     patch = _find(changes, "yang-patch") if isinstance(changes, dict) else None
     if not isinstance(patch, dict):
-        raise NotificationError("push-change-update has no datastore-changes/yang-patch",
-                                source=source)
+        raise NotificationError(
+            "push-change-update has no datastore-changes/yang-patch", source=source
+        )
     edits = patch.get("edit", [])
     if not isinstance(edits, list):
         raise NotificationError("yang-patch edit must be a list", source=source)
@@ -299,8 +303,8 @@ def _xml_notification(
                 note.subscription = {_local(k): v for k, v in note.subscription.items()}
             note.event_time = note.event_time or _text(metadata, "node-export-timestamp")
         payload = _child(element, "payload")
-        inner = None if payload is None else next(
-            (c for c in payload if isinstance(c.tag, str)), None
+        inner = (
+            None if payload is None else next((c for c in payload if isinstance(c.tag, str)), None)
         )
         if inner is None:
             raise NotificationError("telemetry message has no payload", source=source)
@@ -312,8 +316,10 @@ def _xml_notification(
             _text(element, "sequence-number"), "sequence-number", source
         )
         contents = _child(element, "contents")
-        inner = None if contents is None else next(
-            (c for c in contents if isinstance(c.tag, str)), None
+        inner = (
+            None
+            if contents is None
+            else next((c for c in contents if isinstance(c.tag, str)), None)
         )
         if inner is None:
             raise NotificationError("envelope has no contents", source=source)
@@ -342,8 +348,9 @@ def _xml_notification(
         changes = _child(element, "datastore-changes")
         patch = None if changes is None else _child(changes, "yang-patch")
         if patch is None:
-            raise NotificationError("push-change-update has no datastore-changes/yang-patch",
-                                    source=source)
+            raise NotificationError(
+                "push-change-update has no datastore-changes/yang-patch", source=source
+            )
         edits: list[Edit] = []
         for edit in patch:
             if not isinstance(edit.tag, str) or etree.QName(edit).localname != "edit":
@@ -351,8 +358,9 @@ def _xml_notification(
             target = _text(edit, "target")
             operation = _text(edit, "operation")
             if target is None or operation is None:
-                raise NotificationError("yang-patch edit without target or operation",
-                                        source=source)
+                raise NotificationError(
+                    "yang-patch edit without target or operation", source=source
+                )
             value_element = _child(edit, "value")
             value = None
             if value_element is not None:
@@ -384,5 +392,6 @@ def decode(raw: bytes | str, source: str, ns_modules: Mapping[str, str]) -> Noti
         return _json_notification(obj, source, note)
     if not data.strip():
         raise InputError("empty notification", source=source)
-    raise InputError("not a JSON or XML notification (first byte is neither '{' nor '<')",
-                     source=source)
+    raise InputError(
+        "not a JSON or XML notification (first byte is neither '{' nor '<')", source=source
+    )

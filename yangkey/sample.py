@@ -58,7 +58,9 @@ def _envelope(node: str, seq: int, when: datetime, body: dict[str, Any]) -> byte
     )
 
 
-def _xml_interfaces(node: str, seq: int, when: datetime, sub: int, ifs: list[dict[str, str]]) -> bytes:
+def _xml_interfaces(
+    node: str, seq: int, when: datetime, sub: int, ifs: list[dict[str, str]]
+) -> bytes:
     entries = "".join(
         f"<interface><name>{i['name']}</name><oper-status>{i['oper-status']}</oper-status>"
         "</interface>"
@@ -120,15 +122,23 @@ def generate(nodes: int = 4, interfaces: int = 6, rounds: int = 3, seed: int = 7
                     "id": 1042,
                     "datastore-contents": {
                         "ietf-interfaces:interfaces": {
-                            "interface": [{"name": name, "oper-status": status[name],
-                                           "type": "iana-if-type:ethernetCsmacd"}]
+                            "interface": [
+                                {
+                                    "name": name,
+                                    "oper-status": status[name],
+                                    "type": "iana-if-type:ethernetCsmacd",
+                                }
+                            ]
                         }
                     },
                 }
             }
             if index % 3 == 2:
-                records.append(_xml_interfaces(node, seq, when, 1042, [
-                    {"name": name, "oper-status": status[name]}]))
+                records.append(
+                    _xml_interfaces(
+                        node, seq, when, 1042, [{"name": name, "oper-status": status[name]}]
+                    )
+                )
             elif index % 3 == 1:
                 records.append(_telemetry(node, when, body))
             else:
@@ -144,16 +154,33 @@ def generate(nodes: int = 4, interfaces: int = 6, rounds: int = 3, seed: int = 7
             seq += 1
             when = tick()
             target = "/ietf-interfaces:interfaces/interface=" + name.replace("/", "%2F")
-            raw = _envelope(node, seq, when, {
-                "ietf-yang-push:push-change-update": {
-                    "id": 1042,
-                    "datastore-changes": {"yang-patch": {"patch-id": f"p{seq}", "edit": [{
-                        "edit-id": "1", "operation": "merge", "target": target,
-                        "value": {"ietf-interfaces:interface": [
-                            {"name": name, "oper-status": status[name]}]},
-                    }]}},
-                }
-            })
+            raw = _envelope(
+                node,
+                seq,
+                when,
+                {
+                    "ietf-yang-push:push-change-update": {
+                        "id": 1042,
+                        "datastore-changes": {
+                            "yang-patch": {
+                                "patch-id": f"p{seq}",
+                                "edit": [
+                                    {
+                                        "edit-id": "1",
+                                        "operation": "merge",
+                                        "target": target,
+                                        "value": {
+                                            "ietf-interfaces:interface": [
+                                                {"name": name, "oper-status": status[name]}
+                                            ]
+                                        },
+                                    }
+                                ],
+                            }
+                        },
+                    }
+                },
+            )
             records.append(raw)
             note_current(node, 1042, f"/ietf-interfaces:interfaces/interface[name='{name}']", when)
             replay = replay or (raw, name)
@@ -161,15 +188,31 @@ def generate(nodes: int = 4, interfaces: int = 6, rounds: int = 3, seed: int = 7
         gone = names[-1]
         seq += 1
         when = tick()
-        records.append(_envelope(node, seq, when, {
-            "ietf-yang-push:push-change-update": {
-                "id": 1042,
-                "datastore-changes": {"yang-patch": {"patch-id": f"p{seq}", "edit": [{
-                    "edit-id": "1", "operation": "delete",
-                    "target": "/ietf-interfaces:interfaces/interface=" + gone.replace("/", "%2F"),
-                }]}},
-            }
-        }))
+        records.append(
+            _envelope(
+                node,
+                seq,
+                when,
+                {
+                    "ietf-yang-push:push-change-update": {
+                        "id": 1042,
+                        "datastore-changes": {
+                            "yang-patch": {
+                                "patch-id": f"p{seq}",
+                                "edit": [
+                                    {
+                                        "edit-id": "1",
+                                        "operation": "delete",
+                                        "target": "/ietf-interfaces:interfaces/interface="
+                                        + gone.replace("/", "%2F"),
+                                    }
+                                ],
+                            }
+                        },
+                    }
+                },
+            )
+        )
         note_current(node, 1042, f"/ietf-interfaces:interfaces/interface[name='{gone}']", when)
         expected.deleted.add((node, gone))
         # A replayed older message: same key, older event time; must not win in current state.
@@ -182,56 +225,175 @@ def generate(nodes: int = 4, interfaces: int = 6, rounds: int = 3, seed: int = 7
         # Counters (periodic), addresses, inventory, clock, DNS search list.
         seq += 1
         when = tick()
-        records.append(_envelope(node, seq, when, {"ietf-yang-push:push-update": {
-            "id": 1043, "datastore-contents": {"ietf-interfaces:interfaces": {"interface": [
-                {"name": name, "statistics": {"in-octets": str(rng.randint(1, 10**12)),
-                                              "out-octets": str(rng.randint(1, 10**12))}}
-                for name in names]}}}}))
-        note_current(node, 1043, " | ".join(sorted(
-            f"/ietf-interfaces:interfaces/interface[name='{name}']/statistics" for name in names
-        )), when)
+        records.append(
+            _envelope(
+                node,
+                seq,
+                when,
+                {
+                    "ietf-yang-push:push-update": {
+                        "id": 1043,
+                        "datastore-contents": {
+                            "ietf-interfaces:interfaces": {
+                                "interface": [
+                                    {
+                                        "name": name,
+                                        "statistics": {
+                                            "in-octets": str(rng.randint(1, 10**12)),
+                                            "out-octets": str(rng.randint(1, 10**12)),
+                                        },
+                                    }
+                                    for name in names
+                                ]
+                            }
+                        },
+                    }
+                },
+            )
+        )
+        note_current(
+            node,
+            1043,
+            " | ".join(
+                sorted(
+                    f"/ietf-interfaces:interfaces/interface[name='{name}']/statistics"
+                    for name in names
+                )
+            ),
+            when,
+        )
         seq += 1
         when = tick()
-        records.append(_envelope(node, seq, when, {"ietf-yang-push:push-update": {
-            "id": 1100, "datastore-contents": {"ietf-interfaces:interfaces": {"interface": [
-                {"name": names[0], "ietf-ip:ipv4": {"address": [
-                    {"ip": f"192.0.2.{n + 1}", "prefix-length": 24}]}}]}}}}))
-        note_current(node, 1100, "/ietf-interfaces:interfaces/interface"
-                     f"[name='{names[0]}']/ietf-ip:ipv4/address[ip='192.0.2.{n + 1}']", when)
+        records.append(
+            _envelope(
+                node,
+                seq,
+                when,
+                {
+                    "ietf-yang-push:push-update": {
+                        "id": 1100,
+                        "datastore-contents": {
+                            "ietf-interfaces:interfaces": {
+                                "interface": [
+                                    {
+                                        "name": names[0],
+                                        "ietf-ip:ipv4": {
+                                            "address": [
+                                                {"ip": f"192.0.2.{n + 1}", "prefix-length": 24}
+                                            ]
+                                        },
+                                    }
+                                ]
+                            }
+                        },
+                    }
+                },
+            )
+        )
+        note_current(
+            node,
+            1100,
+            "/ietf-interfaces:interfaces/interface"
+            f"[name='{names[0]}']/ietf-ip:ipv4/address[ip='192.0.2.{n + 1}']",
+            when,
+        )
         seq += 1
         when = tick()
-        components = [{"name": "chassis", "class": "iana-hardware:chassis",
-                       "serial-num": f"SN{n:03d}00"},
-                      {"name": "fan-1", "class": "iana-hardware:fan", "serial-num": f"SN{n:03d}01"}]
-        records.append(_envelope(node, seq, when, {"ietf-yang-push:push-update": {
-            "id": 3001, "datastore-contents": {"ietf-hardware:hardware": {
-                "component": components}}}}))
-        note_current(node, 3001, " | ".join(sorted(
-            f"/ietf-hardware:hardware/component[name='{c['name']}']/serial-num"
-            for c in components)), when)
+        components = [
+            {"name": "chassis", "class": "iana-hardware:chassis", "serial-num": f"SN{n:03d}00"},
+            {"name": "fan-1", "class": "iana-hardware:fan", "serial-num": f"SN{n:03d}01"},
+        ]
+        records.append(
+            _envelope(
+                node,
+                seq,
+                when,
+                {
+                    "ietf-yang-push:push-update": {
+                        "id": 3001,
+                        "datastore-contents": {"ietf-hardware:hardware": {"component": components}},
+                    }
+                },
+            )
+        )
+        note_current(
+            node,
+            3001,
+            " | ".join(
+                sorted(
+                    f"/ietf-hardware:hardware/component[name='{c['name']}']/serial-num"
+                    for c in components
+                )
+            ),
+            when,
+        )
         seq += 1
         when = tick()
-        records.append(_envelope(node, seq, when, {"ietf-yang-push:push-update": {
-            "id": 2001, "datastore-contents": {"ietf-system:system": {"clock": {
-                "timezone-utc-offset": 60}}}}}))
+        records.append(
+            _envelope(
+                node,
+                seq,
+                when,
+                {
+                    "ietf-yang-push:push-update": {
+                        "id": 2001,
+                        "datastore-contents": {
+                            "ietf-system:system": {"clock": {"timezone-utc-offset": 60}}
+                        },
+                    }
+                },
+            )
+        )
         note_current(node, 2001, "/ietf-system:system/clock", when)
         seq += 1
         when = tick()
         domains = ["example.net", f"site{n}.example.net"]
-        records.append(_envelope(node, seq, when, {"ietf-yang-push:push-update": {
-            "id": 2002, "datastore-contents": {"ietf-system:system": {"dns-resolver": {
-                "search": domains}}}}}))
-        note_current(node, 2002, " | ".join(sorted(
-            f"/ietf-system:system/dns-resolver/search[.='{d}']" for d in domains)), when)
+        records.append(
+            _envelope(
+                node,
+                seq,
+                when,
+                {
+                    "ietf-yang-push:push-update": {
+                        "id": 2002,
+                        "datastore-contents": {
+                            "ietf-system:system": {"dns-resolver": {"search": domains}}
+                        },
+                    }
+                },
+            )
+        )
+        note_current(
+            node,
+            2002,
+            " | ".join(
+                sorted(f"/ietf-system:system/dns-resolver/search[.='{d}']" for d in domains)
+            ),
+            when,
+        )
 
     bad = [
         b'{"ietf-yp-notification:envelope": {"hostname": "pe1.nyc", "contents": ',
         b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><x>&a;</x>',
-        _envelope("pe1.nyc", 999, START, {"ietf-yang-push:push-update": {
-            "id": 424242, "datastore-contents": {}}}),
-        _envelope("pe2.lon", 998, START, {"ietf-yang-push:push-update": {
-            "id": 1042, "datastore-contents": {"ietf-interfaces:interfaces": {
-                "interface": [{"oper-status": "up"}]}}}}),
+        _envelope(
+            "pe1.nyc",
+            999,
+            START,
+            {"ietf-yang-push:push-update": {"id": 424242, "datastore-contents": {}}},
+        ),
+        _envelope(
+            "pe2.lon",
+            998,
+            START,
+            {
+                "ietf-yang-push:push-update": {
+                    "id": 1042,
+                    "datastore-contents": {
+                        "ietf-interfaces:interfaces": {"interface": [{"oper-status": "up"}]}
+                    },
+                }
+            },
+        ),
     ]
     for index, raw in enumerate(bad):
         records.insert((index + 1) * len(records) // (len(bad) + 1), raw)

@@ -227,7 +227,8 @@ class SchemaContext:
             text = path.read_text(encoding="utf-8")
             self._explicit = DataModel(text, [*self.search_path])
         except OSError as exc:
-            raise SchemaError(f"cannot read YANG library: {exc.strerror}", source=str(path)) from None
+            reason = f"cannot read YANG library: {exc.strerror}"
+            raise SchemaError(reason, source=str(path)) from None
         except (YangsonException, ValueError) as exc:
             raise SchemaError(f"invalid YANG library: {exc}", source=str(path)) from None
         return self

@@ -187,7 +187,9 @@ class _BranchCompiler:
     def predicate_module(self, predicate: Predicate, default: str) -> str:
         if predicate.prefix is None:
             return default
-        return _module_of_prefix(predicate.prefix, self.schema.index, self.namespaces, self.path.text)
+        return _module_of_prefix(
+            predicate.prefix, self.schema.index, self.namespaces, self.path.text
+        )
 
     def compile(self) -> Branch:
         node: SchemaNode = self.root
@@ -224,11 +226,14 @@ class _BranchCompiler:
                 for slot in keys:
                     if slot.pinned is None:
                         extractions.append(
-                            f"{extraction_prefix}/{slot.member}" if not slot.positional
+                            f"{extraction_prefix}/{slot.member}"
+                            if not slot.positional
                             else f"{extraction_prefix}/position()"
                         )
                 extraction_prefix += "".join(
-                    f"[{slot.member}={quote(slot.pinned)}]" for slot in keys if slot.pinned is not None
+                    f"[{slot.member}={quote(slot.pinned)}]"
+                    for slot in keys
+                    if slot.pinned is not None
                 )
             elif isinstance(node, LeafListNode):
                 if not is_last:
@@ -313,10 +318,10 @@ class _BranchCompiler:
             leaf = _leaf_child(node, key_name, key_module)
             canon = canon_for(leaf.type, key_module) if leaf is not None else canon_string
             member = _member(key_module, key_name, module)
-            predicate = given.get(key_name)
-            if predicate is not None and predicate.value is not None:
-                self.predicate_module(predicate, module)
-                pinned = literal_canon(canon, predicate.value, f"{self.path.text}: key {key_name}")
+            pinning = given.get(key_name)
+            if pinning is not None and pinning.value is not None:
+                self.predicate_module(pinning, module)
+                pinned = literal_canon(canon, pinning.value, f"{self.path.text}: key {key_name}")
                 pieces[-1] += f"[{member}={quote(pinned)}]"
                 slots.append(KeySlot(member, canon, pinned))
             else:
@@ -339,9 +344,11 @@ class _BranchCompiler:
                     source=self.path.text,
                 )
             leaf_module = self.predicate_module(predicate, module)
-            leaf = _leaf_child(node, predicate.name, leaf_module) if isinstance(
-                node, InternalNode
-            ) else None
+            leaf = (
+                _leaf_child(node, predicate.name, leaf_module)
+                if isinstance(node, InternalNode)
+                else None
+            )
             if leaf is None:
                 raise SchemaError(
                     f"predicate [{predicate.name}=...] names no leaf of {module}:{step.name}",
@@ -410,4 +417,3 @@ def compile_subscription(
     return CompiledSubscription(
         xpath=xpath, branches=tuple(unique.values()), warnings=tuple(warnings), modules=modules
     )
-
