@@ -35,7 +35,7 @@ from __future__ import annotations
 import importlib.resources
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import jinja2
 
@@ -200,7 +200,7 @@ def environment() -> jinja2.Environment:
     if _ENVIRONMENT is None:
         env = jinja2.Environment(
             loader=jinja2.FunctionLoader(_load_template),
-            autoescape=False,  # noqa: S701 - SQL, not HTML; values go through ident/literal
+            autoescape=False,  # SQL, not HTML: values go through the ident/literal filters
             undefined=jinja2.StrictUndefined,
             trim_blocks=True,
             lstrip_blocks=True,
@@ -302,7 +302,9 @@ class _Renderer:
         fixed = {name for name, _ in values}
         for name, value in sorted(o.kafka_settings.items()):
             if name in fixed:
-                raise ConfigError(f"Kafka setting {name} is set by yangkey and cannot be overridden")
+                raise ConfigError(
+                    f"Kafka setting {name} is set by yangkey and cannot be overridden"
+                )
             values.append((name, value))
         return values
 
@@ -346,8 +348,9 @@ class _Renderer:
                  view=names.mv_errors, source=names.queue, target=ERRORS_TABLE)
 
     def merge_tables(self) -> None:
-        env_module = self.env.get_template("macros.sql.j2").make_module(self.base_context)
-        row_columns = list(env_module.ROW_COLUMNS)
+        macros = self.env.get_template("macros.sql.j2").make_module(self.base_context)
+        exported: dict[str, Any] = macros.__dict__
+        row_columns = list(exported["ROW_COLUMNS"])
         ingested = ["`ingested_at` DateTime('UTC')"]
         self.add(
             "table", HISTORY_MERGE_TABLE, "merge_table.sql.j2", table=HISTORY_MERGE_TABLE,
@@ -356,7 +359,7 @@ class _Renderer:
         )
         self.add(
             "table", CURRENT_MERGE_TABLE, "merge_table.sql.j2", table=CURRENT_MERGE_TABLE,
-            columns=[*row_columns, env_module.VERSION_COLUMN], extra=ingested,
+            columns=[*row_columns, exported["VERSION_COLUMN"]], extra=ingested,
             pattern="__current$",
             description="Current state of every topic (Merge over the *__current tables; "
             "read with FINAL)",

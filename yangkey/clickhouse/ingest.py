@@ -23,11 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from yangkey.clickhouse import ClickHouseError
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
 from yangkey.clickhouse.apply import ChdbConnection, Connection, apply, open_embedded
 from yangkey.clickhouse.ddl import ERRORS_TABLE, DdlOptions, TopicLike, render_ddl, topic_tables
 from yangkey.clickhouse.identifiers import qualified
-from yangkey.errors import ConfigError
+from yangkey.errors import BrokerError, ConfigError
+from yangkey.kafka.config import consumer_config
 
 DEFAULT_GROUP = "yangkey-embedded"
 DEFAULT_BATCH_SIZE = 10_000
@@ -152,9 +154,10 @@ def row_from_message(message: Any) -> QueueRow:
         raw_headers = []
         error = f"message headers cannot be decoded: {exc}"
     headers: list[tuple[str, bytes | None]] = []
-    for name, header_value in raw_headers:
-        if isinstance(header_value, str):  # some clients hand back str
-            header_value = header_value.encode("utf-8")
+    for name, raw_value in raw_headers:
+        header_value: bytes | None = (
+            raw_value.encode("utf-8") if isinstance(raw_value, str) else raw_value
+        )
         headers.append((name, header_value))
         if not error and header_value is not None:
             try:
@@ -219,26 +222,29 @@ class _Reporter:
         self.last_line = self.started
         self.live: Any = None
         if enabled and sys.stderr.isatty():
-            from rich.console import Console
-            from rich.live import Live
+            from rich.console import Console  # noqa: PLC0415
+            from rich.live import Live  # noqa: PLC0415
 
             self.live = Live(console=Console(stderr=True), refresh_per_second=4, transient=False)
             self.live.start()
 
     def _table(self, result: IngestResult, state: str) -> Any:
-        from rich.table import Table
+        from rich.table import Table  # noqa: PLC0415
 
-        elapsed = max(time.monotonic() - self.started, 1e-9)
+        done = state == "done"
+        elapsed = result.seconds if done else time.monotonic() - self.started
+        rate = result.total / max(elapsed, 1e-9)
         table = Table(title=f"yangkey ingest - {state}", title_justify="left")
         table.add_column("topic")
         table.add_column("messages", justify="right")
-        table.add_column("decode errors", justify="right")
-        for topic, count in sorted(result.messages.items()):
-            table.add_row(topic, f"{count:,}", "")
+        table.add_column("to errors" if done else "", justify="right")
+        for topic in sorted(set(result.messages) | set(result.errors)):
+            errors = f"{result.errors.get(topic, 0):,}" if done else ""
+            table.add_row(topic, f"{result.messages.get(topic, 0):,}", errors)
         table.add_row(
             "[bold]total[/bold]",
-            f"[bold]{result.total:,}[/bold] ({result.total / elapsed:,.0f}/s)",
-            f"{result.decode_errors:,}",
+            f"[bold]{result.total:,}[/bold] ({rate:,.0f}/s)",
+            f"{result.total_errors:,}" if done else f"{result.decode_errors:,} undecodable",
         )
         return table
 
@@ -297,20 +303,15 @@ def consume_into(
     should_stop: Callable[[], bool] | None = None,
 ) -> IngestResult:
     """Consume ``topics`` into their (already created) queue tables of ``database``."""
-    from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
-
     if batch_size < 1:
         raise ConfigError("batch size must be at least 1")
-    config: dict[str, Any] = {
-        "bootstrap.servers": bootstrap,
-        "group.id": group,
-        "enable.auto.commit": False,
-        "isolation.level": "read_committed",
-        "auto.offset.reset": "earliest",
-        "enable.partition.eof": True,
-        "client.id": "yangkey-ingest",
-    }
-    config.update(kafka_config or {})
+    # the pipeline's consumer defaults (no auto commit, read_committed, earliest) under the
+    # operator's settings; auto commit stays off whatever they say: offsets are committed
+    # only once the rows are stored
+    overrides = {"client.id": "yangkey-ingest", **(kafka_config or {})}
+    config = consumer_config(bootstrap, group, overrides)
+    config["enable.auto.commit"] = False
+    config["enable.partition.eof"] = True
     result = IngestResult()
     started_at = conn.query("SELECT toString(now64(3, 'UTC')) AS t")[0]["t"]
     started = time.monotonic()
@@ -320,7 +321,7 @@ def consume_into(
         try:
             metadata = consumer.list_topics(timeout=15)
         except KafkaException as exc:
-            raise ClickHouseError(
+            raise BrokerError(
                 f"cannot reach Kafka: {exc.args[0].str() if exc.args else exc}",
                 source=f"kafka://{bootstrap}",
             ) from None
@@ -357,10 +358,10 @@ def consume_into(
                 error = message.error()
                 if error is not None:
                     if error.code() == KafkaError._PARTITION_EOF:
-                        at_end.add((message.topic(), message.partition()))
+                        at_end.add((str(message.topic()), int(message.partition() or 0)))
                         continue
                     if error.fatal():
-                        raise ClickHouseError(
+                        raise BrokerError(
                             f"Kafka consumer failed: {error.str()}", source=f"kafka://{bootstrap}"
                         )
                     if progress:
@@ -394,7 +395,7 @@ def consume_into(
             if assignment and at_end >= assignment:
                 break
             if not assignment and time.monotonic() - waiting_since > assignment_timeout:
-                raise ClickHouseError(
+                raise BrokerError(
                     f"no partition was assigned within {assignment_timeout:.0f}s "
                     f"(is another consumer of group {group!r} holding them?)",
                     source=f"kafka://{bootstrap}",
@@ -416,11 +417,11 @@ def ingest(
     catalog: CatalogLike,
     bootstrap: str,
     embedded_path: str | Path,
+    *,
     follow: bool = False,
     group: str = DEFAULT_GROUP,
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress: bool = True,
-    *,
     database: str = "yangkey",
     dead_letter: bool = True,
     kafka_config: Mapping[str, Any] | None = None,

@@ -123,6 +123,7 @@ def _source(conn: Connection, database: str, topic: str | None, kind: str) -> st
 def current_state(
     conn: Connection,
     database: str,
+    *,
     node: str | None = None,
     subscription_id: int | None = None,
     xpath_prefix: str | None = None,
@@ -204,21 +205,24 @@ def decode_cursor(token: str) -> Cursor:
 def history(
     conn: Connection,
     database: str,
+    *,
     key: str | None = None,
     node: str | None = None,
     since: str | None = None,
     until: str | None = None,
     limit: int = 100,
     after: Cursor | None = None,
-    *,
     subscription_id: int | None = None,
     topic: str | None = None,
     order: str = "time",
+    current_generation: bool = False,
 ) -> HistoryPage:
     """One page of messages; ``since`` / ``until`` are RFC 3339 (``until`` exclusive).
 
     ``order="time"`` pages by (event time, sequence number, key); ``order="offset"`` pages by
     Kafka position. ``after`` must match the order (its type selects it when given).
+    ``current_generation`` keeps only messages of the newest generation seen for their
+    (node, subscription id), like :func:`current_state`; by default every generation shows.
     """
     if limit < 1:
         raise ConfigError("limit must be at least 1")
@@ -266,6 +270,13 @@ def history(
                 "(kafka_topic, kafka_partition, kafka_offset) > "
                 "({after_topic:String}, {after_partition:UInt32}, {after_offset:UInt64})"
             )
+    if current_generation:
+        inner = " AND ".join(_node_conditions(node, subscription_id, {}))
+        conditions.append(
+            "(node, subscription_id, generation) IN (SELECT node, subscription_id, "
+            f"max(generation) FROM {source} {'WHERE ' + inner if inner else ''} "
+            "GROUP BY node, subscription_id)"
+        )
     where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
     sql = (
         f"SELECT {_SELECT} FROM {source} {where} "

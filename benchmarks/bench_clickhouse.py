@@ -1,0 +1,239 @@
+"""ClickHouse edge benchmark on embedded ClickHouse (chdb); prints figures and ratios.
+
+1. Ingestion through the embedded pipeline (Null queue table -> parse view -> history,
+   current state, errors) against a bare MergeTree with the same columns, both fed by the same
+   ``INSERT ... SELECT`` from ``numbers()`` (the engine alone), then the bridge's Python path
+   (RowBinary encoding + streaming INSERT) against the same bytes into the bare table.
+2. Current state over 1M keys (1.2M rows: some keys updated, versions out of order): the
+   ``FINAL`` query of ``yangkey.clickhouse.queries.current_state`` aggregated in the engine
+   (count and payload bytes, so that no column is pruned), the
+   ``argMax`` alternative, a one-node query fetched into Python, against ``SELECT count()``.
+
+    python benchmarks/bench_clickhouse.py [--rows 1000000] [--keys 1000000] [--python-rows 200000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+from yangkey.catalog import TopicSpec
+from yangkey.clickhouse.apply import ChdbConnection, apply
+from yangkey.clickhouse.ddl import DdlOptions, render_ddl, topic_tables
+from yangkey.clickhouse.identifiers import qualified, quote_identifier
+from yangkey.clickhouse.ingest import QUEUE_COLUMNS, QueueRow, encode_rows
+from yangkey.clickhouse.queries import current_state
+
+TOPIC = "netops-current-state-if-interfaces-interface"
+DB = "bench"
+
+
+def spec() -> TopicSpec:
+    return TopicSpec(
+        name=TOPIC, schema_path="/x", subscription_ids=(1042,),
+        subscription_type="on-change-sync", compaction=True, retention_seconds=0,
+        partitions=6, replication_factor=1, templates=("/x",),
+    )
+
+
+def timed(label: str, function: Callable[[], Any], repeat: int = 1) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        function()
+        best = min(best, time.perf_counter() - start)
+    print(f"  {label:<58} {best:8.3f} s")
+    return best
+
+
+def generated_rows(n: int, keys: int) -> str:
+    """A SELECT from numbers() producing queue rows (the Kafka virtual columns)."""
+    return f"""
+        SELECT
+            concat('{{"ietf-interfaces:interface":[{{"name":"eth', toString(number % {keys}),
+                   '","oper-status":"up","statistics":{{"in-octets":', toString(number), '}}}}]}}')
+                AS value,
+            '{TOPIC}' AS _topic,
+            concat('pe', toString(number % {keys} % 1000), '\\n1042\\n',
+                   '/ietf-interfaces:interfaces/interface[name=''eth',
+                   toString(intDiv(number % {keys}, 1000)), ''']') AS _key,
+            number AS _offset,
+            number % 6 AS _partition,
+            toDateTime(1790000000 + intDiv(number, 1000)) AS _timestamp,
+            toDateTime64(1790000000 + number / 1000, 3) AS _timestamp_ms,
+            ['content-type', 'yangkey-event-time', 'yangkey-sequence-number',
+             'yangkey-generation'] AS `_headers.name`,
+            ['application/yang-data+json',
+             concat('2026-09-21T12:00:00.', leftPad(toString((number * 7919) % 1000000000), 9, '0'),
+                    'Z'),
+             toString(number), '1'] AS `_headers.value`,
+            '' AS _raw_message,
+            '' AS _error
+        FROM numbers({n})
+    """
+
+
+def bare_table(conn: ChdbConnection) -> str:
+    table = qualified(DB, "bare")
+    conn.command(f"DROP TABLE IF EXISTS {table}")
+    conn.command(
+        f"CREATE TABLE {table} (value String, _topic LowCardinality(String), _key String, "
+        "_offset UInt64, _partition UInt64, _timestamp Nullable(DateTime), "
+        "_timestamp_ms Nullable(DateTime64(3)), `_headers.name` Array(String), "
+        "`_headers.value` Array(String), _raw_message String, _error String) "
+        "ENGINE = MergeTree ORDER BY _key"
+    )
+    return table
+
+
+def reset_pipeline(conn: ChdbConnection) -> None:
+    conn.command(f"DROP DATABASE IF EXISTS {quote_identifier(DB)}")
+    options = DdlOptions(database=DB, mode="embedded")
+    apply(conn, render_ddl([spec()], options), DB)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--keys", type=int, default=1_000_000)
+    parser.add_argument("--python-rows", type=int, default=200_000)
+    args = parser.parse_args()
+    names = topic_tables(TOPIC)
+    queue = qualified(DB, names.queue)
+    current = qualified(DB, names.current)
+    with tempfile.TemporaryDirectory() as path:
+        conn = ChdbConnection(path)
+        try:
+            print(f"chdb {conn.query('SELECT version() AS v')[0]['v']}, "
+                  f"{args.rows:,} rows, {args.keys:,} keys")
+
+            print("\n1. ingestion, engine only (INSERT ... SELECT FROM numbers)")
+            reset_pipeline(conn)
+            bare = bare_table(conn)
+            rows_sql = generated_rows(args.rows, args.keys)
+            t_bare = timed("bare MergeTree (same columns, no parsing, no views)",
+                           lambda: conn.command(f"INSERT INTO {bare} {rows_sql}"))
+            t_pipe = timed("queue -> parse view -> history + current + errors",
+                           lambda: conn.command(f"INSERT INTO {queue} {rows_sql}"))
+            stored = conn.query(
+                f"SELECT (SELECT count() FROM {qualified(DB, names.history)}) AS h, "
+                f"(SELECT count() FROM {current}) AS c, "
+                f"(SELECT count() FROM {qualified(DB, 'errors')}) AS e"
+            )[0]
+            assert stored["h"] == args.rows and stored["c"] == args.rows and stored["e"] == 0
+            print(f"  bare     {args.rows / t_bare:12,.0f} rows/s")
+            print(f"  pipeline {args.rows / t_pipe:12,.0f} rows/s   "
+                  f"(ratio pipeline/bare time: {t_pipe / t_bare:.2f}x)")
+
+            print(f"\n2. ingestion, bridge path (Python RowBinary encode + streaming INSERT), "
+                  f"{args.python_rows:,} rows")
+            reset_pipeline(conn)
+            bare = bare_table(conn)
+            hdr_names = ("content-type", "yangkey-event-time", "yangkey-sequence-number",
+                         "yangkey-generation")
+            rows = [
+                QueueRow(
+                    topic=TOPIC, partition=i % 6, offset=i,
+                    key=f"pe{i % 1000}\n1042\n/ietf-interfaces:interfaces/interface"
+                        f"[name='eth{i // 1000}']".encode(),
+                    value=b'{"ietf-interfaces:interface":[{"name":"eth0","oper-status":"up"}]}',
+                    headers=list(zip(hdr_names, (
+                        b"application/yang-data+json",
+                        f"2026-09-21T12:00:{i % 60:02d}.{i:09d}Z".encode(),
+                        str(i).encode(), b"1"), strict=True)),
+                    timestamp_ms=1_790_000_000_000 + i,
+                )
+                for i in range(args.python_rows)
+            ]
+            blobs: list[bytes] = []
+            batch = 10_000
+            t_encode = timed(
+                f"encode_rows, batches of {batch:,}",
+                lambda: blobs.extend(
+                    encode_rows(rows[i:i + batch]) for i in range(0, len(rows), batch)
+                ),
+            )
+            def insert_all(table: str) -> None:
+                for blob in blobs:
+                    conn.insert(table, QUEUE_COLUMNS, blob, "RowBinary")
+
+            t_raw = timed("the same bytes into the bare MergeTree", lambda: insert_all(bare))
+            t_queue = timed("the same bytes into the queue table (views fire)",
+                            lambda: insert_all(queue))
+            n = args.python_rows
+            print(f"  encode   {n / t_encode:12,.0f} rows/s   "
+                  f"({sum(map(len, blobs)) / n:.0f} bytes/row)")
+            print(f"  bare     {n / t_raw:12,.0f} rows/s")
+            print(f"  pipeline {n / t_queue:12,.0f} rows/s   "
+                  f"(ratio pipeline/bare time: {t_queue / t_raw:.2f}x)")
+            print(f"  bridge end to end (encode + pipeline insert): "
+                  f"{n / (t_encode + t_queue):,.0f} rows/s")
+
+            print(f"\n3. current state over {args.keys:,} keys")
+            reset_pipeline(conn)
+            extra = args.keys // 5
+            conn.command(f"INSERT INTO {queue} {generated_rows(args.keys, args.keys)}")
+            # 20% of the keys again, with OLDER event times at higher offsets: must not win
+            conn.command(
+                f"INSERT INTO {queue} "
+                + generated_rows(extra, args.keys).replace(
+                    "'2026-09-21T12:00:00.'", "'2026-09-21T11:00:00.'"
+                ).replace("number AS _offset", f"number + {args.keys} AS _offset")
+            )
+            total_rows = conn.query(f"SELECT count() AS n FROM {current}")[0]["n"]
+            print(f"  rows in the current-state table (unmerged parts): {total_rows:,}")
+            t_count = timed("baseline: SELECT count()",
+                            lambda: conn.query(f"SELECT count() FROM {current}"), repeat=3)
+            t_scan = timed("baseline: SELECT uniqExact(message_key) (reads every key)",
+                           lambda: conn.query(f"SELECT uniqExact(message_key) FROM {current}"),
+                           repeat=3)
+            final_sql = (
+                "SELECT count() AS n, sum(length(payload)) AS bytes FROM (SELECT *, "
+                "max(generation) OVER "
+                "(PARTITION BY node, subscription_id) AS g "
+                f"FROM {current} FINAL) WHERE generation = g"
+            )
+            result: dict[str, Any] = {}
+            t_final = timed(
+                "current state, all keys (FINAL + generation window), aggregated",
+                lambda: result.update(conn.query(final_sql)[0]), repeat=3,
+            )
+            assert result["n"] == args.keys, result
+            t_final_plain = timed(
+                "FINAL without the generation filter, aggregated",
+                lambda: conn.query(f"SELECT count(), sum(length(payload)) FROM {current} FINAL"),
+                repeat=3,
+            )
+            t_argmax = timed(
+                "argMax(payload, version) GROUP BY message_key, aggregated",
+                lambda: conn.query(
+                    f"SELECT count(), sum(length(p)) FROM (SELECT message_key, "
+                    f"argMax(payload, version) AS p FROM {current} GROUP BY message_key)"
+                ),
+                repeat=3,
+            )
+            one: list[Any] = []
+            t_node = timed(
+                "current_state(node='pe7') into Python (1,000 keys)",
+                lambda: one.__setitem__(slice(None), current_state(conn, DB, node="pe7")),
+                repeat=3,
+            )
+            assert len(one) == args.keys // 1000, len(one)
+            older = conn.query(
+                f"SELECT countIf(event_time < toDateTime64('2026-09-21 12:00:00', 9, 'UTC')) "
+                f"AS n FROM {current} FINAL"
+            )[0]["n"]
+            assert older == 0, "an older replay won"
+            print(f"  FINAL query / uniqExact(key): {t_final / t_scan:.2f}x")
+            print(f"  FINAL query / count(): {t_final / t_count:8.1f}x; "
+                  f"plain FINAL: {t_final_plain / t_count:.1f}x; argMax: "
+                  f"{t_argmax / t_count:.1f}x; one node: {t_node * 1000:.1f} ms")
+        finally:
+            conn.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,188 @@
+"""The embedded ingest bridge against a real Kafka broker: Kafka -> chdb -> queries.
+
+Covers: committed offsets (a second run reads nothing), read_committed (an aborted
+transaction never shows), poison messages and dead-letter records in the errors table,
+at-least-once replays (a new consumer group re-reads everything: current state unchanged),
+missing topics, and --follow.
+
+chdb holds one data path per process: one connection for the whole module, closed at its end.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from confluent_kafka import KafkaError, Message, Producer
+
+from yangkey.catalog import TopicSpec
+from yangkey.clickhouse.apply import ChdbConnection
+from yangkey.clickhouse.identifiers import qualified
+from yangkey.clickhouse.ingest import consume_into, ingest
+from yangkey.clickhouse.queries import current_state, history
+from yangkey.kafka.config import TopicSpec as KafkaTopic
+from yangkey.kafka.config import ensure_topics, producer_config
+from yangkey.keys import compose_key
+from yangkey.xpath import quote
+
+DATABASE = "yk_ingest"
+
+
+@dataclass(frozen=True)
+class FakeCatalog:
+    topics: tuple[TopicSpec, ...]
+    dead_letter_topic: str
+
+
+def spec(name: str) -> TopicSpec:
+    return TopicSpec(
+        name=name,
+        schema_path="/ietf-interfaces:interfaces/interface",
+        subscription_ids=(1042,),
+        subscription_type="on-change-sync",
+        compaction=True,
+        retention_seconds=0,
+        partitions=3,
+        replication_factor=1,
+        templates=("/ietf-interfaces:interfaces/interface[name='%s']",),
+    )
+
+
+def iface_key(node: str, name: str) -> bytes:
+    return compose_key(node, 1042, [f"/ietf-interfaces:interfaces/interface[name={quote(name)}]"])
+
+
+Headers = list[tuple[str, str | bytes | None]]
+
+
+def headers(event_time: str, seq: int, gen: int = 1) -> Headers:
+    return [
+        ("content-type", b"application/yang-data+json"),
+        ("yangkey-event-time", event_time.encode()),
+        ("yangkey-sequence-number", str(seq).encode()),
+        ("yangkey-generation", str(gen).encode()),
+        ("yangkey-subscription-type", b"on-change-sync"),
+    ]
+
+
+def produce(
+    bootstrap: str, records: list[tuple[str, bytes | None, bytes, Headers]]
+) -> None:
+    errors: list[str] = []
+
+    def on_delivery(err: KafkaError | None, _msg: Message) -> None:
+        if err is not None:
+            errors.append(err.str())
+
+    producer = Producer(producer_config(bootstrap))
+    for topic, key, value, hdrs in records:
+        producer.produce(topic, value=value, key=key, headers=hdrs, on_delivery=on_delivery)
+        producer.poll(0)
+    assert producer.flush(30) == 0
+    assert not errors, errors
+
+
+def produce_aborted(bootstrap: str, topic: str, key: bytes, value: bytes) -> None:
+    producer = Producer({**producer_config(bootstrap), "transactional.id": f"abort-{topic}"})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    producer.produce(topic, value=value, key=key, headers=headers("2030-01-01T00:00:00Z", 99))
+    producer.flush(30)
+    producer.abort_transaction(30)
+
+
+@pytest.fixture(scope="module")
+def chdb_conn() -> Iterator[ChdbConnection]:
+    with tempfile.TemporaryDirectory() as path:
+        conn = ChdbConnection(path)
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+
+def quiet(_line: str) -> None:
+    pass
+
+
+def test_ingest_end_to_end(
+    kafka_broker: Any, topic_name: str, chdb_conn: ChdbConnection
+) -> None:
+    bootstrap: str = kafka_broker.bootstrap
+    dead_letter = f"{topic_name}-dl"
+    missing = f"{topic_name}-never-created"
+    ensure_topics(bootstrap, [KafkaTopic(topic_name, partitions=3, compaction=True),
+                              KafkaTopic(dead_letter, partitions=1)])
+    eth0, eth1, pipe = iface_key("pe1", "eth0"), iface_key("pe1", "eth1"), iface_key("pe2", "a | b")
+    produce(bootstrap, [
+        (topic_name, eth0, b'{"oper":"up"}', headers("2026-11-20T10:00:00Z", 1)),
+        (topic_name, eth1, b'{"oper":"up"}', headers("2026-11-20T10:00:00Z", 2)),
+        (topic_name, pipe, b'{"oper":"up"}', headers("2026-11-20T10:00:00Z", 3)),
+        (topic_name, eth0, b'{"oper":"down"}', headers("2026-11-20T10:00:05.5Z", 4)),
+        # poison: a key that is not UTF-8; a key that is not three lines
+        (topic_name, b"\xff\xfe\xfd", b"\x00\x01garbage", headers("2026-11-20T10:00:00Z", 5)),
+        (topic_name, b"just-one-line", b"{}", headers("2026-11-20T10:00:00Z", 6)),
+        (dead_letter, None, b"<notification>bad</notification>", [
+            ("yangkey-error", b"no matching instances"),
+            ("yangkey-error-kind", b"no-match"),
+            ("yangkey-source", b"raw@0:42"),
+        ]),
+    ])
+    produce_aborted(bootstrap, topic_name, eth1, b'{"aborted":true}')
+    catalog = FakeCatalog(topics=(spec(topic_name), spec(missing)), dead_letter_topic=dead_letter)
+
+    group = f"g-{topic_name}"
+    result = ingest(catalog, bootstrap, "", group=group, batch_size=3, progress=True,
+                    database=DATABASE, connection=chdb_conn, log=quiet)
+    assert result.messages == {topic_name: 6, dead_letter: 1}  # the aborted one never arrives
+    assert result.missing_topics == [missing]
+    assert result.decode_errors == 1  # the non-UTF-8 key, flagged by the bridge
+    assert result.errors == {topic_name: 2, dead_letter: 1}
+    assert result.batches >= 3
+
+    state = current_state(chdb_conn, DATABASE)
+    assert {(r["message_key"], r["payload"]) for r in state} == {
+        (eth0.decode(), '{"oper":"down"}'),
+        (eth1.decode(), '{"oper":"up"}'),
+        (pipe.decode(), '{"oper":"up"}'),
+    }
+    piped = next(r for r in state if r["node"] == "pe2")
+    assert piped["xpaths"] == ["/ietf-interfaces:interfaces/interface[name='a | b']"]
+    errors = chdb_conn.query(
+        f"SELECT kafka_topic, error_kind, error, source, raw_message "
+        f"FROM {qualified(DATABASE, 'errors')} ORDER BY kafka_topic, error_kind"
+    )
+    kinds = [(e["kafka_topic"] == dead_letter, e["error_kind"]) for e in errors]
+    assert kinds == [(False, "decode"), (False, "key"), (True, "rejected:no-match")]
+    assert errors[0]["raw_message"].startswith("\x00\x01garbage")
+    assert errors[2]["source"] == "raw@0:42"
+
+    # offsets were committed: a second run with the same group reads nothing
+    again = ingest(catalog, bootstrap, "", group=group, progress=False,
+                   database=DATABASE, connection=chdb_conn, log=quiet)
+    assert again.total == 0
+
+    # at-least-once: a new group replays everything; answers do not change
+    replay = ingest(catalog, bootstrap, "", group=f"{group}-replay", progress=False,
+                    database=DATABASE, connection=chdb_conn, log=quiet)
+    assert replay.messages[topic_name] == 6
+    assert current_state(chdb_conn, DATABASE) == state
+    page = history(chdb_conn, DATABASE, key=eth0.decode())
+    assert [r["payload"] for r in page.rows] == ['{"oper":"up"}', '{"oper":"down"}']
+
+    # --follow keeps consuming until told to stop
+    produce(bootstrap, [
+        (topic_name, eth1, b'{"oper":"testing"}', headers("2026-11-20T10:01:00Z", 7)),
+    ])
+    deadline = time.monotonic() + 8
+    followed = consume_into(
+        chdb_conn, [topic_name], bootstrap, database=DATABASE, follow=True, group=group,
+        progress=False, poll_timeout=0.5, should_stop=lambda: time.monotonic() > deadline,
+    )
+    assert followed.messages == {topic_name: 1}
+    now = {r["message_key"]: r["payload"] for r in current_state(chdb_conn, DATABASE)}
+    assert now[eth1.decode()] == '{"oper":"testing"}'

@@ -1,0 +1,493 @@
+"""``click`` commands of the ClickHouse edge: ``ddl generate|apply``, ``ingest``, ``state``,
+``history``. Register them on the main CLI with :func:`register` (or ``cli.add_command`` on
+each of :data:`COMMANDS`).
+
+Errors are raised as :class:`yangkey.errors.YangkeyError` subclasses for the main CLI to print.
+A server is given as ``--clickhouse http[s]://user@host:port[/database]``; the password is read
+from ``CLICKHOUSE_PASSWORD`` only (never from the command line, never printed).
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+import click
+
+from yangkey.errors import ConfigError, YangkeyError
+
+if TYPE_CHECKING:
+    from yangkey.catalog import Catalog
+    from yangkey.clickhouse.apply import Connection
+    from yangkey.clickhouse.ddl import DdlOptions, Mode
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+OUTPUT_FILES = {"server": "server.sql", "embedded": "embedded.sql"}
+
+
+def reports_errors(function: F) -> F:
+    """A YangkeyError becomes one ``error: ...`` line on stderr and exit status 1."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except YangkeyError as error:
+            click.echo(f"error: {error.message()}", err=True)
+            sys.exit(1)
+
+    return cast(F, wrapper)
+
+
+def _load_catalog(path: str, yang_dirs: Sequence[str]) -> Catalog:
+    from yangkey.catalog import load_catalog  # noqa: PLC0415
+
+    return load_catalog(path, yang_dirs=tuple(yang_dirs))
+
+
+def _subscriptions_options(function: F) -> F:
+    function = click.option(
+        "--yang-dir",
+        "yang_dirs",
+        multiple=True,
+        type=click.Path(exists=True, file_okay=False),
+        help="Extra YANG module directory (repeatable).",
+    )(function)
+    return click.option(
+        "--subscriptions",
+        "-s",
+        required=True,
+        type=click.Path(exists=True, dir_okay=False),
+        help="The subscriptions file (YAML).",
+    )(function)
+
+
+def _render_options(function: F) -> F:
+    options = [
+        click.option("--database", "-d", default=None, help="Database name [default: yangkey]."),
+        click.option(
+            "--kafka-collection",
+            default="yangkey_kafka",
+            show_default=True,
+            help="Named collection with the Kafka brokers and credentials (server mode).",
+        ),
+        click.option(
+            "--consumer-group",
+            default="yangkey-clickhouse",
+            show_default=True,
+            help="Consumer group of the Kafka tables (one '<group>.<topic>' per topic).",
+        ),
+        click.option("--num-consumers", default=1, show_default=True, type=click.IntRange(1)),
+        click.option(
+            "--current-state",
+            type=click.Choice(["all", "compacted"]),
+            default="all",
+            show_default=True,
+            help="Which topics get a current-state table.",
+        ),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def _target_options(function: F) -> F:
+    function = click.option(
+        "--embedded",
+        type=click.Path(file_okay=False),
+        default=None,
+        help="Embedded ClickHouse (chdb) data directory.",
+    )(function)
+    return click.option(
+        "--clickhouse",
+        envvar="YANGKEY_CLICKHOUSE_URL",
+        default=None,
+        help="Server URL http[s]://user@host:port[/database]; password in CLICKHOUSE_PASSWORD.",
+    )(function)
+
+
+def _ddl_options(
+    *,
+    mode: Mode,
+    database: str,
+    cluster: str | None,
+    kafka_collection: str,
+    consumer_group: str,
+    num_consumers: int,
+    current_state: str,
+) -> DdlOptions:
+    from yangkey.clickhouse.ddl import DdlOptions  # noqa: PLC0415
+
+    return DdlOptions(
+        database=database,
+        mode=mode,
+        cluster=cluster,
+        kafka_collection=kafka_collection,
+        consumer_group=consumer_group,
+        kafka_num_consumers=num_consumers,
+        current_state="compacted" if current_state == "compacted" else "all",
+    )
+
+
+def _connect(clickhouse: str | None, embedded: str | None) -> tuple[Connection, str | None]:
+    """The connection and the database named in the URL, if any."""
+    from yangkey.clickhouse.apply import ServerConnection, connect  # noqa: PLC0415
+
+    conn = connect(clickhouse=clickhouse, embedded=embedded)
+    url_database = conn.database if isinstance(conn, ServerConnection) else None
+    return conn, url_database
+
+
+@click.group("ddl")
+def ddl() -> None:
+    """ClickHouse DDL for the catalog topics: write it out, or apply it."""
+
+
+@ddl.command("generate")
+@_subscriptions_options
+@click.option(
+    "--mode",
+    type=click.Choice(["server", "embedded", "both"]),
+    default="both",
+    show_default=True,
+    help="Kafka engine tables (server) or Null queue tables fed by `yangkey ingest` (embedded).",
+)
+@click.option("--cluster", default=None, help="Cluster mode: ON CLUSTER, Replicated, Distributed.")
+@_render_options
+@click.option(
+    "--output-dir",
+    "-o",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Write server.sql / embedded.sql here (default: print).",
+)
+@reports_errors
+def generate(
+    *,
+    subscriptions: str,
+    yang_dirs: tuple[str, ...],
+    mode: str,
+    cluster: str | None,
+    database: str | None,
+    kafka_collection: str,
+    consumer_group: str,
+    num_consumers: int,
+    current_state: str,
+    output_dir: Path | None,
+) -> None:
+    """Render the DDL, one .sql file per mode, in a stable order (reproducible output)."""
+    from yangkey.clickhouse.ddl import render_catalog, to_script  # noqa: PLC0415
+
+    catalog = _load_catalog(subscriptions, yang_dirs)
+    if mode == "both":
+        modes: list[Mode] = ["server"] if cluster else ["server", "embedded"]
+    else:
+        modes = ["server" if mode == "server" else "embedded"]
+    outputs: list[tuple[str, str]] = []
+    for each in modes:
+        options = _ddl_options(
+            mode=each, database=database or "yangkey", cluster=cluster,
+            kafka_collection=kafka_collection, consumer_group=consumer_group,
+            num_consumers=num_consumers, current_state=current_state,
+        )
+        statements = render_catalog(catalog, options)
+        header = _header(subscriptions, options, len(statements))
+        outputs.append((OUTPUT_FILES[each], to_script(statements, header)))
+    if output_dir is None:
+        click.echo("\n".join(text for _, text in outputs), nl=False)
+        return
+    output_dir.mkdir(parents=True, exist_ok=True)
+    for name, text in outputs:
+        (output_dir / name).write_text(text, encoding="utf-8")
+        click.echo(f"wrote {output_dir / name}", err=True)
+
+
+def _header(source: str, options: DdlOptions, count: int) -> list[str]:
+    flavour = options.mode + (f", cluster {options.cluster}" if options.cluster else "")
+    return [
+        f"yangkey ClickHouse DDL ({flavour} mode), database {options.database}",
+        f"Generated by `yangkey ddl generate` from {PurePath(source).as_posix()};",
+        "do not edit: regenerate instead. Every statement is idempotent (IF NOT EXISTS).",
+        f"{count} statements.",
+    ]
+
+
+@ddl.command("apply")
+@_subscriptions_options
+@_target_options
+@click.option("--cluster", default=None, help="Cluster mode (server only).")
+@_render_options
+@reports_errors
+def apply_command(
+    *,
+    subscriptions: str,
+    yang_dirs: tuple[str, ...],
+    clickhouse: str | None,
+    embedded: str | None,
+    cluster: str | None,
+    database: str | None,
+    kafka_collection: str,
+    consumer_group: str,
+    num_consumers: int,
+    current_state: str,
+) -> None:
+    """Create the database, tables and views (idempotent: existing objects are kept)."""
+    from yangkey.clickhouse.apply import apply  # noqa: PLC0415
+    from yangkey.clickhouse.ddl import render_catalog  # noqa: PLC0415
+
+    catalog = _load_catalog(subscriptions, yang_dirs)
+    conn, url_database = _connect(clickhouse, embedded)
+    try:
+        db = database or url_database or "yangkey"
+        options = _ddl_options(
+            mode="embedded" if embedded else "server", database=db, cluster=cluster,
+            kafka_collection=kafka_collection, consumer_group=consumer_group,
+            num_consumers=num_consumers, current_state=current_state,
+        )
+        statements = render_catalog(catalog, options)
+        result = apply(conn, statements, db)
+    finally:
+        conn.close()
+    for statement in result.existing:
+        click.echo(f"exists   {statement.kind:<16} {statement.name}", err=True)
+    for statement in result.created:
+        click.echo(f"created  {statement.kind:<16} {statement.name}", err=True)
+    click.echo(
+        f"{len(result.created)} created, {len(result.existing)} already existed "
+        f"({conn.description})",
+        err=True,
+    )
+
+
+@click.command("ingest")
+@_subscriptions_options
+@click.option("--bootstrap", "-b", required=True, envvar="YANGKEY_BOOTSTRAP",
+              help="Kafka bootstrap servers.")
+@click.option("--embedded", required=True, type=click.Path(file_okay=False),
+              help="Embedded ClickHouse (chdb) data directory.")
+@click.option("--database", "-d", default="yangkey", show_default=True)
+@click.option("--follow", "-f", is_flag=True, help="Keep consuming (default: stop when caught up).")
+@click.option("--group", default="yangkey-embedded", show_default=True, help="Consumer group.")
+@click.option("--batch-size", default=10_000, show_default=True, type=click.IntRange(1))
+@click.option("--no-dead-letter", is_flag=True, help="Do not read the dead-letter topic.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress output.")
+@click.option("-X", "kafka_config", multiple=True, metavar="NAME=VALUE",
+              help="librdkafka consumer setting (repeatable), e.g. -X security.protocol=SSL; "
+              "secrets are better given as YANGKEY_KAFKA_* variables.")
+@click.option("--kafka-properties", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="librdkafka properties file (key=value lines).")
+@reports_errors
+def ingest(
+    *,
+    subscriptions: str,
+    yang_dirs: tuple[str, ...],
+    bootstrap: str,
+    embedded: str,
+    database: str,
+    follow: bool,
+    group: str,
+    batch_size: int,
+    no_dead_letter: bool,
+    quiet: bool,
+    kafka_config: tuple[str, ...],
+    kafka_properties: str | None,
+) -> None:
+    """Consume the catalog topics into embedded ClickHouse (creates the tables first)."""
+    from yangkey.clickhouse.ingest import ingest as run_ingest  # noqa: PLC0415
+    from yangkey.kafka.config import client_overrides  # noqa: PLC0415
+
+    catalog = _load_catalog(subscriptions, yang_dirs)
+    overrides = client_overrides(properties_file=kafka_properties, kv=kafka_config)
+    result = run_ingest(
+        catalog,
+        bootstrap,
+        embedded,
+        follow=follow,
+        group=group,
+        batch_size=batch_size,
+        progress=not quiet,
+        database=database,
+        dead_letter=not no_dead_letter,
+        kafka_config=overrides,
+    )
+    if quiet:
+        return
+    if result.missing_topics:
+        click.echo(f"{len(result.missing_topics)} topic(s) not found in Kafka", err=True)
+
+
+_FORMATS = click.Choice(["table", "json", "csv"])
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, list):
+        return "\n".join(str(v) for v in value)
+    return "" if value is None else str(value)
+
+
+def emit_rows(rows: Sequence[dict[str, Any]], fmt: str, *, title: str = "") -> None:
+    """Print rows as a rich table, JSON Lines, or CSV (arrays JSON-encoded)."""
+    if fmt == "json":
+        for row in rows:
+            click.echo(json.dumps(row, ensure_ascii=False))
+        return
+    if fmt == "csv":
+        buffer = io.StringIO()
+        if rows:
+            writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+            writer.writeheader()
+            for row in rows:
+                writer.writerow({
+                    k: json.dumps(v, ensure_ascii=False) if isinstance(v, list) else v
+                    for k, v in row.items()
+                })
+        click.echo(buffer.getvalue(), nl=False)
+        return
+    from rich.console import Console  # noqa: PLC0415
+    from rich.table import Table  # noqa: PLC0415
+
+    table = Table(title=title or None, title_justify="left", show_lines=True)
+    columns = ["node", "subscription_id", "xpaths", "event_time", "sequence_number",
+               "generation", "kafka_topic", "payload"]
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        payload = _cell(row.get("payload"))
+        if len(payload) > 120:
+            payload = payload[:117] + "..."
+        table.add_row(*[_cell(row.get(c)) for c in columns[:-1]], payload)
+    Console().print(table)
+    click.echo(f"{len(rows)} row(s)", err=True)
+
+
+@click.command("state")
+@_target_options
+@click.option("--database", "-d", default=None, help="Database [default: URL path or yangkey].")
+@click.option("--node", "-n", default=None, help="Node name.")
+@click.option("--subscription-id", "-i", type=click.IntRange(0), default=None)
+@click.option("--xpath-prefix", "-x", default=None, help="Keep keys with an XPath starting so.")
+@click.option("--topic", "-t", default=None, help="Only this topic's current-state table.")
+@click.option("--limit", type=click.IntRange(1), default=None)
+@click.option("--format", "fmt", type=_FORMATS, default="table", show_default=True)
+@reports_errors
+def state(
+    *,
+    clickhouse: str | None,
+    embedded: str | None,
+    database: str | None,
+    node: str | None,
+    subscription_id: int | None,
+    xpath_prefix: str | None,
+    topic: str | None,
+    limit: int | None,
+    fmt: str,
+) -> None:
+    """Current state: the latest message per key (current generation)."""
+    from yangkey.clickhouse.queries import current_state  # noqa: PLC0415
+
+    conn, url_database = _connect(clickhouse, embedded)
+    try:
+        rows = current_state(
+            conn,
+            database or url_database or "yangkey",
+            node=node,
+            subscription_id=subscription_id,
+            xpath_prefix=xpath_prefix,
+            topic=topic,
+            limit=limit,
+        )
+    finally:
+        conn.close()
+    emit_rows(rows, fmt, title="current state")
+
+
+@click.command("history")
+@_target_options
+@click.option("--database", "-d", default=None, help="Database [default: URL path or yangkey].")
+@click.option("--key", "-k", default=None,
+              help="Full message key (use $'node\\nid\\nxpath' in a shell).")
+@click.option("--node", "-n", default=None)
+@click.option("--subscription-id", "-i", type=click.IntRange(0), default=None)
+@click.option("--topic", "-t", default=None)
+@click.option("--since", default=None, help="RFC 3339 time, inclusive.")
+@click.option("--until", default=None, help="RFC 3339 time, exclusive.")
+@click.option("--limit", type=click.IntRange(1), default=100, show_default=True)
+@click.option("--after", default=None, help="Cursor token printed by the previous page.")
+@click.option("--order", type=click.Choice(["time", "offset"]), default="time", show_default=True)
+@click.option("--current-generation", is_flag=True,
+              help="Only messages of the newest generation of their subscription.")
+@click.option("--format", "fmt", type=_FORMATS, default="table", show_default=True)
+@reports_errors
+def history(
+    *,
+    clickhouse: str | None,
+    embedded: str | None,
+    database: str | None,
+    key: str | None,
+    node: str | None,
+    subscription_id: int | None,
+    topic: str | None,
+    since: str | None,
+    until: str | None,
+    limit: int,
+    after: str | None,
+    order: str,
+    current_generation: bool,
+    fmt: str,
+) -> None:
+    """History of messages, one page at a time (the next-page cursor goes to stderr)."""
+    from yangkey.clickhouse.queries import (  # noqa: PLC0415
+        decode_cursor,
+        encode_cursor,
+    )
+    from yangkey.clickhouse.queries import history as read_history  # noqa: PLC0415
+
+    if key is None and node is None and topic is None:
+        raise ConfigError("give --key, --node or --topic")
+    cursor = decode_cursor(after) if after else None
+    conn, url_database = _connect(clickhouse, embedded)
+    try:
+        page = read_history(
+            conn,
+            database or url_database or "yangkey",
+            key=key,
+            node=node,
+            since=since,
+            until=until,
+            limit=limit,
+            after=cursor,
+            subscription_id=subscription_id,
+            topic=topic,
+            order=order,
+            current_generation=current_generation,
+        )
+    finally:
+        conn.close()
+    emit_rows(page.rows, fmt, title="history")
+    if page.next_cursor is not None:
+        click.echo(f"next page: --after {encode_cursor(page.next_cursor)}", err=True)
+
+
+COMMANDS: tuple[click.Command, ...] = (ddl, ingest, state, history)
+
+
+def register(cli: click.Group) -> None:
+    """Add ``ddl``, ``ingest``, ``state`` and ``history`` to the main CLI group."""
+    for command in COMMANDS:
+        cli.add_command(command)
+
+
+def main() -> None:  # pragma: no cover - for `python -m yangkey.clickhouse.commands`
+    group = click.Group("yangkey-clickhouse", commands=list(COMMANDS))
+    group(prog_name=Path(sys.argv[0]).name)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
