@@ -128,6 +128,7 @@ def build_catalog(
                 subscription.filter_text,
                 schema,
                 subtree=subscription.subtree is not None,
+                source=subscription.xpath or "subtree filter",
             )
             level = (
                 type_level(subscription.type, subscription.compaction)
@@ -136,7 +137,7 @@ def build_catalog(
             )
             names = tuple(namer.name(branch, level=level) for branch in compiled.branches)
         except YangkeyError as exc:
-            raise exc.with_source(source) from None
+            raise exc.within(source) from None
         entry = CatalogEntry(
             id=subscription.id,
             node_pattern=subscription.node,
@@ -195,6 +196,9 @@ def build_catalog(
 def load_catalog(path: str | Path, *, yang_dirs: tuple[str, ...] = ()) -> Catalog:
     """Read and compile a subscriptions file; relative ``yang_dirs`` are relative to it."""
     path = Path(path)
-    return build_catalog(
-        load_subscriptions_file(path), yang_dirs=yang_dirs, base_dir=path.parent.resolve()
-    )
+    try:
+        return build_catalog(
+            load_subscriptions_file(path), yang_dirs=yang_dirs, base_dir=path.parent.resolve()
+        )
+    except YangkeyError as exc:
+        raise exc.within(str(path)) from None

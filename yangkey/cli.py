@@ -194,8 +194,8 @@ def compile_from_options(
         xpath,
         schema,
         namespaces=ns_map,
-        keyless=keyless,
-        source="--xpath",  # type: ignore[arg-type]
+        keyless=keyless,  # type: ignore[arg-type]
+        source=xpath,
     )
 
 

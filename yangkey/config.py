@@ -114,15 +114,6 @@ class SubscriptionsFile(_Strict):
     dead_letter_topic: str = "yangkey-dead-letter"
     subscriptions: tuple[Subscription, ...] = ()
 
-    @model_validator(mode="after")
-    def _unique_ids(self) -> SubscriptionsFile:
-        seen: set[int] = set()
-        for subscription in self.subscriptions:
-            if subscription.id in seen:
-                raise ValueError(f"subscription id {subscription.id} is declared twice")
-            seen.add(subscription.id)
-        return self
-
 
 class _LineLoader(yaml.SafeLoader):
     """A safe loader that remembers where each mapping started, for error messages."""
@@ -171,7 +162,7 @@ def parse_subscriptions(text: str, source: str = "<subscriptions>") -> Subscript
     if not isinstance(document, dict):
         raise ConfigError("the top level must be a mapping", source=source)
     try:
-        return SubscriptionsFile.model_validate(_strip_lines(document))
+        model = SubscriptionsFile.model_validate(_strip_lines(document))
     except ValidationError as exc:
         first = exc.errors()[0]
         location = tuple(first["loc"])
@@ -179,6 +170,19 @@ def parse_subscriptions(text: str, source: str = "<subscriptions>") -> Subscript
         line = _line_of(document, location)
         position = Position(0, line, 1) if line else None
         raise ConfigError(f"{field}: {first['msg']}", source=source, position=position) from None
+    first_line: dict[int, int | None] = {}
+    for index, subscription in enumerate(model.subscriptions):
+        line = _line_of(document, ("subscriptions", index))
+        if subscription.id in first_line:
+            earlier = first_line[subscription.id]
+            raise ConfigError(
+                f"subscriptions.{index}.id: subscription id {subscription.id} is declared twice"
+                + (f" (first at line {earlier})" if earlier else ""),
+                source=source,
+                position=Position(0, line, 1) if line else None,
+            )
+        first_line[subscription.id] = line
+    return model
 
 
 def load_subscriptions_file(path: str | Path) -> SubscriptionsFile:

@@ -58,6 +58,20 @@ class YangkeyError(Exception):
             self.args = (self.message(),)
         return self
 
+    def within(self, outer: str) -> YangkeyError:
+        """Re-home the error under an enclosing input (a file, a subscription): the inner
+        source moves into the reason, and the position, which was relative to the inner text,
+        is dropped. Keeps the subclass."""
+        if self.source == outer:
+            return self
+        if self.source:
+            self.reason = f"{self.source}: {self.reason}"
+        self.source = outer
+        self.position = None
+        self.text = None
+        self.args = (self.message(),)
+        return self
+
     def message(self) -> str:
         where = self.source or "input"
         if self.position is not None:

@@ -116,21 +116,30 @@ class _WalkerSource:
 
     def render(self, extra: str | None = None) -> str:
         """An expression building the concrete XPath: one f-string when no value needs the
-        double-quote or concat() form (the common case), quote() otherwise."""
+        double-quote or concat() form (the common case), quote() otherwise. Positional
+        placeholders are written bare."""
         values = [*self.values, *([extra] if extra else [])]
         if not values:
             return repr(self.branch.pieces[0])
         for index, piece in enumerate(self.branch.pieces):
             self.env[f"P{index}"] = piece
+        bare = self.branch.positional
         fast = (
             'f"{P0}'
-            + "".join(f"'{{{value}}}'{{P{index + 1}}}" for index, value in enumerate(values))
+            + "".join(
+                (f"{{{value}}}" if bare[index] else f"'{{{value}}}'") + f"{{P{index + 1}}}"
+                for index, value in enumerate(values)
+            )
             + '"'
         )
+        quoted = [value for index, value in enumerate(values) if not bare[index]]
+        if not quoted:
+            return fast
         slow = "P0 + " + " + ".join(
-            f"quote({value}) + P{index + 1}" for index, value in enumerate(values)
+            (value if bare[index] else f"quote({value})") + f" + P{index + 1}"
+            for index, value in enumerate(values)
         )
-        plain = " and ".join(f'"\'" not in {value}' for value in values)
+        plain = " and ".join(f'"\'" not in {value}' for value in quoted)
         return f"({fast} if {plain} else {slow})"
 
     def canon(self, slot: KeySlot, name: str, raw: str) -> str:

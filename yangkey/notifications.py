@@ -113,6 +113,33 @@ def parse_target(target: str, source: str) -> tuple[TargetStep, ...]:
     return tuple(steps)
 
 
+def _node_name(value: Any, what: str, source: str) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise NotificationError(
+            f"{what} must be a string, not {type(value).__name__}", source=source
+        )
+    if "\n" in value:
+        raise NotificationError(f"{what} {value!r} contains a line feed", source=source)
+    return value
+
+
+def _subscription_id(value: Any, source: str) -> int | None:
+    """RFC 8639 subscription-id: uint32, as a JSON number or (XML, lenient JSON) decimal text."""
+    if value is None:
+        return None
+    if type(value) is int:
+        number = value
+    elif isinstance(value, str) and value.strip().isdigit():
+        number = int(value)
+    else:
+        raise NotificationError(f"subscription id {value!r} is not a uint32", source=source)
+    if not 0 <= number <= 0xFFFFFFFF:
+        raise NotificationError(f"subscription id {value!r} is not a uint32", source=source)
+    return number
+
+
 def _int_or_none(value: Any, what: str, source: str) -> int | None:
     if value is None:
         return None
@@ -135,7 +162,7 @@ def _json_notification(obj: Any, source: str, note: Notification) -> Notificatio
         push = contents.get("ietf-yang-push:push-update") if type(contents) is dict else None
         if type(push) is dict:
             note.event_time = envelope.get("event-time")
-            note.node = envelope.get("hostname") or note.node
+            note.node = _node_name(envelope.get("hostname"), "hostname", source) or note.node
             sequence = envelope.get("sequence-number")
             note.sequence_number = (
                 sequence
@@ -148,7 +175,7 @@ def _json_notification(obj: Any, source: str, note: Notification) -> Notificatio
         if local == "message" and isinstance(body, dict):
             manifest = _find(body, "network-node-manifest")
             if isinstance(manifest, dict) and note.node is None:
-                note.node = manifest.get("name")
+                note.node = _node_name(manifest.get("name"), "network-node-manifest name", source)
             metadata = _find(body, "telemetry-message-metadata")
             if isinstance(metadata, dict):
                 subscription = _find(metadata, "yang-push-subscription")
@@ -164,7 +191,7 @@ def _json_notification(obj: Any, source: str, note: Notification) -> Notificatio
             return _json_notification(payload, source, note)
         if local == "envelope" and isinstance(body, dict):
             note.event_time = body.get("event-time", note.event_time)
-            note.node = body.get("hostname") or note.node
+            note.node = _node_name(body.get("hostname"), "hostname", source) or note.node
             note.sequence_number = _int_or_none(
                 body.get("sequence-number"), "sequence-number", source
             )
@@ -190,8 +217,8 @@ def _json_push(kind: str, body: dict[str, Any], source: str, note: Notification)
     subscription_id = body.get("id")
     note.subscription_id = (
         subscription_id
-        if type(subscription_id) is int
-        else _int_or_none(subscription_id, "subscription id", source)
+        if type(subscription_id) is int and 0 <= subscription_id <= 0xFFFFFFFF
+        else _subscription_id(subscription_id, source)
     )
     if note.kind == "push-update":
         contents = body.get("datastore-contents", {})
@@ -297,10 +324,14 @@ def _xml_notification(
         if metadata is not None:
             subscription = _child(metadata, "yang-push-subscription")
             if subscription is not None:
-                note.subscription = conv.members(
-                    [c for c in subscription if isinstance(c.tag, str)], None
-                )
-                note.subscription = {_local(k): v for k, v in note.subscription.items()}
+                members = conv.members([c for c in subscription if isinstance(c.tag, str)], None)
+                note.subscription = {_local(k): v for k, v in members.items()}
+                xpath_filter = _child(subscription, "xpath-filter")
+                if xpath_filter is not None:
+                    # Prefixes in an XML xpath-filter are XML namespace prefixes in scope.
+                    note.subscription["namespaces"] = {
+                        prefix: uri for prefix, uri in xpath_filter.nsmap.items() if prefix
+                    }
             note.event_time = note.event_time or _text(metadata, "node-export-timestamp")
         payload = _child(element, "payload")
         inner = (
@@ -339,7 +370,7 @@ def _xml_notification(
         raise NotificationError("NETCONF notification carries no push-update", source=source)
     if local in ("push-update", "push-change-update"):
         note.kind = "push-update" if local == "push-update" else "push-change-update"
-        note.subscription_id = _int_or_none(_text(element, "id"), "subscription id", source)
+        note.subscription_id = _subscription_id(_text(element, "id"), source)
         if note.kind == "push-update":
             contents = _child(element, "datastore-contents")
             children = [] if contents is None else [c for c in contents if isinstance(c.tag, str)]
@@ -378,7 +409,9 @@ def _xml_notification(
 def decode(raw: bytes | str, source: str, ns_modules: Mapping[str, str]) -> Notification:
     """Bytes of one notification -> :class:`Notification`; errors name ``source``."""
     data = raw.encode("utf-8") if isinstance(raw, str) else raw
-    start = data.lstrip()[:1]
+    start = data[:1]
+    if start not in (b"{", b"<"):
+        start = data.lstrip().removeprefix(b"\xef\xbb\xbf").lstrip()[:1]
     if start == b"<":
         root = parse_xml(data, source)
         note = Notification(source, CONTENT_TYPE_XML, "push-update")

@@ -145,6 +145,7 @@ class MessageBuilder:
             filter_text,
             self.schema,
             subtree=not isinstance(xpath, str),
+            namespaces=metadata.get("namespaces") if isinstance(xpath, str) else None,
             source=f"subscription {subscription_id} (learned)",
         )
         subscription_type: SubscriptionType = "periodic"

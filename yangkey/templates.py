@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from yangson import datatype as dt
 from yangson.schemanode import (
     InternalNode,
     LeafListNode,
@@ -25,7 +26,7 @@ from yangson.schemanode import (
     TerminalNode,
 )
 
-from yangkey.errors import FilterError, Position, SchemaError
+from yangkey.errors import FilterError, Position, SchemaError, YangkeyError
 from yangkey.schema import ModuleIndex, SchemaContext
 from yangkey.subtree import normalize_subtree
 from yangkey.values import Canon, canon_for, canon_string, literal_canon
@@ -85,22 +86,14 @@ class Branch:
     steps: tuple[CompiledStep, ...] = field(repr=False)
     pieces: tuple[str, ...] = field(repr=False)
     """Literal template text around the open placeholders (len = open slots + 1)."""
+    positional: tuple[bool, ...] = field(repr=False)
+    """Per open placeholder: a position (written bare, ``[3]``) rather than a quoted value."""
     open_after: tuple[bool, ...] = field(repr=False)
     """open_after[i]: some step at index >= i has an open placeholder."""
 
     @property
     def open_slots(self) -> int:
         return len(self.pieces) - 1
-
-    def render(self, values: list[str]) -> str:
-        pieces = self.pieces
-        if len(pieces) == 1:
-            return pieces[0]
-        parts = [pieces[0]]
-        for index, value in enumerate(values):
-            parts.append(value)
-            parts.append(pieces[index + 1])
-        return "".join(parts)
 
 
 @dataclass(frozen=True)
@@ -183,6 +176,7 @@ class _BranchCompiler:
         self.namespaces = namespaces
         self.keyless = keyless
         self.warnings: list[str] = []
+        self.positional: list[bool] = []
 
     def predicate_module(self, predicate: Predicate, default: str) -> str:
         if predicate.prefix is None:
@@ -190,6 +184,19 @@ class _BranchCompiler:
         return _module_of_prefix(
             predicate.prefix, self.schema.index, self.namespaces, self.path.text
         )
+
+    def literal(self, leaf: TerminalNode | None, canon: Canon, text: str, what: str) -> str:
+        """Canonical form of a literal in the subscription. An identityref literal may carry an
+        XML or YANG prefix (``ianaift:ethernetCsmacd``); keys carry the module name."""
+        datatype = leaf.type if leaf is not None else None
+        while isinstance(datatype, dt.LeafrefType):
+            datatype = datatype.ref_type
+        if isinstance(datatype, dt.IdentityrefType) and ":" in text:
+            prefix, _, name = text.partition(":")
+            if prefix not in self.schema.index.modules:
+                module = _module_of_prefix(prefix, self.schema.index, self.namespaces, what)
+                text = f"{module}:{name}"
+        return literal_canon(canon, text, what)
 
     def compile(self) -> Branch:
         node: SchemaNode = self.root
@@ -264,13 +271,18 @@ class _BranchCompiler:
             )
         return Branch(
             xpath=self.path.text,
-            template="'%s'".join(pieces),
+            template=pieces[0]
+            + "".join(
+                ("%s" if positional else "'%s'") + piece
+                for positional, piece in zip(self.positional, pieces[1:], strict=True)
+            ),
             extractions=tuple(extractions),
             target=target,
             schema_path=schema_path,
             topic_base="/".join(topic_parts).replace(":", "-").replace("/", "-"),
             steps=tuple(steps),
             pieces=tuple(pieces),
+            positional=tuple(self.positional),
             open_after=tuple(open_after),
         )
 
@@ -307,6 +319,7 @@ class _BranchCompiler:
             if self.keyless == "position":
                 pieces[-1] += "["
                 pieces.append("]")
+                self.positional.append(True)
                 return (KeySlot("", str, None, positional=True),), ()
             raise SchemaError(
                 f"list {module}:{step.name} has no key (a config false state list): no template "
@@ -321,12 +334,15 @@ class _BranchCompiler:
             pinning = given.get(key_name)
             if pinning is not None and pinning.value is not None:
                 self.predicate_module(pinning, module)
-                pinned = literal_canon(canon, pinning.value, f"{self.path.text}: key {key_name}")
+                pinned = self.literal(
+                    leaf, canon, pinning.value, f"{self.path.text}: key {key_name}"
+                )
                 pieces[-1] += f"[{member}={quote(pinned)}]"
                 slots.append(KeySlot(member, canon, pinned))
             else:
                 pieces[-1] += f"[{member}="
                 pieces.append("]")
+                self.positional.append(False)
                 slots.append(KeySlot(member, canon, None))
         filters = self.filters(node, step, module, key_names)
         return tuple(slots), filters
@@ -355,7 +371,9 @@ class _BranchCompiler:
                     source=self.path.text,
                 )
             canon = canon_for(leaf.type, leaf_module)
-            value = literal_canon(canon, predicate.value, f"{self.path.text}: {predicate.name}")
+            value = self.literal(
+                leaf, canon, predicate.value, f"{self.path.text}: {predicate.name}"
+            )
             self.warnings.append(
                 f"{self.path.text}: predicate [{predicate.name}={quote(predicate.value)}] is on "
                 f"non-key leaf {predicate.name} of {module}:{step.name}; it does not enter the key "
@@ -377,7 +395,7 @@ class _BranchCompiler:
         canon = canon_for(node.type, module)
         for predicate in step.predicates:
             if predicate.name is None and predicate.value is not None:
-                pinned = literal_canon(canon, predicate.value, f"{self.path.text}: value")
+                pinned = self.literal(node, canon, predicate.value, f"{self.path.text}: value")
                 pieces[-1] += f"[.={quote(pinned)}]"
                 return KeySlot("", canon, pinned)
             if predicate.position is None:
@@ -387,6 +405,7 @@ class _BranchCompiler:
                 )
         pieces[-1] += "[.="
         pieces.append("]")
+        self.positional.append(False)
         return KeySlot("", canon, None)
 
 
@@ -401,19 +420,28 @@ def compile_subscription(
 ) -> CompiledSubscription:
     """Phases 1 and 2 for one subscription filter (XPath union, or subtree XML)."""
     xpath = normalize_subtree(filter_text, schema.index, source) if subtree else filter_text
-    paths = parse_union(xpath, source)
-    step_modules = [_step_modules(path, schema.index, namespaces) for path in paths]
-    modules = tuple(sorted({m for mods in step_modules for m in mods}))
-    root = schema.schema_root(modules)
-    branches: list[Branch] = []
-    warnings: list[str] = []
-    for path, mods in zip(paths, step_modules, strict=True):
-        compiler = _BranchCompiler(path, mods, root, schema, namespaces, keyless)
-        branches.append(compiler.compile())
-        warnings.extend(compiler.warnings)
-    unique: dict[str, Branch] = {}
+    try:
+        paths = parse_union(xpath, source)
+        step_modules = [_step_modules(path, schema.index, namespaces) for path in paths]
+        modules = tuple(sorted({m for mods in step_modules for m in mods}))
+        root = schema.schema_root(modules)
+        branches: list[Branch] = []
+        warnings: list[str] = []
+        for path, mods in zip(paths, step_modules, strict=True):
+            compiler = _BranchCompiler(path, mods, root, schema, namespaces, keyless)
+            branches.append(compiler.compile())
+            warnings.extend(compiler.warnings)
+    except YangkeyError as exc:
+        # Errors of an XPath subscription point into its text; a subtree filter's XPath is
+        # ours, so name the filter's input and keep the branch in the reason.
+        if subtree:
+            raise exc.within(source) from None
+        raise
+    unique: dict[tuple[str, tuple[tuple[str, str], ...]], Branch] = {}
     for branch in branches:
-        unique.setdefault(branch.template, branch)
+        # Branches differing only in non-key filters are different subscriptions.
+        filters = tuple((f.member, f.value) for step in branch.steps for f in step.filters)
+        unique.setdefault((branch.template, filters), branch)
     return CompiledSubscription(
         xpath=xpath, branches=tuple(unique.values()), warnings=tuple(warnings), modules=modules
     )

@@ -17,7 +17,7 @@ from typing import Any
 
 from yangson import datatype as dt
 
-from yangkey.errors import NotificationError
+from yangkey.errors import FilterError, NotificationError
 
 Canon = Callable[[Any], str]
 
@@ -158,4 +158,4 @@ def literal_canon(canon: Canon, text: str, what: str) -> str:
     try:
         return canon(text)
     except NotificationError as exc:
-        raise NotificationError(f"{what}: {exc.reason}") from None
+        raise FilterError(f"{what}: {exc.reason}") from None

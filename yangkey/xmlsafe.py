@@ -7,6 +7,8 @@ unexpanded: such input is either an attack or a producer bug, and both deserve a
 
 from __future__ import annotations
 
+from typing import Any
+
 from lxml import etree
 
 from yangkey.errors import InputError, Position
@@ -47,6 +49,10 @@ def parse_xml(data: bytes | str, source: str) -> etree._Element:
         ) from None
     if root is None:
         raise InputError("empty XML document", source=source)
+    docinfo: Any = root.getroottree().docinfo
+    if docinfo.doctype or docinfo.internalDTD is not None:
+        # Non-UTF-8 encodings (UTF-16, UTF-32) slip past the byte scan above.
+        raise InputError("XML with a DTD or entity declarations is not accepted", source=source)
     for node in root.iter():
         if isinstance(node, etree._Entity):
             raise InputError(f"XML entity reference {node.text} is not accepted", source=source)

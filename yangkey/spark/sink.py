@@ -1,0 +1,361 @@
+"""The Kafka sink of the Spark job: one confluent-kafka producer per task attempt.
+
+Exactly-once (the default) works like this, per Spark partition ``p`` of a run:
+
+1. ``transactional.id = <prefix>-<run id>-<p>``: stable across attempts of the same
+   partition, so ``init_transactions`` of a retry (or of a speculative copy) **fences** the
+   earlier attempt, and aborts whatever transaction that zombie left open.
+2. Right after that, the sink reads a *commit marker*: the committed offset of consumer group
+   ``<transactional.id>`` on partition 0 of the dead-letter topic. The marker is written by
+   ``send_offsets_to_transaction`` in the same transaction as the messages, so it is visible
+   exactly when they are. If it says this batch is done (offset > batch id), an earlier
+   attempt committed and lost only its report to the driver (an executor lost after the
+   commit, a speculative race): the attempt produces nothing and returns the counts recorded
+   in the marker's metadata.
+3. Otherwise: ``begin_transaction``, produce every record (``poll(0)`` after each),
+   ``flush`` (every delivery error or a timeout raises, the task fails), marker, commit.
+   Any error aborts the transaction and raises; consumers reading ``read_committed`` never
+   see a message of an aborted attempt.
+
+``at-least-once`` mode uses a plain idempotent producer without transactions (faster, but a
+retried task re-sends what its failed attempt already delivered).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+
+from yangkey.errors import BrokerError
+from yangkey.messages import KeyedMessage
+from yangkey.records import MessageBuilder
+from yangkey.spark.transform import RawRecord, Tally, outgoing
+
+MARKER_METADATA_LIMIT = 3000
+"""Brokers refuse offset metadata over ``offset.metadata.max.bytes`` (4096 by default)."""
+
+_CONNECTION_PREFIXES = (
+    "bootstrap.",
+    "security.",
+    "sasl.",
+    "ssl.",
+    "ssl_",
+    "socket.",
+    "broker.",
+    "client.",
+    "metadata.",
+    "api.version",
+    "log_level",
+    "log.",
+    "debug",
+    "reconnect.",
+    "oauthbearer_",
+    "enable.ssl",
+    "allow.auto",
+)
+"""Producer settings the marker consumer shares: how to reach and authenticate, no tuning."""
+
+_COORDINATOR_RETRY = {
+    KafkaError.NOT_COORDINATOR,
+    KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+    KafkaError.COORDINATOR_NOT_AVAILABLE,
+    KafkaError._WAIT_COORD,
+    KafkaError._TIMED_OUT,
+    KafkaError._TRANSPORT,
+    KafkaError.UNSTABLE_OFFSET_COMMIT,
+}
+
+
+class SimulatedCrash(RuntimeError):
+    """Raised by the ``fail_after`` test hook: the attempt dies *without* aborting, like a
+    lost executor, leaving an open transaction for the retry to fence."""
+
+
+@dataclass(frozen=True)
+class SinkSpec:
+    """How tasks produce: shipped to executors in the closure (plain values only)."""
+
+    producer_config: Mapping[str, object]
+    """Complete librdkafka config (bootstrap included, no ``transactional.id``)."""
+    dead_letter_topic: str
+    run_id: str
+    transactional_prefix: str = "yangkey"
+    exactly_once: bool = True
+    timeout: float = 130.0
+    """Seconds to wait for init, flush and commit: the delivery timeout plus a margin."""
+    fail_after: int | None = None
+    """Test hook: attempt 0 of every partition crashes after this many messages."""
+    dry_run: bool = False
+
+    @property
+    def bootstrap(self) -> str:
+        return str(self.producer_config.get("bootstrap.servers", "?"))
+
+    def transactional_id(self, partition: int) -> str:
+        return f"{self.transactional_prefix}-{self.run_id}-{partition}"
+
+    def marker_consumer_config(self, partition: int) -> dict[str, object]:
+        config: dict[str, object] = {
+            key: value
+            for key, value in self.producer_config.items()
+            if key.startswith(_CONNECTION_PREFIXES)
+        }
+        config.update(
+            {
+                "group.id": self.transactional_id(partition),
+                "enable.auto.commit": False,
+                "isolation.level": "read_committed",
+            }
+        )
+        return config
+
+
+@dataclass
+class PartitionResult:
+    """What one successful task attempt reports to the driver."""
+
+    partition: int
+    attempt: int
+    batch_id: int
+    tally: Tally = field(default_factory=Tally)
+    skipped: bool = False
+    """True when an earlier attempt had committed this partition (counts from its marker)."""
+    seconds: float = 0.0
+
+
+def _reason(exc: BaseException) -> str:
+    error = exc.args[0] if exc.args else None
+    if isinstance(error, KafkaError):
+        return str(error.str())
+    return str(exc) or type(exc).__name__
+
+
+class KafkaSink:
+    """One task attempt's producer: open, send…, commit or abort."""
+
+    def __init__(self, spec: SinkSpec, partition: int, attempt: int, batch_id: int = 0) -> None:
+        self.spec = spec
+        self.partition = partition
+        self.attempt = attempt
+        self.batch_id = batch_id
+        self._error: KafkaError | None = None
+        self._error_topic = ""
+        self._failed = 0
+        self._in_transaction = False
+        config = dict(spec.producer_config)
+        config["on_delivery"] = self._on_delivery
+        config.setdefault("delivery.report.only.error", True)
+        if spec.exactly_once:
+            config["transactional.id"] = spec.transactional_id(partition)
+        self._producer: Any = Producer(config)
+        self._consumer: Any = None
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _where(self) -> str:
+        return (
+            f"kafka {self.spec.bootstrap}, partition task {self.partition}"
+            f" (attempt {self.attempt}, batch {self.batch_id})"
+        )
+
+    def _fail(self, what: str, exc: BaseException | str) -> BrokerError:
+        reason = exc if isinstance(exc, str) else _reason(exc)
+        return BrokerError(f"{what}: {reason}", source=self._where())
+
+    def _on_delivery(self, error: KafkaError | None, message: Any) -> None:
+        if error is not None:
+            self._failed += 1
+            if self._error is None:
+                self._error = error
+                self._error_topic = message.topic() if message is not None else "?"
+
+    def _raise_delivery_error(self) -> None:
+        if self._error is not None:
+            raise self._fail(
+                f"{self._failed} message(s) could not be delivered (first to topic"
+                f" {self._error_topic})",
+                str(self._error.str()),
+            )
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def begin(self) -> Tally | None:
+        """Start the attempt. Returns the recorded counts if this batch was already committed
+        (then nothing must be produced), else None."""
+        if not self.spec.exactly_once:
+            return None
+        timeout = self.spec.timeout
+        try:
+            self._producer.init_transactions(timeout)
+        except KafkaException as exc:
+            raise self._fail(
+                f"cannot initialise transactions (transactional.id"
+                f" {self.spec.transactional_id(self.partition)}) within {timeout:.0f}s;"
+                " is the broker reachable and does it allow transactions",
+                exc,
+            ) from None
+        done = self._committed_marker()
+        if done is not None:
+            return done
+        try:
+            self._producer.begin_transaction()
+        except KafkaException as exc:
+            raise self._fail("cannot begin a transaction", exc) from None
+        self._in_transaction = True
+        return None
+
+    def _marker_partition(self) -> TopicPartition:
+        return TopicPartition(self.spec.dead_letter_topic, 0)
+
+    def _committed_marker(self) -> Tally | None:
+        self._consumer = Consumer(self.spec.marker_consumer_config(self.partition))
+        deadline = time.monotonic() + self.spec.timeout
+        while True:
+            try:
+                found = self._consumer.committed([self._marker_partition()], timeout=10)[0]
+                break
+            except KafkaException as exc:
+                error = exc.args[0] if exc.args else None
+                retry = isinstance(error, KafkaError) and (
+                    error.code() in _COORDINATOR_RETRY or error.retriable()
+                )
+                if not retry or time.monotonic() > deadline:
+                    raise self._fail("cannot read the commit marker", exc) from None
+                time.sleep(0.2)
+        if found.error is not None:
+            raise self._fail("cannot read the commit marker", str(found.error.str()))
+        if found.offset is not None and found.offset > self.batch_id:
+            metadata = getattr(found, "metadata", None) or "{}"
+            return Tally.from_json(metadata)
+        return None
+
+    def send(self, message: KeyedMessage) -> None:
+        producer = self._producer
+        while True:
+            try:
+                producer.produce(
+                    message.topic,
+                    value=message.value,
+                    key=message.key,
+                    headers=list(message.headers),
+                )
+            except BufferError:
+                producer.poll(0.05)  # the local queue is full: let deliveries drain
+                self._raise_delivery_error()
+                continue
+            except KafkaException as exc:
+                raise self._fail(f"cannot produce to topic {message.topic}", exc) from None
+            break
+        producer.poll(0)
+        if self._error is not None:
+            self._raise_delivery_error()
+
+    def flush(self) -> None:
+        """Wait for every delivery; any failure or a timeout raises."""
+        timeout = self.spec.timeout
+        remaining = self._producer.flush(timeout)
+        self._raise_delivery_error()
+        if remaining:
+            raise self._fail(
+                "delivery timed out",
+                f"{remaining} message(s) still undelivered after {timeout:.0f}s",
+            )
+
+    def commit(self, tally: Tally) -> None:
+        self.flush()
+        if not self.spec.exactly_once:
+            return
+        marker = TopicPartition(
+            self.spec.dead_letter_topic,
+            0,
+            self.batch_id + 1,
+            metadata=tally.to_compact_json(MARKER_METADATA_LIMIT),
+        )
+        timeout = self.spec.timeout
+        try:
+            self._producer.send_offsets_to_transaction(
+                [marker], self._consumer.consumer_group_metadata(), timeout
+            )
+        except KafkaException as exc:
+            raise self._fail(
+                f"cannot record the commit marker on {self.spec.dead_letter_topic}[0]", exc
+            ) from None
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self._producer.commit_transaction(max(1.0, deadline - time.monotonic()))
+                break
+            except KafkaException as exc:
+                error = exc.args[0] if exc.args else None
+                if (
+                    isinstance(error, KafkaError)
+                    and error.retriable()
+                    and time.monotonic() < deadline
+                ):
+                    continue  # librdkafka allows retrying a timed-out commit
+                raise self._fail("cannot commit the transaction", exc) from None
+        self._in_transaction = False
+
+    def abort(self) -> None:
+        """Best effort: abort the open transaction (a retry would fence it anyway)."""
+        if self._in_transaction:
+            self._in_transaction = False
+            # Fatal or fenced: the next attempt's init_transactions cleans up anyway.
+            with contextlib.suppress(KafkaException):
+                self._producer.abort_transaction(min(self.spec.timeout, 30.0))
+        self._producer.purge()
+
+    def close(self) -> None:
+        if self._consumer is not None:
+            with contextlib.suppress(KafkaException, RuntimeError):
+                self._consumer.close()
+            self._consumer = None
+
+
+def produce_partition(
+    records: Iterable[RawRecord],
+    builder: MessageBuilder,
+    spec: SinkSpec,
+    partition: int,
+    attempt: int,
+    batch_id: int = 0,
+) -> PartitionResult:
+    """Transform and produce one partition; raises (the task fails) if anything was not
+    delivered and committed."""
+    started = time.monotonic()
+    tally = Tally()
+    if spec.dry_run:
+        for _ in outgoing(records, builder, spec.dead_letter_topic, tally):
+            pass
+        return PartitionResult(partition, attempt, batch_id, tally, False,
+                               time.monotonic() - started)
+    sink = KafkaSink(spec, partition, attempt, batch_id)
+    try:
+        done = sink.begin()
+        if done is not None:
+            return PartitionResult(partition, attempt, batch_id, done, True,
+                                   time.monotonic() - started)
+        crash_after = spec.fail_after if attempt == 0 else None
+        messages = outgoing(records, builder, spec.dead_letter_topic, tally)
+        for sent, message in enumerate(messages, start=1):
+            sink.send(message)
+            if crash_after is not None and sent >= crash_after:
+                sink.flush()  # the messages are in the log, uncommitted: a real zombie
+                raise SimulatedCrash(
+                    f"yangkey.test.fail_after: attempt 0 of partition {partition} crashes"
+                    f" after {sent} message(s)"
+                )
+        sink.commit(tally)
+    except SimulatedCrash:
+        raise  # no abort: the retry's init_transactions must fence and abort it
+    except BaseException:
+        sink.abort()
+        raise
+    finally:
+        sink.close()
+    return PartitionResult(partition, attempt, batch_id, tally, False, time.monotonic() - started)

@@ -1,0 +1,372 @@
+"""The Spark job's per-partition logic, without Spark and without I/O.
+
+Everything here takes iterators and returns iterators, so it runs (and is unit tested) in a
+plain Python process; :mod:`yangkey.spark.job` only wires it into ``mapPartitions``.
+
+* :class:`BuilderSpec` is what the driver ships to executors: the subscriptions file **text**
+  and the producer knobs, never compiled objects (yangson models do not pickle well and would
+  be shipped per task). :func:`builder_for` compiles it once per executor Python process and
+  caches the :class:`~yangkey.records.MessageBuilder` in a module-level dict.
+* :func:`transform` is the per-record step: ``(raw bytes, source position)`` ->
+  ``list[KeyedMessage] | Rejection``; :func:`outgoing` flattens that into the records to
+  produce, with rejections turned into dead-letter records, counting into a :class:`Tally`.
+* :func:`detect_layout`, :func:`split_records`, :func:`plan_ranges` and :func:`read_range`
+  turn file bytes into records with exact ``path:line`` positions (JSON lines, XML one per
+  line, or one document per file).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Literal
+
+import orjson
+
+from yangkey.catalog import Catalog, build_catalog
+from yangkey.config import parse_subscriptions
+from yangkey.errors import ConfigError, InputError
+from yangkey.messages import KeyedMessage, Rejection
+from yangkey.records import MessageBuilder, ProducerKnobs
+from yangkey.xmlsafe import parse_xml
+
+RawRecord = tuple[bytes, str]
+"""One raw notification and where it came from (``file:line``, ``kafka://topic@p:offset``)."""
+
+Layout = Literal["lines", "document"]
+LayoutChoice = Literal["auto", "lines", "document"]
+
+
+# --------------------------------------------------------------------------- builder spec
+
+
+@dataclass(frozen=True)
+class BuilderSpec:
+    """Everything an executor needs to build a :class:`MessageBuilder`, as plain values.
+
+    Hashable, so it is also the key of the per-process builder cache: two jobs in one
+    executor with different files or knobs never share a builder.
+    """
+
+    subscriptions_text: str
+    subscriptions_name: str
+    """The file's path as the operator gave it: names the file in error messages."""
+    base_dir: str | None = None
+    """Absolute directory relative ``yang_dirs`` of the file are resolved against."""
+    yang_dirs: tuple[str, ...] = ()
+    keys: bool | None = None
+    """None: the file's ``topic_policy.keys``."""
+    single_topic: str | None = None
+    """Set: every message goes to this one topic (the per-branch knob off)."""
+    learn: bool = True
+    schema_id: int | None = None
+    default_node: str | None = None
+
+    @classmethod
+    def from_file(
+        cls,
+        path: str | Path,
+        *,
+        yang_dirs: Iterable[str] = (),
+        keys: bool | None = None,
+        single_topic: str | None = None,
+        learn: bool = True,
+        schema_id: int | None = None,
+        default_node: str | None = None,
+    ) -> BuilderSpec:
+        """Read the subscriptions file on the driver; directories become absolute."""
+        file = Path(path)
+        try:
+            text = file.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot read subscriptions file: {exc.strerror or exc}", source=str(path)
+            ) from None
+        return cls(
+            subscriptions_text=text,
+            subscriptions_name=str(path),
+            base_dir=str(file.parent.resolve()),
+            yang_dirs=tuple(str(Path(d).resolve()) for d in yang_dirs),
+            keys=keys,
+            single_topic=single_topic,
+            learn=learn,
+            schema_id=schema_id,
+            default_node=default_node,
+        )
+
+    def catalog(self) -> Catalog:
+        """Compile the subscriptions (Phases 1 and 2); raises a YangkeyError naming the file."""
+        parsed = parse_subscriptions(self.subscriptions_text, source=self.subscriptions_name)
+        base = Path(self.base_dir) if self.base_dir is not None else None
+        return build_catalog(parsed, yang_dirs=self.yang_dirs, base_dir=base)
+
+    def knobs(self, catalog: Catalog) -> ProducerKnobs:
+        overrides: dict[str, object] = {"keys": self.keys, "learn": self.learn}
+        if self.single_topic is not None:
+            overrides["per_branch"] = False
+            overrides["single_topic"] = self.single_topic
+        if self.schema_id is not None:
+            overrides["schema_id"] = self.schema_id
+        return ProducerKnobs.from_catalog(catalog, **overrides)
+
+    def builder(self) -> MessageBuilder:
+        catalog = self.catalog()
+        return MessageBuilder(
+            catalog,
+            self.knobs(catalog),
+            default_node=self.default_node,
+            yang_dirs=self.yang_dirs,
+        )
+
+
+_BUILDERS: dict[BuilderSpec, MessageBuilder] = {}
+
+
+def builder_for(spec: BuilderSpec) -> MessageBuilder:
+    """The compiled builder for ``spec``, compiled at most once per Python process."""
+    builder = _BUILDERS.get(spec)
+    if builder is None:
+        builder = spec.builder()
+        _BUILDERS[spec] = builder
+    return builder
+
+
+# --------------------------------------------------------------------------- counting
+
+
+@dataclass
+class Tally:
+    """What one partition (or the whole job) did: records read, messages per topic, rejects.
+
+    Plain counters, merged on the driver from the results of *successful* task attempts only,
+    which keeps them exact under retries (Spark accumulators are not).
+    """
+
+    records: int = 0
+    produced: Counter[str] = field(default_factory=Counter)
+    """Keyed messages per derived topic (dead-letter records not included)."""
+    rejected: Counter[str] = field(default_factory=Counter)
+    """Rejected records per error kind; each went to the dead-letter topic once."""
+
+    @property
+    def messages(self) -> int:
+        return sum(self.produced.values())
+
+    @property
+    def rejections(self) -> int:
+        return sum(self.rejected.values())
+
+    def merge(self, other: Tally) -> Tally:
+        self.records += other.records
+        self.produced.update(other.produced)
+        self.rejected.update(other.rejected)
+        return self
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {"r": self.records, "p": dict(self.produced), "x": dict(self.rejected)},
+            separators=(",", ":"),
+            sort_keys=True,
+        )
+
+    def to_compact_json(self, limit: int) -> str:
+        """:meth:`to_json`, or just the totals when that would exceed ``limit`` characters."""
+        text = self.to_json()
+        if len(text) <= limit:
+            return text
+        return json.dumps(
+            {"r": self.records, "p": {"*": self.messages}, "x": {"*": self.rejections}},
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Tally:
+        data = json.loads(text)
+        return cls(
+            records=int(data.get("r", 0)),
+            produced=Counter({str(k): int(v) for k, v in data.get("p", {}).items()}),
+            rejected=Counter({str(k): int(v) for k, v in data.get("x", {}).items()}),
+        )
+
+
+# --------------------------------------------------------------------------- the transform
+
+
+def transform(
+    records: Iterable[RawRecord], builder: MessageBuilder
+) -> Iterator[list[KeyedMessage] | Rejection]:
+    """One result per input record: its keyed messages, or why it was rejected.
+
+    A record that yields no message at all is a rejection too: nothing accepted may vanish.
+    """
+    build = builder.build
+    for raw, source in records:
+        result = build(raw, source)
+        if isinstance(result, list) and not result:
+            yield Rejection(source, "no-match", "no subscription branch matched", raw)
+        else:
+            yield result
+
+
+def outgoing(
+    records: Iterable[RawRecord],
+    builder: MessageBuilder,
+    dead_letter_topic: str,
+    tally: Tally,
+) -> Iterator[KeyedMessage]:
+    """The records to produce, in input order, counted into ``tally`` as they are yielded."""
+    produced = tally.produced
+    rejected = tally.rejected
+    for result in transform(records, builder):
+        tally.records += 1
+        if isinstance(result, Rejection):
+            rejected[result.kind] += 1
+            yield result.dead_letter(dead_letter_topic)
+            continue
+        for message in result:
+            produced[message.topic] += 1
+            yield message
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _first_line(data: bytes) -> bytes:
+    """The first non-blank line, without an XML declaration line."""
+    for line in data.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(b"\xef\xbb\xbf"):
+            stripped = stripped[3:]
+        if not stripped:
+            continue
+        if stripped.startswith(b"<?xml"):
+            end = stripped.find(b"?>")
+            rest = stripped[end + 2 :].strip() if end >= 0 else b""
+            if not rest:
+                continue
+            return rest
+        return stripped
+    return b""
+
+
+def detect_layout(head: bytes) -> Layout:
+    """``lines`` (JSON lines, XML one per line) or ``document`` (the file is one notification).
+
+    Looks at the first bytes of a file only: the first non-blank line is a whole JSON value
+    or a whole XML document -> one record per line; otherwise (pretty-printed JSON or XML)
+    the file is one record. A JSON-lines file whose first line is broken still counts as
+    lines when another line starts with ``{`` in the first column.
+    """
+    first = _first_line(head)
+    if first.startswith(b"<"):
+        try:
+            parse_xml(first, "layout probe")
+        except InputError:
+            return "document"
+        return "lines"
+    if first.startswith((b"{", b"[")):
+        try:
+            orjson.loads(first)
+        except orjson.JSONDecodeError:
+            others = head.split(b"\n")[1:]
+            if any(line.startswith(b"{") for line in others):
+                return "lines"
+            return "document"
+        return "lines"
+    return "lines"
+
+
+def split_records(
+    data: bytes, path: str, layout: LayoutChoice = "auto", first_line: int = 1
+) -> Iterator[RawRecord]:
+    """The records of a file's bytes (or of a line-aligned range of it).
+
+    ``lines``: one record per non-blank line, position ``path:N`` with N counted from
+    ``first_line``; a trailing ``\\r`` is dropped. ``document``: the whole text, position
+    ``path``.
+    """
+    chosen = detect_layout(data[:65536]) if layout == "auto" else layout
+    if chosen == "document":
+        if data.strip():
+            yield data, path
+        return
+    number = first_line
+    for line in data.split(b"\n"):
+        record = line[:-1] if line.endswith(b"\r") else line
+        if record.strip():
+            yield record, f"{path}:{number}"
+        number += 1
+
+
+@dataclass(frozen=True)
+class FileRange:
+    """A line-aligned byte range of one file and the number of its first line."""
+
+    path: str
+    start: int
+    end: int
+    first_line: int
+    layout: Layout
+
+
+def plan_ranges(
+    stream: IO[bytes], path: str, size: int, split_size: int, layout: LayoutChoice = "auto"
+) -> list[FileRange]:
+    """Cut a file into ranges of about ``split_size`` bytes at line starts.
+
+    Line numbers are counted here, on the driver, in one sequential pass (``bytes.count`` runs
+    at memory speed), so every record of every range gets an exact ``path:line`` position.
+    A file in the ``document`` layout is never cut.
+    """
+    head = stream.read(65536)
+    chosen: Layout = detect_layout(head) if layout == "auto" else layout
+    if chosen == "document" or size <= split_size:
+        return [FileRange(path, 0, size, 1, chosen)]
+    ranges: list[FileRange] = []
+    start = 0
+    line = 1
+    while start < size:
+        end = _line_start_after(stream, start + split_size, size)
+        ranges.append(FileRange(path, start, end, line, chosen))
+        line += _count_newlines(stream, start, end)
+        start = end
+    return ranges
+
+
+def _line_start_after(stream: IO[bytes], target: int, size: int) -> int:
+    """The offset just past the first LF at or after ``target`` (``size`` if none)."""
+    if target >= size:
+        return size
+    stream.seek(target)
+    offset = target
+    while True:
+        block = stream.read(65536)
+        if not block:
+            return size
+        cut = block.find(b"\n")
+        if cut >= 0:
+            return offset + cut + 1
+        offset += len(block)
+
+
+def _count_newlines(stream: IO[bytes], start: int, end: int) -> int:
+    stream.seek(start)
+    remaining = end - start
+    count = 0
+    while remaining > 0:
+        block = stream.read(min(1 << 22, remaining))
+        if not block:
+            break
+        count += block.count(b"\n")
+        remaining -= len(block)
+    return count
+
+
+def read_range(stream: IO[bytes], file_range: FileRange) -> Iterator[RawRecord]:
+    """The records of one planned range of an open file."""
+    stream.seek(file_range.start)
+    data = stream.read(file_range.end - file_range.start)
+    yield from split_records(data, file_range.path, file_range.layout, file_range.first_line)
