@@ -40,7 +40,7 @@ class TopicPolicy(_Strict):
 
     type_level: bool = False
     """Add the subscription-type level (stats / state-change / state / current-state)."""
-    type_level_position: Literal["before-path", "after-prefix", "first", "last"] = "after-prefix"
+    type_level_position: Literal["first", "after-prefix", "last"] = "after-prefix"
     separator: str = "-"
     max_length: int = Field(default=249, ge=20, le=10_000)
     per_branch: bool = True

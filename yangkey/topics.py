@@ -24,7 +24,7 @@ _FNV_PRIME = 0x100000001B3
 _MASK = 0xFFFFFFFFFFFFFFFF
 _MIN_SCHEMA_PART = 10
 
-LevelPosition = Literal["before-path", "after-prefix", "first", "last"]
+LevelPosition = Literal["first", "after-prefix", "last"]
 
 
 def fnv1a_64(data: bytes) -> int:
@@ -65,7 +65,7 @@ class TopicNamer:
             head.append(level)
         if self.prefix:
             head.append(self.prefix)
-        if level is not None and self.type_level_position in ("after-prefix", "before-path"):
+        if level is not None and self.type_level_position == "after-prefix":
             head.append(level)
         if level is not None and self.type_level_position == "last":
             tail.append(level)

@@ -132,7 +132,6 @@ def test_core_topic_type_levels(subscription_type: str, compaction: bool, level:
     ("position", "separator", "expected"),
     [
         ("after-prefix", "-", "netops-state-if-interfaces-interface"),
-        ("before-path", "-", "netops-state-if-interfaces-interface"),
         ("first", "-", "state-netops-if-interfaces-interface"),
         ("last", "-", "netops-if-interfaces-interface-state"),
         ("after-prefix", ".", "netops.state.if-interfaces-interface"),
