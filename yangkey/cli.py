@@ -310,19 +310,21 @@ def compile_command(
         return
     from rich.console import Console  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
+    from rich.text import Text  # noqa: PLC0415
 
-    table = Table("template", "extractions", "target", "topic", title=compiled.xpath)
+    # XPaths are full of [...] that rich would take for markup: cells are Text, not markup.
+    table = Table("template", "extractions", "target", "topic", title=Text(compiled.xpath))
     for item in branches:
         table.add_row(
-            str(item["template"]),
-            "\n".join(item["extractions"]),
+            Text(str(item["template"])),
+            Text("\n".join(item["extractions"])),
             str(item["target"]),
             str(item["topic"]),
         )
     console = Console()
     console.print(table)
     for warning in compiled.warnings:
-        console.print(f"[yellow]warning:[/yellow] {warning}")
+        console.print(Text("warning: ", style="yellow") + Text(warning))
 
 
 @main.command()
@@ -537,6 +539,7 @@ def catalog_show(subscriptions_file: str, yang_dirs: tuple[str, ...], as_json: b
         return
     from rich.console import Console  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
+    from rich.text import Text  # noqa: PLC0415
 
     table = Table("id", "type", "template", "target", "topic", title=subscriptions_file)
     for row in rows:
@@ -544,14 +547,14 @@ def catalog_show(subscriptions_file: str, yang_dirs: tuple[str, ...], as_json: b
         table.add_row(
             str(row["subscription_id"]),
             kind,
-            str(row["template"]),
+            Text(str(row["template"])),
             str(row["target"]),
             str(row["topic"]),
         )
     console = Console()
     console.print(table)
     for warning in warnings:
-        console.print(f"[yellow]warning:[/yellow] {warning}")
+        console.print(Text("warning: ", style="yellow") + Text(warning))
 
 
 if __name__ == "__main__":

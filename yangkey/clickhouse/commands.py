@@ -352,6 +352,7 @@ def emit_rows(rows: Sequence[dict[str, Any]], fmt: str, *, title: str = "") -> N
         return
     from rich.console import Console  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
+    from rich.text import Text  # noqa: PLC0415
 
     table = Table(title=title or None, title_justify="left", show_lines=True)
     columns = ["node", "subscription_id", "xpaths", "event_time", "sequence_number",
@@ -362,7 +363,8 @@ def emit_rows(rows: Sequence[dict[str, Any]], fmt: str, *, title: str = "") -> N
         payload = _cell(row.get("payload"))
         if len(payload) > 120:
             payload = payload[:117] + "..."
-        table.add_row(*[_cell(row.get(c)) for c in columns[:-1]], payload)
+        # Cells are Text: XPaths and payloads hold [...] that rich would parse as markup.
+        table.add_row(*[Text(_cell(row.get(c))) for c in columns[:-1]], Text(payload))
     Console().print(table)
     click.echo(f"{len(rows)} row(s)", err=True)
 

@@ -1,0 +1,95 @@
+"""End to end: generated notifications -> Spark job -> real Kafka -> ingest -> chdb -> answers.
+
+The generator (yangkey.sample) says what a correct pipeline ends with; this test checks the
+exact current state after sync-on-start updates, on-change yang-patch merges, a delete and a
+replayed older message, and that every bad notification reached the errors table through the
+dead-letter topic with its reason and source position.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from yangkey.demo import check, run_demo
+from yangkey.sample import generate
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def outcome(kafka_broker: Any, spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    prefix = f"e2e{uuid.uuid4().hex[:6]}"
+    return run_demo(
+        ROOT / "examples" / "subscriptions.yaml",
+        tmp_path_factory.mktemp("e2e"),
+        bootstrap=kafka_broker.bootstrap,
+        nodes=3,
+        interfaces=5,
+        rounds=4,
+        spark=spark,
+        subscription_topics_prefix=prefix,
+    )
+
+
+def test_current_state_is_exact(outcome: Any) -> None:
+    assert outcome.problems == []
+    stored = {
+        (row["node"], row["subscription_id"], " | ".join(row["xpaths"])): row
+        for row in outcome.current
+    }
+    assert set(stored) == set(outcome.expected.current)
+    # Every key carries the newest message: for interfaces, the last oper-status written, or
+    # the delete; never the replayed older update.
+    for (node, name), status in outcome.expected.interface_status.items():
+        row = stored[(node, 1042, f"/ietf-interfaces:interfaces/interface[name='{name}']")]
+        assert f"<oper-status>{status}</oper-status>" in row["payload"] or (
+            f'"oper-status":"{status}"' in row["payload"].replace(" ", "")
+        ), (node, name, row["payload"])
+    for node, name in outcome.expected.deleted:
+        row = stored[(node, 1042, f"/ietf-interfaces:interfaces/interface[name='{name}']")]
+        edit = orjson.loads(row["payload"])["ietf-yp-notification:envelope"]["contents"][
+            "ietf-yang-push:push-change-update"
+        ]["datastore-changes"]["yang-patch"]["edit"][0]
+        assert edit["operation"] == "delete"
+
+
+def test_every_bad_notification_reached_the_errors_table(outcome: Any) -> None:
+    assert outcome.rejected == outcome.expected.bad == len(outcome.dead_letters)
+    reasons = sorted(row["error"] for row in outcome.dead_letters)
+    assert any("malformed JSON" in reason for reason in reasons)
+    assert any("DTD" in reason for reason in reasons)
+    assert any("unknown subscription id 424242" in reason for reason in reasons)
+    assert any("has no key leaf name" in reason for reason in reasons)
+    for row in outcome.dead_letters:
+        # source position: the input file and its line number
+        assert row["source"].rsplit(":", 1)[-1].isdigit(), row["source"]
+
+
+def test_messages_spread_over_partitions_by_key(outcome: Any) -> None:
+    produced = sum(outcome.produced.values())
+    assert produced == sum(row["messages"] for row in outcome.partitions)
+    interface_partitions = {
+        row["partition"] for row in outcome.partitions if row["topic"].endswith("-interface")
+    }
+    assert len(interface_partitions) > 1
+
+
+def test_check_notices_a_stale_current_state() -> None:
+    # The checker is what the demo and this test rely on: make sure it can fail.
+    data = generate(nodes=1, interfaces=2, rounds=0)
+    key, when = next(iter(data.expected.current.items()))
+    row = {"node": key[0], "subscription_id": key[1], "xpaths": key[2].split(" | "),
+           "event_time": "1999-01-01T00:00:00Z"}
+    from yangkey.demo import DemoResult  # noqa: PLC0415
+
+    result = DemoResult(records=0, produced={}, rejected=0, ingested={}, current=[row],
+                        partitions=[], dead_letters=[], expected=data.expected)
+    problems = check(result)
+    assert any("stale current state" in p for p in problems)
+    assert any("missing current state" in p for p in problems)
+    assert any("dead letters instead of" in p for p in problems)
