@@ -82,7 +82,7 @@ def test_messages_spread_over_partitions_by_key(outcome: Any) -> None:
 def test_check_notices_a_stale_current_state() -> None:
     # The checker is what the demo and this test rely on: make sure it can fail.
     data = generate(nodes=1, interfaces=2, rounds=0)
-    key, when = next(iter(data.expected.current.items()))
+    key = next(iter(data.expected.current))
     row = {"node": key[0], "subscription_id": key[1], "xpaths": key[2].split(" | "),
            "event_time": "1999-01-01T00:00:00Z"}
     from yangkey.demo import DemoResult  # noqa: PLC0415
