@@ -294,6 +294,15 @@ def _edit_tree(branch: Branch, edit: Edit) -> dict[str, Any] | None:
     return root
 
 
+def _sorted_unique(found: list[str]) -> tuple[str, ...]:
+    """Sorted by code point (str ordering), duplicates dropped; sorts in place."""
+    found.sort()
+    for index in range(1, len(found)):
+        if found[index] == found[index - 1]:
+            return tuple(dict.fromkeys(found))
+    return tuple(found)
+
+
 class DerivedKey(NamedTuple):
     # A NamedTuple: built once per notification, and cheaper to build than a frozen dataclass.
     node: str
@@ -358,6 +367,9 @@ class KeyDeriver:
                 "give one with --node",
                 source=source,
             )
+        if node_name is not notification.node and "\n" in node_name:
+            # Names from the notification were checked when it was decoded.
+            raise NotificationError(f"node name {node_name!r} contains a line feed", source=source)
         sub_id = subscription_id if subscription_id is not None else notification.subscription_id
         if sub_id is None:
             raise NotificationError(
@@ -379,11 +391,9 @@ class KeyDeriver:
             else:
                 raise NoMatchError("no matching instances", source=source)
         if len(per_branch) == 1:
-            every = tuple(sorted(set(per_branch[0])))
+            every = _sorted_unique(per_branch[0])
             branch_xpaths: tuple[tuple[str, ...], ...] = (every,)
         else:
-            branch_xpaths = tuple(tuple(sorted(set(found))) for found in per_branch)
+            branch_xpaths = tuple(_sorted_unique(found) for found in per_branch)
             every = tuple(sorted({x for found in branch_xpaths for x in found}))
-        if "\n" in node_name:
-            raise NotificationError(f"node name {node_name!r} contains a line feed", source=source)
         return DerivedKey(node_name, sub_id, every, branch_xpaths)

@@ -152,24 +152,46 @@ def _int_or_none(value: Any, what: str, source: str) -> int | None:
 # --------------------------------------------------------------------------------------- JSON
 
 
+def _envelope_push_update(obj: Any, source: str) -> Notification | None:
+    """The common case, a push-update in an envelope with well-typed fields, decoded without
+    the general member scan; None sends anything else down the general path."""
+    if type(obj) is not dict or len(obj) != 1:
+        return None
+    envelope = obj.get("ietf-yp-notification:envelope")
+    if type(envelope) is not dict:
+        return None
+    contents = envelope.get("contents")
+    push = contents.get("ietf-yang-push:push-update") if type(contents) is dict else None
+    if type(push) is not dict:
+        return None
+    hostname = envelope.get("hostname")
+    sequence = envelope.get("sequence-number")
+    subscription_id = push.get("id")
+    data = push.get("datastore-contents")
+    if (
+        type(hostname) is not str
+        or "\n" in hostname
+        or type(sequence) is not int
+        or type(subscription_id) is not int
+        or not 0 <= subscription_id <= 0xFFFFFFFF
+        or type(data) is not dict
+    ):
+        return None
+    return Notification(
+        source,
+        CONTENT_TYPE_JSON,
+        "push-update",
+        hostname or None,
+        subscription_id,
+        envelope.get("event-time"),
+        sequence,
+        data,
+    )
+
+
 def _json_notification(obj: Any, source: str, note: Notification) -> Notification:
     if not isinstance(obj, dict):
         raise NotificationError("a notification must be a JSON object", source=source)
-    envelope = obj.get("ietf-yp-notification:envelope")
-    if type(envelope) is dict and len(obj) == 1:
-        # The common case, without the member scan below.
-        contents = envelope.get("contents")
-        push = contents.get("ietf-yang-push:push-update") if type(contents) is dict else None
-        if type(push) is dict:
-            note.event_time = envelope.get("event-time")
-            note.node = _node_name(envelope.get("hostname"), "hostname", source) or note.node
-            sequence = envelope.get("sequence-number")
-            note.sequence_number = (
-                sequence
-                if type(sequence) is int
-                else _int_or_none(sequence, "sequence-number", source)
-            )
-            return _json_push("push-update", push, source, note)
     for member, body in obj.items():
         local = _local(member)
         if local == "message" and isinstance(body, dict):
@@ -421,6 +443,9 @@ def decode(raw: bytes | str, source: str, ns_modules: Mapping[str, str]) -> Noti
             obj = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             raise InputError(f"malformed JSON: {exc}", source=source) from None
+        fast = _envelope_push_update(obj, source)
+        if fast is not None:
+            return fast
         note = Notification(source, CONTENT_TYPE_JSON, "push-update")
         return _json_notification(obj, source, note)
     if not data.strip():
