@@ -52,6 +52,7 @@ from yangkey.spark.transform import (
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "subscriptions.yaml"
+NOTIFICATIONS = REPO / "tests" / "fixtures" / "notifications"
 
 
 def envelope(node: str, sub: int, interfaces: list[str], status: str = "up") -> bytes:
@@ -192,6 +193,9 @@ def test_tally_merge_and_json_round_trip() -> None:
         (b'{\n  "a": 1\n}\n', "document"),
         (b'{"a": \n{"b": 2}\n', "lines"),  # broken first line, but JSON lines after it
         (b"<n><x/></n>\n<n/>\n", "lines"),
+        (b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e "v">]><x>&e;</x>\n'
+         b'<notification xmlns="urn:ietf:params:xml:ns:netconf:notification:1.0"/>\n', "lines"),
+        (b"<notification>\n<x/>\n</notification>\n", "document"),
         (b'<?xml version="1.0"?>\n<notification>\n  <x/>\n</notification>\n', "document"),
         (b'<?xml version="1.0"?><n><x/></n>\n', "lines"),
         (b"\n\n  \n", "lines"),
@@ -310,13 +314,19 @@ def test_spark_failure_recovers_the_task_error() -> None:
     assert "failed 2 times" in error.message()
     plain = spark_failure(RuntimeError("java.lang.OutOfMemoryError: heap\nmore"))
     assert plain.message() == "spark: the Spark job failed: java.lang.OutOfMemoryError: heap"
+    python_bug = spark_failure(RuntimeError(
+        "Traceback (most recent call last):\n  File \"x.py\", line 3, in f\n"
+        "    raise ZeroDivisionError('division by zero')\n"
+        "ZeroDivisionError: division by zero\n"
+    ))
+    assert python_bug.message().endswith("failed: ZeroDivisionError: division by zero")
 
 
 # --------------------------------------------------------------------------- prepare
 
 
 def _config(**changes: object) -> JobConfig:
-    config = JobConfig(subscriptions=str(EXAMPLE), inputs=("x.jsonl",), bootstrap="h:1",
+    config = JobConfig(subscriptions=str(EXAMPLE), inputs=(str(NOTIFICATIONS),), bootstrap="h:1",
                        preflight=False)
     for key, value in changes.items():
         setattr(config, key, value)
@@ -421,3 +431,23 @@ def test_produce_reports_config_errors_in_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "error:" in result.output and "cannot read subscriptions file" in result.output
     assert "Traceback" not in result.output
+
+
+def test_fail_after_hook_from_environment_or_spark_conf(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert prepare(_config()).sink.fail_after is None
+    monkeypatch.setenv("YANGKEY_TEST_FAIL_AFTER", "3")
+    assert prepare(_config()).sink.fail_after == 3
+    monkeypatch.delenv("YANGKEY_TEST_FAIL_AFTER")
+    conf = {"spark.yangkey.test.fail_after": "7"}
+    assert prepare(_config(spark_conf=conf)).sink.fail_after == 7
+
+
+def test_prepare_plans_batch_inputs_before_spark(tmp_path: Path) -> None:
+    prepared = prepare(_config())
+    names = sorted(Path(r.path).name for r in prepared.plan)
+    assert "envelope-interfaces.xml" in names and len(names) >= 10
+    layouts = {Path(r.path).name: r.layout for r in prepared.plan}
+    assert layouts["envelope-interfaces.json"] == "lines"  # one JSON value on one line
+    assert layouts["envelope-interfaces.xml"] == "document"  # pretty-printed XML
+    with pytest.raises(YangkeyError, match="no such file or directory"):
+        prepare(_config(inputs=(str(tmp_path / "missing"),)))

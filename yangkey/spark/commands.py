@@ -13,6 +13,7 @@ from typing import Any
 import click
 import orjson
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from yangkey.errors import ConfigError, YangkeyError
@@ -20,6 +21,7 @@ from yangkey.kafka.config import client_overrides, parse_kv
 from yangkey.spark.job import (
     DEFAULT_MAX_RECORDS_PER_TASK,
     JobConfig,
+    Prepared,
     Summary,
     prepare,
     run,
@@ -184,6 +186,7 @@ def produce(
     kafka://topic@partition:offset). Prints the counts per topic at the end.
     """
     err = Console(stderr=True, highlight=False)
+    prepared: Prepared | None = None
     try:
         if not bootstrap and not dry_run:
             raise click.UsageError("--bootstrap is required (or use --dry-run)")
@@ -229,7 +232,7 @@ def produce(
             raise ConfigError("--trigger-interval needs --stream", source="produce")
         prepared = prepare(config)
         for warning in prepared.warnings:
-            err.print(f"[yellow]warning:[/yellow] {warning}")
+            err.print(f"[yellow]warning:[/yellow] {escape(warning)}")
         if prepared.created_topics:
             err.print(f"created {len(prepared.created_topics)} topic(s): "
                       + ", ".join(prepared.created_topics))
@@ -251,6 +254,13 @@ def produce(
     except YangkeyError as error:
         err.print(f"error: {error.message()}", markup=False, highlight=False)
         sys.exit(1)
+    except KeyboardInterrupt:
+        resume = ""
+        if prepared is not None and not stream:
+            resume = (f"; partitions already committed stay committed: re-run with --run-id"
+                      f" {prepared.sink.run_id} to resume")
+        err.print(f"interrupted{resume}", markup=False, highlight=False)
+        sys.exit(130)
     if as_json:
         click.echo(orjson.dumps(summary.to_dict(), option=orjson.OPT_INDENT_2).decode())
         return
@@ -272,7 +282,8 @@ def print_summary(summary: Summary, console: Console) -> None:
     batches = f" in {summary.batches} micro-batches" if summary.batches > 1 else ""
     console.print(
         f"{tally.records:,} records -> {tally.messages:,} messages,"
-        f" {tally.rejections:,} rejected; {summary.partitions} partitions{skipped}{batches};"
+        f" {tally.rejections:,} rejected; {summary.partitions} Spark"
+        f" task{'s' if summary.partitions != 1 else ''}{skipped}{batches};"
         f" {summary.seconds:.1f}s ({summary.rate:,.0f} records/s)",
         highlight=False,
     )

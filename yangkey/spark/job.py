@@ -26,6 +26,8 @@ import hashlib
 import json
 import math
 import os
+import re
+import socket
 import sys
 import tempfile
 import threading
@@ -84,6 +86,7 @@ SPARK_PRODUCER_DEFAULTS: Mapping[str, object] = {
     "queue.buffering.max.messages": 200_000,
     "batch.num.messages": 10_000,
 }
+BINARY_FILE_SCHEMA = "path string, modificationTime timestamp, length long, content binary"
 TEST_FAIL_AFTER_ENV = "YANGKEY_TEST_FAIL_AFTER"
 TEST_FAIL_AFTER_CONF = "spark.yangkey.test.fail_after"
 
@@ -291,8 +294,8 @@ def topic_partitions(consumer: Any, topic: str, timeout: float = 30.0) -> list[i
     described = metadata.topics.get(topic)
     if described is None or described.error is not None or not described.partitions:
         reason = described.error.str() if described is not None and described.error else ""
-        raise InputError(f"the raw topic does not exist {reason}".rstrip(),
-                         source=f"kafka://{topic}")
+        detail = f" ({reason})" if reason else ""
+        raise InputError(f"the raw topic does not exist{detail}", source=f"kafka://{topic}")
     return sorted(described.partitions)
 
 
@@ -577,8 +580,22 @@ def spark_failure(exc: BaseException, what: str = "the Spark job") -> YangkeyErr
         if not sep:
             source, reason = "spark task", message
         return cls(reason + suffix, source=source)
-    first = next((line for line in text.splitlines() if line.strip()), type(exc).__name__)
-    return YangkeyError(f"{what} failed: {first.strip()}", source="spark")
+    candidates = [
+        match.group(1)
+        for line in text.splitlines()
+        if (match := _EXCEPTION_LINE.match(line.strip())) is not None
+    ]
+    python_side = [c for c in candidates if not c.startswith(("org.", "java.", "scala."))]
+    if python_side:
+        reason = python_side[-1]
+    elif candidates:
+        reason = candidates[0]
+    else:
+        reason = next((line for line in text.splitlines() if line.strip()), type(exc).__name__)
+    return YangkeyError(f"{what} failed: {reason.strip()}", source="spark")
+
+
+_EXCEPTION_LINE = re.compile(r"^(?::\s*)?([\w.$]+(?:Error|Exception|Crash)\b(?::.*)?)$")
 
 
 # --------------------------------------------------------------------------- session
@@ -647,6 +664,10 @@ class Prepared:
     source_config: dict[str, object]
     warnings: list[str] = field(default_factory=list)
     created_topics: tuple[str, ...] = ()
+    plan: list[FileRange | KafkaRange] = field(default_factory=list)
+    """Batch: one entry per Spark partition (local file ranges, raw-topic offset ranges)."""
+    remote: list[str] = field(default_factory=list)
+    """Batch: Hadoop URIs read with Spark's binaryFile source instead."""
 
 
 def _overrides_without_bootstrap(overrides: Mapping[str, object]) -> dict[str, object]:
@@ -754,6 +775,8 @@ def prepare(config: JobConfig) -> Prepared:
     prepared = Prepared(builder_spec, catalog, sink, source_config)
     if not config.dry_run and config.preflight:
         _check_topics(config, prepared)
+    if not config.stream:
+        prepared.plan, prepared.remote = plan_inputs(config, source_config)
     return prepared
 
 
@@ -793,6 +816,21 @@ def topic_specs(catalog: Catalog, single_topic: str | None) -> list[TopicSpec]:
     return specs
 
 
+def _any_reachable(bootstrap: str, timeout: float = 3.0) -> bool:
+    """True if one of ``host:port[,host:port]`` accepts a TCP connection (fails fast where
+    librdkafka would retry until its timeout)."""
+    for server in bootstrap.split(","):
+        address = server.strip().rpartition("://")[2]
+        host, _, port = address.rpartition(":")
+        try:
+            with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)),
+                                          timeout=timeout):
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
 def _check_topics(config: JobConfig, prepared: Prepared) -> None:
     from confluent_kafka.admin import AdminClient  # noqa: PLC0415
 
@@ -801,6 +839,11 @@ def _check_topics(config: JobConfig, prepared: Prepared) -> None:
          if k.startswith(("security.", "sasl.", "ssl.", "socket.", "client."))}
     )
     bootstrap = str(prepared.sink.producer_config["bootstrap.servers"])
+    if not _any_reachable(bootstrap):
+        raise BrokerError(
+            "cannot reach the broker: no bootstrap server accepts TCP connections",
+            source=f"kafka {bootstrap}",
+        )
     admin = AdminClient(cast(dict[str, Any], admin_config(bootstrap, connection)))
     specs = topic_specs(prepared.catalog, config.single_topic)
     if config.create_topics:
@@ -866,18 +909,21 @@ class Progress:
 # --------------------------------------------------------------------------- running
 
 
-def _source_rdd(
-    session: SparkSession, config: JobConfig, prepared: Prepared
-) -> tuple[Any, str] | None:
-    """The batch input as (RDD, kind); None when there is nothing to read."""
-    plan: list[Any] = []
+def plan_inputs(config: JobConfig, source_config: Mapping[str, object]) -> tuple[
+    list[FileRange | KafkaRange], list[str]
+]:
+    """Batch inputs -> (planned ranges, Hadoop URIs for Spark's binaryFile source).
+
+    Runs on the driver before Spark starts: a missing file or raw topic costs no JVM.
+    """
+    plan: list[FileRange | KafkaRange] = []
     remote: list[str] = []
     for uri in config.inputs:
         if uri.startswith("kafka://"):
             plan.extend(
                 plan_kafka(
                     parse_kafka_input(uri),
-                    prepared.source_config,
+                    source_config,
                     config.start,
                     config.until,
                     config.max_records_per_task,
@@ -887,20 +933,24 @@ def _source_rdd(
             plan.extend(plan_files(uri, config.split_size, config.layout))
         else:
             remote.append(uri)
-    context = session.sparkContext
     if remote and plan:
         raise ConfigError("mix local inputs and Hadoop URIs in separate runs", source="--input")
-    if remote:
+    return plan, remote
+
+
+def _source_rdd(session: SparkSession, prepared: Prepared) -> tuple[Any, str] | None:
+    """The batch input as (RDD, kind); None when there is nothing to read."""
+    if prepared.remote:
         frame = (
             session.read.format("binaryFile")
             .option("recursiveFileLookup", "true")
-            .load(remote)
+            .load(prepared.remote)
             .select("path", "content")
         )
         return frame.rdd, "files"
-    if not plan:
+    if not prepared.plan:
         return None
-    return context.parallelize(plan, len(plan)), "plan"
+    return session.sparkContext.parallelize(prepared.plan, len(prepared.plan)), "plan"
 
 
 def run_batch(
@@ -914,7 +964,12 @@ def run_batch(
         prepared.sink.run_id, dead_letter_topic=prepared.catalog.dead_letter_topic,
         dry_run=config.dry_run,
     )
-    source = _source_rdd(session, config, prepared)
+    try:
+        source = _source_rdd(session, prepared)
+    except YangkeyError:
+        raise
+    except Exception as exc:
+        raise spark_failure(exc, "reading the input") from None
     if source is None:
         summary.seconds = time.monotonic() - started
         return summary
@@ -955,7 +1010,11 @@ def _stream_frame(session: SparkSession, config: JobConfig, prepared: Prepared) 
         return session.readStream.format(RawKafkaSource.name()).options(**options).load(), (
             "records"
         )
-    reader = session.readStream.format("binaryFile").option("recursiveFileLookup", "true")
+    reader = (
+        session.readStream.format("binaryFile")
+        .schema(BINARY_FILE_SCHEMA)
+        .option("recursiveFileLookup", "true")
+    )
     if config.max_per_trigger:
         reader = reader.option("maxFilesPerTrigger", str(config.max_per_trigger))
     path = str(_local_path(uri).resolve()) if _is_local(uri) else uri
@@ -977,7 +1036,10 @@ def run_stream(
     started = time.monotonic()
     summary = Summary(prepared.sink.run_id, dead_letter_topic=prepared.catalog.dead_letter_topic,
                       dry_run=config.dry_run)
-    frame, kind = _stream_frame(session, config, prepared)
+    try:
+        frame, kind = _stream_frame(session, config, prepared)
+    except Exception as exc:
+        raise spark_failure(exc, "opening the stream") from None
     context = session.sparkContext
     broadcast = context.broadcast(prepared.builder_spec)
     failure: list[YangkeyError] = []
@@ -1013,7 +1075,11 @@ def run_stream(
     elif config.trigger_interval:
         seconds = parse_duration(config.trigger_interval)
         writer = writer.trigger(processingTime=f"{seconds} seconds")
-    query = writer.start()
+    try:
+        query = writer.start()
+    except Exception as exc:
+        broadcast.destroy()
+        raise spark_failure(exc, "starting the streaming query") from None
     try:
         query.awaitTermination()
     except KeyboardInterrupt:

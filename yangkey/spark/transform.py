@@ -252,21 +252,41 @@ def _first_line(data: bytes) -> bytes:
     return b""
 
 
+_NOTIFICATION_ROOTS = frozenset(
+    {"notification", "envelope", "message", "push-update", "push-change-update"}
+)
+
+
+def _xml_root(line: bytes) -> str | None:
+    """The local name of the root if ``line`` is a whole XML document, else None."""
+    try:
+        root = parse_xml(line, "layout probe")
+    except InputError:
+        return None
+    return str(root.tag).rpartition("}")[2]
+
+
 def detect_layout(head: bytes) -> Layout:
     """``lines`` (JSON lines, XML one per line) or ``document`` (the file is one notification).
 
     Looks at the first bytes of a file only: the first non-blank line is a whole JSON value
     or a whole XML document -> one record per line; otherwise (pretty-printed JSON or XML)
-    the file is one record. A JSON-lines file whose first line is broken still counts as
-    lines when another line starts with ``{`` in the first column.
+    the file is one record. A file whose first line is broken still counts as lines when
+    another line is a record on its own (``{`` in the first column, a whole XML document).
     """
     first = _first_line(head)
     if first.startswith(b"<"):
-        try:
-            parse_xml(first, "layout probe")
-        except InputError:
-            return "document"
-        return "lines"
+        if _xml_root(first) is not None:
+            return "lines"
+        # A bad first record must not turn an XML-lines file into one document: look for
+        # another line that is a whole notification on its own.
+        others = head.split(b"\n")[1:50]
+        if any(
+            line.startswith(b"<") and _xml_root(line.strip()) in _NOTIFICATION_ROOTS
+            for line in others
+        ):
+            return "lines"
+        return "document"
     if first.startswith((b"{", b"[")):
         try:
             orjson.loads(first)

@@ -1,0 +1,186 @@
+"""Throughput of the Spark producer job against a plain single-process produce loop.
+
+    python benchmarks/bench_spark_produce.py                 # 1M notifications, local[2]
+    python benchmarks/bench_spark_produce.py --count 200000  # quicker
+
+What is measured, in one run, on the embedded Kafka broker (or ``--bootstrap``):
+
+1. **spark**: ``yangkey.spark.job.run`` on a JSON-lines file of ``--count`` generated
+   notifications (yangkey.sample: the example subscriptions' push-updates and on-change
+   patches, JSON and XML, envelope / NETCONF / telemetry-message wrappers, a few bad ones):
+   read, decode, derive keys and topics, produce transactionally. The SparkSession is started
+   before the clock starts, so JVM start-up is excluded; Python worker start-up and the
+   per-executor catalog compile are included.
+2. **transform**: the same records through the core's MessageBuilder in this one process
+   (pre-computing the messages for 3).
+3. **plain**: a single-process confluent-kafka loop producing those pre-computed messages
+   (the job's producer settings, idempotent, ``poll(0)`` per message, no transactions): the
+   floor cost of Kafka alone.
+
+Prints records/s of each and the ratio spark / plain. The broker shares the machine's cores
+with Spark, as it does in the tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import yaml
+from confluent_kafka import Producer
+
+from yangkey.kafka.broker import EmbeddedKafka
+from yangkey.kafka.config import ensure_topics
+from yangkey.messages import KeyedMessage
+from yangkey.sample import generate, iter_jsonl
+from yangkey.spark.job import JobConfig, build_session, prepare, run, topic_specs
+from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing, split_records
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "subscriptions.yaml"
+PER_NODE = 16  # records yangkey.sample.generate makes per node with 6 interfaces, 3 rounds
+
+
+def subscriptions(directory: Path, prefix: str, partitions: int) -> Path:
+    document = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
+    document["organisation_prefix"] = prefix
+    document["dead_letter_topic"] = f"{prefix}-dead-letter"
+    document["defaults"]["partitions"] = partitions
+    path = directory / f"{prefix}.yaml"
+    path.write_text(yaml.safe_dump(document), encoding="utf-8")
+    return path
+
+
+def write_input(path: Path, count: int, seed: int) -> int:
+    nodes = max(1, math.ceil(count / PER_NODE))
+    records = generate(nodes=nodes, interfaces=6, rounds=3, seed=seed).records[:count]
+    with path.open("wb") as out:
+        out.writelines(iter_jsonl(records))
+    return len(records)
+
+
+def plain_produce(config: dict[str, object], messages: list[KeyedMessage]) -> float:
+    producer = Producer(config)
+    failures: list[str] = []
+
+    def on_delivery(error: object, _message: object) -> None:
+        if error is not None:
+            failures.append(str(error))
+
+    started = time.perf_counter()
+    for message in messages:
+        while True:
+            try:
+                producer.produce(message.topic, value=message.value, key=message.key,
+                                 headers=list(message.headers), on_delivery=on_delivery)
+                break
+            except BufferError:
+                producer.poll(0.05)
+        producer.poll(0)
+    remaining = producer.flush(120)
+    seconds = time.perf_counter() - started
+    if remaining or failures:
+        raise SystemExit(f"plain producer: {remaining} undelivered, {len(failures)} failed")
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=1_000_000, help="notifications")
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--partitions", type=int, default=6, help="partitions per topic")
+    parser.add_argument("--split-size", default=32 * 1024 * 1024, type=int,
+                        help="bytes of input per Spark task")
+    parser.add_argument("--delivery", default="exactly-once",
+                        choices=["exactly-once", "at-least-once"])
+    parser.add_argument("--bootstrap", help="use this broker instead of an embedded one")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="yangkey-bench-"))
+    tag = uuid.uuid4().hex[:6]
+    data = work / "notifications.jsonl"
+    started = time.perf_counter()
+    count = write_input(data, args.count, args.seed)
+    size_mb = data.stat().st_size / 1e6
+    print(f"input: {count:,} notifications, {size_mb:,.0f} MB"
+          f" ({time.perf_counter() - started:.1f}s to generate)", flush=True)
+
+    broker = None if args.bootstrap else EmbeddedKafka(heap="1g").start()
+    bootstrap = args.bootstrap or (broker.bootstrap if broker else "")
+    spark = None
+    try:
+        spark_subs = subscriptions(work, f"bench-spark-{tag}", args.partitions)
+        plain_subs = subscriptions(work, f"bench-plain-{tag}", args.partitions)
+        for path in (spark_subs, plain_subs):
+            ensure_topics(bootstrap, topic_specs(BuilderSpec.from_file(path).catalog(), None))
+
+        # 2. the core alone, in this process (and the messages for 3)
+        builder = builder_for(BuilderSpec.from_file(plain_subs))
+        catalog_dead_letter = builder.catalog.dead_letter_topic
+        tally = Tally()
+        started = time.perf_counter()
+        records = split_records(data.read_bytes(), str(data), "lines")
+        messages = list(outgoing(records, builder, catalog_dead_letter, tally))
+        transform_seconds = time.perf_counter() - started
+        print(f"transform: {tally.records:,} records -> {len(messages):,} messages in"
+              f" {transform_seconds:.1f}s", flush=True)
+
+        # 3. plain single-process produce loop of the pre-computed messages, with the
+        # producer settings the job's tasks use (minus the transaction)
+        job_producer = prepare(
+            JobConfig(subscriptions=str(plain_subs), inputs=(str(data),), bootstrap=bootstrap,
+                      delivery="at-least-once")
+        ).sink.producer_config
+        plain_seconds = plain_produce(dict(job_producer), messages)
+        print(f"plain: {len(messages):,} messages in {plain_seconds:.1f}s", flush=True)
+        del messages
+
+        # 1. the Spark job (session started before the clock)
+        config = JobConfig(
+            subscriptions=str(spark_subs),
+            inputs=(str(data),),
+            bootstrap=bootstrap,
+            master=args.master,
+            split_size=args.split_size,
+            delivery=args.delivery,
+            spark_conf={"spark.ui.enabled": "false"},
+        )
+        spark = build_session(config)
+        spark.sparkContext.parallelize([0], 1).count()  # JVM and Python daemon up
+        summary = run(config, spark)
+        spark_seconds = summary.seconds
+        renamed = Counter(
+            {k.replace("bench-plain-", "bench-spark-"): v for k, v in tally.produced.items()}
+        )
+        if summary.tally.records != tally.records or summary.tally.produced != renamed:
+            print("warning: the Spark job's counts differ from the single-process transform",
+                  file=sys.stderr)
+    finally:
+        if spark is not None:
+            spark.stop()
+        if broker is not None:
+            broker.stop()
+
+    spark_rate = summary.tally.records / spark_seconds
+    plain_rate = tally.records / plain_seconds
+    transform_rate = tally.records / transform_seconds
+    print()
+    print(f"{'':34}{'records/s':>12}{'seconds':>10}")
+    print(f"{'spark job (' + args.master + ', ' + args.delivery + ')':34}"
+          f"{spark_rate:>12,.0f}{spark_seconds:>10.1f}")
+    print(f"{'transform only (1 process)':34}{transform_rate:>12,.0f}{transform_seconds:>10.1f}")
+    print(f"{'plain produce loop (1 process)':34}{plain_rate:>12,.0f}{plain_seconds:>10.1f}")
+    print(f"ratio spark / plain produce loop: {spark_rate / plain_rate:.2f}")
+    print(f"spark: {summary.partitions} tasks, {summary.tally.messages:,} messages,"
+          f" {summary.tally.rejections:,} dead-lettered")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""Fixtures shared by every test directory.
+
+``spark``: one local SparkSession for the whole session, started only when a test asks for
+it (unit tests that do not use it never start a JVM). ``local[2,2]``: two cores, and two
+attempts per task, so tests of task retries see Spark retry a failed task (plain
+``local[2]`` fails the job on the first task failure). Tests using it are marked ``spark``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+SPARK_TEST_MASTER = "local[2,2]"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    from yangkey.spark.job import JobConfig, build_session  # noqa: PLC0415 - lazy: no JVM
+
+    session = build_session(
+        JobConfig(
+            subscriptions="",
+            inputs=(),
+            master=SPARK_TEST_MASTER,
+            app_name="yangkey-tests",
+            spark_conf={
+                "spark.ui.enabled": "false",
+                "spark.sql.shuffle.partitions": "2",
+                "spark.default.parallelism": "2",
+            },
+        )
+    )
+    try:
+        yield session
+    finally:
+        session.stop()
