@@ -104,7 +104,12 @@ def parse_target(target: str, source: str) -> tuple[TargetStep, ...]:
             raise NotificationError(
                 f"yang-patch target {target!r}: first step must be module-qualified", source=source
             )
-        keys = tuple(unquote(k) for k in key_text.split(",")) if equals else None
+        if not equals:
+            keys = None
+        elif "%" in key_text:
+            keys = tuple(unquote(k) for k in key_text.split(","))
+        else:
+            keys = tuple(key_text.split(","))
         steps.append(TargetStep(module, name, keys))
     if not steps:
         raise NotificationError(
@@ -283,9 +288,7 @@ class _XmlConverter:
     def __init__(self, ns_modules: Mapping[str, str]) -> None:
         self.ns_modules = ns_modules
 
-    def module(self, element: etree._Element) -> str:
-        qname = etree.QName(element)
-        ns = qname.namespace or ""
+    def module(self, ns: str) -> str:
         return self.ns_modules.get(ns, "{" + ns + "}")
 
     def leaf(self, element: etree._Element) -> str:
@@ -307,8 +310,8 @@ class _XmlConverter:
         result: dict[str, Any] = {}
         repeated: set[str] = set()
         for child in children:
-            module = self.module(child)
-            name = etree.QName(child).localname
+            ns, name = _split(child.tag)
+            module = self.module(ns)
             member = name if module == parent_module else f"{module}:{name}"
             value = self.value(child, module)
             if member in result:
@@ -321,105 +324,120 @@ class _XmlConverter:
         return result
 
 
-def _child(element: etree._Element, name: str) -> etree._Element | None:
+def _split(tag: Any) -> tuple[str, str]:
+    """``{namespace}local`` -> (namespace, local); string ops, as etree.QName is slow."""
+    if tag[0] == "{":
+        ns, _, local = tag[1:].partition("}")
+        return ns, local
+    return "", tag
+
+
+def _local_tag(element: etree._Element) -> str | None:
+    tag = element.tag
+    return tag.rpartition("}")[2] if isinstance(tag, str) else None
+
+
+def _children(element: etree._Element) -> dict[str, etree._Element]:
+    """Child elements by local name (the first of each), in one pass over the children."""
+    kids: dict[str, etree._Element] = {}
     for child in element:
-        if isinstance(child.tag, str) and etree.QName(child).localname == name:
-            return child
-    return None
+        tag = child.tag
+        if isinstance(tag, str):
+            kids.setdefault(tag.rpartition("}")[2], child)
+    return kids
 
 
-def _text(element: etree._Element, name: str) -> str | None:
-    child = _child(element, name)
+def _text(kids: Mapping[str, etree._Element], name: str) -> str | None:
+    child = kids.get(name)
     return None if child is None else (child.text or "").strip()
+
+
+def _first_element(element: etree._Element | None) -> etree._Element | None:
+    if element is None:
+        return None
+    return next((c for c in element if isinstance(c.tag, str)), None)
 
 
 def _xml_notification(
     element: etree._Element, source: str, note: Notification, conv: _XmlConverter
 ) -> Notification:
-    qname = etree.QName(element)
-    local = qname.localname
-    if local == "message" and qname.namespace == NS_TELEMETRY:
-        manifest = _child(element, "network-node-manifest")
+    namespace, local = _split(element.tag)
+    kids = _children(element)
+    if local == "message" and namespace == NS_TELEMETRY:
+        manifest = kids.get("network-node-manifest")
         if manifest is not None and note.node is None:
-            note.node = _text(manifest, "name")
-        metadata = _child(element, "telemetry-message-metadata")
+            note.node = _text(_children(manifest), "name")
+        metadata = kids.get("telemetry-message-metadata")
         if metadata is not None:
-            subscription = _child(metadata, "yang-push-subscription")
+            meta = _children(metadata)
+            subscription = meta.get("yang-push-subscription")
             if subscription is not None:
                 members = conv.members([c for c in subscription if isinstance(c.tag, str)], None)
                 note.subscription = {_local(k): v for k, v in members.items()}
-                xpath_filter = _child(subscription, "xpath-filter")
+                xpath_filter = _children(subscription).get("xpath-filter")
                 if xpath_filter is not None:
                     # Prefixes in an XML xpath-filter are XML namespace prefixes in scope.
                     note.subscription["namespaces"] = {
                         prefix: uri for prefix, uri in xpath_filter.nsmap.items() if prefix
                     }
-            note.event_time = note.event_time or _text(metadata, "node-export-timestamp")
-        payload = _child(element, "payload")
-        inner = (
-            None if payload is None else next((c for c in payload if isinstance(c.tag, str)), None)
-        )
+            note.event_time = note.event_time or _text(meta, "node-export-timestamp")
+        inner = _first_element(kids.get("payload"))
         if inner is None:
             raise NotificationError("telemetry message has no payload", source=source)
         return _xml_notification(inner, source, note, conv)
     if local == "envelope":
-        note.event_time = _text(element, "event-time") or note.event_time
-        note.node = _text(element, "hostname") or note.node
+        note.event_time = _text(kids, "event-time") or note.event_time
+        note.node = _text(kids, "hostname") or note.node
         note.sequence_number = _int_or_none(
-            _text(element, "sequence-number"), "sequence-number", source
+            _text(kids, "sequence-number"), "sequence-number", source
         )
-        contents = _child(element, "contents")
-        inner = (
-            None
-            if contents is None
-            else next((c for c in contents if isinstance(c.tag, str)), None)
-        )
+        inner = _first_element(kids.get("contents"))
         if inner is None:
             raise NotificationError("envelope has no contents", source=source)
         return _xml_notification(inner, source, note, conv)
     if local == "notification":
-        note.event_time = _text(element, "eventTime") or note.event_time
-        note.node = _text(element, "hostname") or note.node
-        sequence = _text(element, "sequence-number")
+        note.event_time = _text(kids, "eventTime") or note.event_time
+        note.node = _text(kids, "hostname") or note.node
+        sequence = _text(kids, "sequence-number")
         if sequence is not None:
             note.sequence_number = _int_or_none(sequence, "sequence-number", source)
-        for child in element:
-            if isinstance(child.tag, str) and etree.QName(child).localname in (
-                "push-update",
-                "push-change-update",
-            ):
-                return _xml_notification(child, source, note, conv)
-        raise NotificationError("NETCONF notification carries no push-update", source=source)
+        push = kids.get("push-update")
+        if push is None:
+            push = kids.get("push-change-update")
+        if push is None:
+            raise NotificationError("NETCONF notification carries no push-update", source=source)
+        return _xml_notification(push, source, note, conv)
     if local in ("push-update", "push-change-update"):
         note.kind = "push-update" if local == "push-update" else "push-change-update"
-        note.subscription_id = _subscription_id(_text(element, "id"), source)
+        note.subscription_id = _subscription_id(_text(kids, "id"), source)
         if note.kind == "push-update":
-            contents = _child(element, "datastore-contents")
+            contents = kids.get("datastore-contents")
             children = [] if contents is None else [c for c in contents if isinstance(c.tag, str)]
             note.data = conv.members(children, None)
             return note
-        changes = _child(element, "datastore-changes")
-        patch = None if changes is None else _child(changes, "yang-patch")
+        changes = kids.get("datastore-changes")
+        patch = None if changes is None else _children(changes).get("yang-patch")
         if patch is None:
             raise NotificationError(
                 "push-change-update has no datastore-changes/yang-patch", source=source
             )
         edits: list[Edit] = []
         for edit in patch:
-            if not isinstance(edit.tag, str) or etree.QName(edit).localname != "edit":
+            if _local_tag(edit) != "edit":
                 continue
-            target = _text(edit, "target")
-            operation = _text(edit, "operation")
+            fields = _children(edit)
+            target = _text(fields, "target")
+            operation = _text(fields, "operation")
             if target is None or operation is None:
                 raise NotificationError(
                     "yang-patch edit without target or operation", source=source
                 )
-            value_element = _child(edit, "value")
+            value_element = fields.get("value")
             value = None
             if value_element is not None:
                 value = conv.members([c for c in value_element if isinstance(c.tag, str)], None)
             edits.append(
-                Edit(_text(edit, "edit-id") or "", operation, parse_target(target, source), value)
+                Edit(_text(fields, "edit-id") or "", operation, parse_target(target, source), value)
             )
         note.edits = tuple(edits)
         return note

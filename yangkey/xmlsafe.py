@@ -53,9 +53,8 @@ def parse_xml(data: bytes | str, source: str) -> etree._Element:
     if docinfo.doctype or docinfo.internalDTD is not None:
         # Non-UTF-8 encodings (UTF-16, UTF-32) slip past the byte scan above.
         raise InputError("XML with a DTD or entity declarations is not accepted", source=source)
-    for node in root.iter():
-        if isinstance(node, etree._Entity):
-            raise InputError(f"XML entity reference {node.text} is not accepted", source=source)
+    for node in root.iter(etree.Entity):
+        raise InputError(f"XML entity reference {node.text} is not accepted", source=source)
     return root
 
 
