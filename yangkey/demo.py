@@ -26,6 +26,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from yangkey.cli import reports_errors
 from yangkey.errors import YangkeyError
 from yangkey.sample import Expected, generate, iter_jsonl
 
@@ -330,6 +331,7 @@ def show(result: DemoResult, console: Console) -> None:
     help="On-change rounds per node.",
 )
 @click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
+@reports_errors
 def demo(
     subscriptions: Path,
     workdir: Path,
@@ -353,20 +355,16 @@ def demo(
     """
     # Wide enough for XPaths when the output goes to a file or a CI log.
     console = Console() if sys.stdout.isatty() else Console(width=200)
-    try:
-        result = run_demo(
-            subscriptions,
-            workdir,
-            bootstrap=bootstrap,
-            nodes=nodes,
-            interfaces=interfaces,
-            rounds=rounds,
-            master=master,
-            console=Console(stderr=True),
-        )
-    except YangkeyError as error:
-        click.echo(f"error: {error.message()}", err=True)
-        sys.exit(1)
+    result = run_demo(
+        subscriptions,
+        workdir,
+        bootstrap=bootstrap,
+        nodes=nodes,
+        interfaces=interfaces,
+        rounds=rounds,
+        master=master,
+        console=Console(stderr=True),
+    )
     show(result, console)
     if result.problems:
         sys.exit(1)

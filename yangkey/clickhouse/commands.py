@@ -10,17 +10,17 @@ from ``CLICKHOUSE_PASSWORD`` only (never from the command line, never printed).
 from __future__ import annotations
 
 import csv
-import functools
 import io
 import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from yangkey.errors import ConfigError, YangkeyError
+from yangkey.cli import reports_errors
+from yangkey.errors import ConfigError
 
 if TYPE_CHECKING:
     from yangkey.catalog import Catalog
@@ -31,19 +31,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 OUTPUT_FILES = {"server": "server.sql", "embedded": "embedded.sql"}
 
-
-def reports_errors(function: F) -> F:
-    """A YangkeyError becomes one ``error: ...`` line on stderr and exit status 1."""
-
-    @functools.wraps(function)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return function(*args, **kwargs)
-        except YangkeyError as error:
-            click.echo(f"error: {error.message()}", err=True)
-            sys.exit(1)
-
-    return cast(F, wrapper)
 
 
 def _load_catalog(path: str, yang_dirs: Sequence[str]) -> Catalog:
