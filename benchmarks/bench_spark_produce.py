@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import random
 import sys
 import tempfile
 import time
@@ -32,6 +33,7 @@ import uuid
 from collections import Counter
 from pathlib import Path
 
+import orjson
 import yaml
 from confluent_kafka import Producer
 
@@ -57,9 +59,36 @@ def subscriptions(directory: Path, prefix: str, partitions: int) -> Path:
     return path
 
 
-def write_input(path: Path, count: int, seed: int) -> int:
-    nodes = max(1, math.ceil(count / PER_NODE))
-    records = generate(nodes=nodes, interfaces=6, rounds=3, seed=seed).records[:count]
+def periodic_records(count: int, seed: int) -> list[bytes]:
+    """The bulk of production traffic: JSON push-updates in the envelope, one interface each
+    (subscription 1042), from 500 nodes with 48 interfaces, event times moving on."""
+    rng = random.Random(seed)
+    records = []
+    for number in range(count):
+        node, interface = divmod(number % 24_000, 48)
+        document = {"ietf-yp-notification:envelope": {
+            "event-time": f"2026-11-20T10:{number // 600_000:02d}:{number // 10_000 % 60:02d}."
+                          f"{number % 10_000:04d}Z",
+            "hostname": f"pe{node}.example.net",
+            "sequence-number": number,
+            "contents": {"ietf-yang-push:push-update": {"id": 1042, "datastore-contents": {
+                "ietf-interfaces:interfaces": {"interface": [{
+                    "name": f"GigabitEthernet0/0/{interface}",
+                    "oper-status": rng.choice(["up", "down"]),
+                    "admin-status": "up",
+                    "type": "iana-if-type:ethernetCsmacd",
+                }]}}}},
+        }}
+        records.append(orjson.dumps(document))
+    return records
+
+
+def write_input(path: Path, count: int, seed: int, data: str) -> int:
+    if data == "periodic":
+        records = periodic_records(count, seed)
+    else:
+        nodes = max(1, math.ceil(count / PER_NODE))
+        records = generate(nodes=nodes, interfaces=6, rounds=3, seed=seed).records[:count]
     with path.open("wb") as out:
         out.writelines(iter_jsonl(records))
     return len(records)
@@ -101,13 +130,20 @@ def main() -> None:
                         choices=["exactly-once", "at-least-once"])
     parser.add_argument("--bootstrap", help="use this broker instead of an embedded one")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--data",
+        choices=["mixed", "periodic"],
+        default="mixed",
+        help="mixed: the demo data set (JSON and XML, yang-patch, wrappers, bad records); "
+        "periodic: JSON push-updates in the envelope only, the bulk of real traffic",
+    )
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="yangkey-bench-"))
     tag = uuid.uuid4().hex[:6]
     data = work / "notifications.jsonl"
     started = time.perf_counter()
-    count = write_input(data, args.count, args.seed)
+    count = write_input(data, args.count, args.seed, args.data)
     size_mb = data.stat().st_size / 1e6
     print(f"input: {count:,} notifications, {size_mb:,.0f} MB"
           f" ({time.perf_counter() - started:.1f}s to generate)", flush=True)

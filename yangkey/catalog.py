@@ -120,7 +120,8 @@ def build_catalog(
     entries: list[CatalogEntry] = []
     by_topic: dict[str, list[tuple[CatalogEntry, int]]] = {}
     for subscription in file.subscriptions:
-        source = f"subscription {subscription.id}"
+        line = file.line_of(subscription.id)
+        source = f"subscription {subscription.id}" + (f" (line {line})" if line else "")
         dirs = (*yang_dirs, *resolve(subscription.yang_dirs), *resolve(defaults.yang_dirs))
         try:
             schema = SchemaContext.cached(dirs)

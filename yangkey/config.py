@@ -11,7 +11,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from yangkey.errors import ConfigError, Position
 
@@ -113,6 +121,11 @@ class SubscriptionsFile(_Strict):
     defaults: Defaults = Defaults()
     dead_letter_topic: str = "yangkey-dead-letter"
     subscriptions: tuple[Subscription, ...] = ()
+    _lines: dict[int, int] = PrivateAttr(default_factory=dict)
+    """Subscription id -> line of its entry in the file, for error messages."""
+
+    def line_of(self, subscription_id: int) -> int | None:
+        return self._lines.get(subscription_id)
 
 
 class _LineLoader(yaml.SafeLoader):
@@ -182,6 +195,8 @@ def parse_subscriptions(text: str, source: str = "<subscriptions>") -> Subscript
                 position=Position(0, line, 1) if line else None,
             )
         first_line[subscription.id] = line
+        if line:
+            model._lines[subscription.id] = line
     return model
 
 

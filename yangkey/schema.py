@@ -229,7 +229,8 @@ class SchemaContext:
         except OSError as exc:
             reason = f"cannot read YANG library: {exc.strerror}"
             raise SchemaError(reason, source=str(path)) from None
-        except (YangsonException, ValueError) as exc:
+        except (YangsonException, ValueError, TypeError, KeyError, AttributeError) as exc:
+            # A library of the wrong shape (an array, "module": 5) surfaces as any of these.
             raise SchemaError(f"invalid YANG library: {exc}", source=str(path)) from None
         return self
 

@@ -1,0 +1,335 @@
+"""``--yang-library`` (an explicit RFC 7895 library) and ``catalog show`` through the CLI.
+
+An explicit library with ietf-interfaces, ietf-ip and their imports compiles to exactly the
+templates and topics of the computed module set; its features are honoured (a node under an
+``if-feature`` exists only when the library lists the feature); a bad library file is one
+``error:`` line naming the file, exit 1. ``catalog show --json`` lists every subscription and
+topic of examples/subscriptions.yaml; a broken subscriptions file is one ``error:`` line with
+the file name and the line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+
+from yangkey.cli import main
+from yangkey.schema import SchemaContext
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "subscriptions.yaml"
+
+IF = "/ietf-interfaces:interfaces/interface"
+ADDRESS = f"{IF}/ietf-ip:ipv4/address"
+#: ietf-ip: ``choice subnet { case netmask { if-feature ipv4-non-contiguous-netmasks; … } }``
+NETMASK = f"{ADDRESS}/netmask"
+NETMASK_FEATURE = "ipv4-non-contiguous-netmasks"
+IMPLEMENTED = ("ietf-interfaces", "ietf-ip")
+IMPORTED = ("ietf-inet-types", "ietf-yang-types")
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def assert_one_error(result: Result, *needles: str) -> str:
+    """Exit 1, no traceback, exactly one stderr line ``error: …`` holding every needle."""
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        f"crashed with {result.exception!r}"
+    )
+    assert result.exit_code == 1, (result.exit_code, result.stdout, result.stderr)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: "), lines[0]
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    assert "Traceback" not in result.output
+    return lines[0]
+
+
+def library(features: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    """An RFC 7895 ``modules-state`` for ietf-interfaces and ietf-ip (implemented) and their
+    imports; revisions and namespaces are those of the modules on the search path.
+
+    ``features``: module -> the features to list; a module not named lists no ``feature``.
+    """
+    index = SchemaContext.cached().index
+
+    def entry(name: str, conformance: str) -> dict[str, Any]:
+        info = index.get(name)
+        item: dict[str, Any] = {
+            "name": name,
+            "revision": info.revision or "",
+            "namespace": info.namespace,
+            "conformance-type": conformance,
+        }
+        if features is not None and name in features:
+            item["feature"] = features[name]
+        return item
+
+    modules = [entry(name, "implement") for name in IMPLEMENTED]
+    modules += [entry(name, "import") for name in IMPORTED]
+    return {"ietf-yang-library:modules-state": {"module-set-id": "test-1", "module": modules}}
+
+
+def write(tmp_path: Path, name: str, content: str | bytes | dict[str, Any]) -> str:
+    path = tmp_path / name
+    if isinstance(content, dict):
+        path.write_text(json.dumps(content), encoding="utf-8")
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return str(path)
+
+
+def compile_json(*args: str) -> dict[str, Any]:
+    result = run("compile", "--json", *args)
+    assert result.exit_code == 0, result.stderr
+    document: dict[str, Any] = orjson.loads(result.stdout)
+    return document
+
+
+# --------------------------------------------------------------------------- --yang-library
+
+
+@pytest.mark.parametrize(
+    "features",
+    [
+        pytest.param(None, id="no-feature-lists"),
+        pytest.param({"ietf-ip": [NETMASK_FEATURE]}, id="with-netmask-feature"),
+        pytest.param({"ietf-interfaces": [], "ietf-ip": []}, id="empty-feature-lists"),
+    ],
+)
+@pytest.mark.parametrize("xpath", [IF, ADDRESS])
+def test_explicit_library_gives_the_same_template(
+    tmp_path: Path, features: dict[str, list[str]] | None, xpath: str
+) -> None:
+    path = write(tmp_path, "library.json", library(features))
+    computed = compile_json("--xpath", xpath)
+    explicit = compile_json("--yang-library", path, "--xpath", xpath)
+    assert explicit == computed
+    (branch,) = explicit["branches"]
+    if xpath == ADDRESS:
+        assert branch["template"] == f"{IF}[name='%s']/ietf-ip:ipv4/address[ip='%s']"
+        assert branch["topic"] == "if-interfaces-interface-ip-ipv4-address"
+    else:
+        assert branch["template"] == f"{IF}[name='%s']"
+
+
+def test_explicit_library_features_are_honoured(tmp_path: Path) -> None:
+    """The library is really used: a node behind ``if-feature`` exists only with the feature
+    (the computed module set turns every feature on)."""
+    with_feature = write(tmp_path, "with.json", library({"ietf-ip": [NETMASK_FEATURE]}))
+    without = write(tmp_path, "without.json", library({"ietf-ip": []}))
+
+    computed = compile_json("--xpath", NETMASK)
+    assert compile_json("--yang-library", with_feature, "--xpath", NETMASK) == computed
+    assert computed["branches"][0]["target"] == "leaf"
+
+    result = run("compile", "--json", "--yang-library", without, "--xpath", NETMASK)
+    assert_one_error(result, "netmask")
+
+
+def test_explicit_library_on_the_other_commands(tmp_path: Path) -> None:
+    path = write(tmp_path, "library.json", library({"ietf-ip": [NETMASK_FEATURE]}))
+    result = run("topic", "--yang-library", path, "--xpath", ADDRESS, "--prefix", "netops")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "netops-if-interfaces-interface-ip-ipv4-address\n"
+
+
+def _bad_revision() -> dict[str, Any]:
+    document = library()
+    document["ietf-yang-library:modules-state"]["module"][0]["revision"] = "1999-01-01"
+    return document
+
+
+def _missing_import() -> dict[str, Any]:
+    document = library()
+    modules = document["ietf-yang-library:modules-state"]["module"]
+    document["ietf-yang-library:modules-state"]["module"] = modules[: len(IMPLEMENTED)]
+    return document
+
+
+def _nameless_module() -> dict[str, Any]:
+    document = library()
+    del document["ietf-yang-library:modules-state"]["module"][0]["name"]
+    return document
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        pytest.param("{not json", "invalid YANG library", id="not-json"),
+        pytest.param("", "invalid YANG library", id="empty"),
+        pytest.param(b"\xff\xfe\x00", "invalid YANG library", id="not-utf8"),
+        pytest.param({"modules": []}, "modules-state", id="no-modules-state"),
+        pytest.param(_bad_revision(), "1999-01-01", id="unknown-revision"),
+        pytest.param(_missing_import(), "ietf-yang-types", id="import-missing"),
+        pytest.param(_nameless_module(), "name", id="module-without-name"),
+    ],
+)
+def test_invalid_library_is_one_error_line(
+    tmp_path: Path, content: str | bytes | dict[str, Any], reason: str
+) -> None:
+    path = write(tmp_path, "my-library.json", content)
+    result = run("compile", "--json", "--yang-library", path, "--xpath", IF)
+    assert_one_error(result, "my-library.json", reason)
+
+
+def test_missing_library_file_is_one_error_line(tmp_path: Path) -> None:
+    path = str(tmp_path / "nowhere.json")
+    result = run("compile", "--yang-library", path, "--xpath", IF)
+    assert_one_error(result, "nowhere.json", "cannot read")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        pytest.param([1, 2], id="top-level-array"),
+        pytest.param({"ietf-yang-library:modules-state": []}, id="modules-state-array"),
+        pytest.param({"ietf-yang-library:modules-state": {"module": 5}}, id="module-number"),
+    ],
+)
+def test_library_of_the_wrong_shape_is_one_error_line(tmp_path: Path, content: Any) -> None:
+    path = tmp_path / "shape.json"
+    path.write_text(json.dumps(content), encoding="utf-8")
+    result = run("compile", "--yang-library", str(path), "--xpath", IF)
+    assert_one_error(result, "shape.json", "invalid YANG library")
+
+
+# --------------------------------------------------------------------------- catalog show
+
+
+def test_catalog_show_json_lists_every_subscription_and_topic() -> None:
+    result = run("catalog", "show", "--subscriptions", str(EXAMPLE), "--json")
+    assert result.exit_code == 0, result.stderr
+    document = orjson.loads(result.stdout)
+    source = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
+
+    # every subscription of the file, in file order, one branch each here
+    rows = document["subscriptions"]
+    assert [row["subscription_id"] for row in rows] == [s["id"] for s in source["subscriptions"]]
+    by_id = {row["subscription_id"]: row for row in rows}
+    for subscription in source["subscriptions"]:
+        row = by_id[subscription["id"]]
+        assert row["type"] == subscription["type"]
+        assert row["compaction"] is bool(subscription.get("compaction", False))
+        assert row["topic"].startswith(f"{source['organisation_prefix']}-")
+        if "xpath" in subscription:
+            # the same template and (unprefixed) topic as `yangkey compile`
+            (branch,) = compile_json("--xpath", subscription["xpath"])["branches"]
+            assert row["template"] == branch["template"]
+            assert row["extractions"] == branch["extractions"]
+            assert row["topic"].endswith(f"-{branch['topic']}")
+    assert by_id[1042]["topic"] == "netops-current-state-if-interfaces-interface"
+    assert by_id[3001]["template"] == "/ietf-hardware:hardware/component[name='%s']/serial-num"
+    assert by_id[2001]["topic"] == "netops-stats-sys-system-clock"
+    assert by_id[2002]["target"] == "leaf-list"
+
+    # every topic, once, with the subscriptions that write it and their settings
+    topics = {topic["name"]: topic for topic in document["topics"]}
+    assert len(topics) == len(document["topics"])
+    assert set(topics) == {row["topic"] for row in rows}
+    for row in rows:
+        topic = topics[row["topic"]]
+        assert row["subscription_id"] in topic["subscription_ids"]
+        assert topic["compaction"] is row["compaction"]
+        assert topic["partitions"] == source["defaults"]["partitions"]
+    days = 86_400
+    assert topics[by_id[1043]["topic"]]["retention_seconds"] == 2 * days
+    assert topics[by_id[2001]["topic"]]["retention_seconds"] == 30 * days
+    assert topics[by_id[1100]["topic"]]["retention_seconds"] == 7 * days
+    assert document["warnings"] == []
+
+
+def _line_of(message: str) -> int:
+    match = re.search(r"\bline (\d+)\b", message)
+    assert match, f"no line number in {message!r}"
+    return int(match.group(1))
+
+
+def test_catalog_show_invalid_yaml_names_file_and_line(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "broken-subs.yaml",
+        "organisation_prefix: netops\n"
+        "subscriptions:\n"
+        "  - id: 1042\n"
+        "    xpath: /a: b: c\n"  # line 4: a mapping value where a scalar belongs
+        "    type: periodic\n",
+    )
+    line = assert_one_error(
+        run("catalog", "show", "--subscriptions", path, "--json"),
+        "broken-subs.yaml",
+        "invalid YAML",
+    )
+    assert _line_of(line) == 4
+
+
+def test_catalog_show_invalid_field_names_file_field_and_line(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "broken-subs.yaml",
+        "subscriptions:\n"
+        "  - id: 1\n"
+        "    xpath: /ietf-interfaces:interfaces/interface\n"
+        "    type: periodic\n"
+        "  - id: 2\n"  # line 5: the subscription holding the bad field
+        "    xpath: /ietf-system:system/clock\n"
+        "    type: sometimes\n",  # line 7: the bad field
+    )
+    line = assert_one_error(
+        run("catalog", "show", "--subscriptions", path, "--json"),
+        "broken-subs.yaml",
+        "subscriptions.1.type",
+    )
+    # the line of the entry holding the field (what config.py reports), or of the field itself
+    assert _line_of(line) in (5, 7)
+
+
+def test_catalog_show_duplicate_id_names_both_lines(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "broken-subs.yaml",
+        "subscriptions:\n"
+        "  - id: 9\n"
+        "    xpath: /ietf-interfaces:interfaces/interface\n"
+        "    type: periodic\n"
+        "  - id: 9\n"
+        "    xpath: /ietf-system:system/clock\n"
+        "    type: periodic\n",
+    )
+    line = assert_one_error(
+        run("catalog", "show", "--subscriptions", path), "broken-subs.yaml", "declared twice"
+    )
+    assert _line_of(line) == 5
+    assert "first at line 2" in line
+
+
+def test_catalog_show_uncompilable_subscription_names_file_and_subscription(
+    tmp_path: Path,
+) -> None:
+    path = write(
+        tmp_path,
+        "broken-subs.yaml",
+        "subscriptions:\n"
+        "  - id: 1\n"
+        "    xpath: /ietf-interfaces:interfaces/interface\n"
+        "    type: periodic\n"
+        "  - id: 7\n"
+        "    xpath: /ietf-interfaces:interfaces/no-such-node\n"
+        "    type: periodic\n",
+    )
+    assert_one_error(
+        run("catalog", "show", "--subscriptions", path, "--json"),
+        "broken-subs.yaml",
+        "subscription 7",
+        "no-such-node",
+    )
