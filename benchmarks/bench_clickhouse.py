@@ -33,9 +33,15 @@ DB = "bench"
 
 def spec() -> TopicSpec:
     return TopicSpec(
-        name=TOPIC, schema_path="/x", subscription_ids=(1042,),
-        subscription_type="on-change-sync", compaction=True, retention_seconds=0,
-        partitions=6, replication_factor=1, templates=("/x",),
+        name=TOPIC,
+        schema_path="/x",
+        subscription_ids=(1042,),
+        subscription_type="on-change-sync",
+        compaction=True,
+        retention_seconds=0,
+        partitions=6,
+        replication_factor=1,
+        templates=("/x",),
     )
 
 
@@ -107,17 +113,23 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as path:
         conn = ChdbConnection(path)
         try:
-            print(f"chdb {conn.query('SELECT version() AS v')[0]['v']}, "
-                  f"{args.rows:,} rows, {args.keys:,} keys")
+            print(
+                f"chdb {conn.query('SELECT version() AS v')[0]['v']}, "
+                f"{args.rows:,} rows, {args.keys:,} keys"
+            )
 
             print("\n1. ingestion, engine only (INSERT ... SELECT FROM numbers)")
             reset_pipeline(conn)
             bare = bare_table(conn)
             rows_sql = generated_rows(args.rows, args.keys)
-            t_bare = timed("bare MergeTree (same columns, no parsing, no views)",
-                           lambda: conn.command(f"INSERT INTO {bare} {rows_sql}"))
-            t_pipe = timed("queue -> parse view -> history + current + errors",
-                           lambda: conn.command(f"INSERT INTO {queue} {rows_sql}"))
+            t_bare = timed(
+                "bare MergeTree (same columns, no parsing, no views)",
+                lambda: conn.command(f"INSERT INTO {bare} {rows_sql}"),
+            )
+            t_pipe = timed(
+                "queue -> parse view -> history + current + errors",
+                lambda: conn.command(f"INSERT INTO {queue} {rows_sql}"),
+            )
             stored = conn.query(
                 f"SELECT (SELECT count() FROM {qualified(DB, names.history)}) AS h, "
                 f"(SELECT count() FROM {current}) AS c, "
@@ -125,25 +137,43 @@ def main() -> None:
             )[0]
             assert stored["h"] == args.rows and stored["c"] == args.rows and stored["e"] == 0
             print(f"  bare     {args.rows / t_bare:12,.0f} rows/s")
-            print(f"  pipeline {args.rows / t_pipe:12,.0f} rows/s   "
-                  f"(ratio pipeline/bare time: {t_pipe / t_bare:.2f}x)")
+            print(
+                f"  pipeline {args.rows / t_pipe:12,.0f} rows/s   "
+                f"(ratio pipeline/bare time: {t_pipe / t_bare:.2f}x)"
+            )
 
-            print(f"\n2. ingestion, bridge path (Python RowBinary encode + streaming INSERT), "
-                  f"{args.python_rows:,} rows")
+            print(
+                f"\n2. ingestion, bridge path (Python RowBinary encode + streaming INSERT), "
+                f"{args.python_rows:,} rows"
+            )
             reset_pipeline(conn)
             bare = bare_table(conn)
-            hdr_names = ("content-type", "yangkey-event-time", "yangkey-sequence-number",
-                         "yangkey-generation")
+            hdr_names = (
+                "content-type",
+                "yangkey-event-time",
+                "yangkey-sequence-number",
+                "yangkey-generation",
+            )
             rows = [
                 QueueRow(
-                    topic=TOPIC, partition=i % 6, offset=i,
+                    topic=TOPIC,
+                    partition=i % 6,
+                    offset=i,
                     key=f"pe{i % 1000}\n1042\n/ietf-interfaces:interfaces/interface"
-                        f"[name='eth{i // 1000}']".encode(),
+                    f"[name='eth{i // 1000}']".encode(),
                     value=b'{"ietf-interfaces:interface":[{"name":"eth0","oper-status":"up"}]}',
-                    headers=list(zip(hdr_names, (
-                        b"application/yang-data+json",
-                        f"2026-09-21T12:00:{i % 60:02d}.{i:09d}Z".encode(),
-                        str(i).encode(), b"1"), strict=True)),
+                    headers=list(
+                        zip(
+                            hdr_names,
+                            (
+                                b"application/yang-data+json",
+                                f"2026-09-21T12:00:{i % 60:02d}.{i:09d}Z".encode(),
+                                str(i).encode(),
+                                b"1",
+                            ),
+                            strict=True,
+                        )
+                    ),
                     timestamp_ms=1_790_000_000_000 + i,
                 )
                 for i in range(args.python_rows)
@@ -153,24 +183,32 @@ def main() -> None:
             t_encode = timed(
                 f"encode_rows, batches of {batch:,}",
                 lambda: blobs.extend(
-                    encode_rows(rows[i:i + batch]) for i in range(0, len(rows), batch)
+                    encode_rows(rows[i : i + batch]) for i in range(0, len(rows), batch)
                 ),
             )
+
             def insert_all(table: str) -> None:
                 for blob in blobs:
                     conn.insert(table, QUEUE_COLUMNS, blob, "RowBinary")
 
             t_raw = timed("the same bytes into the bare MergeTree", lambda: insert_all(bare))
-            t_queue = timed("the same bytes into the queue table (views fire)",
-                            lambda: insert_all(queue))
+            t_queue = timed(
+                "the same bytes into the queue table (views fire)", lambda: insert_all(queue)
+            )
             n = args.python_rows
-            print(f"  encode   {n / t_encode:12,.0f} rows/s   "
-                  f"({sum(map(len, blobs)) / n:.0f} bytes/row)")
+            print(
+                f"  encode   {n / t_encode:12,.0f} rows/s   "
+                f"({sum(map(len, blobs)) / n:.0f} bytes/row)"
+            )
             print(f"  bare     {n / t_raw:12,.0f} rows/s")
-            print(f"  pipeline {n / t_queue:12,.0f} rows/s   "
-                  f"(ratio pipeline/bare time: {t_queue / t_raw:.2f}x)")
-            print(f"  bridge end to end (encode + pipeline insert): "
-                  f"{n / (t_encode + t_queue):,.0f} rows/s")
+            print(
+                f"  pipeline {n / t_queue:12,.0f} rows/s   "
+                f"(ratio pipeline/bare time: {t_queue / t_raw:.2f}x)"
+            )
+            print(
+                f"  bridge end to end (encode + pipeline insert): "
+                f"{n / (t_encode + t_queue):,.0f} rows/s"
+            )
 
             print(f"\n3. current state over {args.keys:,} keys")
             reset_pipeline(conn)
@@ -179,17 +217,22 @@ def main() -> None:
             # 20% of the keys again, with OLDER event times at higher offsets: must not win
             conn.command(
                 f"INSERT INTO {queue} "
-                + generated_rows(extra, args.keys).replace(
-                    "'2026-09-21T12:00:00.'", "'2026-09-21T11:00:00.'"
-                ).replace("number AS _offset", f"number + {args.keys} AS _offset")
+                + generated_rows(extra, args.keys)
+                .replace("'2026-09-21T12:00:00.'", "'2026-09-21T11:00:00.'")
+                .replace("number AS _offset", f"number + {args.keys} AS _offset")
             )
             total_rows = conn.query(f"SELECT count() AS n FROM {current}")[0]["n"]
             print(f"  rows in the current-state table (unmerged parts): {total_rows:,}")
-            t_count = timed("baseline: SELECT count()",
-                            lambda: conn.query(f"SELECT count() FROM {current}"), repeat=3)
-            t_scan = timed("baseline: SELECT uniqExact(message_key) (reads every key)",
-                           lambda: conn.query(f"SELECT uniqExact(message_key) FROM {current}"),
-                           repeat=3)
+            t_count = timed(
+                "baseline: SELECT count()",
+                lambda: conn.query(f"SELECT count() FROM {current}"),
+                repeat=3,
+            )
+            t_scan = timed(
+                "baseline: SELECT uniqExact(message_key) (reads every key)",
+                lambda: conn.query(f"SELECT uniqExact(message_key) FROM {current}"),
+                repeat=3,
+            )
             final_sql = (
                 "SELECT count() AS n, sum(length(payload)) AS bytes FROM (SELECT *, "
                 "max(generation) OVER "
@@ -199,7 +242,8 @@ def main() -> None:
             result: dict[str, Any] = {}
             t_final = timed(
                 "current state, all keys (FINAL + generation window), aggregated",
-                lambda: result.update(conn.query(final_sql)[0]), repeat=3,
+                lambda: result.update(conn.query(final_sql)[0]),
+                repeat=3,
             )
             assert result["n"] == args.keys, result
             t_final_plain = timed(
@@ -228,9 +272,11 @@ def main() -> None:
             )[0]["n"]
             assert older == 0, "an older replay won"
             print(f"  FINAL query / uniqExact(key): {t_final / t_scan:.2f}x")
-            print(f"  FINAL query / count(): {t_final / t_count:8.1f}x; "
-                  f"plain FINAL: {t_final_plain / t_count:.1f}x; argMax: "
-                  f"{t_argmax / t_count:.1f}x; one node: {t_node * 1000:.1f} ms")
+            print(
+                f"  FINAL query / count(): {t_final / t_count:8.1f}x; "
+                f"plain FINAL: {t_final_plain / t_count:.1f}x; argMax: "
+                f"{t_argmax / t_count:.1f}x; one node: {t_node * 1000:.1f} ms"
+            )
         finally:
             conn.close()
 

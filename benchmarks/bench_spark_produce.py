@@ -66,19 +66,31 @@ def periodic_records(count: int, seed: int) -> list[bytes]:
     records = []
     for number in range(count):
         node, interface = divmod(number % 24_000, 48)
-        document = {"ietf-yp-notification:envelope": {
-            "event-time": f"2026-11-20T10:{number // 600_000:02d}:{number // 10_000 % 60:02d}."
-                          f"{number % 10_000:04d}Z",
-            "hostname": f"pe{node}.example.net",
-            "sequence-number": number,
-            "contents": {"ietf-yang-push:push-update": {"id": 1042, "datastore-contents": {
-                "ietf-interfaces:interfaces": {"interface": [{
-                    "name": f"GigabitEthernet0/0/{interface}",
-                    "oper-status": rng.choice(["up", "down"]),
-                    "admin-status": "up",
-                    "type": "iana-if-type:ethernetCsmacd",
-                }]}}}},
-        }}
+        document = {
+            "ietf-yp-notification:envelope": {
+                "event-time": f"2026-11-20T10:{number // 600_000:02d}:{number // 10_000 % 60:02d}."
+                f"{number % 10_000:04d}Z",
+                "hostname": f"pe{node}.example.net",
+                "sequence-number": number,
+                "contents": {
+                    "ietf-yang-push:push-update": {
+                        "id": 1042,
+                        "datastore-contents": {
+                            "ietf-interfaces:interfaces": {
+                                "interface": [
+                                    {
+                                        "name": f"GigabitEthernet0/0/{interface}",
+                                        "oper-status": rng.choice(["up", "down"]),
+                                        "admin-status": "up",
+                                        "type": "iana-if-type:ethernetCsmacd",
+                                    }
+                                ]
+                            }
+                        },
+                    }
+                },
+            }
+        }
         records.append(orjson.dumps(document))
     return records
 
@@ -106,8 +118,13 @@ def plain_produce(config: dict[str, object], messages: list[KeyedMessage]) -> fl
     for message in messages:
         while True:
             try:
-                producer.produce(message.topic, value=message.value, key=message.key,
-                                 headers=list(message.headers), on_delivery=on_delivery)
+                producer.produce(
+                    message.topic,
+                    value=message.value,
+                    key=message.key,
+                    headers=list(message.headers),
+                    on_delivery=on_delivery,
+                )
                 break
             except BufferError:
                 producer.poll(0.05)
@@ -124,10 +141,12 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=1_000_000, help="notifications")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--partitions", type=int, default=6, help="partitions per topic")
-    parser.add_argument("--split-size", default=32 * 1024 * 1024, type=int,
-                        help="bytes of input per Spark task")
-    parser.add_argument("--delivery", default="exactly-once",
-                        choices=["exactly-once", "at-least-once"])
+    parser.add_argument(
+        "--split-size", default=32 * 1024 * 1024, type=int, help="bytes of input per Spark task"
+    )
+    parser.add_argument(
+        "--delivery", default="exactly-once", choices=["exactly-once", "at-least-once"]
+    )
     parser.add_argument("--bootstrap", help="use this broker instead of an embedded one")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(
@@ -145,8 +164,11 @@ def main() -> None:
     started = time.perf_counter()
     count = write_input(data, args.count, args.seed, args.data)
     size_mb = data.stat().st_size / 1e6
-    print(f"input: {count:,} notifications, {size_mb:,.0f} MB"
-          f" ({time.perf_counter() - started:.1f}s to generate)", flush=True)
+    print(
+        f"input: {count:,} notifications, {size_mb:,.0f} MB"
+        f" ({time.perf_counter() - started:.1f}s to generate)",
+        flush=True,
+    )
 
     broker = None if args.bootstrap else EmbeddedKafka(heap="1g").start()
     bootstrap = args.bootstrap or (broker.bootstrap if broker else "")
@@ -165,14 +187,21 @@ def main() -> None:
         records = split_records(data.read_bytes(), str(data), "lines")
         messages = list(outgoing(records, builder, catalog_dead_letter, tally))
         transform_seconds = time.perf_counter() - started
-        print(f"transform: {tally.records:,} records -> {len(messages):,} messages in"
-              f" {transform_seconds:.1f}s", flush=True)
+        print(
+            f"transform: {tally.records:,} records -> {len(messages):,} messages in"
+            f" {transform_seconds:.1f}s",
+            flush=True,
+        )
 
         # 3. plain single-process produce loop of the pre-computed messages, with the
         # producer settings the job's tasks use (minus the transaction)
         job_producer = prepare(
-            JobConfig(subscriptions=str(plain_subs), inputs=(str(data),), bootstrap=bootstrap,
-                      delivery="at-least-once")
+            JobConfig(
+                subscriptions=str(plain_subs),
+                inputs=(str(data),),
+                bootstrap=bootstrap,
+                delivery="at-least-once",
+            )
         ).sink.producer_config
         plain_seconds = plain_produce(dict(job_producer), messages)
         print(f"plain: {len(messages):,} messages in {plain_seconds:.1f}s", flush=True)
@@ -196,8 +225,10 @@ def main() -> None:
             {k.replace("bench-plain-", "bench-spark-"): v for k, v in tally.produced.items()}
         )
         if summary.tally.records != tally.records or summary.tally.produced != renamed:
-            print("warning: the Spark job's counts differ from the single-process transform",
-                  file=sys.stderr)
+            print(
+                "warning: the Spark job's counts differ from the single-process transform",
+                file=sys.stderr,
+            )
     finally:
         if spark is not None:
             spark.stop()
@@ -209,13 +240,17 @@ def main() -> None:
     transform_rate = tally.records / transform_seconds
     print()
     print(f"{'':34}{'records/s':>12}{'seconds':>10}")
-    print(f"{'spark job (' + args.master + ', ' + args.delivery + ')':34}"
-          f"{spark_rate:>12,.0f}{spark_seconds:>10.1f}")
+    print(
+        f"{'spark job (' + args.master + ', ' + args.delivery + ')':34}"
+        f"{spark_rate:>12,.0f}{spark_seconds:>10.1f}"
+    )
     print(f"{'transform only (1 process)':34}{transform_rate:>12,.0f}{transform_seconds:>10.1f}")
     print(f"{'plain produce loop (1 process)':34}{plain_rate:>12,.0f}{plain_seconds:>10.1f}")
     print(f"ratio spark / plain produce loop: {spark_rate / plain_rate:.2f}")
-    print(f"spark: {summary.partitions} tasks, {summary.tally.messages:,} messages,"
-          f" {summary.tally.rejections:,} dead-lettered")
+    print(
+        f"spark: {summary.partitions} tasks, {summary.tally.messages:,} messages,"
+        f" {summary.tally.rejections:,} dead-lettered"
+    )
 
 
 if __name__ == "__main__":

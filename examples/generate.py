@@ -1,6 +1,6 @@
 """Write the example YANG-Push data set as JSON lines (one notification per line, JSON or XML).
 
-    python examples/generate.py --nodes 4 --out notifications.jsonl
+python examples/generate.py --nodes 4 --out notifications.jsonl
 """
 
 from __future__ import annotations

@@ -83,9 +83,7 @@ def clickhouse_error(exc: BaseException, source: str, what: str | None = None) -
 
 
 def _escape_tsv(text: str) -> str:
-    return (
-        text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
-    )
+    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
 
 
 def _quoted(value: Any) -> str:
@@ -379,7 +377,7 @@ def apply(
         if statement.kind == "database":
             exists = has_database
         elif statement.kind in ("table", "view") and statement.name.startswith(prefix):
-            exists = statement.name[len(prefix):] in tables
+            exists = statement.name[len(prefix) :] in tables
         elif statement.kind == "named-collection" and collections is not None:
             exists = statement.name in collections
         else:

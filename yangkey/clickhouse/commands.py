@@ -32,7 +32,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 OUTPUT_FILES = {"server": "server.sql", "embedded": "embedded.sql"}
 
 
-
 def _load_catalog(path: str, yang_dirs: Sequence[str]) -> Catalog:
     from yangkey.catalog import load_catalog  # noqa: PLC0415
 
@@ -180,9 +179,13 @@ def generate(
     outputs: list[tuple[str, str]] = []
     for each in modes:
         options = _ddl_options(
-            mode=each, database=database or "yangkey", cluster=cluster,
-            kafka_collection=kafka_collection, consumer_group=consumer_group,
-            num_consumers=num_consumers, current_state=current_state,
+            mode=each,
+            database=database or "yangkey",
+            cluster=cluster,
+            kafka_collection=kafka_collection,
+            consumer_group=consumer_group,
+            num_consumers=num_consumers,
+            current_state=current_state,
         )
         statements = render_catalog(catalog, options)
         header = _header(subscriptions, options, len(statements))
@@ -234,9 +237,13 @@ def apply_command(
     try:
         db = database or url_database or "yangkey"
         options = _ddl_options(
-            mode="embedded" if embedded else "server", database=db, cluster=cluster,
-            kafka_collection=kafka_collection, consumer_group=consumer_group,
-            num_consumers=num_consumers, current_state=current_state,
+            mode="embedded" if embedded else "server",
+            database=db,
+            cluster=cluster,
+            kafka_collection=kafka_collection,
+            consumer_group=consumer_group,
+            num_consumers=num_consumers,
+            current_state=current_state,
         )
         statements = render_catalog(catalog, options)
         result = apply(conn, statements, db)
@@ -255,21 +262,35 @@ def apply_command(
 
 @click.command("ingest")
 @_subscriptions_options
-@click.option("--bootstrap", "-b", required=True, envvar="YANGKEY_BOOTSTRAP",
-              help="Kafka bootstrap servers.")
-@click.option("--embedded", required=True, type=click.Path(file_okay=False),
-              help="Embedded ClickHouse (chdb) data directory.")
+@click.option(
+    "--bootstrap", "-b", required=True, envvar="YANGKEY_BOOTSTRAP", help="Kafka bootstrap servers."
+)
+@click.option(
+    "--embedded",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Embedded ClickHouse (chdb) data directory.",
+)
 @click.option("--database", "-d", default="yangkey", show_default=True)
 @click.option("--follow", "-f", is_flag=True, help="Keep consuming (default: stop when caught up).")
 @click.option("--group", default="yangkey-embedded", show_default=True, help="Consumer group.")
 @click.option("--batch-size", default=10_000, show_default=True, type=click.IntRange(1))
 @click.option("--no-dead-letter", is_flag=True, help="Do not read the dead-letter topic.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
-@click.option("-X", "kafka_config", multiple=True, metavar="NAME=VALUE",
-              help="librdkafka consumer setting (repeatable), e.g. -X security.protocol=SSL; "
-              "secrets are better given as YANGKEY_KAFKA_* variables.")
-@click.option("--kafka-properties", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="librdkafka properties file (key=value lines).")
+@click.option(
+    "-X",
+    "kafka_config",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="librdkafka consumer setting (repeatable), e.g. -X security.protocol=SSL; "
+    "secrets are better given as YANGKEY_KAFKA_* variables.",
+)
+@click.option(
+    "--kafka-properties",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="librdkafka properties file (key=value lines).",
+)
 @reports_errors
 def ingest(
     *,
@@ -331,10 +352,12 @@ def emit_rows(rows: Sequence[dict[str, Any]], fmt: str, *, title: str = "") -> N
             writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
             writer.writeheader()
             for row in rows:
-                writer.writerow({
-                    k: json.dumps(v, ensure_ascii=False) if isinstance(v, list) else v
-                    for k, v in row.items()
-                })
+                writer.writerow(
+                    {
+                        k: json.dumps(v, ensure_ascii=False) if isinstance(v, list) else v
+                        for k, v in row.items()
+                    }
+                )
         click.echo(buffer.getvalue(), nl=False)
         return
     from rich.console import Console  # noqa: PLC0415
@@ -342,8 +365,16 @@ def emit_rows(rows: Sequence[dict[str, Any]], fmt: str, *, title: str = "") -> N
     from rich.text import Text  # noqa: PLC0415
 
     table = Table(title=title or None, title_justify="left", show_lines=True)
-    columns = ["node", "subscription_id", "xpaths", "event_time", "sequence_number",
-               "generation", "kafka_topic", "payload"]
+    columns = [
+        "node",
+        "subscription_id",
+        "xpaths",
+        "event_time",
+        "sequence_number",
+        "generation",
+        "kafka_topic",
+        "payload",
+    ]
     for column in columns:
         table.add_column(column, overflow="fold")
     for row in rows:
@@ -400,8 +431,9 @@ def state(
 @click.command("history")
 @_target_options
 @click.option("--database", "-d", default=None, help="Database [default: URL path or yangkey].")
-@click.option("--key", "-k", default=None,
-              help="Full message key (use $'node\\nid\\nxpath' in a shell).")
+@click.option(
+    "--key", "-k", default=None, help="Full message key (use $'node\\nid\\nxpath' in a shell)."
+)
 @click.option("--node", "-n", default=None)
 @click.option("--subscription-id", "-i", type=click.IntRange(0), default=None)
 @click.option("--topic", "-t", default=None)
@@ -410,8 +442,11 @@ def state(
 @click.option("--limit", type=click.IntRange(1), default=100, show_default=True)
 @click.option("--after", default=None, help="Cursor token printed by the previous page.")
 @click.option("--order", type=click.Choice(["time", "offset"]), default="time", show_default=True)
-@click.option("--current-generation", is_flag=True,
-              help="Only messages of the newest generation of their subscription.")
+@click.option(
+    "--current-generation",
+    is_flag=True,
+    help="Only messages of the newest generation of their subscription.",
+)
 @click.option("--format", "fmt", type=_FORMATS, default="table", show_default=True)
 @reports_errors
 def history(

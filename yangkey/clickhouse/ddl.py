@@ -261,25 +261,40 @@ class _Renderer:
         lines = [line.rstrip() for line in text.strip().splitlines()]
         return "\n".join(line for line in lines if line)
 
-    def add(self, kind: str, name: str, template: str, for_topic: str | None = None,
-            **context: object) -> None:
+    def add(
+        self, kind: str, name: str, template: str, for_topic: str | None = None, **context: object
+    ) -> None:
         context.setdefault("topic", for_topic)
         sql = self.render(template, **context)
-        display = name if kind in ("database", "named-collection") else (
-            f"{self.options.database}.{name}"
+        display = (
+            name
+            if kind in ("database", "named-collection")
+            else (f"{self.options.database}.{name}")
         )
         self.statements.append(Statement(kind=kind, name=display, sql=sql, topic=for_topic))
 
     # -- objects ---------------------------------------------------------------------------
 
-    def stored_table(self, template: str, table: str, local_table: str, topic: str | None,
-                     sharding_key: str, **context: object) -> None:
+    def stored_table(
+        self,
+        template: str,
+        table: str,
+        local_table: str,
+        topic: str | None,
+        sharding_key: str,
+        **context: object,
+    ) -> None:
         """A MergeTree-family table; in cluster mode the local one plus a Distributed one."""
         self.add("table", local_table, template, topic, table=local_table, **context)
         if self.options.cluster:
             self.add(
-                "table", table, "distributed_table.sql.j2", topic, table=table,
-                local_table=local_table, sharding_key=sharding_key,
+                "table",
+                table,
+                "distributed_table.sql.j2",
+                topic,
+                table=table,
+                local_table=local_table,
+                sharding_key=sharding_key,
             )
 
     def kafka_settings(self, topic: str) -> list[tuple[str, object]]:
@@ -309,8 +324,14 @@ class _Renderer:
         return values
 
     def queue(self, table: str, topic: str) -> None:
-        self.add("table", table, "queue_table.sql.j2", for_topic=topic, table=table,
-                 kafka_settings=self.kafka_settings(topic))
+        self.add(
+            "table",
+            table,
+            "queue_table.sql.j2",
+            for_topic=topic,
+            table=table,
+            kafka_settings=self.kafka_settings(topic),
+        )
 
     def topic(self, spec: TopicLike) -> None:
         o = self.options
@@ -318,34 +339,77 @@ class _Renderer:
         with_current = o.current_state == "all" or spec.compaction
         errors = ERRORS_TABLE
         self.stored_table(
-            "history_table.sql.j2", names.history, names.history_local, spec.name,
-            o.sharding_key, retention_seconds=spec.retention_seconds,
+            "history_table.sql.j2",
+            names.history,
+            names.history_local,
+            spec.name,
+            o.sharding_key,
+            retention_seconds=spec.retention_seconds,
         )
         if with_current:
             self.stored_table(
-                "current_table.sql.j2", names.current, names.current_local, spec.name,
+                "current_table.sql.j2",
+                names.current,
+                names.current_local,
+                spec.name,
                 o.sharding_key,
                 # a compacted topic keeps the last value of every key forever: so does the table
                 retention_seconds=0 if spec.compaction else spec.retention_seconds,
             )
-        self.add("table", names.parsed, "parsed_table.sql.j2", for_topic=spec.name,
-                 table=names.parsed)
-        self.add("view", names.mv_history, "mv_history.sql.j2", for_topic=spec.name,
-                 view=names.mv_history, source=names.parsed, target=names.history)
+        self.add(
+            "table", names.parsed, "parsed_table.sql.j2", for_topic=spec.name, table=names.parsed
+        )
+        self.add(
+            "view",
+            names.mv_history,
+            "mv_history.sql.j2",
+            for_topic=spec.name,
+            view=names.mv_history,
+            source=names.parsed,
+            target=names.history,
+        )
         if with_current:
-            self.add("view", names.mv_current, "mv_current.sql.j2", for_topic=spec.name,
-                     view=names.mv_current, source=names.parsed, target=names.current)
-        self.add("view", names.mv_errors, "mv_errors.sql.j2", for_topic=spec.name,
-                 view=names.mv_errors, source=names.parsed, target=errors)
+            self.add(
+                "view",
+                names.mv_current,
+                "mv_current.sql.j2",
+                for_topic=spec.name,
+                view=names.mv_current,
+                source=names.parsed,
+                target=names.current,
+            )
+        self.add(
+            "view",
+            names.mv_errors,
+            "mv_errors.sql.j2",
+            for_topic=spec.name,
+            view=names.mv_errors,
+            source=names.parsed,
+            target=errors,
+        )
         self.queue(names.queue, spec.name)
-        self.add("view", names.mv_parse, "mv_parse.sql.j2", for_topic=spec.name,
-                 view=names.mv_parse, source=names.queue, target=names.parsed)
+        self.add(
+            "view",
+            names.mv_parse,
+            "mv_parse.sql.j2",
+            for_topic=spec.name,
+            view=names.mv_parse,
+            source=names.queue,
+            target=names.parsed,
+        )
 
     def dead_letter(self, topic: str) -> None:
         names = topic_tables(topic)
         self.queue(names.queue, topic)
-        self.add("view", names.mv_errors, "mv_dead_letter.sql.j2", for_topic=topic,
-                 view=names.mv_errors, source=names.queue, target=ERRORS_TABLE)
+        self.add(
+            "view",
+            names.mv_errors,
+            "mv_dead_letter.sql.j2",
+            for_topic=topic,
+            view=names.mv_errors,
+            source=names.queue,
+            target=ERRORS_TABLE,
+        )
 
     def merge_tables(self) -> None:
         macros = self.env.get_template("macros.sql.j2").make_module(self.base_context)
@@ -353,13 +417,22 @@ class _Renderer:
         row_columns = list(exported["ROW_COLUMNS"])
         ingested = ["`ingested_at` DateTime('UTC')"]
         self.add(
-            "table", HISTORY_MERGE_TABLE, "merge_table.sql.j2", table=HISTORY_MERGE_TABLE,
-            columns=row_columns, extra=ingested, pattern="__history$",
+            "table",
+            HISTORY_MERGE_TABLE,
+            "merge_table.sql.j2",
+            table=HISTORY_MERGE_TABLE,
+            columns=row_columns,
+            extra=ingested,
+            pattern="__history$",
             description="History of every topic (Merge over the *__history tables)",
         )
         self.add(
-            "table", CURRENT_MERGE_TABLE, "merge_table.sql.j2", table=CURRENT_MERGE_TABLE,
-            columns=[*row_columns, exported["VERSION_COLUMN"]], extra=ingested,
+            "table",
+            CURRENT_MERGE_TABLE,
+            "merge_table.sql.j2",
+            table=CURRENT_MERGE_TABLE,
+            columns=[*row_columns, exported["VERSION_COLUMN"]],
+            extra=ingested,
             pattern="__current$",
             description="Current state of every topic (Merge over the *__current tables; "
             "read with FINAL)",
@@ -383,8 +456,12 @@ def render_ddl(topics: Sequence[TopicLike], options: DdlOptions) -> list[Stateme
         renderer.add("named-collection", options.kafka_collection, "named_collection.sql.j2")
     renderer.add("database", options.database, "database.sql.j2")
     renderer.stored_table(
-        "errors_table.sql.j2", ERRORS_TABLE, f"{ERRORS_TABLE}_local" if options.cluster
-        else ERRORS_TABLE, None, "rand()", retention_seconds=options.errors_retention_seconds,
+        "errors_table.sql.j2",
+        ERRORS_TABLE,
+        f"{ERRORS_TABLE}_local" if options.cluster else ERRORS_TABLE,
+        None,
+        "rand()",
+        retention_seconds=options.errors_retention_seconds,
     )
     for spec in topics:
         renderer.topic(spec)

@@ -325,9 +325,7 @@ def consume_into(
                 f"cannot reach Kafka: {exc.args[0].str() if exc.args else exc}",
                 source=f"kafka://{bootstrap}",
             ) from None
-        present = [
-            t for t in topics if t in metadata.topics and metadata.topics[t].error is None
-        ]
+        present = [t for t in topics if t in metadata.topics and metadata.topics[t].error is None]
         result.missing_topics = [t for t in topics if t not in present]
         if result.missing_topics and progress:
             log("ingest: topics not found (skipped): " + ", ".join(result.missing_topics))

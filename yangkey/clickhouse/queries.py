@@ -114,8 +114,10 @@ def _source(conn: Connection, database: str, topic: str | None, kind: str) -> st
         names = topic_tables(topic)
         table = names.current if kind == "current" else names.history
         _require_table(
-            conn, database, table, f"{'current state' if kind == 'current' else 'history'} "
-            f"of topic {topic}",
+            conn,
+            database,
+            table,
+            f"{'current state' if kind == 'current' else 'history'} of topic {topic}",
         )
     return qualified(database, table)
 
@@ -246,8 +248,9 @@ def history(
         params["until"] = until
         conditions.append(f"event_time < {_TIME % 'until'}")
     if order == "time":
-        order_by = "event_time, sequence_number, message_key, kafka_topic, kafka_partition, " \
-            "kafka_offset"
+        order_by = (
+            "event_time, sequence_number, message_key, kafka_topic, kafka_partition, kafka_offset"
+        )
         dedupe = "message_key, event_time, sequence_number"
         if isinstance(after, TimeCursor):
             params.update(

@@ -85,97 +85,223 @@ def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
 
 
 @click.command(epilog=EPILOG, context_settings={"max_content_width": 100})
-@click.option("--subscriptions", required=True, type=click.Path(dir_okay=False),
-              help="The subscriptions YAML file (ids, filters, types, topic policy).")
-@click.option("--input", "inputs", required=True, multiple=True, metavar="PATH|URI|kafka://TOPIC",
-              help="A JSON-lines / XML file, a directory of them, a Hadoop URI (hdfs://, s3a://),"
-              " or kafka://TOPIC for the raw topic. Repeatable (batch only).")
-@click.option("--bootstrap", metavar="HOST:PORT",
-              help="Kafka bootstrap servers to produce to (and to read kafka:// from).")
-@click.option("--master", metavar="URL",
-              help="Spark master: local[*] (default), local[4], spark://host:7077, yarn, k8s://…")
-@_kv_option("--producer-config", "librdkafka producer setting, e.g. compression.type=zstd."
-            " Repeatable.")
-@click.option("--producer-config-file", type=click.Path(dir_okay=False),
-              help="Properties file of librdkafka producer settings (key=value lines).")
+@click.option(
+    "--subscriptions",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The subscriptions YAML file (ids, filters, types, topic policy).",
+)
+@click.option(
+    "--input",
+    "inputs",
+    required=True,
+    multiple=True,
+    metavar="PATH|URI|kafka://TOPIC",
+    help="A JSON-lines / XML file, a directory of them, a Hadoop URI (hdfs://, s3a://),"
+    " or kafka://TOPIC for the raw topic. Repeatable (batch only).",
+)
+@click.option(
+    "--bootstrap",
+    metavar="HOST:PORT",
+    help="Kafka bootstrap servers to produce to (and to read kafka:// from).",
+)
+@click.option(
+    "--master",
+    metavar="URL",
+    help="Spark master: local[*] (default), local[4], spark://host:7077, yarn, k8s://…",
+)
+@_kv_option(
+    "--producer-config", "librdkafka producer setting, e.g. compression.type=zstd. Repeatable."
+)
+@click.option(
+    "--producer-config-file",
+    type=click.Path(dir_okay=False),
+    help="Properties file of librdkafka producer settings (key=value lines).",
+)
 @_kv_option("--consumer-config", "librdkafka setting for reading kafka:// inputs. Repeatable.")
-@click.option("--consumer-config-file", type=click.Path(dir_okay=False),
-              help="Properties file of librdkafka consumer settings for kafka:// inputs.")
-@click.option("--source-bootstrap", metavar="HOST:PORT",
-              help="Bootstrap servers of the raw topic when it lives on another cluster.")
-@click.option("--from", "start", default="earliest", show_default=True, metavar="POSITION",
-              help="Where to start reading kafka:// inputs: earliest, latest, an offset,"
-              " PARTITION:OFFSET pairs (0:120,1:98), an ISO-8601 time or @EPOCH_MS. With"
-              " --stream only used when the checkpoint is new.")
-@click.option("--until", default="latest", show_default=True, metavar="POSITION",
-              help="Where batch reads of kafka:// inputs stop (exclusive), same forms as --from.")
-@click.option("--no-keys", "no_keys", is_flag=True,
-              help="Producer knob 1 off: no message keys (round robin over partitions).")
-@click.option("--single-topic", metavar="NAME",
-              help="Producer knob 2 off: every message to this one topic instead of a topic per"
-              " subscription branch. (Knob 3, the subscription-type level, is topic_policy"
-              ".type_level in the subscriptions file.)")
-@click.option("--no-learn", is_flag=True,
-              help="Reject notifications of subscriptions missing from the file instead of"
-              " learning them from telemetry-message yang-push-subscription metadata.")
-@click.option("--node", "default_node", metavar="NAME",
-              help="Node name for notifications that carry neither hostname nor manifest name.")
-@click.option("--yang-dir", "yang_dirs", multiple=True, type=click.Path(file_okay=False),
-              help="Extra directory of .yang modules (must exist on every executor). Repeatable.")
-@click.option("--schema-id", type=click.IntRange(0),
-              help="Schema registry id to put in the schema-id header.")
-@click.option("--create-topics", is_flag=True,
-              help="Create missing topics first: catalog partitions and retention,"
-              " cleanup.policy=compact for current-state topics, plus the dead-letter topic.")
-@_kv_option("--topic-config", "Extra config for topics that --create-topics creates,"
-            " e.g. min.insync.replicas=2. Repeatable.")
-@click.option("--delivery", type=click.Choice(["exactly-once", "at-least-once"]),
-              default="exactly-once", show_default=True,
-              help="exactly-once: one transaction per task plus commit markers (consumers use"
-              " isolation.level=read_committed); at-least-once: idempotent producer only.")
-@click.option("--run-id", metavar="ID",
-              help="Names this run's transactional ids and commit markers. Re-running with the"
-              " same id and the same input resumes: committed partitions are skipped. Default:"
-              " random (batch), derived from --checkpoint (stream).")
-@click.option("--transactional-id-prefix", default="yangkey", show_default=True,
-              help="Prefix of transactional ids and marker groups (for broker ACLs).")
-@click.option("--layout", type=click.Choice(["auto", "lines", "document"]), default="auto",
-              show_default=True,
-              help="Files: one notification per line (JSON lines, XML per line) or one per file;"
-              " auto looks at the first line.")
-@click.option("--split-size", default="64m", show_default=True, metavar="SIZE",
-              help="Local files bigger than this are read by several tasks (cut at line starts).")
-@click.option("--max-records-per-task", type=click.IntRange(1),
-              default=DEFAULT_MAX_RECORDS_PER_TASK, show_default=True,
-              help="kafka:// inputs: offsets per Spark task (one transaction each).")
-@click.option("--stream", is_flag=True,
-              help="Run continuously (Structured Streaming, foreachBatch into the same sink).")
+@click.option(
+    "--consumer-config-file",
+    type=click.Path(dir_okay=False),
+    help="Properties file of librdkafka consumer settings for kafka:// inputs.",
+)
+@click.option(
+    "--source-bootstrap",
+    metavar="HOST:PORT",
+    help="Bootstrap servers of the raw topic when it lives on another cluster.",
+)
+@click.option(
+    "--from",
+    "start",
+    default="earliest",
+    show_default=True,
+    metavar="POSITION",
+    help="Where to start reading kafka:// inputs: earliest, latest, an offset,"
+    " PARTITION:OFFSET pairs (0:120,1:98), an ISO-8601 time or @EPOCH_MS. With"
+    " --stream only used when the checkpoint is new.",
+)
+@click.option(
+    "--until",
+    default="latest",
+    show_default=True,
+    metavar="POSITION",
+    help="Where batch reads of kafka:// inputs stop (exclusive), same forms as --from.",
+)
+@click.option(
+    "--no-keys",
+    "no_keys",
+    is_flag=True,
+    help="Producer knob 1 off: no message keys (round robin over partitions).",
+)
+@click.option(
+    "--single-topic",
+    metavar="NAME",
+    help="Producer knob 2 off: every message to this one topic instead of a topic per"
+    " subscription branch. (Knob 3, the subscription-type level, is topic_policy"
+    ".type_level in the subscriptions file.)",
+)
+@click.option(
+    "--no-learn",
+    is_flag=True,
+    help="Reject notifications of subscriptions missing from the file instead of"
+    " learning them from telemetry-message yang-push-subscription metadata.",
+)
+@click.option(
+    "--node",
+    "default_node",
+    metavar="NAME",
+    help="Node name for notifications that carry neither hostname nor manifest name.",
+)
+@click.option(
+    "--yang-dir",
+    "yang_dirs",
+    multiple=True,
+    type=click.Path(file_okay=False),
+    help="Extra directory of .yang modules (must exist on every executor). Repeatable.",
+)
+@click.option(
+    "--schema-id", type=click.IntRange(0), help="Schema registry id to put in the schema-id header."
+)
+@click.option(
+    "--create-topics",
+    is_flag=True,
+    help="Create missing topics first: catalog partitions and retention,"
+    " cleanup.policy=compact for current-state topics, plus the dead-letter topic.",
+)
+@_kv_option(
+    "--topic-config",
+    "Extra config for topics that --create-topics creates, e.g. min.insync.replicas=2. Repeatable.",
+)
+@click.option(
+    "--delivery",
+    type=click.Choice(["exactly-once", "at-least-once"]),
+    default="exactly-once",
+    show_default=True,
+    help="exactly-once: one transaction per task plus commit markers (consumers use"
+    " isolation.level=read_committed); at-least-once: idempotent producer only.",
+)
+@click.option(
+    "--run-id",
+    metavar="ID",
+    help="Names this run's transactional ids and commit markers. Re-running with the"
+    " same id and the same input resumes: committed partitions are skipped. Default:"
+    " random (batch), derived from --checkpoint (stream).",
+)
+@click.option(
+    "--transactional-id-prefix",
+    default="yangkey",
+    show_default=True,
+    help="Prefix of transactional ids and marker groups (for broker ACLs).",
+)
+@click.option(
+    "--layout",
+    type=click.Choice(["auto", "lines", "document"]),
+    default="auto",
+    show_default=True,
+    help="Files: one notification per line (JSON lines, XML per line) or one per file;"
+    " auto looks at the first line.",
+)
+@click.option(
+    "--split-size",
+    default="64m",
+    show_default=True,
+    metavar="SIZE",
+    help="Local files bigger than this are read by several tasks (cut at line starts).",
+)
+@click.option(
+    "--max-records-per-task",
+    type=click.IntRange(1),
+    default=DEFAULT_MAX_RECORDS_PER_TASK,
+    show_default=True,
+    help="kafka:// inputs: offsets per Spark task (one transaction each).",
+)
+@click.option(
+    "--stream",
+    is_flag=True,
+    help="Run continuously (Structured Streaming, foreachBatch into the same sink).",
+)
 @click.option("--checkpoint", metavar="DIR", help="Checkpoint directory (required with --stream).")
-@click.option("--trigger-interval", metavar="DURATION", help="--stream: micro-batch interval, e.g."
-              " 10s. Default: as fast as possible.")
-@click.option("--available-now", is_flag=True,
-              help="--stream: process what is there now, then stop.")
-@click.option("--max-per-trigger", type=click.IntRange(1), metavar="N",
-              help="--stream: at most N Kafka records (or N files) per micro-batch.")
-@click.option("--dry-run", is_flag=True,
-              help="Derive keys and topics and print the counts; produce nothing.")
+@click.option(
+    "--trigger-interval",
+    metavar="DURATION",
+    help="--stream: micro-batch interval, e.g. 10s. Default: as fast as possible.",
+)
+@click.option(
+    "--available-now", is_flag=True, help="--stream: process what is there now, then stop."
+)
+@click.option(
+    "--max-per-trigger",
+    type=click.IntRange(1),
+    metavar="N",
+    help="--stream: at most N Kafka records (or N files) per micro-batch.",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Derive keys and topics and print the counts; produce nothing."
+)
 @_kv_option("--spark-conf", "Any Spark setting, e.g. spark.executor.memory=4g. Repeatable.")
-@click.option("--spark-log-level", default="ERROR", show_default=True,
-              type=click.Choice(["ALL", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF"],
-                                case_sensitive=False))
+@click.option(
+    "--spark-log-level",
+    default="ERROR",
+    show_default=True,
+    type=click.Choice(
+        ["ALL", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF"], case_sensitive=False
+    ),
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def produce(
-    subscriptions: str, inputs: tuple[str, ...], bootstrap: str | None, master: str | None,
-    producer_config: tuple[str, ...], producer_config_file: str | None,
-    consumer_config: tuple[str, ...], consumer_config_file: str | None,
-    source_bootstrap: str | None, start: str, until: str, no_keys: bool,
-    single_topic: str | None, no_learn: bool, default_node: str | None,
-    yang_dirs: tuple[str, ...], schema_id: int | None, create_topics: bool,
-    topic_config: tuple[str, ...], delivery: str, run_id: str | None,
-    transactional_id_prefix: str, layout: str, split_size: str, max_records_per_task: int,
-    stream: bool, checkpoint: str | None, trigger_interval: str | None, available_now: bool,
-    max_per_trigger: int | None, dry_run: bool, spark_conf: tuple[str, ...],
-    spark_log_level: str, as_json: bool,
+    subscriptions: str,
+    inputs: tuple[str, ...],
+    bootstrap: str | None,
+    master: str | None,
+    producer_config: tuple[str, ...],
+    producer_config_file: str | None,
+    consumer_config: tuple[str, ...],
+    consumer_config_file: str | None,
+    source_bootstrap: str | None,
+    start: str,
+    until: str,
+    no_keys: bool,
+    single_topic: str | None,
+    no_learn: bool,
+    default_node: str | None,
+    yang_dirs: tuple[str, ...],
+    schema_id: int | None,
+    create_topics: bool,
+    topic_config: tuple[str, ...],
+    delivery: str,
+    run_id: str | None,
+    transactional_id_prefix: str,
+    layout: str,
+    split_size: str,
+    max_records_per_task: int,
+    stream: bool,
+    checkpoint: str | None,
+    trigger_interval: str | None,
+    available_now: bool,
+    max_per_trigger: int | None,
+    dry_run: bool,
+    spark_conf: tuple[str, ...],
+    spark_log_level: str,
+    as_json: bool,
 ) -> None:
     """Read raw YANG-Push notifications, derive message keys and topics, produce to Kafka.
 
@@ -217,8 +343,7 @@ def produce(
             run_id=run_id,
             start=start,
             until=until,
-            layout="lines" if layout == "lines" else "document" if layout == "document"
-            else "auto",
+            layout="lines" if layout == "lines" else "document" if layout == "document" else "auto",
             split_size=parse_size(split_size),
             max_records_per_task=max_records_per_task,
             dry_run=dry_run,
@@ -234,8 +359,10 @@ def produce(
         for warning in prepared.warnings:
             err.print(f"[yellow]warning:[/yellow] {escape(warning)}")
         if prepared.created_topics:
-            err.print(f"created {len(prepared.created_topics)} topic(s): "
-                      + ", ".join(prepared.created_topics))
+            err.print(
+                f"created {len(prepared.created_topics)} topic(s): "
+                + ", ".join(prepared.created_topics)
+            )
 
         def on_batch(batch_id: int, part: Summary) -> None:
             err.print(
@@ -246,7 +373,9 @@ def produce(
         if err.is_terminal:
             with err.status("starting Spark…") as status:
                 summary = run(
-                    config, prepared=prepared, on_batch=on_batch,
+                    config,
+                    prepared=prepared,
+                    on_batch=on_batch,
                     update=status.update,
                 )
         else:
@@ -257,8 +386,10 @@ def produce(
     except KeyboardInterrupt:
         resume = ""
         if prepared is not None and not stream:
-            resume = (f"; partitions already committed stay committed: re-run with --run-id"
-                      f" {prepared.sink.run_id} to resume")
+            resume = (
+                f"; partitions already committed stay committed: re-run with --run-id"
+                f" {prepared.sink.run_id} to resume"
+            )
         err.print(f"interrupted{resume}", markup=False, highlight=False)
         sys.exit(130)
     if as_json:
@@ -275,10 +406,11 @@ def print_summary(summary: Summary, console: Console) -> None:
         table.add_row(topic, f"{count:,}")
     if tally.rejections:
         kinds = ", ".join(f"{kind} {n:,}" for kind, n in sorted(tally.rejected.items()))
-        table.add_row(f"{summary.dead_letter_topic} (dead letter: {kinds})",
-                      f"{tally.rejections:,}")
+        table.add_row(
+            f"{summary.dead_letter_topic} (dead letter: {kinds})", f"{tally.rejections:,}"
+        )
     console.print(table)
-    skipped = (f", {summary.skipped} already committed (skipped)" if summary.skipped else "")
+    skipped = f", {summary.skipped} already committed (skipped)" if summary.skipped else ""
     batches = f" in {summary.batches} micro-batches" if summary.batches > 1 else ""
     console.print(
         f"{tally.records:,} records -> {tally.messages:,} messages,"
@@ -287,4 +419,3 @@ def print_summary(summary: Summary, console: Console) -> None:
         f" {summary.seconds:.1f}s ({summary.rate:,.0f} records/s)",
         highlight=False,
     )
-

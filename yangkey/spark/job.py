@@ -264,8 +264,9 @@ def resolve_offsets(
                 [TopicPartition(topic, p, int(value)) for p in partitions], timeout=timeout
             )
         except KafkaException as exc:
-            raise BrokerError(f"cannot look up offsets by time: {exc}",
-                              source=f"kafka://{topic}") from None
+            raise BrokerError(
+                f"cannot look up offsets by time: {exc}", source=f"kafka://{topic}"
+            ) from None
         for tp in found:
             low, high = marks[tp.partition]
             # -1: no message at or after the time -> the end of the partition.
@@ -325,11 +326,17 @@ def plan_kafka(
     try:
         partitions = topic_partitions(consumer, topic)
         starts = resolve_offsets(
-            consumer, topic, partitions, parse_offset_spec(start, option="--from"),
+            consumer,
+            topic,
+            partitions,
+            parse_offset_spec(start, option="--from"),
             default_high=False,
         )
         ends = resolve_offsets(
-            consumer, topic, partitions, parse_offset_spec(until, option="--until"),
+            consumer,
+            topic,
+            partitions,
+            parse_offset_spec(until, option="--until"),
             default_high=True,
         )
     finally:
@@ -415,9 +422,7 @@ class RawKafkaStreamReader(DataSourceStreamReader):
     ) -> dict[str, int]:
         consumer = self._client()
         partitions = topic_partitions(consumer, self.topic)
-        latest = {
-            str(p): _watermarks(consumer, self.topic, p, 30.0)[1] for p in partitions
-        }
+        latest = {str(p): _watermarks(consumer, self.topic, p, 30.0)[1] for p in partitions}
         if self.max_per_trigger and start:
             share = max(1, math.ceil(self.max_per_trigger / max(1, len(latest))))
             for key, high in latest.items():
@@ -514,8 +519,9 @@ def _records_of(
                     with open(item.path, "rb") as stream:
                         yield from read_range(stream, item)
                 except OSError as exc:
-                    raise InputError(f"cannot read: {exc.strerror or exc}",
-                                     source=item.path) from None
+                    raise InputError(
+                        f"cannot read: {exc.strerror or exc}", source=item.path
+                    ) from None
             else:
                 yield from read_kafka_range(source_config, item)
         elif kind == "files":  # binaryFile rows: path, content
@@ -701,11 +707,13 @@ def prepare(config: JobConfig) -> Prepared:
     """Compile the catalog, build client configs, check or create topics: all on the driver,
     before any JVM starts, so configuration errors cost nothing."""
     if not config.inputs:
-        raise ConfigError("give at least one --input (a file, a directory or kafka://TOPIC)",
-                          source="produce")
+        raise ConfigError(
+            "give at least one --input (a file, a directory or kafka://TOPIC)", source="produce"
+        )
     if config.stream and not config.checkpoint:
-        raise ConfigError("--stream needs --checkpoint DIR (where Spark records progress)",
-                          source="produce")
+        raise ConfigError(
+            "--stream needs --checkpoint DIR (where Spark records progress)", source="produce"
+        )
     if config.stream and len(config.inputs) != 1:
         raise ConfigError("--stream reads exactly one --input", source="produce")
     builder_spec = BuilderSpec.from_file(
@@ -731,8 +739,10 @@ def prepare(config: JobConfig) -> Prepared:
     if not exactly_once:
         defaults.pop("transaction.timeout.ms")
     merged = {**defaults, **overrides}
-    if exactly_once and "transaction.timeout.ms" in overrides and (
-        "message.timeout.ms" not in overrides
+    if (
+        exactly_once
+        and "transaction.timeout.ms" in overrides
+        and ("message.timeout.ms" not in overrides)
     ):
         # librdkafka wants message.timeout.ms <= transaction.timeout.ms.
         merged["message.timeout.ms"] = min(
@@ -823,8 +833,9 @@ def _any_reachable(bootstrap: str, timeout: float = 3.0) -> bool:
         address = server.strip().rpartition("://")[2]
         host, _, port = address.rpartition(":")
         try:
-            with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)),
-                                          timeout=timeout):
+            with socket.create_connection(
+                (host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout
+            ):
                 return True
         except (OSError, ValueError):
             continue
@@ -835,8 +846,11 @@ def _check_topics(config: JobConfig, prepared: Prepared) -> None:
     from confluent_kafka.admin import AdminClient  # noqa: PLC0415
 
     connection = _overrides_without_bootstrap(
-        {k: v for k, v in prepared.sink.producer_config.items()
-         if k.startswith(("security.", "sasl.", "ssl.", "socket.", "client."))}
+        {
+            k: v
+            for k, v in prepared.sink.producer_config.items()
+            if k.startswith(("security.", "sasl.", "ssl.", "socket.", "client."))
+        }
     )
     bootstrap = str(prepared.sink.producer_config["bootstrap.servers"])
     if not _any_reachable(bootstrap):
@@ -854,8 +868,10 @@ def _check_topics(config: JobConfig, prepared: Prepared) -> None:
     try:
         metadata = admin.list_topics(timeout=15)
     except KafkaException as exc:
-        raise BrokerError(f"cannot reach the broker: {exc.args[0].str() if exc.args else exc}",
-                          source=f"kafka {bootstrap}") from None
+        raise BrokerError(
+            f"cannot reach the broker: {exc.args[0].str() if exc.args else exc}",
+            source=f"kafka {bootstrap}",
+        ) from None
     missing = [spec.name for spec in specs if spec.name not in metadata.topics]
     if missing:
         raise ConfigError(
@@ -881,8 +897,7 @@ class Progress:
 
     def __enter__(self) -> Progress:
         if self.update is not None:
-            self._thread = threading.Thread(target=self._loop, name="yangkey-progress",
-                                            daemon=True)
+            self._thread = threading.Thread(target=self._loop, name="yangkey-progress", daemon=True)
             self._thread.start()
         return self
 
@@ -909,9 +924,9 @@ class Progress:
 # --------------------------------------------------------------------------- running
 
 
-def plan_inputs(config: JobConfig, source_config: Mapping[str, object]) -> tuple[
-    list[FileRange | KafkaRange], list[str]
-]:
+def plan_inputs(
+    config: JobConfig, source_config: Mapping[str, object]
+) -> tuple[list[FileRange | KafkaRange], list[str]]:
     """Batch inputs -> (planned ranges, Hadoop URIs for Spark's binaryFile source).
 
     Runs on the driver before Spark starts: a missing file or raw topic costs no JVM.
@@ -961,7 +976,8 @@ def run_batch(
 ) -> Summary:
     started = time.monotonic()
     summary = Summary(
-        prepared.sink.run_id, dead_letter_topic=prepared.catalog.dead_letter_topic,
+        prepared.sink.run_id,
+        dead_letter_topic=prepared.catalog.dead_letter_topic,
         dry_run=config.dry_run,
     )
     try:
@@ -979,7 +995,12 @@ def run_batch(
     try:
         with Progress(session, update) as progress:
             task = _partition_task(
-                broadcast, prepared.sink, 0, kind, prepared.source_config, config.layout,
+                broadcast,
+                prepared.sink,
+                0,
+                kind,
+                prepared.source_config,
+                config.layout,
                 progress.records,
             )
             try:
@@ -994,9 +1015,9 @@ def run_batch(
     return summary
 
 
-def _stream_frame(session: SparkSession, config: JobConfig, prepared: Prepared) -> tuple[
-    DataFrame, str
-]:
+def _stream_frame(
+    session: SparkSession, config: JobConfig, prepared: Prepared
+) -> tuple[DataFrame, str]:
     uri = config.inputs[0]
     if uri.startswith("kafka://"):
         session.dataSource.register(RawKafkaSource)
@@ -1034,8 +1055,11 @@ def run_stream(
     Spark replays after a driver crash finds its partitions committed and skips them.
     """
     started = time.monotonic()
-    summary = Summary(prepared.sink.run_id, dead_letter_topic=prepared.catalog.dead_letter_topic,
-                      dry_run=config.dry_run)
+    summary = Summary(
+        prepared.sink.run_id,
+        dead_letter_topic=prepared.catalog.dead_letter_topic,
+        dry_run=config.dry_run,
+    )
     try:
         frame, kind = _stream_frame(session, config, prepared)
     except Exception as exc:
@@ -1046,8 +1070,13 @@ def run_stream(
 
     def each_batch(batch: DataFrame, batch_id: int) -> None:
         task = _partition_task(
-            broadcast, prepared.sink, int(batch_id), kind, prepared.source_config,
-            config.layout, None,
+            broadcast,
+            prepared.sink,
+            int(batch_id),
+            kind,
+            prepared.source_config,
+            config.layout,
+            None,
         )
         try:
             results = batch.rdd.mapPartitionsWithIndex(task).collect()

@@ -332,14 +332,16 @@ def produce_partition(
     if spec.dry_run:
         for _ in outgoing(records, builder, spec.dead_letter_topic, tally):
             pass
-        return PartitionResult(partition, attempt, batch_id, tally, False,
-                               time.monotonic() - started)
+        return PartitionResult(
+            partition, attempt, batch_id, tally, False, time.monotonic() - started
+        )
     sink = KafkaSink(spec, partition, attempt, batch_id)
     try:
         done = sink.begin()
         if done is not None:
-            return PartitionResult(partition, attempt, batch_id, done, True,
-                                   time.monotonic() - started)
+            return PartitionResult(
+                partition, attempt, batch_id, done, True, time.monotonic() - started
+            )
         crash_after = spec.fail_after if attempt == 0 else None
         messages = outgoing(records, builder, spec.dead_letter_topic, tally)
         for sent, message in enumerate(messages, start=1):
