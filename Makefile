@@ -3,7 +3,8 @@
 # Maven from Debian when the machine lacks them.
 #
 #   make demo    the whole pipeline on the embedded stack (Kafka KRaft + chdb + Spark local[*])
-#   make test    unit and integration tests (starts and stops its own Kafka broker)
+#   make test    lint (ruff, mypy --strict), then unit and integration tests (starts and stops
+#                its own Kafka broker)
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -21,7 +22,7 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/yangkey demo
 
-test: $(STAMP)
+test: lint
 	$(BIN)/python -m pytest -q
 
 unit: $(STAMP)
@@ -29,6 +30,7 @@ unit: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check yangkey tests benchmarks spark_jobs examples
+	$(BIN)/ruff format --check yangkey benchmarks spark_jobs examples
 	$(BIN)/mypy
 
 bench: $(STAMP)
