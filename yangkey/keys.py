@@ -124,13 +124,20 @@ class _WalkerSource:
         for index, piece in enumerate(self.branch.pieces):
             self.env[f"P{index}"] = piece
         bare = self.branch.positional
-        fast = (
-            'f"{P0}'
-            + "".join(
-                (f"{{{value}}}" if bare[index] else f"'{{{value}}}'") + f"{{P{index + 1}}}"
+        pieces = self.branch.pieces
+
+        def literal(piece: str) -> str:
+            # The template text inlined as an f-string literal: no global lookup per instance.
+            return "f" + repr(piece).replace("{", "{{").replace("}", "}}")
+
+        fast = " ".join(
+            [literal(pieces[0])]
+            + [
+                (f'f"{{{value}}}"' if bare[index] else f"f\"'{{{value}}}'\"")
+                + " "
+                + literal(pieces[index + 1])
                 for index, value in enumerate(values)
-            )
-            + '"'
+            ]
         )
         quoted = [value for index, value in enumerate(values) if not bare[index]]
         if not quoted:
@@ -297,9 +304,8 @@ def _edit_tree(branch: Branch, edit: Edit) -> dict[str, Any] | None:
 def _sorted_unique(found: list[str]) -> tuple[str, ...]:
     """Sorted by code point (str ordering), duplicates dropped; sorts in place."""
     found.sort()
-    for index in range(1, len(found)):
-        if found[index] == found[index - 1]:
-            return tuple(dict.fromkeys(found))
+    if len(set(found)) != len(found):
+        return tuple(dict.fromkeys(found))
     return tuple(found)
 
 
