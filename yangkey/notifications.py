@@ -157,41 +157,39 @@ def _int_or_none(value: Any, what: str, source: str) -> int | None:
 # --------------------------------------------------------------------------------------- JSON
 
 
-def _envelope_push_update(obj: Any, source: str) -> Notification | None:
-    """The common case, a push-update in an envelope with well-typed fields, decoded without
-    the general member scan; None sends anything else down the general path."""
+def _envelope_push(obj: Any, source: str) -> Notification | None:
+    """The common case, a push-update or push-change-update in an envelope with well-typed
+    fields, decoded without the general member scan; None sends anything else down the
+    general path."""
     if type(obj) is not dict or len(obj) != 1:
         return None
     envelope = obj.get("ietf-yp-notification:envelope")
     if type(envelope) is not dict:
         return None
     contents = envelope.get("contents")
-    push = contents.get("ietf-yang-push:push-update") if type(contents) is dict else None
-    if type(push) is not dict:
+    if type(contents) is not dict or len(contents) != 1:
         return None
     hostname = envelope.get("hostname")
     sequence = envelope.get("sequence-number")
-    subscription_id = push.get("id")
-    data = push.get("datastore-contents")
-    if (
-        type(hostname) is not str
-        or "\n" in hostname
-        or type(sequence) is not int
-        or type(subscription_id) is not int
-        or not 0 <= subscription_id <= 0xFFFFFFFF
-        or type(data) is not dict
-    ):
+    if type(hostname) is not str or "\n" in hostname or type(sequence) is not int:
         return None
-    return Notification(
+    push = contents.get("ietf-yang-push:push-update")
+    kind: Kind = "push-update"
+    if push is None:
+        push = contents.get("ietf-yang-push:push-change-update")
+        kind = "push-change-update"
+    if type(push) is not dict:
+        return None
+    note = Notification(
         source,
         CONTENT_TYPE_JSON,
-        "push-update",
+        kind,
         hostname or None,
-        subscription_id,
+        None,
         envelope.get("event-time"),
         sequence,
-        data,
     )
+    return _json_push(kind, push, source, note)
 
 
 def _json_notification(obj: Any, source: str, note: Notification) -> Notification:
@@ -461,7 +459,7 @@ def decode(raw: bytes | str, source: str, ns_modules: Mapping[str, str]) -> Noti
             obj = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             raise InputError(f"malformed JSON: {exc}", source=source) from None
-        fast = _envelope_push_update(obj, source)
+        fast = _envelope_push(obj, source)
         if fast is not None:
             return fast
         note = Notification(source, CONTENT_TYPE_JSON, "push-update")

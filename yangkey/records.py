@@ -74,6 +74,20 @@ class MessageBuilder:
         self.schema = SchemaContext.cached(self.yang_dirs)
         self.ns_modules = self.schema.index.by_namespace
         self._learned: dict[tuple[str, str], CatalogEntry] = {}
+        self._fixed_headers: dict[tuple[int, str], tuple[tuple[str, bytes], ...]] = {}
+
+    def fixed_headers(
+        self, entry: CatalogEntry, content_type: str
+    ) -> tuple[tuple[str, bytes], ...]:
+        """The headers that depend only on the subscription and the encoding."""
+        headers = [
+            (HEADER_CONTENT_TYPE, content_type.encode()),
+            (HEADER_GENERATION, str(entry.generation).encode()),
+            (HEADER_SUBSCRIPTION_TYPE, entry.subscription_type.encode()),
+        ]
+        if self.knobs.schema_id is not None:
+            headers.append((HEADER_SCHEMA_ID, str(self.knobs.schema_id).encode()))
+        return tuple(headers)
 
     def build(self, raw: bytes, source: str) -> list[KeyedMessage] | Rejection:
         try:
@@ -93,17 +107,17 @@ class MessageBuilder:
         if entry is None:
             entry = self._learn(note.subscription_id, note.subscription, source)
         derived = entry.deriver.derive(note, default_node=self.default_node)
-        headers: list[tuple[str, bytes]] = [
-            (HEADER_CONTENT_TYPE, note.content_type.encode()),
-            (HEADER_SEQUENCE_NUMBER, str(note.sequence_number or 0).encode()),
-            (HEADER_GENERATION, str(entry.generation).encode()),
-            (HEADER_SUBSCRIPTION_TYPE, entry.subscription_type.encode()),
-        ]
+        fixed = self._fixed_headers.get((entry.id, note.content_type))
+        if fixed is None:
+            fixed = self._fixed_headers[(entry.id, note.content_type)] = self.fixed_headers(
+                entry, note.content_type
+            )
+        sequence = (HEADER_SEQUENCE_NUMBER, str(note.sequence_number or 0).encode())
         if note.event_time:
-            headers.append((HEADER_EVENT_TIME, str(note.event_time).encode()))
-        if self.knobs.schema_id is not None:
-            headers.append((HEADER_SCHEMA_ID, str(self.knobs.schema_id).encode()))
-        header_tuple = tuple(headers)
+            event_time = (HEADER_EVENT_TIME, str(note.event_time).encode())
+            header_tuple = (*fixed, sequence, event_time)
+        else:
+            header_tuple = (*fixed, sequence)
         if not self.knobs.per_branch:
             key = derived.key if self.knobs.keys else None
             return [KeyedMessage(self.knobs.single_topic, key, raw, header_tuple)]
