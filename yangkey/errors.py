@@ -87,14 +87,6 @@ class YangkeyError(Exception):
         caret = " " * max(0, self.position.column - 1) + "^"
         return f"  {lines[index]}\n  {caret}"
 
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "kind": self.kind,
-            "source": self.source,
-            "reason": self.reason,
-            "position": None if self.position is None else self.position.offset,
-        }
-
 
 class InputError(YangkeyError):
     """Malformed or unsafe input bytes: XML, JSON, YAML that cannot be read."""

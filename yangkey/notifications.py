@@ -30,10 +30,7 @@ from yangkey.messages import CONTENT_TYPE_JSON, CONTENT_TYPE_XML
 from yangkey.values import QNameText
 from yangkey.xmlsafe import parse_xml
 
-NS_ENVELOPE = "urn:ietf:params:xml:ns:yang:ietf-yp-notification"
-NS_NETCONF = "urn:ietf:params:xml:ns:netconf:notification:1.0"
 NS_TELEMETRY = "urn:ietf:params:xml:ns:yang:ietf-telemetry-message"
-NS_YANG_PUSH = "urn:ietf:params:xml:ns:yang:ietf-yang-push"
 
 Kind = Literal["push-update", "push-change-update"]
 

@@ -36,7 +36,6 @@ _REVISION = re.compile(r"\brevision\s+[\"']?(\d{4}-\d{2}-\d{2})[\"']?\s*[{;]")
 _IMPORT = re.compile(r"\bimport\s+([A-Za-z_][\w.-]*)\s*\{")
 _INCLUDE = re.compile(r"\binclude\s+([A-Za-z_][\w.-]*)\s*[{;]")
 _FEATURE = re.compile(r"^\s*feature\s+([A-Za-z_][\w.-]*)\s*[{;]", re.MULTILINE)
-_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 _STRING = re.compile(r"\"(?:[^\"\\]|\\.)*\"")
 
 
