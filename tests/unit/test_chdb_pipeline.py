@@ -7,6 +7,7 @@ data path (chdb holds one path per process; the session is closed when the modul
 
 from __future__ import annotations
 
+import base64
 import itertools
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -20,7 +21,7 @@ from yangkey.clickhouse import ClickHouseError
 from yangkey.clickhouse.apply import ChdbConnection, ServerConnection, apply
 from yangkey.clickhouse.ddl import DdlOptions, render_ddl, topic_tables
 from yangkey.clickhouse.identifiers import qualified
-from yangkey.clickhouse.ingest import QueueRow, insert_rows
+from yangkey.clickhouse.ingest import QueueRow, consume_into, insert_rows
 from yangkey.clickhouse.queries import (
     OffsetCursor,
     TimeCursor,
@@ -29,6 +30,7 @@ from yangkey.clickhouse.queries import (
     encode_cursor,
     history,
 )
+from yangkey.errors import ConfigError
 from yangkey.keys import compose_key, parse_key
 from yangkey.xpath import quote
 
@@ -424,3 +426,16 @@ def test_sql_key_split_matches_parse_key(
         "subscription_id": expected.subscription_id,
         "xpaths": list(expected.xpaths),
     }]
+
+
+def test_invalid_consumer_setting_is_one_error_not_a_traceback(conn: ChdbConnection) -> None:
+    with pytest.raises(ConfigError, match=r"invalid Kafka consumer settings: .*bogus\.prop"):
+        consume_into(
+            conn, [IF_TOPIC], "127.0.0.1:1", kafka_config={"bogus.prop": "1"}, progress=False
+        )
+
+
+def test_cursor_with_an_infinite_number_is_refused() -> None:
+    token = base64.urlsafe_b64encode(b'["t","2026-11-20T10:00:00Z",1e999,"k"]').decode()
+    with pytest.raises(ConfigError, match="invalid history cursor"):
+        decode_cursor(token)

@@ -18,8 +18,8 @@ from click.testing import CliRunner
 
 from yangkey.catalog import TopicSpec
 from yangkey.clickhouse import ClickHouseError
-from yangkey.clickhouse.apply import ChdbConnection, validate
-from yangkey.clickhouse.commands import ddl
+from yangkey.clickhouse.apply import ChdbConnection, open_embedded, validate
+from yangkey.clickhouse.commands import ddl, state
 from yangkey.clickhouse.ddl import (
     XPATH_LINE_RE,
     DdlOptions,
@@ -395,3 +395,48 @@ def test_apply_state_history_commands(tmp_path: Path) -> None:
     assert no_password_in_url.returncode == 1
     assert "CLICKHOUSE_PASSWORD" in no_password_in_url.stderr
     assert "secret" not in no_password_in_url.stderr
+
+
+def test_negative_retention_keeps_data_forever() -> None:
+    """Kafka's retention -1 means forever: a TTL of -1 s would delete every row at once."""
+    forever = topic("netops-stats-forever", retention=-1)
+    options = replace(FLAVOURS["embedded"], errors_retention_seconds=-1)
+    statements = by_name(render_ddl([forever], options))
+    names = topic_tables(forever.name)
+    for table in (names.history, names.current, "errors"):
+        assert "TTL" not in statements[f"yangkey.{table}"].sql, table
+
+
+def test_credentials_in_kafka_settings_are_refused() -> None:
+    for name in ("kafka_sasl_password", "kafka_sasl_username", "kafka_ssl_key_password"):
+        with pytest.raises(ConfigError, match="named collection"):
+            replace(FLAVOURS["server"], kafka_settings={name: "s3cret"})
+
+
+def test_line_breaks_in_the_header_stay_in_the_comment() -> None:
+    script = to_script([Statement("database", "d", "SELECT 1")], ["from a\nDROP TABLE x;\rb"])
+    assert script.startswith("-- from a\n-- DROP TABLE x;\n-- b\n\nSELECT 1;")
+
+
+def test_unwritable_output_dir_is_one_error_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = CliRunner().invoke(ddl, ["generate", "-s", str(EXAMPLES), "-o", str(blocker / "x")])
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith("error: ") and "cannot write" in result.output
+    assert not isinstance(result.exception, OSError)
+
+
+def test_uncreatable_embedded_path_is_one_error_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(ConfigError, match="cannot create the data directory"):
+        open_embedded(blocker / "chdb")
+    result = CliRunner().invoke(state, ["--embedded", str(blocker / "chdb")])
+    assert result.exit_code == 1 and result.output.startswith("error: "), result.output
+
+
+def test_malformed_server_url_is_one_error_line() -> None:
+    result = CliRunner().invoke(state, ["--clickhouse", "http://[::1:8123/db"])
+    assert result.exit_code == 1 and result.output.startswith("error: "), result.output
+    assert "invalid ClickHouse URL" in result.output

@@ -266,7 +266,10 @@ class ServerURL:
 
 def parse_server_url(url: str) -> ServerURL:
     """``http[s]://user@host[:port][/database]``; the password comes from the environment."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:  # e.g. an unclosed IPv6 bracket
+        raise ConfigError(f"invalid ClickHouse URL: {exc}", source="--clickhouse") from None
     if parts.scheme not in ("http", "https"):
         raise ConfigError(
             "the ClickHouse URL must start with http:// or https://", source="--clickhouse"
@@ -307,7 +310,12 @@ def open_server(url: str, *, environ: Mapping[str, str] | None = None) -> Server
 
 
 def open_embedded(path: str | Path) -> ChdbConnection:
-    Path(path).mkdir(parents=True, exist_ok=True)
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot create the data directory: {exc.strerror}", source=str(path)
+        ) from None
     return ChdbConnection(path)
 
 

@@ -193,10 +193,13 @@ def generate(
     if output_dir is None:
         click.echo("\n".join(text for _, text in outputs), nl=False)
         return
-    output_dir.mkdir(parents=True, exist_ok=True)
-    for name, text in outputs:
-        (output_dir / name).write_text(text, encoding="utf-8")
-        click.echo(f"wrote {output_dir / name}", err=True)
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        for name, text in outputs:
+            (output_dir / name).write_text(text, encoding="utf-8")
+            click.echo(f"wrote {output_dir / name}", err=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot write: {exc.strerror}", source=str(output_dir)) from None
 
 
 def _header(source: str, options: DdlOptions, count: int) -> list[str]:

@@ -33,6 +33,7 @@ topic's queue view (which starts Kafka consumption in server mode) comes last fo
 from __future__ import annotations
 
 import importlib.resources
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -64,6 +65,10 @@ ERRORS_TABLE = "errors"
 HISTORY_MERGE_TABLE = "history"
 CURRENT_MERGE_TABLE = "current_state"
 DEFAULT_ERRORS_RETENTION = 30 * 86400
+
+#: Kafka engine settings that carry credentials (``kafka_sasl_password``, ...): they belong in
+#: the named collection, and DDL never holds a secret.
+_SECRET_SETTING = re.compile(r"password|secret|credential|token|sasl|ssl_key", re.IGNORECASE)
 
 
 class TopicLike(Protocol):
@@ -129,6 +134,12 @@ class DdlOptions:
         for name in (*self.kafka_settings, *self.table_settings):
             if not name.replace("_", "").isalnum():
                 raise ConfigError(f"invalid setting name {name!r}")
+        for name in self.kafka_settings:
+            if _SECRET_SETTING.search(name):
+                raise ConfigError(
+                    f"Kafka setting {name} is a credential: put it in the named collection "
+                    f"{self.kafka_collection}, never in DDL"
+                )
 
 
 @dataclass(frozen=True)
@@ -187,10 +198,6 @@ def _setting_value(value: object) -> str:
     return quote_literal(str(value))
 
 
-def _qualified_filter(database: str, table: str) -> str:
-    return qualified(database, table)
-
-
 _ENVIRONMENT: jinja2.Environment | None = None
 
 
@@ -208,7 +215,7 @@ def environment() -> jinja2.Environment:
         )
         env.filters["ident"] = quote_identifier
         env.filters["literal"] = quote_literal
-        env.filters["qualified"] = _qualified_filter
+        env.filters["qualified"] = qualified
         env.filters["setting"] = _setting_value
         _ENVIRONMENT = env
     return _ENVIRONMENT
@@ -480,7 +487,8 @@ def render_catalog(catalog: Catalog, options: DdlOptions) -> list[Statement]:
 
 def to_script(statements: Iterable[Statement], header: Iterable[str] = ()) -> str:
     """One SQL script: ``-- header`` lines, then each statement followed by ``;``."""
-    parts = [f"-- {line}".rstrip() for line in header]
+    # a line break in a header line (a file name) must not end the comment
+    parts = [f"-- {part}".rstrip() for line in header for part in line.splitlines() or [""]]
     body = [f"{statement.sql};" for statement in statements]
     if parts:
         return "\n".join(parts) + "\n\n" + "\n\n".join(body) + "\n"

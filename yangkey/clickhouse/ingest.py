@@ -286,6 +286,11 @@ def _errors_since(conn: Connection, database: str, since: str) -> dict[str, int]
     return {str(row["topic"]): int(row["n"]) for row in rows}
 
 
+def _kafka_reason(exc: KafkaException) -> str:
+    error = exc.args[0] if exc.args else None
+    return str(error.str()) if isinstance(error, KafkaError) else str(exc)
+
+
 def consume_into(
     conn: Connection,
     topics: Sequence[str],
@@ -315,14 +320,19 @@ def consume_into(
     result = IngestResult()
     started_at = conn.query("SELECT toString(now64(3, 'UTC')) AS t")[0]["t"]
     started = time.monotonic()
-    consumer = Consumer(config)
+    try:
+        consumer = Consumer(config)
+    except KafkaException as exc:  # e.g. an unknown -X setting: one error line, no traceback
+        raise ConfigError(
+            f"invalid Kafka consumer settings: {_kafka_reason(exc)}", source="kafka config"
+        ) from None
     reporter = _Reporter(progress, log)
     try:
         try:
             metadata = consumer.list_topics(timeout=15)
         except KafkaException as exc:
             raise BrokerError(
-                f"cannot reach Kafka: {exc.args[0].str() if exc.args else exc}",
+                f"cannot reach Kafka: {_kafka_reason(exc)}",
                 source=f"kafka://{bootstrap}",
             ) from None
         present = [t for t in topics if t in metadata.topics and metadata.topics[t].error is None]

@@ -199,7 +199,7 @@ def decode_cursor(token: str) -> Cursor:
             return TimeCursor(str(data[1]), int(data[2]), str(data[3]))
         if data[0] == "o":
             return OffsetCursor(str(data[1]), int(data[2]), int(data[3]))
-    except (ValueError, IndexError, TypeError, KeyError):
+    except (ValueError, IndexError, TypeError, KeyError, OverflowError):
         pass
     raise ConfigError("invalid history cursor (use the token printed by the previous page)")
 
@@ -240,7 +240,8 @@ def history(
     if key is not None:
         params["key"] = key
         conditions.append("message_key = {key:String}")
-    conditions += _node_conditions(node, subscription_id, params)
+    node_conditions = _node_conditions(node, subscription_id, params)
+    conditions += node_conditions
     if since is not None:
         params["since"] = since
         conditions.append(f"event_time >= {_TIME % 'since'}")
@@ -274,7 +275,7 @@ def history(
                 "({after_topic:String}, {after_partition:UInt32}, {after_offset:UInt64})"
             )
     if current_generation:
-        inner = " AND ".join(_node_conditions(node, subscription_id, {}))
+        inner = " AND ".join(node_conditions)
         conditions.append(
             "(node, subscription_id, generation) IN (SELECT node, subscription_id, "
             f"max(generation) FROM {source} {'WHERE ' + inner if inner else ''} "
