@@ -12,6 +12,7 @@ import itertools
 import json
 from collections import Counter
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from click.testing import CliRunner
@@ -25,6 +26,8 @@ from yangkey.messages import (
     KeyedMessage,
     Rejection,
 )
+from yangkey.spark import job as job_module
+from yangkey.spark import sink as sink_module
 from yangkey.spark import transform as transform_module
 from yangkey.spark.commands import parse_size, produce
 from yangkey.spark.job import (
@@ -34,6 +37,7 @@ from yangkey.spark.job import (
     parse_offset_spec,
     plan_files,
     prepare,
+    run,
     spark_failure,
     topic_specs,
 )
@@ -105,6 +109,18 @@ def test_unreadable_subscriptions_file_is_a_config_error(tmp_path: Path) -> None
 
 
 # --------------------------------------------------------------------------- transform
+
+
+def test_subscription_compile_errors_name_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "subs.yaml"
+    path.write_text(
+        "subscriptions:\n  - id: 7\n    xpath: /ietf-interfaces:nosuch\n    type: periodic\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(YangkeyError) as caught:
+        BuilderSpec.from_file(path).catalog()
+    assert caught.value.source == str(path)
+    assert caught.value.message().startswith(f"{path}: subscription 7")
 
 
 def test_transform_one_result_per_record(spec: BuilderSpec) -> None:
@@ -350,11 +366,25 @@ def test_prepare_short_transaction_timeout_lowers_message_timeout() -> None:
     assert prepared.sink.timeout < 10
 
 
+def test_prepare_long_message_timeout_raises_the_default_transaction_timeout() -> None:
+    # librdkafka refuses to create a producer with message.timeout.ms > transaction.timeout.ms
+    prepared = prepare(_config(producer_overrides={"message.timeout.ms": "700000"}))
+    assert prepared.sink.producer_config["transaction.timeout.ms"] == 700000
+    assert 700 < prepared.sink.timeout <= 710
+    at_least_once = prepare(
+        _config(delivery="at-least-once", producer_overrides={"message.timeout.ms": "700000"})
+    )
+    assert "transaction.timeout.ms" not in at_least_once.sink.producer_config
+
+
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
         ({"producer_overrides": {"transactional.id": "x"}}, "transactional.id is derived"),
         ({"producer_overrides": {"acks": "1"}}, "exactly-once delivery needs acks=all"),
+        ({"producer_overrides": {"message.timeout.ms": "2000", "transaction.timeout.ms": "1000"}},
+         "message.timeout.ms .2000. must not exceed transaction.timeout.ms .1000."),
+        ({"producer_overrides": {"message.timeout.ms": "2m"}}, "expected a number of millisec"),
         ({"stream": True}, "--stream needs --checkpoint"),
         ({"inputs": ()}, "at least one --input"),
     ],
@@ -395,6 +425,106 @@ def test_marker_consumer_gets_connection_settings_only() -> None:
     assert config["isolation.level"] == "read_committed"
     assert "linger.ms" not in config and "compression.type" not in config
     assert config["sasl.username"] == "u" and config["security.protocol"] == "SASL_SSL"
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_preflight_admin_client_gets_the_producer_connection_settings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import confluent_kafka.admin  # noqa: PLC0415
+
+    seen: dict[str, object] = {}
+
+    def admin(config: dict[str, object]) -> None:
+        seen.update(config)
+        raise _Stop
+
+    monkeypatch.setattr(confluent_kafka.admin, "AdminClient", admin)
+    monkeypatch.setattr(job_module, "_any_reachable", lambda bootstrap: True)
+    overrides = {"security.protocol": "SSL", "enable.ssl.certificate.verification": "false",
+                 "ssl_engine_id": "e", "linger.ms": "5"}
+    with pytest.raises(_Stop):
+        prepare(_config(producer_overrides=overrides, preflight=True))
+    assert seen["bootstrap.servers"] == "h:1" and seen["security.protocol"] == "SSL"
+    # the same settings as the marker consumer: TLS against a self-signed broker works too
+    assert seen["enable.ssl.certificate.verification"] == "false"
+    assert seen["ssl_engine_id"] == "e"
+    assert "linger.ms" not in seen
+
+
+class _FakeProducer:
+    instances: ClassVar[list[_FakeProducer]] = []
+
+    def __init__(self, config: dict[str, object]) -> None:
+        self.on_delivery = config["on_delivery"]
+        self.closed = 0
+        self.fail = False
+        _FakeProducer.instances.append(self)
+
+    def produce(self, topic: str, **kwargs: object) -> None:
+        if self.fail:
+            from confluent_kafka import KafkaError, KafkaException  # noqa: PLC0415
+
+            raise KafkaException(KafkaError(KafkaError._MSG_TIMED_OUT))
+
+    def poll(self, timeout: float) -> int:
+        return 0
+
+    def flush(self, timeout: float) -> int:
+        return 0
+
+    def purge(self) -> None:
+        pass
+
+    def close(self) -> bool:
+        self.closed += 1
+        return True
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_partition_closes_its_producer(
+    spec: BuilderSpec, monkeypatch: pytest.MonkeyPatch, fail: bool
+) -> None:
+    _FakeProducer.instances.clear()
+
+    class Producer(_FakeProducer):
+        def __init__(self, config: dict[str, object]) -> None:
+            super().__init__(config)
+            self.fail = fail
+
+    monkeypatch.setattr(sink_module, "Producer", Producer)
+    sink = SinkSpec(producer_config={"bootstrap.servers": "h:1"}, dead_letter_topic="dlq",
+                    run_id="r", exactly_once=False)
+    records = [(envelope("r1", 1042, ["eth0"]), "a:1")]
+    if fail:
+        with pytest.raises(BrokerError, match="cannot produce"):
+            produce_partition(records, builder_for(spec), sink, partition=0, attempt=0)
+    else:
+        result = produce_partition(records, builder_for(spec), sink, partition=0, attempt=0)
+        assert result.tally.messages == 1
+    # The producer's delivery callback ties it to the sink in a reference cycle: without an
+    # explicit close its librdkafka threads and sockets outlive the task.
+    assert [p.closed for p in _FakeProducer.instances] == [1]
+
+
+def test_spark_that_cannot_start_is_one_error_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(config: JobConfig) -> None:
+        raise RuntimeError(
+            "[JAVA_GATEWAY_EXITED] Java gateway process exited before sending its port number."
+        )
+
+    monkeypatch.setattr(job_module, "build_session", broken)
+    with pytest.raises(YangkeyError, match=r"starting Spark failed: .*JAVA_GATEWAY_EXITED"):
+        run(_config(dry_run=True))
+    result = CliRunner().invoke(
+        produce, ["--subscriptions", str(EXAMPLE), "--input", str(NOTIFICATIONS), "--dry-run"]
+    )
+    assert result.exit_code == 1
+    assert "error: spark: starting Spark failed" in result.output
+    assert "Traceback" not in result.output
 
 
 def test_dry_run_partition_counts_without_kafka(spec: BuilderSpec) -> None:

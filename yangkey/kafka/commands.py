@@ -18,6 +18,7 @@ from types import FrameType
 import click
 from rich.console import Console
 
+from yangkey.cli import fail
 from yangkey.errors import YangkeyError
 from yangkey.kafka.broker import (
     DEFAULT_HEAP,
@@ -49,11 +50,11 @@ _state_dir_option = click.option(
 
 @contextmanager
 def _friendly() -> Iterator[None]:
-    """Turn yangkey's own errors into one ``Error: …`` line and exit status 1."""
+    """Turn yangkey's own errors into one ``error: …`` line and exit status 1."""
     try:
         yield
     except YangkeyError as exc:
-        raise click.ClickException(exc.message()) from exc
+        fail(exc)
 
 
 @click.group(name="kafka")

@@ -137,6 +137,32 @@ def client_overrides(
 
 # --------------------------------------------------------------------------- client configs
 
+CONNECTION_PREFIXES = (
+    "bootstrap.",
+    "security.",
+    "sasl.",
+    "ssl.",
+    "ssl_",
+    "socket.",
+    "broker.",
+    "client.",
+    "metadata.",
+    "api.version",
+    "log_level",
+    "log.",
+    "debug",
+    "reconnect.",
+    "oauthbearer_",
+    "enable.ssl",
+    "allow.auto",
+)
+"""Client settings that say how to reach and authenticate to the cluster, not how to tune."""
+
+
+def connection_settings(config: Mapping[str, object]) -> dict[str, object]:
+    """The part of a client config another client of the same cluster shares (TLS, SASL…)."""
+    return {key: value for key, value in config.items() if key.startswith(CONNECTION_PREFIXES)}
+
 
 def _with_bootstrap(
     config: dict[str, object], bootstrap: str | None, overrides: Mapping[str, object] | None

@@ -55,7 +55,9 @@ from yangkey.config import parse_duration
 from yangkey.errors import BrokerError, ConfigError, InputError, YangkeyError
 from yangkey.kafka.config import (
     TopicSpec,
+    TopicSpecLike,
     admin_config,
+    connection_settings,
     consumer_config,
     ensure_topics,
     producer_config,
@@ -676,8 +678,13 @@ class Prepared:
     """Batch: Hadoop URIs read with Spark's binaryFile source instead."""
 
 
-def _overrides_without_bootstrap(overrides: Mapping[str, object]) -> dict[str, object]:
-    return {k: v for k, v in overrides.items() if k != "bootstrap.servers"}
+def _milliseconds(config: Mapping[str, object], key: str) -> int:
+    try:
+        return int(str(config[key]))
+    except ValueError:
+        raise ConfigError(
+            f"{key}={config[key]!r}: expected a number of milliseconds", source="producer config"
+        ) from None
 
 
 def _fail_after(config: JobConfig) -> int | None:
@@ -739,15 +746,22 @@ def prepare(config: JobConfig) -> Prepared:
     if not exactly_once:
         defaults.pop("transaction.timeout.ms")
     merged = {**defaults, **overrides}
-    if (
-        exactly_once
-        and "transaction.timeout.ms" in overrides
-        and ("message.timeout.ms" not in overrides)
-    ):
-        # librdkafka wants message.timeout.ms <= transaction.timeout.ms.
-        merged["message.timeout.ms"] = min(
-            int(str(merged["message.timeout.ms"])), int(str(overrides["transaction.timeout.ms"]))
-        )
+    message_ms = _milliseconds(merged, "message.timeout.ms")
+    if exactly_once:
+        # librdkafka refuses message.timeout.ms > transaction.timeout.ms: the value the
+        # operator set wins and the default of the other one adjusts to it.
+        transaction_ms = _milliseconds(merged, "transaction.timeout.ms")
+        if message_ms > transaction_ms:
+            if "message.timeout.ms" not in overrides:
+                message_ms = merged["message.timeout.ms"] = transaction_ms
+            elif "transaction.timeout.ms" not in overrides:
+                merged["transaction.timeout.ms"] = message_ms
+            else:
+                raise ConfigError(
+                    f"message.timeout.ms ({message_ms}) must not exceed transaction.timeout.ms"
+                    f" ({transaction_ms})",
+                    source="producer config",
+                )
     if config.dry_run:
         producer = dict(merged)
         producer.setdefault("bootstrap.servers", config.bootstrap or "dry-run:9092")
@@ -762,7 +776,7 @@ def prepare(config: JobConfig) -> Prepared:
             " --delivery at-least-once",
             source="producer config",
         )
-    delivery_seconds = int(str(producer.get("message.timeout.ms", 300_000))) / 1000.0
+    delivery_seconds = message_ms / 1000.0
     timeout = delivery_seconds + max(2.0, min(10.0, delivery_seconds / 4))
     sink = SinkSpec(
         producer_config=producer,
@@ -790,11 +804,11 @@ def prepare(config: JobConfig) -> Prepared:
     return prepared
 
 
-def topic_specs(catalog: Catalog, single_topic: str | None) -> list[TopicSpec]:
+def topic_specs(catalog: Catalog, single_topic: str | None) -> list[TopicSpecLike]:
     """The topics a run writes: derived (or the single topic) and the dead-letter topic."""
     defaults = catalog.file.defaults
     retention = parse_duration(defaults.retention)
-    specs: list[TopicSpec] = []
+    specs: list[TopicSpecLike] = []
     if single_topic is not None:
         specs.append(
             TopicSpec(
@@ -805,16 +819,7 @@ def topic_specs(catalog: Catalog, single_topic: str | None) -> list[TopicSpec]:
             )
         )
     else:
-        specs.extend(
-            TopicSpec(
-                t.name,
-                partitions=t.partitions,
-                replication_factor=t.replication_factor,
-                compaction=t.compaction,
-                retention_seconds=t.retention_seconds,
-            )
-            for t in catalog.topics
-        )
+        specs.extend(catalog.topics)  # the catalog's topic specs are TopicSpecLike already
     specs.append(
         TopicSpec(
             catalog.dead_letter_topic,
@@ -845,14 +850,8 @@ def _any_reachable(bootstrap: str, timeout: float = 3.0) -> bool:
 def _check_topics(config: JobConfig, prepared: Prepared) -> None:
     from confluent_kafka.admin import AdminClient  # noqa: PLC0415
 
-    connection = _overrides_without_bootstrap(
-        {
-            k: v
-            for k, v in prepared.sink.producer_config.items()
-            if k.startswith(("security.", "sasl.", "ssl.", "socket.", "client."))
-        }
-    )
-    bootstrap = str(prepared.sink.producer_config["bootstrap.servers"])
+    connection = connection_settings(prepared.sink.producer_config)
+    bootstrap = str(connection["bootstrap.servers"])
     if not _any_reachable(bootstrap):
         raise BrokerError(
             "cannot reach the broker: no bootstrap server accepts TCP connections",
@@ -982,9 +981,7 @@ def run_batch(
     )
     try:
         source = _source_rdd(session, prepared)
-    except YangkeyError:
-        raise
-    except Exception as exc:
+    except Exception as exc:  # spark_failure passes a YangkeyError through as it is
         raise spark_failure(exc, "reading the input") from None
     if source is None:
         summary.seconds = time.monotonic() - started
@@ -1134,7 +1131,10 @@ def run(
     """Run the job. With ``spark`` given, that session is used and left running; otherwise
     one is built from ``config`` and stopped at the end."""
     prepared = prepared or prepare(config)
-    session = spark or build_session(config)
+    try:
+        session = spark or build_session(config)
+    except Exception as exc:  # no Java, a bad --master or --spark-conf: one line, no traceback
+        raise spark_failure(exc, "starting Spark") from None
     try:
         if config.stream:
             return run_stream(session, config, prepared, on_batch, update)

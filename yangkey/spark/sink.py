@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,33 +33,13 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from yangkey.errors import BrokerError
+from yangkey.kafka.config import connection_settings
 from yangkey.messages import KeyedMessage
 from yangkey.records import MessageBuilder
 from yangkey.spark.transform import RawRecord, Tally, outgoing
 
 MARKER_METADATA_LIMIT = 3000
 """Brokers refuse offset metadata over ``offset.metadata.max.bytes`` (4096 by default)."""
-
-_CONNECTION_PREFIXES = (
-    "bootstrap.",
-    "security.",
-    "sasl.",
-    "ssl.",
-    "ssl_",
-    "socket.",
-    "broker.",
-    "client.",
-    "metadata.",
-    "api.version",
-    "log_level",
-    "log.",
-    "debug",
-    "reconnect.",
-    "oauthbearer_",
-    "enable.ssl",
-    "allow.auto",
-)
-"""Producer settings the marker consumer shares: how to reach and authenticate, no tuning."""
 
 _COORDINATOR_RETRY = {
     KafkaError.NOT_COORDINATOR,
@@ -100,11 +81,7 @@ class SinkSpec:
         return f"{self.transactional_prefix}-{self.run_id}-{partition}"
 
     def marker_consumer_config(self, partition: int) -> dict[str, object]:
-        config: dict[str, object] = {
-            key: value
-            for key, value in self.producer_config.items()
-            if key.startswith(_CONNECTION_PREFIXES)
-        }
+        config = connection_settings(self.producer_config)
         config.update(
             {
                 "group.id": self.transactional_id(partition),
@@ -311,10 +288,19 @@ class KafkaSink:
         self._producer.purge()
 
     def close(self) -> None:
+        """Release the clients. The producer holds a reference cycle (its delivery callback is
+        a method of this sink), so without ``close`` its threads and connections would live
+        on until the garbage collector runs. A transaction still open here is the
+        ``fail_after`` crash: that zombie is left for the retry to fence, not aborted."""
         if self._consumer is not None:
             with contextlib.suppress(KafkaException, RuntimeError):
                 self._consumer.close()
             self._consumer = None
+        if self._producer is not None and not self._in_transaction:
+            with contextlib.suppress(KafkaException, RuntimeError), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # abort-on-close of a fenced one
+                self._producer.close()
+            self._producer = None
 
 
 def produce_partition(

@@ -28,7 +28,7 @@ import orjson
 
 from yangkey.catalog import Catalog, build_catalog
 from yangkey.config import parse_subscriptions
-from yangkey.errors import ConfigError, InputError
+from yangkey.errors import ConfigError, InputError, YangkeyError
 from yangkey.messages import KeyedMessage, Rejection
 from yangkey.records import MessageBuilder, ProducerKnobs
 from yangkey.xmlsafe import parse_xml
@@ -101,7 +101,10 @@ class BuilderSpec:
         """Compile the subscriptions (Phases 1 and 2); raises a YangkeyError naming the file."""
         parsed = parse_subscriptions(self.subscriptions_text, source=self.subscriptions_name)
         base = Path(self.base_dir) if self.base_dir is not None else None
-        return build_catalog(parsed, yang_dirs=self.yang_dirs, base_dir=base)
+        try:
+            return build_catalog(parsed, yang_dirs=self.yang_dirs, base_dir=base)
+        except YangkeyError as exc:
+            raise exc.within(self.subscriptions_name) from None
 
     def knobs(self, catalog: Catalog) -> ProducerKnobs:
         overrides: dict[str, object] = {"keys": self.keys, "learn": self.learn}
