@@ -11,9 +11,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from click.testing import CliRunner, Result
-
-from yangkey.cli import main
+from cli_helpers import assert_one_error, run
 
 TESTS = Path(__file__).resolve().parents[1]
 NOTIFICATIONS = TESTS / "fixtures" / "notifications"
@@ -30,23 +28,7 @@ IFACES_KEY = (
 ).encode()
 
 
-def run(*args: str, input: str | bytes | None = None) -> Result:
-    return CliRunner().invoke(main, list(args), input=input)
 
-
-def assert_one_error(result: Result, *needles: str) -> str:
-    """Exit 1, no traceback, exactly one stderr line 'error: …' holding every needle."""
-    assert result.exception is None or isinstance(result.exception, SystemExit), (
-        f"crashed with {result.exception!r}"
-    )
-    assert result.exit_code == 1, (result.exit_code, result.stdout, result.stderr)
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("error: "), lines[0]
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
-    assert "Traceback" not in result.output
-    return lines[0]
 
 
 def write(tmp_path: Path, name: str, content: str | bytes) -> str:

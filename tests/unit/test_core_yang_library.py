@@ -18,9 +18,8 @@ from typing import Any
 import orjson
 import pytest
 import yaml
-from click.testing import CliRunner, Result
+from cli_helpers import assert_one_error, run
 
-from yangkey.cli import main
 from yangkey.schema import SchemaContext
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "subscriptions.yaml"
@@ -34,23 +33,7 @@ IMPLEMENTED = ("ietf-interfaces", "ietf-ip")
 IMPORTED = ("ietf-inet-types", "ietf-yang-types")
 
 
-def run(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args))
 
-
-def assert_one_error(result: Result, *needles: str) -> str:
-    """Exit 1, no traceback, exactly one stderr line ``error: …`` holding every needle."""
-    assert result.exception is None or isinstance(result.exception, SystemExit), (
-        f"crashed with {result.exception!r}"
-    )
-    assert result.exit_code == 1, (result.exit_code, result.stdout, result.stderr)
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("error: "), lines[0]
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
-    assert "Traceback" not in result.output
-    return lines[0]
 
 
 def library(features: dict[str, list[str]] | None = None) -> dict[str, Any]:
