@@ -186,13 +186,23 @@ class _WalkerSource:
                     self.emit(f"for {entry} in {child}:")
                 self.indent += 1
                 self.loops += 1
-                self.emit(f"if type({entry}) is not dict: continue")
+                first_read = bool(step.keys) and not step.keys[0].positional
+                if not first_read:
+                    self.emit(f"if type({entry}) is not dict: continue")
                 for number, slot in enumerate(step.keys):
                     if slot.positional:
                         self.values.append(f"str(p{index})")
                         continue
                     raw = f"r{index}_{number}"
-                    self.emit(f"{raw} = {entry}.get({slot.member!r})")
+                    if number == 0:
+                        # Only dicts have .get among decoded values; try is free in 3.11 unless
+                        # it raises, so this is the entry type check at no cost.
+                        self.emit("try:")
+                        self.emit(f"    {raw} = {entry}.get({slot.member!r})")
+                        self.emit("except AttributeError:")
+                        self.emit("    continue")
+                    else:
+                        self.emit(f"{raw} = {entry}.get({slot.member!r})")
                     self.emit(
                         f"if {raw} is None: missing({step.module!r}, {step.name!r}, "
                         f"{slot.member!r})"
@@ -385,6 +395,9 @@ class KeyDeriver:
             if len(self.walkers) == 1 and notification.kind == "push-update":
                 found: list[str] = []
                 self.walkers[0](notification.data, found)
+                if found:  # the hot path: one branch, one data tree, matches
+                    every = _sorted_unique(found)
+                    return DerivedKey(node_name, sub_id, every, (every,))
                 per_branch = [found]
             else:
                 per_branch = self.instances(notification)

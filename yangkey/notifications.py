@@ -172,6 +172,24 @@ def _envelope_push(obj: Any, source: str) -> Notification | None:
         return None
     push = contents.get("ietf-yang-push:push-update")
     kind: Kind = "push-update"
+    if type(push) is dict:
+        subscription_id = push.get("id")
+        data = push.get("datastore-contents")
+        if (
+            type(subscription_id) is int
+            and 0 <= subscription_id <= 0xFFFFFFFF
+            and type(data) is dict
+        ):
+            return Notification(
+                source,
+                CONTENT_TYPE_JSON,
+                kind,
+                hostname or None,
+                subscription_id,
+                envelope.get("event-time"),
+                sequence,
+                data,
+            )
     if push is None:
         push = contents.get("ietf-yang-push:push-change-update")
         kind = "push-change-update"

@@ -792,3 +792,24 @@ def test_core_p3_large_notification_linear(ietf, notif) -> None:
     elapsed = time.perf_counter() - start
     assert len(derived.xpaths) == 20_000
     assert elapsed < 5.0, elapsed
+
+
+@pytest.mark.parametrize("junk", ["eth9", 5, None, True, ["eth0"], [{"name": "eth0"}]])
+def test_core_p3_non_object_list_entries_are_skipped(junk: object) -> None:
+    """A list entry that is not an object matches nothing; the other entries still do."""
+    import orjson  # noqa: PLC0415
+
+    from yangkey.keys import KeyDeriver  # noqa: PLC0415
+    from yangkey.notifications import decode  # noqa: PLC0415
+    from yangkey.schema import SchemaContext  # noqa: PLC0415
+    from yangkey.templates import compile_subscription  # noqa: PLC0415
+
+    schema = SchemaContext.cached()
+    xpath = "/ietf-interfaces:interfaces/interface"
+    document = {"ietf-yp-notification:envelope": {
+        "hostname": "r1", "sequence-number": 1, "contents": {"ietf-yang-push:push-update": {
+            "id": 7, "datastore-contents": {"ietf-interfaces:interfaces": {
+                "interface": [junk, {"name": "eth1"}]}}}}}}
+    note = decode(orjson.dumps(document), "t", schema.index.by_namespace)
+    derived = KeyDeriver(compile_subscription(xpath, schema)).derive(note)
+    assert derived.xpaths == (f"{xpath}[name='eth1']",)
