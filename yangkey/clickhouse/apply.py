@@ -63,11 +63,6 @@ def _clean_message(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else "unknown error"
 
 
-def error_code_name(text: str) -> str | None:
-    match = _CODE.search(text)
-    return match.group(3) if match else None
-
-
 def clickhouse_error(exc: BaseException, source: str, what: str | None = None) -> ClickHouseError:
     """A :class:`ClickHouseError` naming ``source`` (and ``what`` was being done)."""
     reason = _clean_message(str(exc))
