@@ -57,6 +57,21 @@ def _envelope(node: str, seq: int, when: datetime, body: dict[str, Any]) -> byte
     )
 
 
+def _update(subscription_id: int, contents: dict[str, Any]) -> dict[str, Any]:
+    """The body of a push-update carrying ``contents``."""
+    return {"ietf-yang-push:push-update": {"id": subscription_id, "datastore-contents": contents}}
+
+
+def _patch(subscription_id: int, patch_id: str, edit: dict[str, Any]) -> dict[str, Any]:
+    """The body of a push-change-update carrying one yang-patch edit."""
+    return {
+        "ietf-yang-push:push-change-update": {
+            "id": subscription_id,
+            "datastore-changes": {"yang-patch": {"patch-id": patch_id, "edit": [edit]}},
+        }
+    }
+
+
 def _xml_interfaces(
     node: str, seq: int, when: datetime, sub: int, ifs: list[dict[str, str]]
 ) -> bytes:
@@ -115,22 +130,20 @@ def generate(nodes: int = 4, interfaces: int = 6, rounds: int = 3, seed: int = 7
         for index, name in enumerate(names):
             seq += 1
             when = tick()
-            body = {
-                "ietf-yang-push:push-update": {
-                    "id": 1042,
-                    "datastore-contents": {
-                        "ietf-interfaces:interfaces": {
-                            "interface": [
-                                {
-                                    "name": name,
-                                    "oper-status": status[name],
-                                    "type": "iana-if-type:ethernetCsmacd",
-                                }
-                            ]
-                        }
-                    },
-                }
-            }
+            body = _update(
+                1042,
+                {
+                    "ietf-interfaces:interfaces": {
+                        "interface": [
+                            {
+                                "name": name,
+                                "oper-status": status[name],
+                                "type": "iana-if-type:ethernetCsmacd",
+                            }
+                        ]
+                    }
+                },
+            )
             if index % 3 == 2:
                 records.append(
                     _xml_interfaces(
@@ -156,28 +169,20 @@ def generate(nodes: int = 4, interfaces: int = 6, rounds: int = 3, seed: int = 7
                 node,
                 seq,
                 when,
-                {
-                    "ietf-yang-push:push-change-update": {
-                        "id": 1042,
-                        "datastore-changes": {
-                            "yang-patch": {
-                                "patch-id": f"p{seq}",
-                                "edit": [
-                                    {
-                                        "edit-id": "1",
-                                        "operation": "merge",
-                                        "target": target,
-                                        "value": {
-                                            "ietf-interfaces:interface": [
-                                                {"name": name, "oper-status": status[name]}
-                                            ]
-                                        },
-                                    }
-                                ],
-                            }
+                _patch(
+                    1042,
+                    f"p{seq}",
+                    {
+                        "edit-id": "1",
+                        "operation": "merge",
+                        "target": target,
+                        "value": {
+                            "ietf-interfaces:interface": [
+                                {"name": name, "oper-status": status[name]}
+                            ]
                         },
-                    }
-                },
+                    },
+                ),
             )
             records.append(raw)
             note_current(node, 1042, f"/ietf-interfaces:interfaces/interface[name='{name}']", when)
@@ -191,24 +196,16 @@ def generate(nodes: int = 4, interfaces: int = 6, rounds: int = 3, seed: int = 7
                 node,
                 seq,
                 when,
-                {
-                    "ietf-yang-push:push-change-update": {
-                        "id": 1042,
-                        "datastore-changes": {
-                            "yang-patch": {
-                                "patch-id": f"p{seq}",
-                                "edit": [
-                                    {
-                                        "edit-id": "1",
-                                        "operation": "delete",
-                                        "target": "/ietf-interfaces:interfaces/interface="
-                                        + gone.replace("/", "%2F"),
-                                    }
-                                ],
-                            }
-                        },
-                    }
-                },
+                _patch(
+                    1042,
+                    f"p{seq}",
+                    {
+                        "edit-id": "1",
+                        "operation": "delete",
+                        "target": "/ietf-interfaces:interfaces/interface="
+                        + gone.replace("/", "%2F"),
+                    },
+                ),
             )
         )
         note_current(node, 1042, f"/ietf-interfaces:interfaces/interface[name='{gone}']", when)
@@ -227,25 +224,23 @@ def generate(nodes: int = 4, interfaces: int = 6, rounds: int = 3, seed: int = 7
                 node,
                 seq,
                 when,
-                {
-                    "ietf-yang-push:push-update": {
-                        "id": 1043,
-                        "datastore-contents": {
-                            "ietf-interfaces:interfaces": {
-                                "interface": [
-                                    {
-                                        "name": name,
-                                        "statistics": {
-                                            "in-octets": str(rng.randint(1, 10**12)),
-                                            "out-octets": str(rng.randint(1, 10**12)),
-                                        },
-                                    }
-                                    for name in names
-                                ]
-                            }
-                        },
-                    }
-                },
+                _update(
+                    1043,
+                    {
+                        "ietf-interfaces:interfaces": {
+                            "interface": [
+                                {
+                                    "name": name,
+                                    "statistics": {
+                                        "in-octets": str(rng.randint(1, 10**12)),
+                                        "out-octets": str(rng.randint(1, 10**12)),
+                                    },
+                                }
+                                for name in names
+                            ]
+                        }
+                    },
+                ),
             )
         )
         note_current(
@@ -266,25 +261,21 @@ def generate(nodes: int = 4, interfaces: int = 6, rounds: int = 3, seed: int = 7
                 node,
                 seq,
                 when,
-                {
-                    "ietf-yang-push:push-update": {
-                        "id": 1100,
-                        "datastore-contents": {
-                            "ietf-interfaces:interfaces": {
-                                "interface": [
-                                    {
-                                        "name": names[0],
-                                        "ietf-ip:ipv4": {
-                                            "address": [
-                                                {"ip": f"192.0.2.{n + 1}", "prefix-length": 24}
-                                            ]
-                                        },
-                                    }
-                                ]
-                            }
-                        },
-                    }
-                },
+                _update(
+                    1100,
+                    {
+                        "ietf-interfaces:interfaces": {
+                            "interface": [
+                                {
+                                    "name": names[0],
+                                    "ietf-ip:ipv4": {
+                                        "address": [{"ip": f"192.0.2.{n + 1}", "prefix-length": 24}]
+                                    },
+                                }
+                            ]
+                        }
+                    },
+                ),
             )
         )
         note_current(
@@ -305,12 +296,7 @@ def generate(nodes: int = 4, interfaces: int = 6, rounds: int = 3, seed: int = 7
                 node,
                 seq,
                 when,
-                {
-                    "ietf-yang-push:push-update": {
-                        "id": 3001,
-                        "datastore-contents": {"ietf-hardware:hardware": {"component": components}},
-                    }
-                },
+                _update(3001, {"ietf-hardware:hardware": {"component": components}}),
             )
         )
         note_current(
@@ -331,14 +317,7 @@ def generate(nodes: int = 4, interfaces: int = 6, rounds: int = 3, seed: int = 7
                 node,
                 seq,
                 when,
-                {
-                    "ietf-yang-push:push-update": {
-                        "id": 2001,
-                        "datastore-contents": {
-                            "ietf-system:system": {"clock": {"timezone-utc-offset": 60}}
-                        },
-                    }
-                },
+                _update(2001, {"ietf-system:system": {"clock": {"timezone-utc-offset": 60}}}),
             )
         )
         note_current(node, 2001, "/ietf-system:system/clock", when)
@@ -350,14 +329,7 @@ def generate(nodes: int = 4, interfaces: int = 6, rounds: int = 3, seed: int = 7
                 node,
                 seq,
                 when,
-                {
-                    "ietf-yang-push:push-update": {
-                        "id": 2002,
-                        "datastore-contents": {
-                            "ietf-system:system": {"dns-resolver": {"search": domains}}
-                        },
-                    }
-                },
+                _update(2002, {"ietf-system:system": {"dns-resolver": {"search": domains}}}),
             )
         )
         note_current(
@@ -376,20 +348,13 @@ def generate(nodes: int = 4, interfaces: int = 6, rounds: int = 3, seed: int = 7
             "pe1.nyc",
             999,
             START,
-            {"ietf-yang-push:push-update": {"id": 424242, "datastore-contents": {}}},
+            _update(424242, {}),
         ),
         _envelope(
             "pe2.lon",
             998,
             START,
-            {
-                "ietf-yang-push:push-update": {
-                    "id": 1042,
-                    "datastore-contents": {
-                        "ietf-interfaces:interfaces": {"interface": [{"oper-status": "up"}]}
-                    },
-                }
-            },
+            _update(1042, {"ietf-interfaces:interfaces": {"interface": [{"oper-status": "up"}]}}),
         ),
     ]
     for index, raw in enumerate(bad):
