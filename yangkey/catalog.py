@@ -26,7 +26,7 @@ from yangkey.errors import NotificationError, TopicError, YangkeyError
 from yangkey.keys import KeyDeriver
 from yangkey.schema import SchemaContext
 from yangkey.templates import CompiledSubscription, compile_subscription
-from yangkey.topics import TopicNamer, check_collisions
+from yangkey.topics import TopicNamer, TopicSpec, check_collisions
 
 TYPE_LEVELS: dict[tuple[SubscriptionType, bool], str] = {
     ("periodic", False): "stats",
@@ -39,22 +39,6 @@ TYPE_LEVELS: dict[tuple[SubscriptionType, bool], str] = {
 def type_level(subscription_type: SubscriptionType, compaction: bool) -> str:
     """The draft's subscription-type topic level (section 3.2)."""
     return TYPE_LEVELS.get((subscription_type, compaction), TYPE_LEVELS[(subscription_type, False)])
-
-
-@dataclass(frozen=True)
-class TopicSpec:
-    """One derived Kafka topic and everything the DDL and the producer need to know of it."""
-
-    name: str
-    schema_path: str
-    """The branch template without predicates (module names), the topic's identity."""
-    subscription_ids: tuple[int, ...]
-    subscription_type: SubscriptionType
-    compaction: bool
-    retention_seconds: int
-    partitions: int
-    replication_factor: int
-    templates: tuple[str, ...]
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ digits of the 64-bit FNV-1a hash of the step-1 path.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from yangkey.errors import TopicError
@@ -34,6 +34,29 @@ def fnv1a_64(data: bytes) -> int:
     for byte in data:
         value = ((value ^ byte) * _FNV_PRIME) & _MASK
     return value
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    """One Kafka topic and what the producer, topic creation and the DDL need to know of it.
+
+    The catalog fills every field for a derived topic; other callers (the dead-letter topic,
+    the registry, tests) give the name and what they know.
+    """
+
+    name: str
+    partitions: int = 1
+    replication_factor: int = 1
+    compaction: bool = False
+    retention_seconds: int = 0
+    """0: not set (the broker's default, no ClickHouse TTL); negative: keep forever."""
+    schema_path: str = ""
+    """A derived topic's identity: the branch template without predicates (module names)."""
+    subscription_ids: tuple[int, ...] = ()
+    subscription_type: str = "periodic"
+    templates: tuple[str, ...] = ()
+    configs: Mapping[str, str] = field(default_factory=dict)
+    """Further topic-level configs, as strings (what the admin API takes)."""
 
 
 def topic_name_problem(name: str) -> str | None:

@@ -535,3 +535,15 @@ def test_badinput_pipeline_every_input_keyed_or_dead_lettered() -> None:
     assert Counter(m.value for m in dead) == Counter(raw for raw, _ in records[len(good) :])
     assert [m.key.split(b"\n")[0] for m in keyed if m.key] == [b"r1", b"r2", b"r3"]
     assert all(m.header("yangkey-error") for m in dead)
+
+
+def test_badinput_one_topic_spec_type() -> None:
+    from yangkey.clickhouse.ddl import DdlOptions, render_ddl  # noqa: PLC0415 - edges lazily
+    from yangkey.kafka.config import TopicSpec, topic_configs  # noqa: PLC0415
+
+    catalog = load_catalog(EXAMPLE)
+    spec = catalog.topic("netops-stats-sys-system-clock")
+    assert type(spec) is TopicSpec
+    assert topic_configs(spec)["retention.ms"] == str(30 * 86400 * 1000)
+    assert "retention.ms" not in topic_configs(TopicSpec("plain"))
+    assert render_ddl([spec], DdlOptions())
