@@ -26,7 +26,7 @@ def source_name(path: str) -> str:
     return "<stdin>" if path == "-" else path
 
 
-def open_input(path: str, what: str = "input") -> contextlib.AbstractContextManager[BinaryIO]:
+def open_input(path: str, what: str = "file") -> contextlib.AbstractContextManager[BinaryIO]:
     """``path`` opened for binary reading; ``-`` is stdin (left open on exit)."""
     if path == "-":
         return contextlib.nullcontext(sys.stdin.buffer)
@@ -40,16 +40,16 @@ def open_input(path: str, what: str = "input") -> contextlib.AbstractContextMana
             )
         return open(path, "rb")
     except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", source=path) from None
+        raise InputError(f"cannot read {what}: {exc.strerror or exc}", source=path) from None
 
 
-def read_bounded(path: str, limit: int, what: str = "input") -> bytes:
+def read_bounded(path: str, limit: int, what: str = "file") -> bytes:
     """The whole content of ``path`` (or stdin), refused when longer than ``limit`` bytes."""
     with open_input(path, what) as stream:
         try:
             data = stream.read(limit + 1)
         except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror or exc}", source=path) from None
+            raise InputError(f"cannot read {what}: {exc.strerror or exc}", source=path) from None
     if len(data) > limit:
         raise InputError(
             f"{what} is larger than the limit of {limit} bytes", source=source_name(path)

@@ -547,3 +547,9 @@ def test_badinput_one_topic_spec_type() -> None:
     assert topic_configs(spec)["retention.ms"] == str(30 * 86400 * 1000)
     assert "retention.ms" not in topic_configs(TopicSpec("plain"))
     assert render_ddl([spec], DdlOptions())
+
+
+def test_badinput_produce_subscriptions_not_utf8(tmp_path: Path) -> None:
+    path = write(tmp_path, "latin1.yaml", b"organisation_prefix: caf\xe9\n")
+    result = run("produce", "--subscriptions", path, "--input", path, "--dry-run")
+    assert_one_error(result, "latin1.yaml", "not UTF-8")
