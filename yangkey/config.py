@@ -180,6 +180,15 @@ class _LineLoader(yaml.SafeLoader):
 
     _depth = 0
 
+    def fetch_flow_collection_start(self, token_class: Any) -> None:
+        # The scanner reads a whole run of '[' / '{' before the composer sees any (each one
+        # may open a simple key), in quadratic time: stop it here.
+        if self.flow_level >= MAX_DEPTH:
+            raise yaml.scanner.ScannerError(
+                None, None, f"nested deeper than {MAX_DEPTH} levels", self.get_mark()
+            )
+        super().fetch_flow_collection_start(token_class)
+
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()  # type: ignore[no-untyped-call]
