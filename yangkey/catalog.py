@@ -1,15 +1,20 @@
 """Subscriptions file -> compiled catalog: subscription -> branches -> templates -> topics.
 
-Compiling runs Phases 1 and 2 once per subscription; the result is cached per
-(filter text, YANG library content id) so that learning the same subscription again from
-telemetry metadata, or from another node, costs a dict lookup (SPEC section 5).
+The catalog owns "subscription -> compiled entry -> topics": it compiles the file's
+subscriptions (Phases 1 and 2), and, when the file says ``learn: true``, the subscriptions that
+telemetry-message metadata describes. Learned entries are cached per (filter text, YANG
+library content id), so the same subscription seen again, or from another node, costs a dict
+lookup, and their number is bounded by ``limits.max_learned_subscriptions`` (SPEC section 5).
+Phase 3 walkers are generated on an entry's first use: ``ddl generate`` never builds one.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from yangkey.config import (
     SubscriptionsFile,
@@ -17,11 +22,11 @@ from yangkey.config import (
     load_subscriptions_file,
     parse_duration,
 )
-from yangkey.errors import TopicError, YangkeyError
+from yangkey.errors import NotificationError, TopicError, YangkeyError
 from yangkey.keys import KeyDeriver
 from yangkey.schema import SchemaContext
 from yangkey.templates import CompiledSubscription, compile_subscription
-from yangkey.topics import TopicNamer, check_collisions
+from yangkey.topics import TopicNamer, TopicSpec, check_collisions
 
 TYPE_LEVELS: dict[tuple[SubscriptionType, bool], str] = {
     ("periodic", False): "stats",
@@ -37,22 +42,6 @@ def type_level(subscription_type: SubscriptionType, compaction: bool) -> str:
 
 
 @dataclass(frozen=True)
-class TopicSpec:
-    """One derived Kafka topic and everything the DDL and the producer need to know of it."""
-
-    name: str
-    schema_path: str
-    """The branch template without predicates (module names), the topic's identity."""
-    subscription_ids: tuple[int, ...]
-    subscription_type: SubscriptionType
-    compaction: bool
-    retention_seconds: int
-    partitions: int
-    replication_factor: int
-    templates: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class CatalogEntry:
     """One compiled subscription with its per-branch topic names."""
 
@@ -64,7 +53,11 @@ class CatalogEntry:
     compiled: CompiledSubscription
     topics: tuple[str, ...]
     """One topic per branch, same order as ``compiled.branches``."""
-    deriver: KeyDeriver = field(repr=False, compare=False)
+
+    @functools.cached_property
+    def deriver(self) -> KeyDeriver:
+        """Phase 3 for this subscription; its walkers are generated on first use."""
+        return KeyDeriver(self.compiled)
 
     def applies_to(self, node: str | None) -> bool:
         if self.node_pattern is None or node is None:
@@ -78,10 +71,92 @@ class Catalog:
     entries: tuple[CatalogEntry, ...]
     topics: tuple[TopicSpec, ...]
     namer: TopicNamer
+    yang_dirs: tuple[str, ...] = ()
+    """Where the file's subscriptions found their modules; learned ones search the same."""
+    _learned: dict[tuple[int, str, str, str], CatalogEntry] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _compiled: dict[tuple[str, str, str], CompiledSubscription] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def dead_letter_topic(self) -> str:
         return self.file.dead_letter_topic
+
+    @property
+    def learned(self) -> tuple[CatalogEntry, ...]:
+        return tuple(self._learned.values())
+
+    def schema(self) -> SchemaContext:
+        return SchemaContext.cached(self.yang_dirs)
+
+    def learn(
+        self, subscription_id: int, metadata: dict[str, Any] | None, source: str
+    ) -> CatalogEntry:
+        """The entry of a subscription the file lacks, compiled from telemetry-message
+        ``yang-push-subscription`` metadata: only with ``learn: true``, once per filter and
+        YANG library content id, and at most ``limits.max_learned_subscriptions`` of them."""
+        known = ", ".join(str(e.id) for e in self.entries) or "none"
+        if not self.file.learn or not metadata:
+            why = (
+                "no yang-push-subscription metadata to learn it from"
+                if self.file.learn
+                else "learning is off (learn: true in the subscriptions file turns it on)"
+            )
+            raise NotificationError(
+                f"unknown subscription id {subscription_id} (catalog has {known}); {why}",
+                source=source,
+            )
+        xpath = metadata.get("xpath-filter")
+        subtree = metadata.get("subtree-filter")
+        if not isinstance(xpath, str) and not isinstance(subtree, str):
+            raise NotificationError(
+                f"subscription {subscription_id}: metadata has neither xpath-filter nor "
+                "subtree-filter",
+                source=source,
+            )
+        filter_text = xpath if isinstance(xpath, str) else str(subtree)
+        namespaces = metadata.get("namespaces") if isinstance(xpath, str) else None
+        compile_key = (
+            filter_text,
+            str(metadata.get("yang-library-content-id", "")),
+            repr(sorted(namespaces.items())) if isinstance(namespaces, dict) else "",
+        )
+        entry = self._learned.get((subscription_id, *compile_key))
+        if entry is not None:
+            return entry
+        limit = self.file.limits.max_learned_subscriptions
+        if len(self._learned) >= limit:
+            # Refused rather than evicted: evicting would let a stream of made-up
+            # subscriptions make the producer compile (and create topics) without end.
+            raise NotificationError(
+                f"unknown subscription id {subscription_id}: the limit of {limit} learned "
+                "subscriptions is reached (limits.max_learned_subscriptions)",
+                source=source,
+            )
+        compiled = self._compiled.get(compile_key)
+        if compiled is None:
+            compiled = self._compiled[compile_key] = compile_subscription(
+                filter_text,
+                self.schema(),
+                subtree=not isinstance(xpath, str),
+                namespaces=namespaces,
+                source=f"subscription {subscription_id} (learned)",
+            )
+        subscription_type: SubscriptionType = "periodic"
+        level = type_level(subscription_type, False) if self.file.topic_policy.type_level else None
+        entry = CatalogEntry(
+            id=subscription_id,
+            node_pattern=None,
+            subscription_type=subscription_type,
+            compaction=False,
+            generation=1,
+            compiled=compiled,
+            topics=tuple(self.namer.name(b, level=level) for b in compiled.branches),
+        )
+        self._learned[(subscription_id, *compile_key)] = entry
+        return entry
 
     def entry(self, subscription_id: int, node: str | None = None) -> CatalogEntry | None:
         for entry in self.entries:
@@ -147,16 +222,20 @@ def build_catalog(
             generation=subscription.generation,
             compiled=compiled,
             topics=names,
-            deriver=KeyDeriver(compiled),
         )
         entries.append(entry)
         for index, name in enumerate(names):
             by_topic.setdefault(name, []).append((entry, index))
 
     check_collisions(
-        (name, entry.compiled.branches[index].schema_path)
-        for name, users in by_topic.items()
-        for entry, index in users
+        [
+            (file.dead_letter_topic, "the dead-letter topic"),
+            *(
+                (name, entry.compiled.branches[index].schema_path)
+                for name, users in by_topic.items()
+                for entry, index in users
+            ),
+        ]
     )
 
     specs: list[TopicSpec] = []
@@ -191,7 +270,13 @@ def build_catalog(
             )
         )
     specs.sort(key=lambda spec: spec.name)
-    return Catalog(file=file, entries=tuple(entries), topics=tuple(specs), namer=namer)
+    return Catalog(
+        file=file,
+        entries=tuple(entries),
+        topics=tuple(specs),
+        namer=namer,
+        yang_dirs=(*yang_dirs, *resolve(defaults.yang_dirs)),
+    )
 
 
 def load_catalog(path: str | Path, *, yang_dirs: tuple[str, ...] = ()) -> Catalog:

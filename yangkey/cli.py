@@ -14,7 +14,6 @@ import functools
 import importlib
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
@@ -88,13 +87,11 @@ def reports_errors(function: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def read_input(path: str) -> bytes:
-    if path == "-":
-        return sys.stdin.buffer.read()
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=path) from None
+def read_input(path: str, limit: int | None = None) -> bytes:
+    """A file (or ``-``, stdin) of at most ``limit`` bytes (default: the notification cap)."""
+    from yangkey.inputs import MAX_NOTIFICATION_BYTES, read_bounded  # noqa: PLC0415
+
+    return read_bounded(path, MAX_NOTIFICATION_BYTES if limit is None else limit)
 
 
 def schema_options(function: F) -> F:
@@ -146,7 +143,7 @@ def filter_options(function: F) -> F:
 def topic_options(function: F) -> F:
     function = click.option(
         "--max-length",
-        type=click.IntRange(20, 10_000),
+        type=click.IntRange(20, 249),
         default=249,
         show_default=True,
         help="Topic name limit (Kafka: 249); longer names are cut and get an FNV-1a suffix.",
@@ -365,7 +362,16 @@ def _key_document(derived: Any, topics: list[str]) -> dict[str, Any]:
 
 def key_options(function: F) -> F:
     function = click.option(
-        "--subscription-id", type=click.IntRange(0), help="Override the notification's id."
+        "--max-bytes",
+        type=click.IntRange(1, 2**31 - 1),
+        default=16 * 1024 * 1024,
+        show_default=True,
+        help="Refuse a notification (or a line) longer than this.",
+    )(function)
+    function = click.option(
+        "--subscription-id",
+        type=click.IntRange(0, 0xFFFFFFFF),
+        help="Override the notification's id (a uint32).",
     )(function)
     function = click.option(
         "--node", help="Node name; overrides the notification's hostname / manifest name."
@@ -396,6 +402,7 @@ def key(
     max_length: int,
     node: str | None,
     subscription_id: int | None,
+    max_bytes: int,
     as_json: bool,
     notification: str,
 ) -> None:
@@ -413,7 +420,7 @@ def key(
     compiled = compile_from_options(xpath, subtree, yang_dirs, yang_library, namespaces, keyless)
     source = "<stdin>" if notification == "-" else notification
     ns_modules = SchemaContext.cached(yang_dirs).index.by_namespace
-    note = decode(read_input(notification), source, ns_modules)
+    note = decode(read_input(notification, max_bytes), source, ns_modules)
     derived = KeyDeriver(compiled).derive(note, node=node, subscription_id=subscription_id)
     if as_json:
         document = _key_document(derived, _topics(compiled, prefix, max_length))
@@ -439,6 +446,7 @@ def keys(
     max_length: int,
     node: str | None,
     subscription_id: int | None,
+    max_bytes: int,
     jsonl: str,
 ) -> None:
     """Batch Phase 3: one notification per line in, one JSON object per line out.
@@ -446,6 +454,7 @@ def keys(
     A rejected line prints {"error": ..., "line": N} and the batch goes on; the exit status is
     1 if any line was rejected.
     """
+    from yangkey.inputs import bounded_lines, open_input, source_name  # noqa: PLC0415
     from yangkey.keys import KeyDeriver  # noqa: PLC0415
     from yangkey.notifications import decode  # noqa: PLC0415
     from yangkey.schema import SchemaContext  # noqa: PLC0415
@@ -456,21 +465,24 @@ def keys(
         )
         topics = _topics(compiled, prefix, max_length)
         ns_modules = SchemaContext.cached(yang_dirs).index.by_namespace
-        stream = sys.stdin.buffer if jsonl == "-" else Path(jsonl).open("rb")  # noqa: SIM115
-    except OSError as exc:
-        fail(InputError(f"cannot read: {exc.strerror}", source=jsonl))
+        opened = open_input(jsonl)
     except YangkeyError as error:
         fail(error)
     deriver = KeyDeriver(compiled)
-    name = "<stdin>" if jsonl == "-" else jsonl
+    name = source_name(jsonl)
     rejected = 0
     out = sys.stdout
-    with stream:
-        for number, line in enumerate(stream, start=1):
-            if not line.strip():
-                continue
+    with opened as stream:
+        # Every line ends keyed or reported: one bad line never costs the lines after it.
+        for number, line in bounded_lines(stream, max_bytes):
             source = f"{name}:{number}"
             try:
+                if line is None:
+                    raise InputError(
+                        f"line is longer than the limit of {max_bytes} bytes", source=source
+                    )
+                if not line.strip():
+                    continue
                 note = decode(line, source, ns_modules)
                 derived = deriver.derive(note, node=node, subscription_id=subscription_id)
                 document: dict[str, Any] = _key_document(derived, topics)

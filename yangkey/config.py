@@ -16,27 +16,54 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
+    StrictBool,
+    StrictInt,
     ValidationError,
     field_validator,
     model_validator,
 )
 
-from yangkey.errors import ConfigError, Position
+from yangkey.errors import ConfigError, Position, YangkeyError
+from yangkey.inputs import read_bounded
+from yangkey.topics import KAFKA_TOPIC_LIMIT, topic_name_problem
+from yangkey.values import UINT32_MAX
 
 SubscriptionType = Literal["periodic", "on-change", "on-change-sync"]
 
-_DURATION = re.compile(r"^\s*(\d+)\s*(s|m|h|d|w)?\s*$")
+_DURATION = re.compile(r"^\s*([0-9]+)\s*(s|m|h|d|w)?\s*$", re.ASCII)
 _DURATION_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, None: 1}
+MAX_RETENTION_SECONDS = 100 * 366 * 86400
+"""A century: Kafka's retention.ms (a long) and ClickHouse's TTL interval both hold it."""
+
+MAX_FILE_BYTES = 8 * 1024 * 1024
+MAX_DEPTH = 64
+"""Nesting limit of the subscriptions YAML: far beyond any real file, far below recursion."""
 
 
 def parse_duration(text: str | int) -> int:
-    """``7d`` / ``12h`` / ``90m`` / ``3600`` (seconds) -> seconds."""
-    if isinstance(text, int):
-        return text
-    match = _DURATION.match(text)
-    if not match:
+    """``7d`` / ``12h`` / ``90m`` / ``3600`` (seconds) -> seconds, 1 s up to a century."""
+    if isinstance(text, bool) or not isinstance(text, str | int):
         raise ValueError(f"invalid duration {text!r}: use a number with s, m, h, d or w")
-    return int(match.group(1)) * _DURATION_SECONDS[match.group(2)]
+    if isinstance(text, int):
+        seconds = text
+    else:
+        match = _DURATION.match(text)
+        if not match:
+            raise ValueError(f"invalid duration {text!r}: use a number with s, m, h, d or w")
+        seconds = int(match.group(1)) * _DURATION_SECONDS[match.group(2)]
+    if not 1 <= seconds <= MAX_RETENTION_SECONDS:
+        raise ValueError(
+            f"duration {text!r} is out of range: from 1 second up to {MAX_RETENTION_SECONDS} "
+            "seconds (100 years)"
+        )
+    return seconds
+
+
+def _topic_name(value: str) -> str:
+    problem = topic_name_problem(value)
+    if problem is not None:
+        raise ValueError(f"{value!r} is not a valid Kafka topic name: {problem}")
+    return value
 
 
 class _Strict(BaseModel):
@@ -46,16 +73,18 @@ class _Strict(BaseModel):
 class TopicPolicy(_Strict):
     """How topic names are built (SPEC section 2.5)."""
 
-    type_level: bool = False
+    type_level: StrictBool = False
     """Add the subscription-type level (stats / state-change / state / current-state)."""
     type_level_position: Literal["first", "after-prefix", "last"] = "after-prefix"
     separator: str = "-"
-    max_length: int = Field(default=249, ge=20, le=10_000)
-    per_branch: bool = True
+    max_length: StrictInt = Field(default=KAFKA_TOPIC_LIMIT, ge=20, le=KAFKA_TOPIC_LIMIT)
+    per_branch: StrictBool = True
     """Off: every message goes to ``single_topic``."""
     single_topic: str = "yang-push"
-    keys: bool = True
+    keys: StrictBool = True
     """Off: messages carry no key and are spread round robin."""
+
+    _single_topic_valid = field_validator("single_topic")(_topic_name)
 
     @field_validator("separator")
     @classmethod
@@ -66,31 +95,41 @@ class TopicPolicy(_Strict):
 
 
 class Defaults(_Strict):
-    partitions: int = Field(default=6, ge=1, le=10_000)
-    replication_factor: int = Field(default=1, ge=1, le=32)
-    retention: str | int = "7d"
+    partitions: StrictInt = Field(default=6, ge=1, le=10_000)
+    replication_factor: StrictInt = Field(default=1, ge=1, le=32)
+    retention: str | StrictInt = "7d"
     yang_dirs: tuple[str, ...] = ()
 
-    @field_validator("retention")
+    @field_validator("retention", mode="before")
     @classmethod
-    def _retention_parses(cls, value: str | int) -> str | int:
-        parse_duration(value)
+    def _retention_parses(cls, value: object) -> object:
+        parse_duration(value)  # type: ignore[arg-type]
         return value
 
 
+class Limits(_Strict):
+    """Bounds on what untrusted input can make the producer do."""
+
+    max_notification_bytes: StrictInt = Field(default=16 * 1024 * 1024, ge=1, le=2**31 - 1)
+    """A larger notification is dead-lettered unread."""
+    max_learned_subscriptions: StrictInt = Field(default=100, ge=1, le=10_000)
+    """With ``learn: true``: subscriptions learned beyond this are dead-lettered."""
+
+
 class Subscription(_Strict):
-    id: int = Field(ge=0, le=2**32 - 1)
+    id: StrictInt = Field(ge=0, le=UINT32_MAX)
     xpath: str | None = None
     subtree: str | None = None
     node: str | None = None
     """A node name or an fnmatch pattern (``pe*``); None means any node."""
     type: SubscriptionType = "periodic"
-    compaction: bool = False
-    retention: str | int | None = None
-    partitions: int | None = Field(default=None, ge=1, le=10_000)
+    compaction: StrictBool = False
+    retention: str | StrictInt | None = None
+    partitions: StrictInt | None = Field(default=None, ge=1, le=10_000)
     yang_dirs: tuple[str, ...] = ()
-    generation: int = Field(default=1, ge=1)
-    """Bump when the filter of an existing id changes; queries read the newest generation."""
+    generation: StrictInt = Field(default=1, ge=1, le=UINT32_MAX)
+    """Bump when the filter of an existing id changes; queries read the newest generation.
+    A UInt32 in ClickHouse and in the ``yangkey-generation`` header."""
 
     @model_validator(mode="after")
     def _one_filter(self) -> Subscription:
@@ -103,11 +142,11 @@ class Subscription(_Strict):
             )
         return self
 
-    @field_validator("retention")
+    @field_validator("retention", mode="before")
     @classmethod
-    def _retention_parses(cls, value: str | int | None) -> str | int | None:
+    def _retention_parses(cls, value: object) -> object:
         if value is not None:
-            parse_duration(value)
+            parse_duration(value)  # type: ignore[arg-type]
         return value
 
     @property
@@ -120,7 +159,13 @@ class SubscriptionsFile(_Strict):
     topic_policy: TopicPolicy = TopicPolicy()
     defaults: Defaults = Defaults()
     dead_letter_topic: str = "yangkey-dead-letter"
+    learn: StrictBool = False
+    """Compile subscriptions that telemetry-message metadata describes but this file does not
+    (up to ``limits.max_learned_subscriptions``). Off: such messages are dead-lettered."""
+    limits: Limits = Limits()
     subscriptions: tuple[Subscription, ...] = ()
+
+    _dead_letter_topic_valid = field_validator("dead_letter_topic")(_topic_name)
     _lines: dict[int, int] = PrivateAttr(default_factory=dict)
     """Subscription id -> line of its entry in the file, for error messages."""
 
@@ -129,7 +174,39 @@ class SubscriptionsFile(_Strict):
 
 
 class _LineLoader(yaml.SafeLoader):
-    """A safe loader that remembers where each mapping started, for error messages."""
+    """A safe loader that remembers where each mapping started, for error messages, and
+    refuses aliases and deep nesting while composing, before anything is built: an alias bomb
+    (``a: &a [*b, *b, ...]``) or 5,000 nested ``[`` never get to cost memory or the stack."""
+
+    _depth = 0
+
+    def fetch_flow_collection_start(self, token_class: Any) -> None:
+        # The scanner reads a whole run of '[' / '{' before the composer sees any (each one
+        # may open a simple key), in quadratic time: stop it here.
+        if self.flow_level >= MAX_DEPTH:
+            raise yaml.scanner.ScannerError(
+                None, None, f"nested deeper than {MAX_DEPTH} levels", self.get_mark()
+            )
+        super().fetch_flow_collection_start(token_class)
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            raise yaml.composer.ComposerError(
+                None, None, "YAML aliases (*name) are not accepted", event.start_mark
+            )
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            raise yaml.composer.ComposerError(
+                None,
+                None,
+                f"nested deeper than {MAX_DEPTH} levels",
+                self.peek_event().start_mark,  # type: ignore[no-untyped-call]
+            )
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[str, Any]:
@@ -200,11 +277,19 @@ def parse_subscriptions(text: str, source: str = "<subscriptions>") -> Subscript
     return model
 
 
-def load_subscriptions_file(path: str | Path) -> SubscriptionsFile:
-    path = Path(path)
+def read_subscriptions_text(path: str | Path) -> str:
+    """The text of a subscriptions file: a regular file, at most MAX_FILE_BYTES, UTF-8."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        reason = f"cannot read subscriptions file: {exc.strerror}"
-        raise ConfigError(reason, source=str(path)) from None
-    return parse_subscriptions(text, source=str(path))
+        data = read_bounded(str(path), MAX_FILE_BYTES, "subscriptions file")
+    except YangkeyError as exc:
+        raise ConfigError(exc.reason, source=str(path)) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"subscriptions file is not UTF-8 (byte {exc.start})", source=str(path)
+        ) from None
+
+
+def load_subscriptions_file(path: str | Path) -> SubscriptionsFile:
+    return parse_subscriptions(read_subscriptions_text(path), source=str(path))

@@ -32,6 +32,13 @@ class Position:
         return f"offset {self.offset}"
 
 
+_LINE_BREAKS = str.maketrans({"\n": "\\n", "\r": "\\r", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def _one_line(text: str) -> str:
+    return text.translate(_LINE_BREAKS)
+
+
 class YangkeyError(Exception):
     """Root of every error yangkey raises on purpose."""
 
@@ -73,10 +80,12 @@ class YangkeyError(Exception):
         return self
 
     def message(self) -> str:
+        """``source [at position]: reason`` on one line, whatever the parts hold: a line
+        break (from a file name or a library's message) is written as ``\\n``."""
         where = self.source or "input"
         if self.position is not None:
             where = f"{where} at {self.position}"
-        return f"{where}: {self.reason}"
+        return _one_line(f"{where}: {self.reason}")
 
     def snippet(self) -> str:
         """The offending text with a caret under the position (sqlglot style)."""

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple, NoReturn
 from yangkey.errors import NoMatchError, NotificationError, YangkeyError
 from yangkey.notifications import Edit, Notification
 from yangkey.templates import Branch, CompiledStep, CompiledSubscription, KeySlot
-from yangkey.values import canon_string
+from yangkey.values import UINT32_MAX, canon_string, node_name_problem, parse_unsigned
 from yangkey.xpath import quote, split_outside_quotes
 
 XPATH_SEPARATOR = " | "
@@ -27,8 +27,9 @@ _DELETED = "\x00deleted"
 
 
 def compose_key(node: str, subscription_id: int, xpaths: Iterable[str]) -> bytes:
-    if not node or "\n" in node:
-        raise NotificationError(f"node name {node!r} is empty or contains a line feed")
+    problem = "is empty" if not node else node_name_problem(node)
+    if problem is not None:
+        raise NotificationError(f"node name {node!r} {problem}")
     unique = sorted(set(xpaths))
     if not unique:
         raise NoMatchError("no matching instances")
@@ -49,11 +50,10 @@ def parse_key(key: bytes | str) -> ParsedKey:
     if len(parts) != 3:
         raise YangkeyError("a message key has three LF-separated fields", source="key")
     node, subscription, xpaths = parts
-    try:
-        subscription_id = int(subscription)
-    except ValueError:
-        reason = f"subscription id {subscription!r} is not decimal"
-        raise YangkeyError(reason, source="key") from None
+    subscription_id = parse_unsigned(subscription, UINT32_MAX)
+    if subscription_id is None:
+        reason = f"subscription id {subscription!r} is not a uint32 in ASCII decimal"
+        raise YangkeyError(reason, source="key")
     return ParsedKey(node, subscription_id, tuple(split_outside_quotes(xpaths, XPATH_SEPARATOR)))
 
 
@@ -285,6 +285,7 @@ def _edit_tree(branch: Branch, edit: Edit) -> dict[str, Any] | None:
                     break
                 for item in _entries(content):
                     if isinstance(item, dict):
+                        _check_value_keys(step, named, tstep.keys, item)
                         entry.update(item)
             elif final:
                 entry[_DELETED] = True
@@ -309,6 +310,20 @@ def _edit_tree(branch: Branch, edit: Edit) -> dict[str, Any] | None:
             content = _lookup(value, step) if value is not None else None
             cursor[step.member] = content if content is not None else ""
     return root
+
+
+def _check_value_keys(
+    step: CompiledStep, named: list[KeySlot], target_keys: tuple[str, ...], item: dict[str, Any]
+) -> None:
+    """An edit whose value names another list entry than its target (target ``eth0``, value
+    ``eth9``) is contradictory: refuse it rather than let either one pick the key."""
+    for slot, wanted in zip(named, target_keys, strict=True):
+        given = item.get(slot.member)
+        if given is not None and slot.canon(given) != slot.canon(wanted):
+            raise NotificationError(
+                f"yang-patch value names {slot.member} {given!r} but the target names "
+                f"{wanted!r} (list {step.module}:{step.name})"
+            )
 
 
 def _sorted_unique(found: list[str]) -> tuple[str, ...]:
@@ -383,9 +398,9 @@ class KeyDeriver:
                 "give one with --node",
                 source=source,
             )
-        if node_name is not notification.node and "\n" in node_name:
-            # Names from the notification were checked when it was decoded.
-            raise NotificationError(f"node name {node_name!r} contains a line feed", source=source)
+        problem = node_name_problem(node_name)
+        if problem is not None:
+            raise NotificationError(f"node name {node_name!r} {problem}", source=source)
         sub_id = subscription_id if subscription_id is not None else notification.subscription_id
         if sub_id is None:
             raise NotificationError(

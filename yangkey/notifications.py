@@ -17,22 +17,28 @@ shape, so Phase 3 has one code path and the same data gives the same key in both
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
-from urllib.parse import unquote
+from urllib.parse import unquote_to_bytes
 
 import orjson
 from lxml import etree
 
 from yangkey.errors import InputError, NotificationError
 from yangkey.messages import CONTENT_TYPE_JSON, CONTENT_TYPE_XML
-from yangkey.values import QNameText
+from yangkey.values import UINT32_MAX, QNameText, node_name_problem, parse_unsigned
 from yangkey.xmlsafe import parse_xml
 
 NS_TELEMETRY = "urn:ietf:params:xml:ns:yang:ietf-telemetry-message"
 
 Kind = Literal["push-update", "push-change-update"]
+
+#: RFC 8072 section 2.5: the yang-patch edit operations.
+OPERATIONS = frozenset({"create", "delete", "insert", "merge", "move", "replace", "remove"})
+_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +110,7 @@ def parse_target(target: str, source: str) -> tuple[TargetStep, ...]:
         if not equals:
             keys = None
         elif "%" in key_text:
-            keys = tuple(unquote(k) for k in key_text.split(","))
+            keys = tuple(_percent_decode(k, target, source) for k in key_text.split(","))
         else:
             keys = tuple(key_text.split(","))
         steps.append(TargetStep(module, name, keys))
@@ -115,6 +121,21 @@ def parse_target(target: str, source: str) -> tuple[TargetStep, ...]:
     return tuple(steps)
 
 
+def _percent_decode(text: str, target: str, source: str) -> str:
+    """Strict RFC 3986 percent-decoding: ``%zz`` or bytes that are not UTF-8 are refused rather
+    than kept or replaced, so one key value has one spelling."""
+    if _BAD_PERCENT.search(text):
+        raise NotificationError(
+            f"yang-patch target {target!r}: '%' not followed by two hex digits", source=source
+        )
+    try:
+        return unquote_to_bytes(text).decode("utf-8")
+    except UnicodeDecodeError:
+        raise NotificationError(
+            f"yang-patch target {target!r}: percent-encoded bytes are not UTF-8", source=source
+        ) from None
+
+
 def _node_name(value: Any, what: str, source: str) -> str | None:
     if value is None or value == "":
         return None
@@ -122,8 +143,9 @@ def _node_name(value: Any, what: str, source: str) -> str | None:
         raise NotificationError(
             f"{what} must be a string, not {type(value).__name__}", source=source
         )
-    if "\n" in value:
-        raise NotificationError(f"{what} {value!r} contains a line feed", source=source)
+    problem = node_name_problem(value)
+    if problem is not None:
+        raise NotificationError(f"{what} {value!r} {problem}", source=source)
     return value
 
 
@@ -131,24 +153,73 @@ def _subscription_id(value: Any, source: str) -> int | None:
     """RFC 8639 subscription-id: uint32, as a JSON number or (XML, lenient JSON) decimal text."""
     if value is None:
         return None
-    if type(value) is int:
-        number = value
-    elif isinstance(value, str) and value.strip().isdigit():
-        number = int(value)
-    else:
-        raise NotificationError(f"subscription id {value!r} is not a uint32", source=source)
-    if not 0 <= number <= 0xFFFFFFFF:
-        raise NotificationError(f"subscription id {value!r} is not a uint32", source=source)
+    number = parse_unsigned(value, UINT32_MAX)
+    if number is None:
+        raise NotificationError(
+            f"subscription id {value!r} is not a uint32 (ASCII digits, 0..{UINT32_MAX})",
+            source=source,
+        )
     return number
 
 
-def _int_or_none(value: Any, what: str, source: str) -> int | None:
+def _sequence_number(value: Any, source: str) -> int | None:
+    """The envelope's sequence-number: a yang:counter32."""
     if value is None:
         return None
+    number = parse_unsigned(value, UINT32_MAX)
+    if number is None:
+        raise NotificationError(
+            f"sequence-number {value!r} is not a uint32 (ASCII digits, 0..{UINT32_MAX})",
+            source=source,
+        )
+    return number
+
+
+def _operation(value: Any, source: str) -> str:
+    if value not in OPERATIONS:
+        raise NotificationError(
+            f"yang-patch operation {value!r} is not one of {', '.join(sorted(OPERATIONS))}",
+            source=source,
+        )
+    return str(value)
+
+
+def _reject_duplicate_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for name, _ in pairs:
+            if name in seen:
+                raise _DuplicateMember(name)
+            seen.add(name)
+    return obj
+
+
+class _DuplicateMember(Exception):
+    pass
+
+
+def _check_unique_members(data: bytes, obj: Any, source: str) -> None:
+    """Refuse an object with a member twice (``"hostname":"pe1","hostname":"evil"``): JSON
+    parsers keep the last one, so the key would depend on which one a reader picks.
+
+    orjson cannot report duplicates. When orjson writes the parsed tree back byte for byte,
+    the input had none (a dict has no duplicate keys); only other spellings (whitespace,
+    escapes, number formats) pay for a second, checking parse.
+    """
     try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise NotificationError(f"{what} {value!r} is not an integer", source=source) from None
+        if orjson.dumps(obj) == data.strip():
+            return
+    except orjson.JSONEncodeError:
+        pass  # nested deeper than orjson writes: check the slow way
+    try:
+        json.loads(data, object_pairs_hook=_reject_duplicate_members)
+    except _DuplicateMember as exc:
+        raise NotificationError(
+            f"JSON object has member {exc.args[0]!r} more than once", source=source
+        ) from None
+    except RecursionError:
+        raise NotificationError("JSON nested too deeply", source=source) from None
 
 
 # --------------------------------------------------------------------------------------- JSON
@@ -168,7 +239,12 @@ def _envelope_push(obj: Any, source: str) -> Notification | None:
         return None
     hostname = envelope.get("hostname")
     sequence = envelope.get("sequence-number")
-    if type(hostname) is not str or "\n" in hostname or type(sequence) is not int:
+    if (
+        type(hostname) is not str
+        or node_name_problem(hostname) is not None
+        or type(sequence) is not int
+        or not 0 <= sequence <= UINT32_MAX
+    ):
         return None
     push = contents.get("ietf-yang-push:push-update")
     kind: Kind = "push-update"
@@ -232,9 +308,7 @@ def _json_notification(obj: Any, source: str, note: Notification) -> Notificatio
         if local == "envelope" and isinstance(body, dict):
             note.event_time = body.get("event-time", note.event_time)
             note.node = _node_name(body.get("hostname"), "hostname", source) or note.node
-            note.sequence_number = _int_or_none(
-                body.get("sequence-number"), "sequence-number", source
-            )
+            note.sequence_number = _sequence_number(body.get("sequence-number"), source)
             contents = body.get("contents")
             if contents is None:
                 raise NotificationError("envelope has no contents", source=source)
@@ -283,7 +357,7 @@ def _json_push(kind: str, body: dict[str, Any], source: str, note: Notification)
         parsed.append(
             Edit(
                 edit_id=str(edit.get("edit-id", "")),
-                operation=str(edit["operation"]),
+                operation=_operation(edit["operation"], source),
                 target=parse_target(str(edit["target"]), source),
                 value=value if isinstance(value, dict) else None,
             )
@@ -350,19 +424,40 @@ def _local_tag(element: etree._Element) -> str | None:
     return tag.rpartition("}")[2] if isinstance(tag, str) else None
 
 
-def _children(element: etree._Element) -> dict[str, etree._Element]:
-    """Child elements by local name (the first of each), in one pass over the children."""
-    kids: dict[str, etree._Element] = {}
-    for child in element:
-        tag = child.tag
-        if isinstance(tag, str):
-            kids.setdefault(tag.rpartition("}")[2], child)
-    return kids
+class _Children(dict[str, etree._Element]):
+    """Child elements by local name (the first of each); ``repeated`` names appear twice."""
+
+    __slots__ = ("repeated", "source")
+
+    def __init__(self, element: etree._Element, source: str) -> None:
+        super().__init__()
+        self.repeated: set[str] = set()
+        self.source = source
+        for child in element:
+            tag = child.tag
+            if isinstance(tag, str):
+                name = tag.rpartition("}")[2]
+                if name in self:
+                    self.repeated.add(name)
+                else:
+                    self[name] = child
+
+    def one(self, name: str) -> etree._Element | None:
+        """The child ``name``; an error if it appears twice (which one would a reader take?)."""
+        if name in self.repeated:
+            raise NotificationError(f"element <{name}> appears more than once", source=self.source)
+        return self.get(name)
 
 
-def _text(kids: Mapping[str, etree._Element], name: str) -> str | None:
-    child = kids.get(name)
+def _text(kids: _Children, name: str) -> str | None:
+    child = kids.one(name)
     return None if child is None else (child.text or "").strip()
+
+
+def _name_text(kids: _Children, name: str, what: str) -> str | None:
+    """A node name as written: not stripped, so XML and JSON agree on what is a valid name."""
+    child = kids.one(name)
+    return None if child is None else _node_name(child.text, what, kids.source)
 
 
 def _first_element(element: etree._Element | None) -> etree._Element | None:
@@ -375,48 +470,48 @@ def _xml_notification(
     element: etree._Element, source: str, note: Notification, conv: _XmlConverter
 ) -> Notification:
     namespace, local = _split(element.tag)
-    kids = _children(element)
+    kids = _Children(element, source)
     if local == "message" and namespace == NS_TELEMETRY:
-        manifest = kids.get("network-node-manifest")
+        manifest = kids.one("network-node-manifest")
         if manifest is not None and note.node is None:
-            note.node = _text(_children(manifest), "name")
-        metadata = kids.get("telemetry-message-metadata")
+            note.node = _name_text(
+                _Children(manifest, source), "name", "network-node-manifest name"
+            )
+        metadata = kids.one("telemetry-message-metadata")
         if metadata is not None:
-            meta = _children(metadata)
-            subscription = meta.get("yang-push-subscription")
+            meta = _Children(metadata, source)
+            subscription = meta.one("yang-push-subscription")
             if subscription is not None:
                 members = conv.members([c for c in subscription if isinstance(c.tag, str)], None)
                 note.subscription = {_local(k): v for k, v in members.items()}
-                xpath_filter = _children(subscription).get("xpath-filter")
+                xpath_filter = _Children(subscription, source).one("xpath-filter")
                 if xpath_filter is not None:
                     # Prefixes in an XML xpath-filter are XML namespace prefixes in scope.
                     note.subscription["namespaces"] = {
                         prefix: uri for prefix, uri in xpath_filter.nsmap.items() if prefix
                     }
             note.event_time = note.event_time or _text(meta, "node-export-timestamp")
-        inner = _first_element(kids.get("payload"))
+        inner = _first_element(kids.one("payload"))
         if inner is None:
             raise NotificationError("telemetry message has no payload", source=source)
         return _xml_notification(inner, source, note, conv)
     if local == "envelope":
         note.event_time = _text(kids, "event-time") or note.event_time
-        note.node = _text(kids, "hostname") or note.node
-        note.sequence_number = _int_or_none(
-            _text(kids, "sequence-number"), "sequence-number", source
-        )
-        inner = _first_element(kids.get("contents"))
+        note.node = _name_text(kids, "hostname", "hostname") or note.node
+        note.sequence_number = _sequence_number(_text(kids, "sequence-number"), source)
+        inner = _first_element(kids.one("contents"))
         if inner is None:
             raise NotificationError("envelope has no contents", source=source)
         return _xml_notification(inner, source, note, conv)
     if local == "notification":
         note.event_time = _text(kids, "eventTime") or note.event_time
-        note.node = _text(kids, "hostname") or note.node
+        note.node = _name_text(kids, "hostname", "hostname") or note.node
         sequence = _text(kids, "sequence-number")
         if sequence is not None:
-            note.sequence_number = _int_or_none(sequence, "sequence-number", source)
-        push = kids.get("push-update")
+            note.sequence_number = _sequence_number(sequence, source)
+        push = kids.one("push-update")
         if push is None:
-            push = kids.get("push-change-update")
+            push = kids.one("push-change-update")
         if push is None:
             raise NotificationError("NETCONF notification carries no push-update", source=source)
         return _xml_notification(push, source, note, conv)
@@ -424,12 +519,12 @@ def _xml_notification(
         note.kind = "push-update" if local == "push-update" else "push-change-update"
         note.subscription_id = _subscription_id(_text(kids, "id"), source)
         if note.kind == "push-update":
-            contents = kids.get("datastore-contents")
+            contents = kids.one("datastore-contents")
             children = [] if contents is None else [c for c in contents if isinstance(c.tag, str)]
             note.data = conv.members(children, None)
             return note
-        changes = kids.get("datastore-changes")
-        patch = None if changes is None else _children(changes).get("yang-patch")
+        changes = kids.one("datastore-changes")
+        patch = None if changes is None else _Children(changes, source).one("yang-patch")
         if patch is None:
             raise NotificationError(
                 "push-change-update has no datastore-changes/yang-patch", source=source
@@ -438,19 +533,24 @@ def _xml_notification(
         for edit in patch:
             if _local_tag(edit) != "edit":
                 continue
-            fields = _children(edit)
+            fields = _Children(edit, source)
             target = _text(fields, "target")
             operation = _text(fields, "operation")
             if target is None or operation is None:
                 raise NotificationError(
                     "yang-patch edit without target or operation", source=source
                 )
-            value_element = fields.get("value")
+            value_element = fields.one("value")
             value = None
             if value_element is not None:
                 value = conv.members([c for c in value_element if isinstance(c.tag, str)], None)
             edits.append(
-                Edit(_text(fields, "edit-id") or "", operation, parse_target(target, source), value)
+                Edit(
+                    _text(fields, "edit-id") or "",
+                    _operation(operation, source),
+                    parse_target(target, source),
+                    value,
+                )
             )
         note.edits = tuple(edits)
         return note
@@ -474,6 +574,7 @@ def decode(raw: bytes | str, source: str, ns_modules: Mapping[str, str]) -> Noti
             obj = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             raise InputError(f"malformed JSON: {exc}", source=source) from None
+        _check_unique_members(data, obj, source)
         fast = _envelope_push(obj, source)
         if fast is not None:
             return fast

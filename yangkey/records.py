@@ -14,10 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from yangkey.catalog import Catalog, CatalogEntry, type_level
-from yangkey.config import SubscriptionType
-from yangkey.errors import NotificationError, YangkeyError
-from yangkey.keys import KeyDeriver
+from yangkey.catalog import Catalog, CatalogEntry
+from yangkey.errors import ConfigError, InputError, NotificationError, YangkeyError
 from yangkey.messages import (
     HEADER_CONTENT_TYPE,
     HEADER_EVENT_TIME,
@@ -30,7 +28,7 @@ from yangkey.messages import (
 )
 from yangkey.notifications import decode
 from yangkey.schema import SchemaContext
-from yangkey.templates import compile_subscription
+from yangkey.topics import topic_name_problem
 
 
 @dataclass(frozen=True)
@@ -42,7 +40,16 @@ class ProducerKnobs:
     single_topic: str = "yang-push"
     schema_id: int | None = None
     learn: bool = True
-    """Compile subscriptions found in telemetry-message metadata that the catalog lacks."""
+    """Off: never learn, even when the subscriptions file says ``learn: true`` (the file
+    decides whether learning is allowed at all)."""
+
+    def __post_init__(self) -> None:
+        problem = topic_name_problem(self.single_topic)
+        if problem is not None:
+            raise ConfigError(
+                f"{self.single_topic!r} is not a valid Kafka topic name: {problem}",
+                source="single topic",
+            )
 
     @classmethod
     def from_catalog(cls, catalog: Catalog, **overrides: Any) -> ProducerKnobs:
@@ -70,10 +77,10 @@ class MessageBuilder:
         self.catalog = catalog
         self.knobs = knobs or ProducerKnobs.from_catalog(catalog)
         self.default_node = default_node
-        self.yang_dirs = (*yang_dirs, *catalog.file.defaults.yang_dirs)
+        self.yang_dirs = tuple(dict.fromkeys((*yang_dirs, *catalog.yang_dirs)))
         self.schema = SchemaContext.cached(self.yang_dirs)
         self.ns_modules = self.schema.index.by_namespace
-        self._learned: dict[tuple[str, str], CatalogEntry] = {}
+        self.max_bytes = catalog.file.limits.max_notification_bytes
         self._fixed_headers: dict[tuple[int, str], tuple[tuple[str, bytes], ...]] = {}
 
     def fixed_headers(
@@ -100,12 +107,23 @@ class MessageBuilder:
             return Rejection(source, "input", f"unexpected data shape: {exc}", raw)
 
     def _build(self, raw: bytes, source: str) -> list[KeyedMessage]:
+        if len(raw) > self.max_bytes:
+            raise InputError(
+                f"notification of {len(raw)} bytes is over the limit of {self.max_bytes} "
+                "(limits.max_notification_bytes)",
+                source=source,
+            )
         note = decode(raw, source, self.ns_modules)
         if note.subscription_id is None:
             raise NotificationError("the notification carries no subscription id", source=source)
         entry = self.catalog.entry(note.subscription_id, note.node or self.default_node)
         if entry is None:
-            entry = self._learn(note.subscription_id, note.subscription, source)
+            if not self.knobs.learn:
+                raise NotificationError(
+                    f"unknown subscription id {note.subscription_id}; learning is off for this run",
+                    source=source,
+                )
+            entry = self.catalog.learn(note.subscription_id, note.subscription, source)
         derived = entry.deriver.derive(note, default_node=self.default_node)
         fixed = self._fixed_headers.get((entry.id, note.content_type))
         if fixed is None:
@@ -128,52 +146,3 @@ class MessageBuilder:
             key = derived.branch_key(index) if self.knobs.keys else None
             messages.append(KeyedMessage(entry.topics[index], key, raw, header_tuple))
         return messages
-
-    def _learn(
-        self, subscription_id: int, metadata: dict[str, Any] | None, source: str
-    ) -> CatalogEntry:
-        """Compile a subscription described by telemetry-message metadata, once per filter and
-        YANG library content id (SPEC section 5)."""
-        known = ", ".join(str(e.id) for e in self.catalog.entries) or "none"
-        if not self.knobs.learn or not metadata:
-            raise NotificationError(
-                f"unknown subscription id {subscription_id} (catalog has {known}) and no "
-                "yang-push-subscription metadata to learn it from",
-                source=source,
-            )
-        xpath = metadata.get("xpath-filter")
-        subtree = metadata.get("subtree-filter")
-        if not isinstance(xpath, str) and not isinstance(subtree, str):
-            raise NotificationError(
-                f"subscription {subscription_id}: metadata has neither xpath-filter nor "
-                "subtree-filter",
-                source=source,
-            )
-        filter_text = xpath if isinstance(xpath, str) else str(subtree)
-        content_id = str(metadata.get("yang-library-content-id", ""))
-        cache_key = (filter_text, content_id)
-        entry = self._learned.get(cache_key)
-        if entry is not None and entry.id == subscription_id:
-            return entry
-        compiled = compile_subscription(
-            filter_text,
-            self.schema,
-            subtree=not isinstance(xpath, str),
-            namespaces=metadata.get("namespaces") if isinstance(xpath, str) else None,
-            source=f"subscription {subscription_id} (learned)",
-        )
-        subscription_type: SubscriptionType = "periodic"
-        policy = self.catalog.file.topic_policy
-        level = type_level(subscription_type, False) if policy.type_level else None
-        entry = CatalogEntry(
-            id=subscription_id,
-            node_pattern=None,
-            subscription_type=subscription_type,
-            compaction=False,
-            generation=1,
-            compiled=compiled,
-            topics=tuple(self.catalog.namer.name(b, level=level) for b in compiled.branches),
-            deriver=KeyDeriver(compiled),
-        )
-        self._learned[cache_key] = entry
-        return entry

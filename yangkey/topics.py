@@ -10,12 +10,14 @@ digits of the 64-bit FNV-1a hash of the step-1 path.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
 
 from yangkey.errors import TopicError
-from yangkey.templates import Branch
+
+if TYPE_CHECKING:
+    from yangkey.templates import Branch
 
 KAFKA_TOPIC_LIMIT = 249
 _VALID = re.compile(r"[a-zA-Z0-9._-]+")
@@ -32,6 +34,48 @@ def fnv1a_64(data: bytes) -> int:
     for byte in data:
         value = ((value ^ byte) * _FNV_PRIME) & _MASK
     return value
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    """One Kafka topic and what the producer, topic creation and the DDL need to know of it.
+
+    The catalog fills every field for a derived topic; other callers (the dead-letter topic,
+    the registry, tests) give the name and what they know.
+    """
+
+    name: str
+    partitions: int = 1
+    replication_factor: int = 1
+    compaction: bool = False
+    retention_seconds: int = 0
+    """0: not set (the broker's default, no ClickHouse TTL); negative: keep forever."""
+    schema_path: str = ""
+    """A derived topic's identity: the branch template without predicates (module names)."""
+    subscription_ids: tuple[int, ...] = ()
+    subscription_type: str = "periodic"
+    templates: tuple[str, ...] = ()
+    configs: Mapping[str, str] = field(default_factory=dict)
+    """Further topic-level configs, as strings (what the admin API takes)."""
+
+
+def topic_name_problem(name: str) -> str | None:
+    """Why Kafka would refuse ``name`` as a topic name, or None (Kafka's ``Topic.validate``)."""
+    if not name:
+        return "it is empty"
+    if name in (".", ".."):
+        return "'.' and '..' are reserved"
+    if len(name) > KAFKA_TOPIC_LIMIT:
+        return f"it is {len(name)} characters long, over Kafka's limit of {KAFKA_TOPIC_LIMIT}"
+    if not _VALID.fullmatch(name):
+        return "use only a-z A-Z 0-9 '.', '_' and '-'"
+    return None
+
+
+def kafka_identity(name: str) -> str:
+    """Kafka refuses a topic whose name differs from an existing one only in '.' vs '_'
+    (both become '_' in metric names): names equal under this fold collide."""
+    return name.replace(".", "_")
 
 
 def validate_prefix(prefix: str) -> str:
@@ -93,13 +137,21 @@ class TopicNamer:
 
 def check_collisions(names: Iterable[tuple[str, str]]) -> None:
     """Fail when two different schema paths flatten to the same topic name (``/m:a-b/c`` vs
-    ``/m:a/b-c``): their messages would share a topic that no consumer can separate."""
-    owners: dict[str, str] = {}
+    ``/m:a/b-c``): their messages would share a topic that no consumer can separate. Names
+    that differ only in '.' vs '_' collide too: Kafka cannot hold both."""
+    owners: dict[str, tuple[str, str]] = {}
     for topic, schema_path in names:
-        previous = owners.setdefault(topic, schema_path)
-        if previous != schema_path:
+        previous_topic, previous = owners.setdefault(kafka_identity(topic), (topic, schema_path))
+        if previous != schema_path or previous_topic != topic:
+            same = previous_topic == topic
             raise TopicError(
-                f"topic name collision: {previous} and {schema_path} both map to {topic!r}; "
-                "rename with a different organisation prefix or subscribe to distinct paths",
+                f"topic name collision: {previous} and {schema_path} both map to "
+                + (
+                    f"{topic!r}"
+                    if same
+                    else f"{previous_topic!r} and {topic!r}, which Kafka "
+                    "treats as one name ('.' and '_' are alike)"
+                )
+                + "; rename with a different organisation prefix or subscribe to distinct paths",
                 source="catalog",
             )

@@ -11,6 +11,7 @@ A converter is chosen once per key leaf at compile time (Phase 2); Phase 3 only 
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -20,6 +21,42 @@ from yangson import datatype as dt
 from yangkey.errors import FilterError, NotificationError
 
 Canon = Callable[[Any], str]
+
+UINT32_MAX = 0xFFFFFFFF
+UINT64_MAX = 0xFFFFFFFFFFFFFFFF
+
+_ASCII_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_ASCII_UNSIGNED = re.compile(r"[0-9]+", re.ASCII)
+
+
+def parse_unsigned(value: Any, maximum: int) -> int | None:
+    """``value`` as an integer in 0..maximum: a JSON integer or text of ASCII digits only.
+
+    ``int()`` alone would take ``"١٠٤٢"`` as 1042, ``"1_000"`` as 1000 and a float 1e20 as an
+    integer: two different inputs would then share one key or one header. None if not valid.
+    """
+    if type(value) is int:
+        number = value
+    elif isinstance(value, str) and _ASCII_UNSIGNED.fullmatch(value):
+        number = int(value)
+    else:
+        return None
+    return number if 0 <= number <= maximum else None
+
+
+def node_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be the first line of a message key, or None when it can.
+
+    A line feed would split the key; other control characters and surrounding spaces make two
+    names that look alike and key differently (XML and JSON would disagree on stripping).
+    """
+    if "\n" in name:
+        return "contains a line feed"
+    if not name.isprintable():
+        return "contains a control or non-printable character"
+    if name != name.strip():
+        return "has leading or trailing whitespace"
+    return None
 
 
 class QNameText(str):
@@ -53,22 +90,38 @@ def _scalar_text(value: Any) -> str:
     raise NotificationError(f"expected a scalar value, found {type(value).__name__}")
 
 
+def _no_float(value: Any, what: str) -> None:
+    if type(value) is float:
+        # A JSON number wider than 64 bits arrives as a float: 10**30 and 10**30 + 1 would
+        # both read as 1e+30 and share a key.
+        raise NotificationError(
+            f"{what} value {value!r} is a JSON number that is not an exact integer; "
+            "send it as a JSON string (RFC 7951)"
+        )
+
+
 def canon_string(value: Any) -> str:
-    return value if type(value) is str else _scalar_text(value)
+    if type(value) is str:
+        return value
+    _no_float(value, "string")
+    return _scalar_text(value)
 
 
 def canon_integer(value: Any) -> str:
     if type(value) is int:
         return str(value)
+    _no_float(value, "integer")
     text = _scalar_text(value).strip()
-    try:
-        return str(int(text, 10))
-    except ValueError:
-        raise NotificationError(f"invalid integer value {text!r}") from None
+    if not _ASCII_INTEGER.fullmatch(text):
+        raise NotificationError(f"invalid integer value {text!r}: ASCII digits only")
+    return str(int(text, 10))
 
 
 def canon_decimal(value: Any) -> str:
+    _no_float(value, "decimal64")
     text = _scalar_text(value).strip()
+    if not text.isascii():
+        raise NotificationError(f"invalid decimal64 value {text!r}: ASCII digits only")
     try:
         number = Decimal(text)
     except InvalidOperation:

@@ -40,7 +40,8 @@ def parse_xml(data: bytes | str, source: str) -> etree._Element:
         root = etree.fromstring(raw, _PARSER)
     except etree.XMLSyntaxError as exc:
         line, column = exc.position if exc.position else (0, 0)
-        message = str(exc.msg or exc).split(" (line")[0]
+        # libxml2 ends some messages with a newline: the error line stays one line.
+        message = " ".join(str(exc.msg or exc).split(" (line")[0].split())
         raise InputError(
             f"malformed XML: {message}",
             source=source,

@@ -12,7 +12,6 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -119,15 +118,9 @@ def test_keyed_round_trip_keeps_headers_order_and_java_partitioning(
 def test_ensure_topics_creates_compacted_topic_and_is_idempotent(
     kafka_bootstrap: str, topic_name: str
 ) -> None:
-    @dataclass(frozen=True)
-    class SubscriptionTopic:  # any object with the attributes will do (a Protocol)
-        name: str
-        partitions: int
-        replication_factor: int
-        compaction: bool
-        retention_seconds: int
-
-    spec = SubscriptionTopic(topic_name, 2, 1, True, 3600)
+    spec = TopicSpec(
+        topic_name, partitions=2, replication_factor=1, compaction=True, retention_seconds=3600
+    )
     admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
 
     first = ensure_topics(admin, [spec])

@@ -403,7 +403,9 @@ _value = st.text(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
-    node=st.text(alphabet=st.sampled_from(list("pe1-. |'")), min_size=1, max_size=8),
+    node=st.text(alphabet=st.sampled_from(list("pe1-. |'")), min_size=1, max_size=8).filter(
+        lambda name: name == name.strip()  # node names never start or end with a space
+    ),
     subscription_id=st.integers(min_value=0, max_value=2**32 - 1),
     values=st.lists(_value, min_size=1, max_size=4),
 )

@@ -27,8 +27,16 @@ any_text = st.text(
     alphabet=st.characters(blacklist_categories=("Cs",)), max_size=20
 )
 tricky_text = st.text(alphabet="ab '\"|\n[]()é,=/", max_size=12)
-node_names = st.text(alphabet=st.characters(blacklist_categories=("Cs",),
-                                            blacklist_characters="\n"), min_size=1, max_size=30)
+# Node names: printable (str.isprintable: no control, format or separator characters but the
+# space), no space at either end; anything else is refused (test_core_badinput.py).
+node_names = st.text(
+    alphabet=st.characters(
+        blacklist_categories=("Cs", "Cc", "Cf", "Co", "Cn", "Zl", "Zp", "Zs"),
+        whitelist_characters=" ",
+    ),
+    min_size=1,
+    max_size=30,
+).filter(lambda name: name == name.strip())
 # XML 1.0 cannot carry most control characters, and XML normalises CR; names stay printable.
 SAFE = "abcXYZ019 '\"|/-_.:<>&éß€{}%s\\\\"
 safe_names = st.text(alphabet=SAFE, min_size=1, max_size=12)

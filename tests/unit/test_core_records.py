@@ -63,6 +63,12 @@ def catalog():
     return build_catalog(parse_subscriptions(SUBSCRIPTIONS, "subs.yaml"))
 
 
+@pytest.fixture
+def learning_catalog():
+    """The same subscriptions with learning on; a fresh catalog (and learned cache) per test."""
+    return build_catalog(parse_subscriptions("learn: true\n" + SUBSCRIPTIONS, "subs.yaml"))
+
+
 @pytest.fixture(scope="module")
 def builder(catalog):
     return MessageBuilder(catalog)
@@ -275,8 +281,9 @@ def test_core_records_schema_id_header(catalog, notif) -> None:
 # ----------------------------------------------------------------------------- learning
 
 
-def test_core_records_learns_subscription_from_telemetry_metadata(catalog, notif) -> None:
-    learner = MessageBuilder(catalog)
+def test_core_records_learns_subscription_from_telemetry_metadata(learning_catalog,
+                                                                  notif) -> None:
+    learner = MessageBuilder(learning_catalog)
     raw = notif.telemetry_json(
         {"ietf-system:system": {"dns-resolver": {"search": ["a.example", "b.example"]}}},
         sub_id=777, node="tm-1", xpath_filter="/ietf-system:system/dns-resolver/search",
@@ -292,8 +299,8 @@ def test_core_records_learns_subscription_from_telemetry_metadata(catalog, notif
     assert again[0].topic == message.topic
 
 
-def test_core_records_learning_off_rejects(catalog, notif) -> None:
-    learner = MessageBuilder(catalog, ProducerKnobs(learn=False))
+def test_core_records_learning_off_rejects(learning_catalog, notif) -> None:
+    learner = MessageBuilder(learning_catalog, ProducerKnobs(learn=False))
     raw = notif.telemetry_json({"ietf-system:system": {"clock": {}}}, sub_id=778,
                                xpath_filter="/ietf-system:system/clock").encode()
     result = learner.build(raw, "s")
@@ -301,8 +308,8 @@ def test_core_records_learning_off_rejects(catalog, notif) -> None:
     assert "778" in result.reason
 
 
-def test_core_records_learning_bad_filter_is_rejection(catalog, notif) -> None:
-    learner = MessageBuilder(catalog)
+def test_core_records_learning_bad_filter_is_rejection(learning_catalog, notif) -> None:
+    learner = MessageBuilder(learning_catalog)
     raw = notif.telemetry_json({"ietf-system:system": {"clock": {}}}, sub_id=779,
                                xpath_filter="/ietf-system:system/nonexistent").encode()
     result = learner.build(raw, "s")
@@ -323,7 +330,7 @@ TELEMETRY_XML = (Path(__file__).resolve().parents[1] / "fixtures" / "notificatio
 
 
 def test_core_records_learns_from_xml_telemetry_metadata() -> None:
-    empty = build_catalog(parse_subscriptions("subscriptions: []\n"))
+    empty = build_catalog(parse_subscriptions("learn: true\nsubscriptions: []\n"))
     (message,) = built(MessageBuilder(empty).build(TELEMETRY_XML.read_bytes(), "t"))
     assert message.topic == "if-interfaces-interface"
     assert message.key == (
@@ -340,7 +347,7 @@ def test_core_records_learns_xml_prefixed_xpath_filter() -> None:
         f'<xpath-filter xmlns:a="{NS_IF}">/a:interfaces/a:interface</xpath-filter>',
     )
     assert "/a:interfaces" in xml
-    empty = build_catalog(parse_subscriptions("subscriptions: []\n"))
+    empty = build_catalog(parse_subscriptions("learn: true\nsubscriptions: []\n"))
     (message,) = built(MessageBuilder(empty).build(xml.encode(), "t"))
     assert message.topic == "if-interfaces-interface"
     assert message.key == (

@@ -36,7 +36,7 @@ import importlib.resources
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 import jinja2
 
@@ -48,6 +48,7 @@ from yangkey.clickhouse.identifiers import (
     table_base,
 )
 from yangkey.errors import ConfigError
+from yangkey.topics import TopicSpec
 
 if TYPE_CHECKING:
     from yangkey.catalog import Catalog
@@ -71,17 +72,8 @@ DEFAULT_ERRORS_RETENTION = 30 * 86400
 _SECRET_SETTING = re.compile(r"password|secret|credential|token|sasl|ssl_key", re.IGNORECASE)
 
 
-class TopicLike(Protocol):
-    """What the renderer reads of a :class:`yangkey.catalog.TopicSpec`."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def compaction(self) -> bool: ...
-
-    @property
-    def retention_seconds(self) -> int: ...
+TopicLike = TopicSpec
+"""What the renderer reads: the one topic type, :class:`yangkey.topics.TopicSpec`."""
 
 
 @dataclass(frozen=True)

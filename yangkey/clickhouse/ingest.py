@@ -21,15 +21,18 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from yangkey.clickhouse.apply import ChdbConnection, Connection, apply, open_embedded
-from yangkey.clickhouse.ddl import ERRORS_TABLE, DdlOptions, TopicLike, render_ddl, topic_tables
+from yangkey.clickhouse.ddl import ERRORS_TABLE, DdlOptions, render_ddl, topic_tables
 from yangkey.clickhouse.identifiers import qualified
 from yangkey.errors import BrokerError, ConfigError
 from yangkey.kafka.config import consumer_config
+
+if TYPE_CHECKING:
+    from yangkey.catalog import Catalog
 
 DEFAULT_GROUP = "yangkey-embedded"
 DEFAULT_BATCH_SIZE = 10_000
@@ -49,16 +52,6 @@ QUEUE_COLUMNS: tuple[str, ...] = (
     "`_raw_message`",
     "`_error`",
 )
-
-
-class CatalogLike(Protocol):
-    """What ingestion reads of a :class:`yangkey.catalog.Catalog`."""
-
-    @property
-    def topics(self) -> Sequence[TopicLike]: ...
-
-    @property
-    def dead_letter_topic(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -422,7 +415,7 @@ def consume_into(
 
 
 def ingest(
-    catalog: CatalogLike,
+    catalog: Catalog,
     bootstrap: str,
     embedded_path: str | Path,
     *,

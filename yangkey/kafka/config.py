@@ -18,9 +18,9 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
@@ -29,6 +29,7 @@ from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
 from yangkey.errors import BrokerError, ConfigError, Position, TopicError
+from yangkey.topics import TopicSpec as TopicSpec  # noqa: PLC0414 - re-exported for Kafka callers
 
 if TYPE_CHECKING:
     from confluent_kafka.admin._metadata import ClusterMetadata
@@ -215,34 +216,8 @@ def admin_config(
 # --------------------------------------------------------------------------- topics
 
 
-class TopicSpecLike(Protocol):
-    """What :func:`ensure_topics` reads from a topic spec (any object with these attributes).
-
-    An optional ``configs`` mapping attribute, if present, adds further topic configs.
-    """
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def partitions(self) -> int: ...
-    @property
-    def replication_factor(self) -> int: ...
-    @property
-    def compaction(self) -> bool: ...
-    @property
-    def retention_seconds(self) -> int | None: ...
-
-
-@dataclass(frozen=True)
-class TopicSpec:
-    """A plain :class:`TopicSpecLike`, for callers without a subscription model at hand."""
-
-    name: str
-    partitions: int = 1
-    replication_factor: int = 1
-    compaction: bool = False
-    retention_seconds: int | None = None
-    configs: Mapping[str, str] = field(default_factory=dict)
+TopicSpecLike = TopicSpec
+"""The name callers used before there was one topic type (yangkey.topics.TopicSpec)."""
 
 
 @dataclass(frozen=True)
@@ -259,12 +234,10 @@ def topic_configs(spec: TopicSpecLike, extra: Mapping[str, str] | None = None) -
     """The topic-level configs a spec implies, as strings (the admin API wants strings)."""
     configs = {"cleanup.policy": "compact" if spec.compaction else "delete"}
     retention = spec.retention_seconds
-    if retention is not None:
+    if retention:
         # Negative means "keep forever" (Kafka's -1); a compacted topic ignores it anyway.
         configs["retention.ms"] = "-1" if retention < 0 else str(retention * 1000)
-    own = getattr(spec, "configs", None)
-    if isinstance(own, Mapping):
-        configs.update({str(k): str(v) for k, v in own.items()})
+    configs.update({str(k): str(v) for k, v in spec.configs.items()})
     configs.update(extra or {})
     return configs
 
@@ -353,7 +326,7 @@ def _shape(spec: TopicSpecLike) -> tuple[object, ...]:
         spec.replication_factor,
         spec.compaction,
         spec.retention_seconds,
-        dict(getattr(spec, "configs", None) or {}),
+        dict(spec.configs),
     )
 
 

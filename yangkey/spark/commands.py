@@ -311,7 +311,8 @@ def produce(
     topic with its raw bytes, the reason and its position (file:line or
     kafka://topic@partition:offset). Prints the counts per topic at the end.
     """
-    err = Console(stderr=True, highlight=False)
+    # soft_wrap: an error line stays one line when stderr is a pipe (rich wraps at 80).
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     prepared: Prepared | None = None
     try:
         if not bootstrap and not dry_run:

@@ -27,8 +27,8 @@ from typing import IO, Literal
 import orjson
 
 from yangkey.catalog import Catalog, build_catalog
-from yangkey.config import parse_subscriptions
-from yangkey.errors import ConfigError, InputError, YangkeyError
+from yangkey.config import parse_subscriptions, read_subscriptions_text
+from yangkey.errors import InputError, YangkeyError
 from yangkey.messages import KeyedMessage, Rejection
 from yangkey.records import MessageBuilder, ProducerKnobs
 from yangkey.xmlsafe import parse_xml
@@ -79,14 +79,8 @@ class BuilderSpec:
     ) -> BuilderSpec:
         """Read the subscriptions file on the driver; directories become absolute."""
         file = Path(path)
-        try:
-            text = file.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot read subscriptions file: {exc.strerror or exc}", source=str(path)
-            ) from None
         return cls(
-            subscriptions_text=text,
+            subscriptions_text=read_subscriptions_text(path),
             subscriptions_name=str(path),
             base_dir=str(file.parent.resolve()),
             yang_dirs=tuple(str(Path(d).resolve()) for d in yang_dirs),
