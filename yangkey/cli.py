@@ -97,12 +97,36 @@ def read_input(path: str) -> bytes:
         raise InputError(f"cannot read: {exc.strerror}", source=path) from None
 
 
+def _store_features(ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> None:
+    from yangkey.library import parse_feature_options  # noqa: PLC0415 - keeps --help fast
+
+    try:
+        ctx.meta[FEATURES_META] = parse_feature_options(value)
+    except YangkeyError as error:
+        raise click.BadParameter(error.reason) from None
+
+
+FEATURES_META = "yangkey.features"
+
+
 def schema_options(function: F) -> F:
+    # --features reaches compile_from_options through the click context, so that commands
+    # need no extra parameter.
+    function = click.option(
+        "--features",
+        multiple=True,
+        metavar="MODULE:F1,F2",
+        expose_value=False,
+        callback=_store_features,
+        help="Enable only these features of MODULE (MODULE: for none); modules not named have "
+        "every feature on. Repeatable.",
+    )(function)
     function = click.option(
         "--yang-library",
         type=click.Path(dir_okay=False),
-        help="An explicit RFC 8525 / RFC 7895 YANG library file (JSON) instead of the module set "
-        "computed from the subscription.",
+        help="An explicit YANG library file, JSON or XML, RFC 8525 (yang-library) or RFC 7895 "
+        "(modules-state), used as given instead of the module set computed from the "
+        "subscription.",
     )(function)
     function = click.option(
         "--yang-dir",
@@ -176,9 +200,11 @@ def compile_from_options(
         if not equals or not prefix or not uri:
             raise click.UsageError(f"--namespace {item!r}: expected PREFIX=URI")
         ns_map[prefix] = uri
-    schema = SchemaContext.cached(yang_dirs)
+    context = click.get_current_context(silent=True)
+    features = context.meta.get(FEATURES_META, {}) if context is not None else {}
+    schema = SchemaContext.cached(yang_dirs, features)
     if yang_library:
-        schema = SchemaContext(schema.search_path).with_library(yang_library)
+        schema = SchemaContext(schema.search_path, features).with_library(yang_library)
     if subtree is not None:
         text = read_input(subtree).decode("utf-8", "replace")
         return compile_subscription(

@@ -17,17 +17,30 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from yangson import DataModel
-from yangson.exceptions import YangsonException
+from yangson.exceptions import (
+    InvalidLeafrefPath,
+    ModuleNotImplemented,
+    NonexistentSchemaNode,
+    YangsonException,
+)
 from yangson.schemanode import SchemaNode
 
-from yangkey.errors import SchemaError
+from yangkey.errors import SchemaError, YangkeyError
+from yangkey.library import (
+    MODULES_STATE,
+    ReferenceIndex,
+    apply_features,
+    parse_module,
+    prefix_map,
+    read_library,
+)
 
 _HEADER = re.compile(r"^\s*(module|submodule)\s+([A-Za-z_][\w.-]*)", re.MULTILINE)
 _NAMESPACE = re.compile(r"\bnamespace\s+[\"']?([^\"';\s]+)[\"']?\s*;")
@@ -144,6 +157,7 @@ class ModuleIndex:
             if module.prefix and module.kind == "module":
                 by_prefix.setdefault(module.prefix, []).append(module.name)
         self.by_prefix = by_prefix
+        self._references: ReferenceIndex | None = None
 
     def get(self, name: str) -> ModuleInfo:
         try:
@@ -162,76 +176,144 @@ class ModuleIndex:
                 f"unknown namespace {namespace!r}: no YANG module in the search path implements it"
             ) from None
 
-    def closure(self, names: Iterable[str]) -> tuple[list[ModuleInfo], list[ModuleInfo]]:
-        """(implemented modules, import-only modules) for ``names`` and their imports."""
-        implemented = [self.get(name) for name in dict.fromkeys(names)]
-        seen = {m.name for m in implemented}
-        imported: list[ModuleInfo] = []
-        queue = list(implemented)
+    def closure(self, names: Iterable[str]) -> list[ModuleInfo]:
+        """``names`` and everything they import or include, transitively."""
+        found = {name: self.get(name) for name in dict.fromkeys(names)}
+        queue = list(found.values())
         while queue:
             module = queue.pop()
             for dependency in (*module.imports, *module.includes):
-                if dependency in seen:
-                    continue
-                seen.add(dependency)
-                info = self.get(dependency)
-                if info.kind == "module":
-                    imported.append(info)
-                queue.append(info)
-        return implemented, imported
+                if dependency not in found:
+                    found[dependency] = info = self.get(dependency)
+                    queue.append(info)
+        return list(found.values())
+
+    def library(
+        self, names: Iterable[str], features: Mapping[str, tuple[str, ...]] | None = None
+    ) -> dict[str, Any]:
+        """The computed YANG library (RFC 7895) for a subscription naming modules ``names``."""
+        names = list(dict.fromkeys(names))
+        closure = self.closure(names)
+        implemented = set(self.references().implemented(names, [m.name for m in closure]))
+        modules = [m for m in closure if m.kind == "module"]
+        document = _library(self, modules, implemented)
+        apply_features(document, features or {}, self)
+        return document
+
+    def references(self) -> ReferenceIndex:
+        if self._references is None:
+            self._references = ReferenceIndex(self)
+        return self._references
 
 
-def _library(index: ModuleIndex, implemented: list[ModuleInfo], imported: list[ModuleInfo]) -> str:
-    def entry(info: ModuleInfo, conformance: str) -> dict[str, Any]:
+def _library(
+    index: ModuleIndex, modules: list[ModuleInfo], implemented: set[str]
+) -> dict[str, Any]:
+    def entry(info: ModuleInfo) -> dict[str, Any]:
         item: dict[str, Any] = {
             "name": info.name,
             "revision": info.revision or "",
             "namespace": info.namespace,
-            "conformance-type": conformance,
+            "conformance-type": "implement" if info.name in implemented else "import",
         }
         submodules = [index.get(name) for name in info.includes]
         if submodules:
             item["submodule"] = [{"name": s.name, "revision": s.revision or ""} for s in submodules]
-        if conformance == "implement":
-            features = [*info.features, *(f for s in submodules for f in s.features)]
-            if features:
-                item["feature"] = features
+        # Import-only modules list their features too: their groupings may carry if-feature.
+        features = [*info.features, *(f for s in submodules for f in s.features)]
+        if features:
+            item["feature"] = features
         return item
 
-    modules = [entry(m, "implement") for m in implemented]
-    modules += [entry(m, "import") for m in imported]
-    content_id = hashlib.sha256(json.dumps(modules, sort_keys=True).encode()).hexdigest()[:16]
-    return json.dumps(
-        {"ietf-yang-library:modules-state": {"module-set-id": content_id, "module": modules}}
-    )
+    # Implemented first, then import-only, each in closure order: a stable document.
+    ordered = [m for m in modules if m.name in implemented]
+    ordered += [m for m in modules if m.name not in implemented]
+    entries = [entry(m) for m in ordered]
+    content_id = hashlib.sha256(json.dumps(entries, sort_keys=True).encode()).hexdigest()[:16]
+    return {MODULES_STATE: {"module-set-id": content_id, "module": entries}}
+
+
+def _missing_modules(exc: YangsonException, library: dict[str, Any]) -> list[str]:
+    """Modules that a yangson schema error points into and that the library does not
+    implement: a leafref/augment/must target in an import-only or absent module."""
+    implemented = {
+        m.get("name")
+        for m in library[MODULES_STATE]["module"]
+        if m.get("conformance-type") == "implement"
+    }
+    named = re.findall(r"([A-Za-z_][\w.-]*):", str(exc))
+    return [m for m in dict.fromkeys(named) if m not in implemented]
+
+
+def build_data_model(library: dict[str, Any], search_path: tuple[str, ...], what: str) -> DataModel:
+    """yangson's data model for ``library``; any failure is one :class:`SchemaError`."""
+    try:
+        return DataModel(json.dumps(library), [*search_path])
+    except (YangsonException, ValueError, TypeError, KeyError, AttributeError) as exc:
+        # A library of the wrong shape (an array, "module": 5) surfaces as any of these.
+        missing = (
+            _missing_modules(exc, library)
+            if isinstance(exc, (InvalidLeafrefPath, NonexistentSchemaNode, ModuleNotImplemented))
+            else []
+        )
+        if missing:
+            raise SchemaError(
+                f"{what}: module {', '.join(missing)} is not implemented in the YANG library but "
+                f"its data nodes are referenced ({type(exc).__name__}: {exc}); list it with "
+                "conformance-type implement"
+            ) from None
+        raise SchemaError(f"{what}: {type(exc).__name__}: {exc}") from None
 
 
 class SchemaContext:
-    """A module search path plus lazily built yangson data models, one per module set."""
+    """A module search path plus lazily built yangson data models, one per module set.
 
-    def __init__(self, search_path: tuple[str, ...]) -> None:
+    ``features`` maps a module to the features to enable (``--features``); modules not named
+    have every feature on.
+    """
+
+    def __init__(
+        self,
+        search_path: tuple[str, ...],
+        features: Mapping[str, tuple[str, ...]] | None = None,
+    ) -> None:
         self.search_path = search_path
         self.index = ModuleIndex(search_path)
+        self.features: dict[str, tuple[str, ...]] = dict(features or {})
         self._models: dict[frozenset[str], DataModel] = {}
         self._explicit: DataModel | None = None
+        self.explicit_library: dict[str, Any] | None = None
 
     @classmethod
-    def cached(cls, extra_dirs: Iterable[str] = ()) -> SchemaContext:
-        return _cached_context(default_search_path(extra_dirs))
+    def cached(
+        cls,
+        extra_dirs: Iterable[str] = (),
+        features: Mapping[str, tuple[str, ...]] | None = None,
+    ) -> SchemaContext:
+        frozen = tuple(sorted((features or {}).items()))
+        return _cached_context(default_search_path(extra_dirs), frozen)
 
     def with_library(self, library_path: str | Path) -> SchemaContext:
-        """Use an explicit RFC 8525 / RFC 7895 library file instead of a computed module set."""
-        path = Path(library_path)
+        """Use an explicit RFC 8525 / RFC 7895 library file (JSON or XML) as given, instead of
+        a computed module set; ``features`` still override its feature lists."""
+        library = read_library(library_path)
         try:
-            text = path.read_text(encoding="utf-8")
-            self._explicit = DataModel(text, [*self.search_path])
-        except OSError as exc:
-            reason = f"cannot read YANG library: {exc.strerror}"
-            raise SchemaError(reason, source=str(path)) from None
-        except (YangsonException, ValueError, TypeError, KeyError, AttributeError) as exc:
-            # A library of the wrong shape (an array, "module": 5) surfaces as any of these.
-            raise SchemaError(f"invalid YANG library: {exc}", source=str(path)) from None
+            apply_features(library, self.features, self.index)
+        except YangkeyError as exc:
+            raise exc.with_source(str(library_path)) from None
+        what = "invalid YANG library"
+        try:
+            self._explicit = build_data_model(library, self.search_path, what)
+        except SchemaError as exc:
+            raise exc.with_source(str(library_path)) from None
+        self.explicit_library = library
         return self
+
+    def library(self, modules: Iterable[str]) -> dict[str, Any]:
+        """The YANG library in use for a subscription naming ``modules``."""
+        if self.explicit_library is not None:
+            return self.explicit_library
+        return self.index.library(sorted(set(modules)), self.features)
 
     def data_model(self, modules: Iterable[str]) -> DataModel:
         if self._explicit is not None:
@@ -239,13 +321,8 @@ class SchemaContext:
         key = frozenset(modules)
         model = self._models.get(key)
         if model is None:
-            implemented, imported = self.index.closure(sorted(key))
-            library = _library(self.index, implemented, imported)
-            try:
-                model = DataModel(library, [*self.search_path])
-            except (YangsonException, ValueError, KeyError) as exc:
-                names = ", ".join(sorted(key))
-                raise SchemaError(f"cannot build a schema from modules {names}: {exc}") from None
+            what = f"cannot build a schema from modules {', '.join(sorted(key))}"
+            model = build_data_model(self.library(key), self.search_path, what)
             self._models[key] = model
         return model
 
@@ -259,7 +336,66 @@ class SchemaContext:
     def schema_root(self, modules: Iterable[str]) -> SchemaNode:
         return self.data_model(modules).schema
 
+    def why_missing(self, module: str, name: str, modules: Iterable[str]) -> str | None:
+        """Why ``module:name`` is not in the schema, when a disabled feature is the cause."""
+        if module not in self.index.modules:
+            return None
+        enabled: dict[str, set[str]] = {}
+        for item in self.library(modules)[MODULES_STATE]["module"]:
+            enabled[item["name"]] = set(item.get("feature", []))
+        # Nodes named ``name`` in ``module`` (or an augment in any module of the library)
+        # behind an if-feature that the library does not enable.
+        for candidate in [module, *(m for m in enabled if m != module)]:
+            if candidate not in self.index.modules:
+                continue
+            feature = _disabled_feature(self.index, candidate, name, enabled)
+            if feature is not None:
+                return (
+                    f"it is under if-feature {feature}, which the YANG library does not "
+                    f"enable (enable it with --features {feature.partition(':')[0]}:"
+                    f"{feature.partition(':')[2]})"
+                )
+        return None
+
+
+_DATA_KEYWORDS = frozenset(
+    {"container", "list", "leaf", "leaf-list", "choice", "case", "anydata", "anyxml"}
+)
+_FEATURE_REF = re.compile(r"[A-Za-z_][\w.-]*(?::[A-Za-z_][\w.-]*)?")
+
+
+def _disabled_feature(
+    index: ModuleIndex, module: str, name: str, enabled: Mapping[str, set[str]]
+) -> str | None:
+    """``module:feature`` of the first disabled if-feature above a node named ``name``."""
+    info = index.get(module)
+    for part in (info, *(index.get(s) for s in info.includes)):
+        statement = parse_module(part)
+        prefixes = prefix_map(statement, module)
+        for node in _statements_named(statement, name):
+            current = node
+            while current is not None:
+                for condition in current.find_all("if-feature"):
+                    for token in _FEATURE_REF.findall(condition.argument or ""):
+                        if token in ("and", "or", "not"):
+                            continue
+                        prefix, colon, feature = token.rpartition(":")
+                        owner = prefixes.get(prefix, prefix) if colon else module
+                        if feature not in enabled.get(owner, set()):
+                            return f"{owner}:{feature}"
+                current = current.superstmt
+    return None
+
+
+def _statements_named(statement: Any, name: str) -> Iterable[Any]:
+    for sub in statement.substatements:
+        if sub.keyword in _DATA_KEYWORDS and sub.argument == name:
+            yield sub
+        yield from _statements_named(sub, name)
+
 
 @lru_cache(maxsize=32)
-def _cached_context(search_path: tuple[str, ...]) -> SchemaContext:
-    return SchemaContext(search_path)
+def _cached_context(
+    search_path: tuple[str, ...], features: tuple[tuple[str, tuple[str, ...]], ...] = ()
+) -> SchemaContext:
+    return SchemaContext(search_path, dict(features))

@@ -291,6 +291,7 @@ class _BranchCompiler:
     ) -> SchemaError:
         where = parent_path or "the schema root"
         reason = f"unknown node {module}:{step.name} under {where}"
+        why = why or self.schema.why_missing(module, step.name, self.modules)
         if why:
             reason = f"{module}:{step.name} under {where}: {why}"
         return SchemaError(
