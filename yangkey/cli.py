@@ -190,6 +190,7 @@ def compile_from_options(
     keyless: str,
 ) -> Any:
     from yangkey.schema import SchemaContext  # noqa: PLC0415 - keeps --help fast
+    from yangkey.schema_cache import cached_compilation  # noqa: PLC0415
     from yangkey.templates import compile_subscription  # noqa: PLC0415
 
     if (xpath is None) == (subtree is None):
@@ -203,26 +204,33 @@ def compile_from_options(
     context = click.get_current_context(silent=True)
     features = context.meta.get(FEATURES_META, {}) if context is not None else {}
     schema = SchemaContext.cached(yang_dirs, features)
+    text = xpath if subtree is None else read_input(subtree).decode("utf-8", "replace")
+    assert text is not None
+    library_bytes: bytes | None = None
     if yang_library:
-        schema = SchemaContext(schema.search_path, features).with_library(yang_library)
-    if subtree is not None:
-        text = read_input(subtree).decode("utf-8", "replace")
-        return compile_subscription(
+        try:
+            library_bytes = Path(yang_library).read_bytes()
+        except OSError:
+            library_bytes = None  # with_library below reports it
+
+    def build() -> tuple[Any, SchemaContext]:
+        used = schema
+        if yang_library:
+            used = SchemaContext(schema.search_path, features).with_library(yang_library)
+        compiled = compile_subscription(
             text,
-            schema,
-            subtree=True,
+            used,
+            subtree=subtree is not None,
             namespaces=ns_map,
             keyless=keyless,  # type: ignore[arg-type]
-            source=subtree,
+            source=subtree if subtree is not None else text,
         )
-    assert xpath is not None
-    return compile_subscription(
-        xpath,
-        schema,
-        namespaces=ns_map,
-        keyless=keyless,  # type: ignore[arg-type]
-        source=xpath,
-    )
+        return compiled, used
+
+    if yang_library and library_bytes is None:
+        return build()[0]
+    request = (text, subtree is not None, subtree, sorted(ns_map.items()), keyless, library_bytes)
+    return cached_compilation(schema, request, build)
 
 
 @click.group(

@@ -20,13 +20,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from yangson.exceptions import YangsonException
-from yangson.statement import ModuleParser, Statement
-
 from yangkey.errors import InputError, SchemaError
 from yangkey.xmlsafe import parse_xml
 
 if TYPE_CHECKING:
+    from yangson.statement import Statement
+
     from yangkey.schema import ModuleIndex, ModuleInfo
 
 YANG_LIBRARY_NS = "urn:ietf:params:xml:ns:yang:ietf-yang-library"
@@ -44,6 +43,9 @@ _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 
 def parse_module(info: ModuleInfo) -> Statement:
+    from yangson.exceptions import YangsonException  # noqa: PLC0415 - only when building
+    from yangson.statement import ModuleParser  # noqa: PLC0415
+
     try:
         text = info.path.read_text(encoding="utf-8")
         return ModuleParser(text, info.name, info.revision or "").parse()

@@ -21,16 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
-
-from yangson import DataModel
-from yangson.exceptions import (
-    InvalidLeafrefPath,
-    ModuleNotImplemented,
-    NonexistentSchemaNode,
-    YangsonException,
-)
-from yangson.schemanode import SchemaNode
+from typing import TYPE_CHECKING, Any
 
 from yangkey.errors import SchemaError, YangkeyError
 from yangkey.library import (
@@ -41,6 +32,18 @@ from yangkey.library import (
     prefix_map,
     read_library,
 )
+from yangkey.schema_cache import (
+    DiskCache,
+    code_fingerprint,
+    digest,
+    dirs_fingerprint,
+    files_digest,
+)
+
+if TYPE_CHECKING:
+    from yangson import DataModel
+    from yangson.exceptions import YangsonException
+    from yangson.schemanode import SchemaNode
 
 _HEADER = re.compile(r"^\s*(module|submodule)\s+([A-Za-z_][\w.-]*)", re.MULTILINE)
 _NAMESPACE = re.compile(r"\bnamespace\s+[\"']?([^\"';\s]+)[\"']?\s*;")
@@ -159,6 +162,25 @@ class ModuleIndex:
         self.by_prefix = by_prefix
         self._references: ReferenceIndex | None = None
 
+    @classmethod
+    def load(cls, search_path: tuple[str, ...]) -> ModuleIndex:
+        """The index of ``search_path``, from the on-disk cache while no file there changed."""
+        return _cached_index(search_path)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Parsed modules are big and cheap to redo when needed: never pickled.
+        return {**self.__dict__, "_references": None}
+
+    def files(self, names: Iterable[str]) -> list[str]:
+        """The files of modules ``names`` and their submodules (those on the search path)."""
+        paths: list[str] = []
+        for name in names:
+            info = self.modules.get(name)
+            if info is not None:
+                paths.append(str(info.path))
+                paths += [str(self.modules[s].path) for s in info.includes if s in self.modules]
+        return paths
+
     def get(self, name: str) -> ModuleInfo:
         try:
             return self.modules[name]
@@ -245,10 +267,60 @@ def _missing_modules(exc: YangsonException, library: dict[str, Any]) -> list[str
     return [m for m in dict.fromkeys(named) if m not in implemented]
 
 
+def _data_model(library: dict[str, Any], search_path: tuple[str, ...]) -> DataModel:
+    """``DataModel(library)``, but with submodules processed in ``include`` order.
+
+    yangson appends a module's submodules to its processing sequence from a set, so the order
+    changes with the string hash seed; an augment in one submodule whose target another
+    submodule adds (ietf-snmp: ietf-snmp-tls augments the target that ietf-snmp-target
+    defines) is then silently dropped in some runs. This is DataModel.__init__ with an ordered
+    SchemaData."""
+    from yangson import DataModel  # noqa: PLC0415 - yangson loads only to build a schema
+    from yangson.enumerations import ContentType  # noqa: PLC0415
+    from yangson.schemadata import SchemaData  # noqa: PLC0415
+    from yangson.schemanode import SchemaTreeNode  # noqa: PLC0415
+
+    class OrderedSchemaData(SchemaData):  # type: ignore[misc]
+        def _process_imports(self) -> None:
+            unordered = {}
+            for mdata in self.modules.values():
+                if len(mdata.submodules) > 1:
+                    order = [s.argument for s in mdata.statement.find_all("include")]
+                    rank = {name: i for i, name in enumerate(order)}
+                    unordered[mdata] = mdata.submodules
+                    mdata.submodules = sorted(
+                        mdata.submodules, key=lambda mid: (rank.get(mid[0], len(rank)), mid)
+                    )
+            try:
+                super()._process_imports()
+            finally:
+                for mdata, submodules in unordered.items():
+                    mdata.submodules = submodules
+
+    model: DataModel = DataModel.__new__(DataModel)
+    model.yang_library = library
+    model.schema_data = OrderedSchemaData(library, [*search_path])
+    model.schema = SchemaTreeNode(model.schema_data)
+    model.schema._ctype = ContentType.all
+    model._build_schema()
+    model.schema.description = f"Data model ID: {library[MODULES_STATE]['module-set-id']}"
+    # The subclass matters only while building; plain SchemaData pickles (schema cache).
+    model.schema_data.__class__ = SchemaData
+    return model
+
+
 def build_data_model(library: dict[str, Any], search_path: tuple[str, ...], what: str) -> DataModel:
     """yangson's data model for ``library``; any failure is one :class:`SchemaError`."""
+    # yangson is imported only to build a schema: a cached compilation needs none of it.
+    from yangson.exceptions import (  # noqa: PLC0415
+        InvalidLeafrefPath,
+        ModuleNotImplemented,
+        NonexistentSchemaNode,
+        YangsonException,
+    )
+
     try:
-        return DataModel(json.dumps(library), [*search_path])
+        return _data_model(library, search_path)
     except (YangsonException, ValueError, TypeError, KeyError, AttributeError) as exc:
         # A library of the wrong shape (an array, "module": 5) surfaces as any of these.
         missing = (
@@ -278,7 +350,7 @@ class SchemaContext:
         features: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
         self.search_path = search_path
-        self.index = ModuleIndex(search_path)
+        self.index = ModuleIndex.load(search_path)
         self.features: dict[str, tuple[str, ...]] = dict(features or {})
         self._models: dict[frozenset[str], DataModel] = {}
         self._explicit: DataModel | None = None
@@ -322,9 +394,30 @@ class SchemaContext:
         model = self._models.get(key)
         if model is None:
             what = f"cannot build a schema from modules {', '.join(sorted(key))}"
-            model = build_data_model(self.library(key), self.search_path, what)
-            self._models[key] = model
+            library = self.library(key)
+            model = self._models[key] = DiskCache.default().get_or_build(
+                "model",
+                self.library_key(library),
+                lambda: build_data_model(library, self.search_path, what),
+            )
         return model
+
+    def library_files(self, modules: Iterable[str]) -> list[str]:
+        """The files of every module (and submodule) in the library for ``modules``."""
+        library = self.library(modules)
+        return self.index.files(m.get("name", "") for m in library[MODULES_STATE]["module"])
+
+    def library_key(self, library: dict[str, Any]) -> str:
+        """A digest of what a schema built from ``library`` depends on: the library, the
+        files on the search path, and the content of every module the library lists."""
+        names = [m.get("name", "") for m in library[MODULES_STATE]["module"]]
+        return digest(
+            code_fingerprint(),
+            self.search_path,
+            dirs_fingerprint(self.search_path),
+            json.dumps(library, sort_keys=True),
+            files_digest(self.index.files(names)),
+        )
 
     def module_prefix(self, module: str) -> str:
         """The module's YANG ``prefix`` statement, used in topic names (SPEC 2.5)."""
@@ -392,6 +485,12 @@ def _statements_named(statement: Any, name: str) -> Iterable[Any]:
         if sub.keyword in _DATA_KEYWORDS and sub.argument == name:
             yield sub
         yield from _statements_named(sub, name)
+
+
+@lru_cache(maxsize=32)
+def _cached_index(search_path: tuple[str, ...]) -> ModuleIndex:
+    key = digest(code_fingerprint(), search_path, dirs_fingerprint(search_path))
+    return DiskCache.default().get_or_build("index", key, lambda: ModuleIndex(search_path))
 
 
 @lru_cache(maxsize=32)
