@@ -121,6 +121,9 @@ class SubscriptionsFile(_Strict):
     defaults: Defaults = Defaults()
     dead_letter_topic: str = "yangkey-dead-letter"
     subscriptions: tuple[Subscription, ...] = ()
+    features: dict[str, tuple[str, ...]] = {}
+    """Module -> the YANG features the devices support (``--features``); modules not named
+    have every feature on."""
     _lines: dict[int, int] = PrivateAttr(default_factory=dict)
     """Subscription id -> line of its entry in the file, for error messages."""
 

@@ -445,8 +445,8 @@ class SchemaContext:
             if feature is not None:
                 return (
                     f"it is under if-feature {feature}, which the YANG library does not "
-                    f"enable (enable it with --features {feature.partition(':')[0]}:"
-                    f"{feature.partition(':')[2]})"
+                    f"enable (enable it with --features {feature}, or features: in the "
+                    "subscriptions file)"
                 )
         return None
 
