@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 _HEADER = re.compile(r"^\s*(module|submodule)\s+([A-Za-z_][\w.-]*)", re.MULTILINE)
 _NAMESPACE = re.compile(r"\bnamespace\s+[\"']?([^\"';\s]+)[\"']?\s*;")
-_PREFIX = re.compile(r"^\s*prefix\s+[\"']?([A-Za-z_][\w.-]*)[\"']?\s*;", re.MULTILINE)
+_PREFIX = re.compile(r"(?:^|[;{])\s*prefix\s+[\"']?([A-Za-z_][\w.-]*)[\"']?\s*;", re.MULTILINE)
 _REVISION = re.compile(r"\brevision\s+[\"']?(\d{4}-\d{2}-\d{2})[\"']?\s*[{;]")
 _IMPORT = re.compile(r"\bimport\s+([A-Za-z_][\w.-]*)\s*\{")
 _INCLUDE = re.compile(r"\binclude\s+([A-Za-z_][\w.-]*)\s*[{;]")
