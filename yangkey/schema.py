@@ -6,8 +6,10 @@ the ``pyang`` package ships, so that IETF subscriptions work out of the box.
 
 yangson needs a YANG library (RFC 8525 / RFC 7895) naming every module. Unless one is given,
 :class:`SchemaContext` builds it from the modules a subscription needs: the modules named in the
-subscription, everything they import or include (transitively), with every feature enabled (a
-device may stream any of them). Data models are cached per module set.
+subscription and everything they import or include (transitively); the modules whose data nodes
+they reference are implemented (:mod:`yangkey.library`), the rest import-only. Every feature is
+enabled (a device may stream any of them) unless ``features`` names a module's features. Data
+models are kept per module set in memory and on disk (:mod:`yangkey.schema_cache`).
 """
 
 from __future__ import annotations
@@ -166,10 +168,6 @@ class ModuleIndex:
     def load(cls, search_path: tuple[str, ...]) -> ModuleIndex:
         """The index of ``search_path``, from the on-disk cache while no file there changed."""
         return _cached_index(search_path)
-
-    def __getstate__(self) -> dict[str, Any]:
-        # Parsed modules are big and cheap to redo when needed: never pickled.
-        return {**self.__dict__, "_references": None}
 
     def files(self, names: Iterable[str]) -> list[str]:
         """The files of modules ``names`` and their submodules (those on the search path)."""
