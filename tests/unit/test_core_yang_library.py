@@ -11,7 +11,10 @@ the file name and the line.
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -629,3 +632,25 @@ def test_features_in_the_subscriptions_file(tmp_path: Path) -> None:
     assert_one_error(
         disabled, "subs.yaml", "subscription 1", f"if-feature ietf-ip:{NETMASK_FEATURE}"
     )
+
+
+@pytest.mark.parametrize("seed", ["1", "2"])
+def test_augments_between_submodules_do_not_depend_on_the_hash_seed(seed: str) -> None:
+    """ietf-snmp-tls and ietf-snmp-ssh augment nodes that other ietf-snmp submodules define;
+    yangson took submodules from a set, so one or the other was dropped depending on
+    PYTHONHASHSEED (seed 1 lost target/tls, seed 2 engine/listen/ssh)."""
+    env = {**os.environ, "PYTHONHASHSEED": seed, "YANGKEY_CACHE": "off"}
+    for xpath, topic in (
+        ("/ietf-snmp:snmp/target/tls", "snmp-snmp-target-tls"),
+        ("/ietf-snmp:snmp/engine/listen/ssh", "snmp-snmp-engine-listen-ssh"),
+    ):
+        result = subprocess.run(
+            [sys.executable, "-m", "yangkey.cli", "topic", "--xpath", xpath],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=300,
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == f"{topic}\n"

@@ -325,6 +325,7 @@ class Tally:
     keyed: int = 0
     documented: Counter[str] = field(default_factory=Counter)
     compiled_by_module: Counter[str] = field(default_factory=Counter)
+    kinds: Counter[str] = field(default_factory=Counter)
     failures: list[str] = field(default_factory=list)
 
 
@@ -343,6 +344,7 @@ def sweep_module(module: str, search_path: tuple[str, ...], tally: Tally) -> Non
     for path in paths:
         xpath = path.xpath()
         tally.tried += 1
+        tally.kinds[type(path.nodes[-1]).__name__.removesuffix("Node").lower()] += 1
         refused = False
         try:
             compiled = compile_subscription(xpath, context)
@@ -407,6 +409,7 @@ def test_every_shipped_module_compiles_keys_and_names_topics(
             f"nodes), {tally.tried} paths tried, {tally.compiled} compiled, {tally.keyed} keyed "
             f"(JSON = XML) with topics, {sum(tally.documented.values())} documented failures"
         )
+        print("  paths by kind: " + ", ".join(f"{n} {k}" for k, n in sorted(tally.kinds.items())))
         for why, count in tally.documented.items():
             print(f"  documented: {count} x {why}")
         for failure in tally.failures[:40]:
