@@ -8,6 +8,7 @@ attempts per task, so tests of task retries see Spark retry a failed task (plain
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _schema_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Tests build schemas from temporary module directories: keep their on-disk schema cache
+    out of the user's (and never read a stale one from there)."""
+    previous = os.environ.get("YANGKEY_CACHE_DIR")
+    os.environ["YANGKEY_CACHE_DIR"] = str(tmp_path_factory.mktemp("schema-cache"))
+    yield
+    if previous is None:
+        del os.environ["YANGKEY_CACHE_DIR"]
+    else:
+        os.environ["YANGKEY_CACHE_DIR"] = previous
 
 
 @pytest.fixture(scope="session")

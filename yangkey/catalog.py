@@ -199,7 +199,7 @@ def build_catalog(
         source = f"subscription {subscription.id}" + (f" (line {line})" if line else "")
         dirs = (*yang_dirs, *resolve(subscription.yang_dirs), *resolve(defaults.yang_dirs))
         try:
-            schema = SchemaContext.cached(dirs)
+            schema = SchemaContext.cached(dirs, file.features)
             compiled = compile_subscription(
                 subscription.filter_text,
                 schema,

@@ -94,12 +94,36 @@ def read_input(path: str, limit: int | None = None) -> bytes:
     return read_bounded(path, MAX_NOTIFICATION_BYTES if limit is None else limit)
 
 
+def _store_features(ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> None:
+    from yangkey.library import parse_feature_options  # noqa: PLC0415 - keeps --help fast
+
+    try:
+        ctx.meta[FEATURES_META] = parse_feature_options(value)
+    except YangkeyError as error:
+        raise click.BadParameter(error.reason) from None
+
+
+FEATURES_META = "yangkey.features"
+
+
 def schema_options(function: F) -> F:
+    # --features reaches compile_from_options through the click context, so that commands
+    # need no extra parameter.
+    function = click.option(
+        "--features",
+        multiple=True,
+        metavar="MODULE:F1,F2",
+        expose_value=False,
+        callback=_store_features,
+        help="Enable only these features of MODULE (MODULE: for none); modules not named have "
+        "every feature on. Repeatable.",
+    )(function)
     function = click.option(
         "--yang-library",
         type=click.Path(dir_okay=False),
-        help="An explicit RFC 8525 / RFC 7895 YANG library file (JSON) instead of the module set "
-        "computed from the subscription.",
+        help="An explicit YANG library file, JSON or XML, RFC 8525 (yang-library) or RFC 7895 "
+        "(modules-state), used as given instead of the module set computed from the "
+        "subscription.",
     )(function)
     function = click.option(
         "--yang-dir",
@@ -163,6 +187,7 @@ def compile_from_options(
     keyless: str,
 ) -> Any:
     from yangkey.schema import SchemaContext  # noqa: PLC0415 - keeps --help fast
+    from yangkey.schema_cache import cached_compilation  # noqa: PLC0415
     from yangkey.templates import compile_subscription  # noqa: PLC0415
 
     if (xpath is None) == (subtree is None):
@@ -173,27 +198,36 @@ def compile_from_options(
         if not equals or not prefix or not uri:
             raise click.UsageError(f"--namespace {item!r}: expected PREFIX=URI")
         ns_map[prefix] = uri
-    schema = SchemaContext.cached(yang_dirs)
+    context = click.get_current_context(silent=True)
+    features = context.meta.get(FEATURES_META, {}) if context is not None else {}
+    schema = SchemaContext.cached(yang_dirs, features)
+    text = xpath if subtree is None else read_input(subtree).decode("utf-8", "replace")
+    assert text is not None
+    library_bytes: bytes | None = None
     if yang_library:
-        schema = SchemaContext(schema.search_path).with_library(yang_library)
-    if subtree is not None:
-        text = read_input(subtree).decode("utf-8", "replace")
-        return compile_subscription(
+        try:
+            library_bytes = Path(yang_library).read_bytes()
+        except OSError:
+            library_bytes = None  # with_library below reports it
+
+    def build() -> tuple[Any, SchemaContext]:
+        used = schema
+        if yang_library:
+            used = SchemaContext(schema.search_path, features).with_library(yang_library)
+        compiled = compile_subscription(
             text,
-            schema,
-            subtree=True,
+            used,
+            subtree=subtree is not None,
             namespaces=ns_map,
             keyless=keyless,  # type: ignore[arg-type]
-            source=subtree,
+            source=subtree if subtree is not None else text,
         )
-    assert xpath is not None
-    return compile_subscription(
-        xpath,
-        schema,
-        namespaces=ns_map,
-        keyless=keyless,  # type: ignore[arg-type]
-        source=xpath,
-    )
+        return compiled, used
+
+    if yang_library and library_bytes is None:
+        return build()[0]
+    request = (text, subtree is not None, subtree, sorted(ns_map.items()), keyless, library_bytes)
+    return cached_compilation(schema, request, build)
 
 
 @click.group(

@@ -164,6 +164,9 @@ class SubscriptionsFile(_Strict):
     (up to ``limits.max_learned_subscriptions``). Off: such messages are dead-lettered."""
     limits: Limits = Limits()
     subscriptions: tuple[Subscription, ...] = ()
+    features: dict[str, tuple[str, ...]] = {}
+    """Module -> the YANG features the devices support (``--features``); modules not named
+    have every feature on."""
 
     _dead_letter_topic_valid = field_validator("dead_letter_topic")(_topic_name)
     _lines: dict[int, int] = PrivateAttr(default_factory=dict)

@@ -6,8 +6,10 @@ the ``pyang`` package ships, so that IETF subscriptions work out of the box.
 
 yangson needs a YANG library (RFC 8525 / RFC 7895) naming every module. Unless one is given,
 :class:`SchemaContext` builds it from the modules a subscription needs: the modules named in the
-subscription, everything they import or include (transitively), with every feature enabled (a
-device may stream any of them). Data models are cached per module set.
+subscription and everything they import or include (transitively); the modules whose data nodes
+they reference are implemented (:mod:`yangkey.library`), the rest import-only. Every feature is
+enabled (a device may stream any of them) unless ``features`` names a module's features. Data
+models are kept per module set in memory and on disk (:mod:`yangkey.schema_cache`).
 """
 
 from __future__ import annotations
@@ -17,21 +19,37 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from yangson import DataModel
-from yangson.exceptions import YangsonException
-from yangson.schemanode import SchemaNode
+from yangkey.errors import SchemaError, YangkeyError
+from yangkey.library import (
+    MODULES_STATE,
+    ReferenceIndex,
+    apply_features,
+    parse_module,
+    prefix_map,
+    read_library,
+)
+from yangkey.schema_cache import (
+    DiskCache,
+    code_fingerprint,
+    digest,
+    dirs_fingerprint,
+    files_digest,
+)
 
-from yangkey.errors import SchemaError
+if TYPE_CHECKING:
+    from yangson import DataModel
+    from yangson.exceptions import YangsonException
+    from yangson.schemanode import SchemaNode
 
 _HEADER = re.compile(r"^\s*(module|submodule)\s+([A-Za-z_][\w.-]*)", re.MULTILINE)
 _NAMESPACE = re.compile(r"\bnamespace\s+[\"']?([^\"';\s]+)[\"']?\s*;")
-_PREFIX = re.compile(r"^\s*prefix\s+[\"']?([A-Za-z_][\w.-]*)[\"']?\s*;", re.MULTILINE)
+_PREFIX = re.compile(r"(?:^|[;{])\s*prefix\s+[\"']?([A-Za-z_][\w.-]*)[\"']?\s*;", re.MULTILINE)
 _REVISION = re.compile(r"\brevision\s+[\"']?(\d{4}-\d{2}-\d{2})[\"']?\s*[{;]")
 _IMPORT = re.compile(r"\bimport\s+([A-Za-z_][\w.-]*)\s*\{")
 _INCLUDE = re.compile(r"\binclude\s+([A-Za-z_][\w.-]*)\s*[{;]")
@@ -144,6 +162,22 @@ class ModuleIndex:
             if module.prefix and module.kind == "module":
                 by_prefix.setdefault(module.prefix, []).append(module.name)
         self.by_prefix = by_prefix
+        self._references: ReferenceIndex | None = None
+
+    @classmethod
+    def load(cls, search_path: tuple[str, ...]) -> ModuleIndex:
+        """The index of ``search_path``, from the on-disk cache while no file there changed."""
+        return _cached_index(search_path)
+
+    def files(self, names: Iterable[str]) -> list[str]:
+        """The files of modules ``names`` and their submodules (those on the search path)."""
+        paths: list[str] = []
+        for name in names:
+            info = self.modules.get(name)
+            if info is not None:
+                paths.append(str(info.path))
+                paths += [str(self.modules[s].path) for s in info.includes if s in self.modules]
+        return paths
 
     def get(self, name: str) -> ModuleInfo:
         try:
@@ -162,76 +196,194 @@ class ModuleIndex:
                 f"unknown namespace {namespace!r}: no YANG module in the search path implements it"
             ) from None
 
-    def closure(self, names: Iterable[str]) -> tuple[list[ModuleInfo], list[ModuleInfo]]:
-        """(implemented modules, import-only modules) for ``names`` and their imports."""
-        implemented = [self.get(name) for name in dict.fromkeys(names)]
-        seen = {m.name for m in implemented}
-        imported: list[ModuleInfo] = []
-        queue = list(implemented)
+    def closure(self, names: Iterable[str]) -> list[ModuleInfo]:
+        """``names`` and everything they import or include, transitively."""
+        found = {name: self.get(name) for name in dict.fromkeys(names)}
+        queue = list(found.values())
         while queue:
             module = queue.pop()
             for dependency in (*module.imports, *module.includes):
-                if dependency in seen:
-                    continue
-                seen.add(dependency)
-                info = self.get(dependency)
-                if info.kind == "module":
-                    imported.append(info)
-                queue.append(info)
-        return implemented, imported
+                if dependency not in found:
+                    found[dependency] = info = self.get(dependency)
+                    queue.append(info)
+        return list(found.values())
+
+    def library(
+        self, names: Iterable[str], features: Mapping[str, tuple[str, ...]] | None = None
+    ) -> dict[str, Any]:
+        """The computed YANG library (RFC 7895) for a subscription naming modules ``names``."""
+        names = list(dict.fromkeys(names))
+        closure = self.closure(names)
+        implemented = set(self.references().implemented(names, [m.name for m in closure]))
+        modules = [m for m in closure if m.kind == "module"]
+        document = _library(self, modules, implemented)
+        apply_features(document, features or {}, self)
+        return document
+
+    def references(self) -> ReferenceIndex:
+        if self._references is None:
+            self._references = ReferenceIndex(self)
+        return self._references
 
 
-def _library(index: ModuleIndex, implemented: list[ModuleInfo], imported: list[ModuleInfo]) -> str:
-    def entry(info: ModuleInfo, conformance: str) -> dict[str, Any]:
+def _library(
+    index: ModuleIndex, modules: list[ModuleInfo], implemented: set[str]
+) -> dict[str, Any]:
+    def entry(info: ModuleInfo) -> dict[str, Any]:
         item: dict[str, Any] = {
             "name": info.name,
             "revision": info.revision or "",
             "namespace": info.namespace,
-            "conformance-type": conformance,
+            "conformance-type": "implement" if info.name in implemented else "import",
         }
         submodules = [index.get(name) for name in info.includes]
         if submodules:
             item["submodule"] = [{"name": s.name, "revision": s.revision or ""} for s in submodules]
-        if conformance == "implement":
-            features = [*info.features, *(f for s in submodules for f in s.features)]
-            if features:
-                item["feature"] = features
+        # Import-only modules list their features too: their groupings may carry if-feature.
+        features = [*info.features, *(f for s in submodules for f in s.features)]
+        if features:
+            item["feature"] = features
         return item
 
-    modules = [entry(m, "implement") for m in implemented]
-    modules += [entry(m, "import") for m in imported]
-    content_id = hashlib.sha256(json.dumps(modules, sort_keys=True).encode()).hexdigest()[:16]
-    return json.dumps(
-        {"ietf-yang-library:modules-state": {"module-set-id": content_id, "module": modules}}
+    # Implemented first, then import-only, each in closure order: a stable document.
+    ordered = [m for m in modules if m.name in implemented]
+    ordered += [m for m in modules if m.name not in implemented]
+    entries = [entry(m) for m in ordered]
+    content_id = hashlib.sha256(json.dumps(entries, sort_keys=True).encode()).hexdigest()[:16]
+    return {MODULES_STATE: {"module-set-id": content_id, "module": entries}}
+
+
+def _missing_modules(exc: YangsonException, library: dict[str, Any]) -> list[str]:
+    """Modules that a yangson schema error points into and that the library does not
+    implement: a leafref/augment/must target in an import-only or absent module."""
+    implemented = {
+        m.get("name")
+        for m in library[MODULES_STATE]["module"]
+        if m.get("conformance-type") == "implement"
+    }
+    named = re.findall(r"([A-Za-z_][\w.-]*):", str(exc))
+    return [m for m in dict.fromkeys(named) if m not in implemented]
+
+
+def _data_model(library: dict[str, Any], search_path: tuple[str, ...]) -> DataModel:
+    """``DataModel(library)``, but with submodules processed in ``include`` order.
+
+    yangson appends a module's submodules to its processing sequence from a set, so the order
+    changes with the string hash seed; an augment in one submodule whose target another
+    submodule adds (ietf-snmp: ietf-snmp-tls augments the target that ietf-snmp-target
+    defines) is then silently dropped in some runs. This is DataModel.__init__ with an ordered
+    SchemaData."""
+    from yangson import DataModel  # noqa: PLC0415 - yangson loads only to build a schema
+    from yangson.enumerations import ContentType  # noqa: PLC0415
+    from yangson.schemadata import SchemaData  # noqa: PLC0415
+    from yangson.schemanode import SchemaTreeNode  # noqa: PLC0415
+
+    class OrderedSchemaData(SchemaData):  # type: ignore[misc]
+        def _process_imports(self) -> None:
+            unordered = {}
+            for mdata in self.modules.values():
+                if len(mdata.submodules) > 1:
+                    order = [s.argument for s in mdata.statement.find_all("include")]
+                    rank = {name: i for i, name in enumerate(order)}
+                    unordered[mdata] = mdata.submodules
+                    mdata.submodules = sorted(
+                        mdata.submodules, key=lambda mid: (rank.get(mid[0], len(rank)), mid)
+                    )
+            try:
+                super()._process_imports()
+            finally:
+                for mdata, submodules in unordered.items():
+                    mdata.submodules = submodules
+
+    model: DataModel = DataModel.__new__(DataModel)
+    model.yang_library = library
+    model.schema_data = OrderedSchemaData(library, [*search_path])
+    model.schema = SchemaTreeNode(model.schema_data)
+    model.schema._ctype = ContentType.all
+    model._build_schema()
+    model.schema.description = f"Data model ID: {library[MODULES_STATE]['module-set-id']}"
+    # The subclass matters only while building; plain SchemaData pickles (schema cache).
+    model.schema_data.__class__ = SchemaData
+    return model
+
+
+def build_data_model(library: dict[str, Any], search_path: tuple[str, ...], what: str) -> DataModel:
+    """yangson's data model for ``library``; any failure is one :class:`SchemaError`."""
+    # yangson is imported only to build a schema: a cached compilation needs none of it.
+    from yangson.exceptions import (  # noqa: PLC0415
+        InvalidLeafrefPath,
+        ModuleNotImplemented,
+        NonexistentSchemaNode,
+        YangsonException,
     )
+
+    try:
+        return _data_model(library, search_path)
+    except (YangsonException, ValueError, TypeError, KeyError, AttributeError) as exc:
+        # A library of the wrong shape (an array, "module": 5) surfaces as any of these.
+        missing = (
+            _missing_modules(exc, library)
+            if isinstance(exc, (InvalidLeafrefPath, NonexistentSchemaNode, ModuleNotImplemented))
+            else []
+        )
+        if missing:
+            raise SchemaError(
+                f"{what}: module {', '.join(missing)} is not implemented in the YANG library but "
+                f"its data nodes are referenced ({type(exc).__name__}: {exc}); list it with "
+                "conformance-type implement"
+            ) from None
+        raise SchemaError(f"{what}: {type(exc).__name__}: {exc}") from None
 
 
 class SchemaContext:
-    """A module search path plus lazily built yangson data models, one per module set."""
+    """A module search path plus lazily built yangson data models, one per module set.
 
-    def __init__(self, search_path: tuple[str, ...]) -> None:
+    ``features`` maps a module to the features to enable (``--features``); modules not named
+    have every feature on.
+    """
+
+    def __init__(
+        self,
+        search_path: tuple[str, ...],
+        features: Mapping[str, tuple[str, ...]] | None = None,
+    ) -> None:
         self.search_path = search_path
-        self.index = ModuleIndex(search_path)
+        self.index = ModuleIndex.load(search_path)
+        self.features: dict[str, tuple[str, ...]] = dict(features or {})
         self._models: dict[frozenset[str], DataModel] = {}
         self._explicit: DataModel | None = None
+        self.explicit_library: dict[str, Any] | None = None
 
     @classmethod
-    def cached(cls, extra_dirs: Iterable[str] = ()) -> SchemaContext:
-        return _cached_context(default_search_path(extra_dirs))
+    def cached(
+        cls,
+        extra_dirs: Iterable[str] = (),
+        features: Mapping[str, tuple[str, ...]] | None = None,
+    ) -> SchemaContext:
+        frozen = tuple(sorted((features or {}).items()))
+        return _cached_context(default_search_path(extra_dirs), frozen)
 
     def with_library(self, library_path: str | Path) -> SchemaContext:
-        """Use an explicit RFC 8525 / RFC 7895 library file instead of a computed module set."""
-        path = Path(library_path)
+        """Use an explicit RFC 8525 / RFC 7895 library file (JSON or XML) as given, instead of
+        a computed module set; ``features`` still override its feature lists."""
+        library = read_library(library_path)
         try:
-            text = path.read_text(encoding="utf-8")
-            self._explicit = DataModel(text, [*self.search_path])
-        except OSError as exc:
-            reason = f"cannot read YANG library: {exc.strerror}"
-            raise SchemaError(reason, source=str(path)) from None
-        except (YangsonException, ValueError, TypeError, KeyError, AttributeError) as exc:
-            # A library of the wrong shape (an array, "module": 5) surfaces as any of these.
-            raise SchemaError(f"invalid YANG library: {exc}", source=str(path)) from None
+            apply_features(library, self.features, self.index)
+        except YangkeyError as exc:
+            raise exc.with_source(str(library_path)) from None
+        what = "invalid YANG library"
+        try:
+            self._explicit = build_data_model(library, self.search_path, what)
+        except SchemaError as exc:
+            raise exc.with_source(str(library_path)) from None
+        self.explicit_library = library
         return self
+
+    def library(self, modules: Iterable[str]) -> dict[str, Any]:
+        """The YANG library in use for a subscription naming ``modules``."""
+        if self.explicit_library is not None:
+            return self.explicit_library
+        return self.index.library(sorted(set(modules)), self.features)
 
     def data_model(self, modules: Iterable[str]) -> DataModel:
         if self._explicit is not None:
@@ -239,15 +391,31 @@ class SchemaContext:
         key = frozenset(modules)
         model = self._models.get(key)
         if model is None:
-            implemented, imported = self.index.closure(sorted(key))
-            library = _library(self.index, implemented, imported)
-            try:
-                model = DataModel(library, [*self.search_path])
-            except (YangsonException, ValueError, KeyError) as exc:
-                names = ", ".join(sorted(key))
-                raise SchemaError(f"cannot build a schema from modules {names}: {exc}") from None
-            self._models[key] = model
+            what = f"cannot build a schema from modules {', '.join(sorted(key))}"
+            library = self.library(key)
+            model = self._models[key] = DiskCache.default().get_or_build(
+                "model",
+                self.library_key(library),
+                lambda: build_data_model(library, self.search_path, what),
+            )
         return model
+
+    def library_files(self, modules: Iterable[str]) -> list[str]:
+        """The files of every module (and submodule) in the library for ``modules``."""
+        library = self.library(modules)
+        return self.index.files(m.get("name", "") for m in library[MODULES_STATE]["module"])
+
+    def library_key(self, library: dict[str, Any]) -> str:
+        """A digest of what a schema built from ``library`` depends on: the library, the
+        files on the search path, and the content of every module the library lists."""
+        names = [m.get("name", "") for m in library[MODULES_STATE]["module"]]
+        return digest(
+            code_fingerprint(),
+            self.search_path,
+            dirs_fingerprint(self.search_path),
+            json.dumps(library, sort_keys=True),
+            files_digest(self.index.files(names)),
+        )
 
     def module_prefix(self, module: str) -> str:
         """The module's YANG ``prefix`` statement, used in topic names (SPEC 2.5)."""
@@ -259,7 +427,72 @@ class SchemaContext:
     def schema_root(self, modules: Iterable[str]) -> SchemaNode:
         return self.data_model(modules).schema
 
+    def why_missing(self, module: str, name: str, modules: Iterable[str]) -> str | None:
+        """Why ``module:name`` is not in the schema, when a disabled feature is the cause."""
+        if module not in self.index.modules:
+            return None
+        enabled: dict[str, set[str]] = {}
+        for item in self.library(modules)[MODULES_STATE]["module"]:
+            enabled[item["name"]] = set(item.get("feature", []))
+        # Nodes named ``name`` in ``module`` (or an augment in any module of the library)
+        # behind an if-feature that the library does not enable.
+        for candidate in [module, *(m for m in enabled if m != module)]:
+            if candidate not in self.index.modules:
+                continue
+            feature = _disabled_feature(self.index, candidate, name, enabled)
+            if feature is not None:
+                return (
+                    f"it is under if-feature {feature}, which the YANG library does not "
+                    f"enable (enable it with --features {feature}, or features: in the "
+                    "subscriptions file)"
+                )
+        return None
+
+
+_DATA_KEYWORDS = frozenset(
+    {"container", "list", "leaf", "leaf-list", "choice", "case", "anydata", "anyxml"}
+)
+_FEATURE_REF = re.compile(r"[A-Za-z_][\w.-]*(?::[A-Za-z_][\w.-]*)?")
+
+
+def _disabled_feature(
+    index: ModuleIndex, module: str, name: str, enabled: Mapping[str, set[str]]
+) -> str | None:
+    """``module:feature`` of the first disabled if-feature above a node named ``name``."""
+    info = index.get(module)
+    for part in (info, *(index.get(s) for s in info.includes)):
+        statement = parse_module(part)
+        prefixes = prefix_map(statement, module)
+        for node in _statements_named(statement, name):
+            current = node
+            while current is not None:
+                for condition in current.find_all("if-feature"):
+                    for token in _FEATURE_REF.findall(condition.argument or ""):
+                        if token in ("and", "or", "not"):
+                            continue
+                        prefix, colon, feature = token.rpartition(":")
+                        owner = prefixes.get(prefix, prefix) if colon else module
+                        if feature not in enabled.get(owner, set()):
+                            return f"{owner}:{feature}"
+                current = current.superstmt
+    return None
+
+
+def _statements_named(statement: Any, name: str) -> Iterable[Any]:
+    for sub in statement.substatements:
+        if sub.keyword in _DATA_KEYWORDS and sub.argument == name:
+            yield sub
+        yield from _statements_named(sub, name)
+
 
 @lru_cache(maxsize=32)
-def _cached_context(search_path: tuple[str, ...]) -> SchemaContext:
-    return SchemaContext(search_path)
+def _cached_index(search_path: tuple[str, ...]) -> ModuleIndex:
+    key = digest(code_fingerprint(), search_path, dirs_fingerprint(search_path))
+    return DiskCache.default().get_or_build("index", key, lambda: ModuleIndex(search_path))
+
+
+@lru_cache(maxsize=32)
+def _cached_context(
+    search_path: tuple[str, ...], features: tuple[tuple[str, tuple[str, ...]], ...] = ()
+) -> SchemaContext:
+    return SchemaContext(search_path, dict(features))

@@ -15,22 +15,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
-
-from yangson import datatype as dt
-from yangson.schemanode import (
-    InternalNode,
-    LeafListNode,
-    ListNode,
-    SchemaNode,
-    TerminalNode,
-)
+from typing import TYPE_CHECKING, Literal
 
 from yangkey.errors import FilterError, Position, SchemaError, YangkeyError
 from yangkey.schema import ModuleIndex, SchemaContext
 from yangkey.subtree import normalize_subtree
 from yangkey.values import Canon, canon_for, canon_string, literal_canon
 from yangkey.xpath import LocationPath, Predicate, Step, parse_union, quote
+
+if TYPE_CHECKING:
+    from yangson.schemanode import InternalNode, LeafListNode, ListNode, SchemaNode, TerminalNode
+
+# yangson (0.25 s of imports) is imported inside the functions that walk the schema, so that a
+# compiled subscription loaded from the on-disk cache keys notifications without it.
 
 TargetKind = Literal["container", "list", "leaf-list", "leaf"]
 StepKind = Literal["container", "list", "leaf-list", "leaf"]
@@ -141,6 +138,8 @@ def _step_modules(
 
 
 def _kind(node: SchemaNode) -> StepKind:
+    from yangson.schemanode import InternalNode, LeafListNode, ListNode  # noqa: PLC0415
+
     if isinstance(node, ListNode):
         return "list"
     if isinstance(node, LeafListNode):
@@ -155,6 +154,8 @@ def _member(module: str, name: str, parent_module: str | None) -> str:
 
 
 def _leaf_child(node: InternalNode, name: str, module: str) -> TerminalNode | None:
+    from yangson.schemanode import TerminalNode  # noqa: PLC0415
+
     child = node.get_data_child(name, module)
     return child if isinstance(child, TerminalNode) else None
 
@@ -188,6 +189,8 @@ class _BranchCompiler:
     def literal(self, leaf: TerminalNode | None, canon: Canon, text: str, what: str) -> str:
         """Canonical form of a literal in the subscription. An identityref literal may carry an
         XML or YANG prefix (``ianaift:ethernetCsmacd``); keys carry the module name."""
+        from yangson import datatype as dt  # noqa: PLC0415
+
         datatype = leaf.type if leaf is not None else None
         while isinstance(datatype, dt.LeafrefType):
             datatype = datatype.ref_type
@@ -199,6 +202,8 @@ class _BranchCompiler:
         return literal_canon(canon, text, what)
 
     def compile(self) -> Branch:
+        from yangson.schemanode import InternalNode, LeafListNode, ListNode  # noqa: PLC0415
+
         node: SchemaNode = self.root
         steps: list[CompiledStep] = []
         pieces: list[str] = [""]
@@ -291,6 +296,7 @@ class _BranchCompiler:
     ) -> SchemaError:
         where = parent_path or "the schema root"
         reason = f"unknown node {module}:{step.name} under {where}"
+        why = why or self.schema.why_missing(module, step.name, self.modules)
         if why:
             reason = f"{module}:{step.name} under {where}: {why}"
         return SchemaError(
@@ -350,6 +356,8 @@ class _BranchCompiler:
     def filters(
         self, node: SchemaNode, step: Step, module: str, key_names: set[str]
     ) -> tuple[DataFilter, ...]:
+        from yangson.schemanode import InternalNode  # noqa: PLC0415
+
         result: list[DataFilter] = []
         for predicate in step.predicates:
             if predicate.position is not None or predicate.name in key_names:

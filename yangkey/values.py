@@ -14,11 +14,12 @@ import ipaddress
 import re
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
-from typing import Any
-
-from yangson import datatype as dt
+from typing import TYPE_CHECKING, Any
 
 from yangkey.errors import FilterError, NotificationError
+
+if TYPE_CHECKING:
+    from yangson import datatype as dt
 
 Canon = Callable[[Any], str]
 
@@ -185,6 +186,8 @@ _IP_TYPEDEFS = {
 
 def canon_for(datatype: dt.DataType, module: str) -> Canon:
     """Pick the canonicalizer for a leaf of ``datatype`` defined in ``module``."""
+    from yangson import datatype as dt  # noqa: PLC0415
+
     if datatype.name in _IP_TYPEDEFS:
         return canon_ip
     if isinstance(datatype, dt.LeafrefType):

@@ -11,7 +11,10 @@ the file name and the line.
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +34,6 @@ NETMASK = f"{ADDRESS}/netmask"
 NETMASK_FEATURE = "ipv4-non-contiguous-netmasks"
 IMPLEMENTED = ("ietf-interfaces", "ietf-ip")
 IMPORTED = ("ietf-inet-types", "ietf-yang-types")
-
-
-
 
 
 def library(features: dict[str, list[str]] | None = None) -> dict[str, Any]:
@@ -316,3 +316,341 @@ def test_catalog_show_uncompilable_subscription_names_file_and_subscription(
         "subscription 7",
         "no-such-node",
     )
+
+
+# --------------------------------------------------------------------------- computed library
+
+LIBRARY_NS = "urn:ietf:params:xml:ns:yang:ietf-yang-library"
+
+
+def conformance(modules: list[str]) -> dict[str, str]:
+    document = SchemaContext.cached().library(modules)
+    return {
+        m["name"]: m["conformance-type"]
+        for m in document["ietf-yang-library:modules-state"]["module"]
+    }
+
+
+@pytest.mark.parametrize(
+    ("xpath", "template"),
+    [
+        pytest.param(
+            "/ietf-routing:routing/control-plane-protocols/control-plane-protocol",
+            "/ietf-routing:routing/control-plane-protocols/control-plane-protocol"
+            "[type='%s'][name='%s']",
+            id="ietf-routing",
+        ),
+        pytest.param(
+            "/ietf-access-control-list:acls/acl/aces/ace",
+            "/ietf-access-control-list:acls/acl[name='%s']/aces/ace[name='%s']",
+            id="ietf-access-control-list",
+        ),
+        pytest.param(
+            "/ietf-access-control-list:acls/attachment-points/interface",
+            "/ietf-access-control-list:acls/attachment-points/interface[interface-id='%s']",
+            id="acl-leafref-key-into-ietf-interfaces",
+        ),
+    ],
+)
+def test_the_issue_subscriptions_compile(xpath: str, template: str) -> None:
+    (branch,) = compile_json("--xpath", xpath)["branches"]
+    assert branch["template"] == template
+
+
+def test_a_module_whose_data_nodes_are_referenced_is_implemented() -> None:
+    # ietf-routing: leafref "/if:interfaces/if:interface/if:name" (if:interface-ref)
+    assert conformance(["ietf-routing"]) == {
+        "ietf-routing": "implement",
+        "ietf-interfaces": "implement",
+        "ietf-yang-types": "import",
+    }
+    # ietf-ip: augment "/if:interfaces/if:interface"
+    assert conformance(["ietf-ip"])["ietf-interfaces"] == "implement"
+
+
+def test_import_only_stays_where_no_data_node_is_referenced() -> None:
+    assert conformance(["ietf-interfaces"]) == {
+        "ietf-interfaces": "implement",
+        "ietf-yang-types": "import",
+    }
+    # types and identities only: inet-types, yang-types, ethertypes, packet-fields' groupings
+    acl = conformance(["ietf-access-control-list"])
+    for module in ("ietf-inet-types", "ietf-yang-types", "ietf-ethertypes", "ietf-packet-fields"):
+        assert acl[module] == "import", module
+
+
+REFERRING = """module ref-a {
+  yang-version 1.1;
+  namespace "urn:example:ref-a";
+  prefix a;
+  import ref-leafref { prefix l; }
+  import ref-must { prefix m; }
+  import ref-when { prefix w; }
+  import ref-augment { prefix g; }
+  import ref-identity { prefix i; }
+  container top {
+    list item {
+      key id;
+      leaf id { type leafref { path "/l:things/l:thing/l:name"; } }
+      leaf limit { type uint8; must ". <= /m:limits/m:max"; }
+      leaf kind {
+        type identityref { base i:kind; }
+        when "/w:mode/w:on = 'true' and derived-from(., 'i:kind')";
+      }
+    }
+  }
+  augment "/g:extended" { leaf added { type string; } }
+}
+"""
+REFERENCED = {
+    "ref-leafref": "container things { list thing { key name; leaf name { type string; } } }",
+    "ref-must": "container limits { leaf max { type uint8; } }",
+    "ref-when": "container mode { leaf on { type boolean; } }",
+    "ref-augment": "container extended { leaf x { type string; } }",
+    "ref-identity": "identity kind; container unused { leaf y { type string; } }",
+}
+
+
+def referring_modules(directory: Path) -> None:
+    (directory / "ref-a.yang").write_text(REFERRING, encoding="utf-8")
+    for name, body in REFERENCED.items():
+        (directory / f"{name}.yang").write_text(
+            f'module {name} {{ yang-version 1.1; namespace "urn:example:{name}"; '
+            f"prefix {name.split('-')[1][:3]}; {body} }}",
+            encoding="utf-8",
+        )
+
+
+def test_leafref_must_when_and_augment_targets_are_implemented_identities_are_not(
+    tmp_path: Path,
+) -> None:
+    referring_modules(tmp_path)
+    context = SchemaContext((str(tmp_path), *SchemaContext.cached().search_path))
+    document = context.library(["ref-a"])
+    kinds = {
+        m["name"]: m["conformance-type"]
+        for m in document["ietf-yang-library:modules-state"]["module"]
+    }
+    assert kinds == {
+        "ref-a": "implement",
+        "ref-leafref": "implement",
+        "ref-must": "implement",
+        "ref-when": "implement",
+        "ref-augment": "implement",
+        "ref-identity": "import",  # only an identity, also named in a quoted literal
+    }
+    result = run("compile", "--json", "--yang-dir", str(tmp_path), "--xpath", "/ref-a:top/item")
+    assert result.exit_code == 0, result.stderr
+    assert orjson.loads(result.stdout)["branches"][0]["template"] == "/ref-a:top/item[id='%s']"
+    result = run(
+        "topic", "--yang-dir", str(tmp_path), "--xpath", "/ref-augment:extended/ref-a:added"
+    )
+    assert result.exit_code == 0, result.stderr
+
+
+def test_an_explicit_library_missing_a_referenced_module_names_it(tmp_path: Path) -> None:
+    """--yang-library is used as given: ietf-routing with ietf-interfaces import-only fails,
+    naming ietf-interfaces."""
+    index = SchemaContext.cached().index
+
+    def entry(name: str, conformance: str) -> dict[str, Any]:
+        info = index.get(name)
+        return {
+            "name": name,
+            "revision": info.revision or "",
+            "namespace": info.namespace,
+            "conformance-type": conformance,
+        }
+
+    modules = [
+        entry("ietf-routing", "implement"),
+        entry("ietf-interfaces", "import"),
+        entry("ietf-yang-types", "import"),
+    ]
+    document = {"ietf-yang-library:modules-state": {"module-set-id": "x", "module": modules}}
+    path = write(tmp_path, "routing-library.json", document)
+    xpath = "/ietf-routing:routing/ribs/rib"
+    result = run("compile", "--yang-library", path, "--xpath", xpath)
+    assert_one_error(result, "routing-library.json", "ietf-interfaces", "not implemented")
+
+    modules[1]["conformance-type"] = "implement"
+    fixed = write(tmp_path, "fixed.json", document)
+    assert compile_json("--yang-library", fixed, "--xpath", xpath) == compile_json("--xpath", xpath)
+
+
+# --------------------------------------------------------------------------- library formats
+
+
+def rfc8525(features: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    state = library(features)["ietf-yang-library:modules-state"]
+    implemented = [
+        {k: v for k, v in m.items() if k != "conformance-type"}
+        for m in state["module"]
+        if m["conformance-type"] == "implement"
+    ]
+    imported = [
+        {k: v for k, v in m.items() if k not in ("conformance-type", "feature")}
+        for m in state["module"]
+        if m["conformance-type"] == "import"
+    ]
+    return {
+        "ietf-yang-library:yang-library": {
+            "module-set": [{"name": "all", "module": implemented, "import-only-module": imported}],
+            "schema": [{"name": "s", "module-set": ["all"]}],
+            "content-id": "c-1",
+        }
+    }
+
+
+def to_xml(name: str, value: Any, namespace: str | None = None) -> str:
+    attrs = f' xmlns="{namespace}"' if namespace else ""
+    if isinstance(value, dict):
+        inner = "".join(to_xml(k, v) for k, v in value.items())
+        return f"<{name}{attrs}>{inner}</{name}>"
+    if isinstance(value, list):
+        return "".join(to_xml(name, item, namespace) for item in value)
+    return f"<{name}{attrs}>{value}</{name}>"
+
+
+def as_xml(document: dict[str, Any]) -> str:
+    ((top, content),) = document.items()
+    return to_xml(top.partition(":")[2], content, LIBRARY_NS)
+
+
+@pytest.mark.parametrize(
+    ("name", "make"),
+    [
+        pytest.param("lib.json", rfc8525, id="rfc8525-json"),
+        pytest.param("lib.xml", lambda f: as_xml(rfc8525(f)), id="rfc8525-xml"),
+        pytest.param("lib.xml", lambda f: as_xml(library(f)), id="rfc7895-xml"),
+    ],
+)
+def test_rfc8525_and_xml_libraries_give_the_same_templates(
+    tmp_path: Path, name: str, make: Any
+) -> None:
+    with_feature = write(tmp_path, name, make({"ietf-ip": [NETMASK_FEATURE]}))
+    for xpath in (IF, ADDRESS, NETMASK):
+        assert compile_json("--yang-library", with_feature, "--xpath", xpath) == compile_json(
+            "--xpath", xpath
+        )
+    # its features are honoured: without the feature, no netmask
+    without = write(tmp_path, f"without-{name}", make({"ietf-ip": []}))
+    result = run("compile", "--yang-library", without, "--xpath", NETMASK)
+    assert_one_error(result, "netmask", f"if-feature ietf-ip:{NETMASK_FEATURE}")
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        pytest.param("<modules-state/>", "modules-state", id="xml-no-namespace"),
+        pytest.param(f'<yang-library xmlns="{LIBRARY_NS}"/>', "module-set", id="8525-empty"),
+        pytest.param("<a><b>", "invalid YANG library", id="xml-malformed"),
+        pytest.param(
+            '<!DOCTYPE x [<!ENTITY e "e">]><modules-state/>', "invalid YANG library", id="dtd"
+        ),
+        pytest.param(
+            {"ietf-yang-library:yang-library": {"module-set": [{"module": [{}]}]}},
+            "name",
+            id="8525-nameless-module",
+        ),
+    ],
+)
+def test_invalid_xml_or_8525_library_is_one_error_line(
+    tmp_path: Path, content: str | dict[str, Any], reason: str
+) -> None:
+    path = write(tmp_path, "bad-library.xml", content)
+    result = run("compile", "--yang-library", path, "--xpath", IF)
+    assert_one_error(result, "bad-library.xml", reason)
+
+
+# --------------------------------------------------------------------------- features
+
+
+def test_features_default_to_all_on() -> None:
+    assert compile_json("--xpath", NETMASK)["branches"][0]["target"] == "leaf"
+
+
+@pytest.mark.parametrize(
+    "features",
+    [
+        pytest.param(("ietf-ip:",), id="none"),
+        pytest.param(("ietf-ip:ipv6-privacy-autoconf",), id="another-feature"),
+        pytest.param(("ietf-interfaces:", "ietf-ip:ipv6-privacy-autoconf"), id="repeated"),
+    ],
+)
+def test_a_node_under_a_disabled_feature_is_a_clear_compile_error(
+    features: tuple[str, ...],
+) -> None:
+    args = [item for feature in features for item in ("--features", feature)]
+    result = run("compile", *args, "--xpath", NETMASK)
+    assert_one_error(result, "netmask", f"if-feature ietf-ip:{NETMASK_FEATURE}", "--features")
+    # the rest of the module is there
+    assert compile_json(*args, "--xpath", ADDRESS)["branches"][0]["target"] == "list"
+
+
+def test_enabled_feature_compiles() -> None:
+    result = compile_json("--features", f"ietf-ip:{NETMASK_FEATURE}", "--xpath", NETMASK)
+    assert result == compile_json("--xpath", NETMASK)
+
+
+@pytest.mark.parametrize(
+    ("feature", "needles"),
+    [
+        pytest.param("ietf-ip:bogus", ("no feature 'bogus'", NETMASK_FEATURE), id="unknown"),
+        pytest.param("ietf-system:ntp", ("ietf-system", "not in the YANG library"), id="module"),
+    ],
+)
+def test_unknown_feature_or_module_is_one_error_line(
+    feature: str, needles: tuple[str, ...]
+) -> None:
+    result = run("compile", "--features", feature, "--xpath", NETMASK)
+    assert_one_error(result, "features", *needles)
+
+
+def test_malformed_features_option_is_a_usage_error() -> None:
+    result = run("compile", "--features", "no-colon", "--xpath", NETMASK)
+    assert result.exit_code == 2
+    assert "MODULE:FEATURE" in result.stderr
+
+
+def test_features_in_the_subscriptions_file(tmp_path: Path) -> None:
+    def subscriptions(features: str) -> str:
+        return write(
+            tmp_path,
+            "subs.yaml",
+            f"features:\n  ietf-ip: [{features}]\n"
+            "subscriptions:\n  - id: 1\n"
+            f"    xpath: {NETMASK}\n",
+        )
+
+    enabled = run("catalog", "show", "--json", "--subscriptions", subscriptions(NETMASK_FEATURE))
+    assert enabled.exit_code == 0, enabled.stderr
+    (row,) = orjson.loads(enabled.stdout)["subscriptions"]
+    assert row["target"] == "leaf"
+
+    disabled = run("catalog", "show", "--subscriptions", subscriptions("ipv6-privacy-autoconf"))
+    assert_one_error(
+        disabled, "subs.yaml", "subscription 1", f"if-feature ietf-ip:{NETMASK_FEATURE}"
+    )
+
+
+@pytest.mark.parametrize("seed", ["1", "2"])
+def test_augments_between_submodules_do_not_depend_on_the_hash_seed(seed: str) -> None:
+    """ietf-snmp-tls and ietf-snmp-ssh augment nodes that other ietf-snmp submodules define;
+    yangson took submodules from a set, so one or the other was dropped depending on
+    PYTHONHASHSEED (seed 1 lost target/tls, seed 2 engine/listen/ssh)."""
+    env = {**os.environ, "PYTHONHASHSEED": seed, "YANGKEY_CACHE": "off"}
+    for xpath, topic in (
+        ("/ietf-snmp:snmp/target/tls", "snmp-snmp-target-tls"),
+        ("/ietf-snmp:snmp/engine/listen/ssh", "snmp-snmp-engine-listen-ssh"),
+    ):
+        result = subprocess.run(
+            [sys.executable, "-m", "yangkey.cli", "topic", "--xpath", xpath],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=300,
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == f"{topic}\n"

@@ -1,0 +1,200 @@
+"""On-disk cache of module indexes, yangson data models and compiled subscriptions.
+
+A one-shot ``yangkey key`` spends almost all of its time building the schema (and importing
+yangson to do it); with a warm cache it loads the compiled subscription and never imports
+yangson. Entries are pickles named by a digest of everything that determines them:
+
+* module index: the search path and every ``.yang`` file's name, size and mtime there;
+* data model: the YANG library document and the content (SHA-256) of every module it lists;
+* compiled subscription: the filter and its options, the index fingerprint, the explicit
+  library file's bytes, and the content hashes of the modules the schema was built from,
+  verified again on load, so an edited module invalidates the entry.
+
+All keys also cover the yangkey and yangson code (file sizes and mtimes), so an upgrade never
+loads a stale pickle. Location: ``$YANGKEY_CACHE_DIR``, else ``$XDG_CACHE_HOME/yangkey/schema``,
+else ``~/.cache/yangkey/schema``; ``YANGKEY_CACHE=off`` turns it off. An unreadable, corrupt or
+unwritable cache is ignored: the work is done again, never a crash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import pickle
+import sys
+import tempfile
+import types
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from yangkey.schema import SchemaContext
+    from yangkey.templates import CompiledSubscription
+
+T = TypeVar("T")
+
+CACHE_DIR_ENV = "YANGKEY_CACHE_DIR"
+CACHE_SWITCH_ENV = "YANGKEY_CACHE"
+
+
+def cache_dir() -> Path | None:
+    if os.environ.get(CACHE_SWITCH_ENV, "").lower() in ("off", "0", "no", "false"):
+        return None
+    explicit = os.environ.get(CACHE_DIR_ENV)
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "yangkey" / "schema"
+
+
+def digest(*parts: Any) -> str:
+    return hashlib.sha256(repr(parts).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _stat_entries(directory: str, suffix: str) -> list[tuple[str, int, int]]:
+    try:
+        entries = [e for e in os.scandir(directory) if e.name.endswith(suffix)]
+        stats = [(e.name, e.stat()) for e in entries]
+    except OSError:
+        return [("<missing>", 0, 0)]
+    return sorted((name, st.st_size, st.st_mtime_ns) for name, st in stats)
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """The yangkey and yangson sources: a changed class layout must not load old pickles."""
+    parts: list[Any] = [sys.version]
+    directories = [str(Path(__file__).parent)]
+    spec = importlib.util.find_spec("yangson")
+    if spec is not None and spec.origin:
+        directories.append(str(Path(spec.origin).parent))
+    for directory in directories:
+        parts.append((directory, _stat_entries(directory, ".py")))
+    return digest(*parts)
+
+
+def dirs_fingerprint(search_path: Iterable[str]) -> str:
+    """Names, sizes and mtimes of the ``.yang`` files on the search path (cheap: no reads)."""
+    return digest(*((d, _stat_entries(d, ".yang")) for d in search_path))
+
+
+def files_digest(paths: Iterable[str]) -> str:
+    """SHA-256 over the contents of ``paths``; a missing file gives a digest that matches
+    nothing stored."""
+    hasher = hashlib.sha256()
+    for path in paths:
+        hasher.update(path.encode("utf-8", "surrogatepass") + b"\0")
+        try:
+            hasher.update(Path(path).read_bytes())
+        except OSError:
+            hasher.update(b"<unreadable>")
+        hasher.update(b"\0")
+    return hasher.hexdigest()
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles the canonicalizer closures of compiled key slots by their factory."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, types.FunctionType) and obj.__closure__:
+            from yangkey import values  # noqa: PLC0415
+
+            if obj.__qualname__ == "identityref_canon.<locals>.canon":
+                return values.identityref_canon, (obj.__closure__[0].cell_contents,)
+        return NotImplemented
+
+
+class DiskCache:
+    def __init__(self, directory: Path | None) -> None:
+        self.directory = directory
+
+    @classmethod
+    def default(cls) -> DiskCache:
+        return cls(cache_dir())
+
+    def path(self, kind: str, key: str) -> Path | None:
+        return None if self.directory is None else self.directory / f"{kind}-{key}.pickle"
+
+    def load(self, kind: str, key: str) -> Any | None:
+        path = self.path(kind, key)
+        if path is None:
+            return None
+        try:
+            with path.open("rb") as stream:
+                return pickle.load(stream)
+        except FileNotFoundError:
+            return None
+        except Exception:  # a corrupt, truncated or stale pickle: build again
+            return None
+
+    def store(self, kind: str, key: str, value: Any) -> None:
+        path = self.path(kind, key)
+        if path is None:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(
+                dir=path.parent, prefix=f".{kind}-", delete=False
+            ) as stream:
+                temporary = Path(stream.name)
+                try:
+                    _Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+                except Exception:
+                    stream.close()
+                    temporary.unlink(missing_ok=True)
+                    raise
+            # Atomic: concurrent runs see the old entry or the new one, never half of one.
+            os.replace(temporary, path)
+        except Exception:  # an unwritable directory or an unpicklable value: no cache entry
+            pass
+
+    def get_or_build(
+        self,
+        kind: str,
+        key: str,
+        build: Callable[[], T],
+        *,
+        valid: Callable[[Any], bool] = lambda _: True,
+    ) -> T:
+        found = self.load(kind, key)
+        if found is not None and valid(found):
+            return found  # type: ignore[no-any-return]
+        value = build()
+        self.store(kind, key, value)
+        return value
+
+
+def cached_compilation(
+    schema: SchemaContext,
+    request: tuple[Any, ...],
+    build: Callable[[], tuple[CompiledSubscription, SchemaContext]],
+) -> CompiledSubscription:
+    """A compiled subscription from the cache, or ``build()`` (which returns it with the schema
+    context it was compiled against) stored with the content hashes of its modules.
+
+    ``request`` is everything about the filter that changes the result (text, options, the
+    explicit library's bytes); ``schema`` gives the search path, its file listing and the
+    features."""
+    cache = DiskCache.default()
+    key = digest(
+        code_fingerprint(),
+        schema.search_path,
+        dirs_fingerprint(schema.search_path),
+        sorted(schema.features.items()),
+        request,
+    )
+
+    def current(entry: Any) -> bool:
+        files, content = entry[1], entry[2]
+        return bool(files_digest(files) == content)
+
+    found = cache.load("compiled", key)
+    if found is not None and current(found):
+        return found[0]  # type: ignore[no-any-return]
+    compiled, used = build()
+    files = used.library_files(compiled.modules)
+    cache.store("compiled", key, (compiled, files, files_digest(files)))
+    return compiled
