@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import importlib
 import sys
+from pathlib import Path
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
