@@ -13,8 +13,8 @@ from __future__ import annotations
 import functools
 import importlib
 import sys
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
