@@ -140,7 +140,7 @@ def test_good_rows_reach_history_and_current_state(conn: ChdbConnection, db: str
         row(1, K_PIPE, b'{"v":2}', headers("2026-11-20T12:00:00.5+02:00", 2)),
         row(2, K_PE2, b'{"v":3}', headers("2026-11-20T10:00:03Z", 3, schema_id="7")),
     ])
-    names = topic_tables(IF_TOPIC)
+    names = topic_tables(IF_TOPIC, db)
     assert count(conn, db, names.history) == 3
     assert count(conn, db, "errors") == 0
     rows = current_state(conn, db, node="pe1")
@@ -169,7 +169,7 @@ def test_duplicate_offset_does_not_change_current_state(conn: ChdbConnection, db
     insert_rows(conn, db, IF_TOPIC, batch)
     before = current_state(conn, db)
     insert_rows(conn, db, IF_TOPIC, batch)  # the batch replayed: same offsets again
-    names = topic_tables(IF_TOPIC)
+    names = topic_tables(IF_TOPIC, db)
     assert count(conn, db, names.history) == 4  # history stores what arrived...
     page = history(conn, db, node="pe1")
     assert [r["kafka_offset"] for r in page.rows] == [0, 1]  # ...queries skip the duplicates
@@ -187,7 +187,7 @@ def test_older_replay_never_wins(conn: ChdbConnection, db: str) -> None:
     insert_rows(conn, db, IF_TOPIC, [row(7, K_ETH0, b"older-seq", headers("2026-11-20T10:00:05Z",
                                                                             8))])
     assert [r["payload"] for r in current_state(conn, db)] == ["new"]
-    names = topic_tables(IF_TOPIC)
+    names = topic_tables(IF_TOPIC, db)
     conn.command(f"OPTIMIZE TABLE {qualified(db, names.current)} FINAL")
     stored = conn.query(f"SELECT payload FROM {qualified(db, names.current)}")
     assert stored == [{"payload": "new"}]  # merged: the older ones are gone for good
@@ -261,7 +261,7 @@ def test_poison_and_malformed_messages_go_to_errors(conn: ChdbConnection, db: st
     assert by_offset[13]["raw_message"] == "no-key"
     # the good message after the bad ones got through: the pipeline keeps going
     assert [r["payload"] for r in current_state(conn, db)] == ["ok"]
-    assert count(conn, db, topic_tables(IF_TOPIC).history) == 1
+    assert count(conn, db, topic_tables(IF_TOPIC, db).history) == 1
 
 
 def test_kafka_timestamp_when_no_event_time_header(conn: ChdbConnection, db: str) -> None:
@@ -416,7 +416,8 @@ def test_sql_key_split_matches_parse_key(
     insert_rows(conn, db, IF_TOPIC, [row(offset, message_key, b"{}",
                                          headers("2026-11-20T10:00:00Z"))])
     stored = conn.query(
-        f"SELECT node, subscription_id, xpaths FROM {qualified(db, topic_tables(IF_TOPIC).history)}"
+        "SELECT node, subscription_id, xpaths FROM "
+        f"{qualified(db, topic_tables(IF_TOPIC, db).history)}"
         " WHERE kafka_offset = {o:UInt64}",
         {"o": offset},
     )
@@ -439,3 +440,76 @@ def test_cursor_with_an_infinite_number_is_refused() -> None:
     token = base64.urlsafe_b64encode(b'["t","2026-11-20T10:00:00Z",1e999,"k"]').decode()
     with pytest.raises(ConfigError, match="invalid history cursor"):
         decode_cursor(token)
+
+
+def test_numbers_outside_their_column_are_refused_not_wrapped(
+    conn: ChdbConnection, db: str
+) -> None:
+    """{limit:UInt64} reads 2**64 as 0 (no rows, no error): every number is checked first."""
+    insert_rows(conn, db, IF_TOPIC, [row(0, K_ETH0, b"x", headers("2026-11-20T10:00:00Z"))])
+    assert len(current_state(conn, db, limit=2**64 - 1)) == 1
+    with pytest.raises(ConfigError, match=r"--limit: must be between 1 and 18446744073709551615"):
+        current_state(conn, db, limit=2**64)
+    with pytest.raises(ConfigError, match="--limit: must be between"):
+        history(conn, db, node="pe1", limit=2**64)
+    with pytest.raises(ConfigError, match="--subscription-id: must be between 0 and 4294967295"):
+        current_state(conn, db, node="pe1", subscription_id=2**32)
+    with pytest.raises(ConfigError, match="--subscription-id: must be between"):
+        history(conn, db, node="pe1", subscription_id=-1)
+    assert len(history(conn, db, node="pe1", subscription_id=1042).rows) == 1
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        ("yangkey-generation", b"4294967296"),  # generation is a UInt32 column
+        ("yangkey-generation", b"-1"),
+        ("yangkey-sequence-number", b"18446744073709551616"),
+        ("yangkey-sequence-number", b"-5"),
+        ("yangkey-sequence-number", b"1e20"),
+        ("yangkey-sequence-number", "\u0661\u0660".encode()),  # Arabic-Indic digits
+        ("schema-id", b"4294967296"),
+    ],
+)
+def test_header_numbers_outside_their_column_go_to_errors(
+    conn: ChdbConnection, db: str, header: tuple[str, bytes]
+) -> None:
+    hdrs = [h for h in headers("2026-11-20T10:00:00Z") if h[0] != header[0]] + [header]
+    insert_rows(conn, db, IF_TOPIC, [row(0, K_ETH0, b"x", hdrs)])
+    assert current_state(conn, db) == []
+    errors = conn.query(f"SELECT error_kind, error FROM {qualified(db, 'errors')}")
+    assert [e["error_kind"] for e in errors] == ["header"], errors
+    assert header[0] in errors[0]["error"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["garbage", "2026-13-01T00:00:00Z", "2026-11-20T25:00:00Z", "2026-11-20T10:00:00+24:00",
+     "yesterday", "1e9", "2026-11-20T10:00:00.1234567890Z", "\u0662\u0660\u0662\u0666-01-01"],
+)
+def test_history_since_garbage_is_our_reason_not_the_engine_sql(
+    conn: ChdbConnection, db: str, text: str
+) -> None:
+    with pytest.raises(ConfigError, match="--since: not an RFC 3339 time") as caught:
+        history(conn, db, node="pe1", since=text)
+    assert "SELECT" not in str(caught.value)
+    with pytest.raises(ConfigError, match="--until: not an RFC 3339 time"):
+        history(conn, db, node="pe1", until=text)
+
+
+def test_history_times_clickhouse_cannot_hold_are_refused(conn: ChdbConnection, db: str) -> None:
+    with pytest.raises(ConfigError, match="outside the times ClickHouse stores"):
+        history(conn, db, node="pe1", since="1899-12-31T23:59:59Z")
+    # accepted forms: Z, offset, no offset (UTC), nanoseconds, a date alone
+    insert_rows(conn, db, IF_TOPIC, [row(0, K_ETH0, b"x", headers("2026-11-20T10:00:00Z"))])
+    for since in ("2026-11-20T10:00:00Z", "2026-11-20T11:00:00+01:00", "2026-11-20 10:00:00",
+                  "2026-11-20T09:59:59.999999999Z", "2026-11-20"):
+        assert len(history(conn, db, node="pe1", since=since).rows) == 1, since
+
+
+def test_cursor_numbers_outside_their_column_are_refused() -> None:
+    for data in (b'["t","2026-11-20T10:00:00Z",18446744073709551616,"k"]',
+                 b'["t","garbage",1,"k"]', b'["o","t",4294967296,0]', b'["o","t",0,-1]'):
+        token = base64.urlsafe_b64encode(data).decode()
+        with pytest.raises(ConfigError, match="invalid history cursor"):
+            decode_cursor(token)

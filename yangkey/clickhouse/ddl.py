@@ -42,6 +42,7 @@ import jinja2
 
 from yangkey import messages
 from yangkey.clickhouse.identifiers import (
+    check_database_name,
     qualified,
     quote_identifier,
     quote_literal,
@@ -127,6 +128,7 @@ class DdlOptions:
             raise ConfigError("the cluster name cannot be empty")
         if not self.database:
             raise ConfigError("the database name cannot be empty")
+        check_database_name(self.database)
         if self.kafka_num_consumers < 1:
             raise ConfigError("kafka_num_consumers must be at least 1")
         if self.current_state not in ("all", "compacted"):
@@ -172,8 +174,9 @@ class TopicTables:
     mv_errors: str
 
 
-def topic_tables(topic: str, *, cluster: bool = False) -> TopicTables:
-    base = table_base(topic)
+def topic_tables(topic: str, database: str, *, cluster: bool = False) -> TopicTables:
+    """The tables of ``topic`` in ``database`` (whose name bounds theirs: :func:`table_base`)."""
+    base = table_base(topic, database)
     local = "_local" if cluster else ""
     return TopicTables(
         topic=topic,
@@ -342,7 +345,7 @@ class _Renderer:
 
     def topic(self, spec: TopicLike) -> None:
         o = self.options
-        names = topic_tables(spec.name, cluster=o.cluster is not None)
+        names = topic_tables(spec.name, o.database, cluster=o.cluster is not None)
         with_current = o.current_state == "all" or spec.compaction
         errors = ERRORS_TABLE
         self.stored_table(
@@ -406,7 +409,7 @@ class _Renderer:
         )
 
     def dead_letter(self, topic: str) -> None:
-        names = topic_tables(topic)
+        names = topic_tables(topic, self.options.database)
         self.queue(names.queue, topic)
         self.add(
             "view",
@@ -450,11 +453,14 @@ def render_ddl(topics: Sequence[TopicLike], options: DdlOptions) -> list[Stateme
     """Every statement for ``topics``, in dependency order; deterministic for equal input."""
     seen: dict[str, str] = {}
     for spec in topics:
-        base = table_base(spec.name)
+        base = table_base(spec.name, options.database)
         if base in seen and seen[base] != spec.name:
             raise ConfigError(f"topics {seen[base]!r} and {spec.name!r} map to the same tables")
         seen[base] = spec.name
-    if options.dead_letter_topic is not None and table_base(options.dead_letter_topic) in seen:
+    if (
+        options.dead_letter_topic is not None
+        and table_base(options.dead_letter_topic, options.database) in seen
+    ):
         raise ConfigError(
             f"dead-letter topic {options.dead_letter_topic!r} is also a subscription topic"
         )

@@ -33,6 +33,8 @@ from yangkey.kafka.config import consumer_config
 
 DEFAULT_GROUP = "yangkey-embedded"
 DEFAULT_BATCH_SIZE = 10_000
+#: librdkafka hands out at most this many messages per consume() call.
+MAX_BATCH_SIZE = 1_000_000
 
 #: Column order of an embedded queue table (``QUEUE_VALUE_COLUMNS + QUEUE_VIRTUAL_COLUMNS`` of
 #: ``sql_templates/macros.sql.j2``), quoted, as :func:`encode_rows` writes them.
@@ -134,7 +136,7 @@ def encode_rows(rows: Iterable[QueueRow]) -> bytes:
 
 def insert_rows(conn: Connection, database: str, topic: str, rows: Iterable[QueueRow]) -> None:
     """One INSERT of ``rows`` into the queue table of ``topic``."""
-    table = qualified(database, topic_tables(topic).queue)
+    table = qualified(database, topic_tables(topic, database).queue)
     conn.insert(table, QUEUE_COLUMNS, encode_rows(rows), "RowBinary")
 
 
@@ -308,8 +310,8 @@ def consume_into(
     should_stop: Callable[[], bool] | None = None,
 ) -> IngestResult:
     """Consume ``topics`` into their (already created) queue tables of ``database``."""
-    if batch_size < 1:
-        raise ConfigError("batch size must be at least 1")
+    if not 1 <= batch_size <= MAX_BATCH_SIZE:
+        raise ConfigError(f"batch size must be between 1 and {MAX_BATCH_SIZE}")
     # the pipeline's consumer defaults (no auto commit, read_committed, earliest) under the
     # operator's settings; auto commit stays off whatever they say: offsets are committed
     # only once the rows are stored
