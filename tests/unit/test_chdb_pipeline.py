@@ -198,6 +198,36 @@ def test_older_replay_never_wins(conn: ChdbConnection, db: str) -> None:
     assert argmax == [{"p": "new"}]
 
 
+def test_older_replay_without_event_time_never_wins(conn: ChdbConnection, db: str) -> None:
+    """Without an event time the Kafka timestamp stands in for it, but a replay (RFC 8639
+    replay, a producer rerun) is written later and gets a *newer* Kafka timestamp: only its
+    sequence number says it is old, and it must not win current state."""
+    no_time = headers(None, 41)
+    insert_rows(conn, db, IF_TOPIC, [
+        row(0, K_ETH0, b"old", no_time, timestamp_ms=1_790_000_000_000),
+        row(1, K_ETH0, b"new", headers(None, 42), timestamp_ms=1_790_000_001_000),
+    ])
+    # the replay of the old notification, an hour later, at a higher offset
+    insert_rows(conn, db, IF_TOPIC, [
+        row(2, K_ETH0, b"old", no_time, timestamp_ms=1_790_003_600_000),
+    ])
+    (state,) = current_state(conn, db)
+    assert state["payload"] == "new" and state["kafka_offset"] == 1
+    assert state["event_time"] == "2026-09-21T14:13:21.000000000Z"  # still shown as event time
+    names = topic_tables(IF_TOPIC, db)
+    conn.command(f"OPTIMIZE TABLE {qualified(db, names.current)} FINAL")
+    assert conn.query(f"SELECT payload FROM {qualified(db, names.current)}") == [
+        {"payload": "new"}
+    ]
+    # no sequence number either: nothing tells a replay apart; the later offset wins (as Kafka
+    # compaction of the topic itself would keep it)
+    insert_rows(conn, db, IF_TOPIC, [
+        row(3, K_PE2, b"first", headers(None, None), timestamp_ms=1_790_000_000_000),
+        row(4, K_PE2, b"second", headers(None, None), timestamp_ms=1_789_000_000_000),
+    ])
+    assert {r["node"]: r["payload"] for r in current_state(conn, db)}["pe2"] == "second"
+
+
 def test_newer_generation_wins_and_hides_old_generation_keys(
     conn: ChdbConnection, db: str
 ) -> None:
@@ -513,3 +543,32 @@ def test_cursor_numbers_outside_their_column_are_refused() -> None:
         token = base64.urlsafe_b64encode(data).decode()
         with pytest.raises(ConfigError, match="invalid history cursor"):
             decode_cursor(token)
+
+
+def test_rows_older_than_retention_are_counted_as_expired_not_lost(
+    conn: ChdbConnection, db: str
+) -> None:
+    """The history TTL drops a row whose event time is already past the topic's retention at
+    the next merge (forced here): the errors table receives it at insert (kind expired,
+    payload kept), so it is counted."""
+    other = key("pe1", 7, "/ietf-system:system/clock")
+    insert_rows(conn, db, CLOCK_TOPIC, [
+        row(0, other, b"ancient", headers("2000-01-01T00:00:00Z", 1), topic=CLOCK_TOPIC),
+        row(1, other, b"recent", headers("2099-01-01T00:00:00Z", 2), topic=CLOCK_TOPIC),
+    ])
+    clock = topic_tables(CLOCK_TOPIC, db)
+    conn.command(f"OPTIMIZE TABLE {qualified(db, clock.history)} FINAL")
+    assert [r["payload"] for r in history(conn, db, topic=CLOCK_TOPIC).rows] == ["recent"]
+    assert count(conn, db, clock.history) == 1  # the TTL really dropped the old one
+    errors = conn.query(
+        f"SELECT kafka_offset, error_kind, error, raw_message FROM {qualified(db, 'errors')}"
+    )
+    assert len(errors) == 1
+    (expired,) = errors
+    assert expired["kafka_offset"] == 0 and expired["error_kind"] == "expired"
+    assert expired["raw_message"] == "ancient"
+    assert "older than the topic retention of 2592000 s" in expired["error"]
+    # a compacted topic without retention keeps everything: nothing expires
+    insert_rows(conn, db, IF_TOPIC, [row(0, K_ETH0, b"old", headers("2000-01-01T00:00:00Z"))])
+    assert [r["payload"] for r in current_state(conn, db, topic=IF_TOPIC)] == ["old"]
+    assert count(conn, db, "errors") == 1

@@ -161,7 +161,7 @@ def test_objects_per_topic_and_order() -> None:
     created: set[str] = set()
     for statement in statements:
         if statement.kind == "view":
-            source = re.search(r"^FROM (`[^`]+`\.`[^`]+`)$", statement.sql, re.M)
+            source = re.search(r"^\s*FROM (`[^`]+`\.`[^`]+`)$", statement.sql, re.M)
             target = re.search(r"^TO (`[^`]+`\.`[^`]+`)$", statement.sql, re.M)
             assert source and target, statement.sql
             for ref in (source.group(1), target.group(1)):

@@ -16,7 +16,8 @@ for a ClickHouse file name is cut and given a hash, see :func:`table_base`):
     ``MergeTree ORDER BY (message_key, event_time)``, TTL = the topic retention.
 ``T__current`` + view ``T__mv_current``
     ``ReplacingMergeTree(version) ORDER BY message_key``; ``version`` is a UInt256 packing
-    (generation, event time ns, sequence number, Kafka offset), highest wins.
+    (generation, event time ns, sequence number, Kafka offset), highest wins; a message without
+    an event time counts 0 there, not its Kafka timestamp (a replay gets a new one).
 view ``T__mv_errors``
     rows with an ``error`` into the database-wide ``errors`` table.
 
@@ -396,6 +397,9 @@ class _Renderer:
             view=names.mv_errors,
             source=names.parsed,
             target=errors,
+            retention_seconds=spec.retention_seconds,
+            # a compacted topic's current-state table has no TTL (see above)
+            keeps_current=with_current and spec.compaction,
         )
         self.queue(names.queue, spec.name)
         self.add(

@@ -11,10 +11,24 @@ read with FINAL) hide the duplicates; history queries skip them with ``LIMIT 1 B
 A message whose key or headers are not UTF-8 still goes in, with ``_error`` set and the value
 in ``_raw_message``, so that it reaches the errors table with its position. Without
 ``follow`` the run stops once every assigned partition has reported end of partition.
+
+Committed offsets claim "everything before is stored", so they must name where. The embedded
+database's UUID is written to an identity file in the data directory when ingest starts, and
+every offset commit carries it as commit metadata. Before each commit the file must still hold
+that UUID (the directory was not removed or replaced under the running process), and the
+offsets a new assignment starts from must have been committed with it (or none): otherwise
+ingest stops with one error line and commits nothing, instead of reporting success over an
+empty database.
+
+The consumer is a static group member (``group.instance.id`` derived from the group, the data
+directory and the database, unless one is given): an ingest restarted after a crash takes its
+partitions back at once instead of waiting out the dead member's session timeout (45 s).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import struct
 import sys
 import time
@@ -25,6 +39,7 @@ from typing import Any, Protocol
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
+from yangkey.clickhouse import ClickHouseError
 from yangkey.clickhouse.apply import ChdbConnection, Connection, apply, open_embedded
 from yangkey.clickhouse.ddl import ERRORS_TABLE, DdlOptions, TopicLike, render_ddl, topic_tables
 from yangkey.clickhouse.identifiers import qualified
@@ -194,6 +209,9 @@ class IngestResult:
     errors: dict[str, int] = field(default_factory=dict)
     """Rows that went to the errors table during the run, per topic (decode, key, header
     errors, and dead-letter records)."""
+    expired: dict[str, int] = field(default_factory=dict)
+    """Good messages whose event time was already older than their topic's retention: the
+    history TTL drops them at insert; the errors table keeps them (kind ``expired``)."""
     decode_errors: int = 0
     """Messages whose key or headers could not be decoded by the bridge."""
     batches: int = 0
@@ -207,6 +225,10 @@ class IngestResult:
     @property
     def total_errors(self) -> int:
         return sum(self.errors.values())
+
+    @property
+    def total_expired(self) -> int:
+        return sum(self.expired.values())
 
     @property
     def rate(self) -> float:
@@ -240,13 +262,16 @@ class _Reporter:
         table.add_column("topic")
         table.add_column("messages", justify="right")
         table.add_column("to errors" if done else "", justify="right")
-        for topic in sorted(set(result.messages) | set(result.errors)):
+        table.add_column("expired" if done else "", justify="right")
+        for topic in sorted(set(result.messages) | set(result.errors) | set(result.expired)):
             errors = f"{result.errors.get(topic, 0):,}" if done else ""
-            table.add_row(topic, f"{result.messages.get(topic, 0):,}", errors)
+            expired = f"{result.expired.get(topic, 0):,}" if done else ""
+            table.add_row(topic, f"{result.messages.get(topic, 0):,}", errors, expired)
         table.add_row(
             "[bold]total[/bold]",
             f"[bold]{result.total:,}[/bold] ({rate:,.0f}/s)",
             f"{result.total_errors:,}" if done else f"{result.decode_errors:,} undecodable",
+            f"{result.total_expired:,}" if done else "",
         )
         return table
 
@@ -262,15 +287,17 @@ class _Reporter:
             rate = result.total / max(now - self.started, 1e-9)
             self.log(f"ingest: {result.total} messages ({rate:.0f}/s) in {result.batches} batches")
 
-    def close(self, result: IngestResult) -> None:
+    def close(self, result: IngestResult, *, failed: bool = False) -> None:
         if self.live is not None:
-            self.live.update(self._table(result, "done"))
+            self.live.update(self._table(result, "failed" if failed else "done"))
             self.live.stop()
-        elif self.enabled:
+            self.live = None
+        elif self.enabled and not failed:
             per_topic = ", ".join(f"{t}={n}" for t, n in sorted(result.messages.items()))
             self.log(
                 f"ingest: done, {result.total} messages in {result.seconds:.1f}s "
-                f"({result.rate:.0f}/s), {result.total_errors} to errors"
+                f"({result.rate:.0f}/s), {result.total_errors} to errors, "
+                f"{result.total_expired} expired (older than retention: errors table only)"
                 + (f" [{per_topic}]" if per_topic else "")
             )
 
@@ -279,18 +306,101 @@ def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def _errors_since(conn: Connection, database: str, since: str) -> dict[str, int]:
+def _errors_since(
+    conn: Connection, database: str, since: str
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Rows the errors table received since ``since``, per topic: (errors, expired)."""
     rows = conn.query(
-        f"SELECT kafka_topic AS topic, count() AS n FROM {qualified(database, ERRORS_TABLE)} "
-        "WHERE received_at >= toDateTime64({since:String}, 3, 'UTC') GROUP BY kafka_topic",
+        "SELECT kafka_topic AS topic, error_kind = 'expired' AS expired, count() AS n "
+        f"FROM {qualified(database, ERRORS_TABLE)} "
+        "WHERE received_at >= toDateTime64({since:String}, 3, 'UTC') "
+        "GROUP BY kafka_topic, expired",
         {"since": since},
     )
-    return {str(row["topic"]): int(row["n"]) for row in rows}
+    errors: dict[str, int] = {}
+    expired: dict[str, int] = {}
+    for row in rows:
+        (expired if row["expired"] else errors)[str(row["topic"])] = int(row["n"])
+    return errors, expired
 
 
 def _kafka_reason(exc: KafkaException) -> str:
     error = exc.args[0] if exc.args else None
     return str(error.str()) if isinstance(error, KafkaError) else str(exc)
+
+
+IDENTITY_FILE = "yangkey-ingest-identity.json"
+#: Prefix of the offset commit metadata naming the database the rows went to.
+_METADATA_PREFIX = "yangkey-database:"
+
+
+class DatabaseIdentity:
+    """The embedded database ingest writes to, as a UUID kept in its data directory."""
+
+    def __init__(self, conn: ChdbConnection, database: str) -> None:
+        rows = conn.query(
+            "SELECT toString(uuid) AS uuid FROM system.databases WHERE name = {db:String}",
+            {"db": database},
+        )
+        if not rows:
+            raise ClickHouseError(f"database {database!r} does not exist", source=conn.description)
+        self.uuid = str(rows[0]["uuid"])
+        self.database = database
+        self.description = conn.description
+        self.file = Path(conn.path) / IDENTITY_FILE
+        recorded = self._recorded()
+        recorded[database] = self.uuid
+        try:
+            self.file.write_text(json.dumps(recorded, sort_keys=True), encoding="utf-8")
+        except OSError as exc:
+            raise ClickHouseError(
+                f"cannot write the identity file: {exc.strerror}", source=str(self.file)
+            ) from None
+
+    def _recorded(self) -> dict[str, str]:
+        try:
+            data = json.loads(self.file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+    @property
+    def metadata(self) -> str:
+        return _METADATA_PREFIX + self.uuid
+
+    def verify(self) -> None:
+        """Raise unless the data directory still holds this database (before a commit)."""
+        if self._recorded().get(self.database) != self.uuid:
+            raise ClickHouseError(
+                "the data directory was removed or replaced while ingest was running: "
+                "stopped without committing the last batch (restart ingest on the original "
+                "directory, or re-read the topics with a new --group)",
+                source=self.description,
+            )
+
+    def check_committed(self, committed: Sequence[Any], group: str) -> None:
+        """Raise if ``group`` committed any of these offsets for another database."""
+        for tp in committed:
+            metadata = tp.metadata or ""
+            if (
+                tp.offset >= 0
+                and metadata.startswith(_METADATA_PREFIX)
+                and metadata != (self.metadata)
+            ):
+                raise ClickHouseError(
+                    f"consumer group {group!r} committed {tp.topic} partition {tp.partition} "
+                    f"up to offset {tp.offset} into another database "
+                    f"({metadata[len(_METADATA_PREFIX) :]}, not {self.uuid}): those messages are "
+                    "not here (was the data directory removed?). Point --embedded at the "
+                    "original directory, or re-read the topics with a new --group",
+                    source=self.description,
+                )
+
+
+def static_member_id(group: str, conn: Connection, database: str) -> str:
+    """A ``group.instance.id`` stable across restarts of the same ingest, distinct otherwise."""
+    identity = "\n".join((group, conn.description, database)).encode("utf-8")
+    return "yangkey-ingest-" + hashlib.sha256(identity).hexdigest()[:16]
 
 
 def consume_into(
@@ -315,7 +425,11 @@ def consume_into(
     # the pipeline's consumer defaults (no auto commit, read_committed, earliest) under the
     # operator's settings; auto commit stays off whatever they say: offsets are committed
     # only once the rows are stored
-    overrides = {"client.id": "yangkey-ingest", **(kafka_config or {})}
+    overrides = {
+        "client.id": "yangkey-ingest",
+        "group.instance.id": static_member_id(group, conn, database),
+        **(kafka_config or {}),
+    }
     config = consumer_config(bootstrap, group, overrides)
     config["enable.auto.commit"] = False
     config["enable.partition.eof"] = True
@@ -329,7 +443,9 @@ def consume_into(
             f"invalid Kafka consumer settings: {_kafka_reason(exc)}", source="kafka config"
         ) from None
     reporter = _Reporter(progress, log)
+    failed = False
     try:
+        identity = DatabaseIdentity(conn, database) if isinstance(conn, ChdbConnection) else None
         try:
             metadata = consumer.list_topics(timeout=15)
         except KafkaException as exc:
@@ -346,10 +462,25 @@ def consume_into(
 
         assignment: set[tuple[str, int]] = set()
         at_end: set[tuple[str, int]] = set()
+        foreign: list[ClickHouseError] = []
 
-        def on_assign(_consumer: Any, partitions: list[Any]) -> None:
+        def on_assign(consumer: Any, partitions: list[Any]) -> None:
             for tp in partitions:
                 assignment.add((tp.topic, tp.partition))
+            if identity is not None and partitions:
+                # checked here, before any message of these partitions is returned
+                try:
+                    identity.check_committed(consumer.committed(partitions, timeout=30), group)
+                except ClickHouseError as exc:
+                    foreign.append(exc)
+                except KafkaException as exc:
+                    foreign.append(
+                        ClickHouseError(
+                            f"cannot read the committed offsets of group {group!r}: "
+                            f"{_kafka_reason(exc)}",
+                            source=f"kafka://{bootstrap}",
+                        )
+                    )
 
         def on_revoke(_consumer: Any, partitions: list[Any]) -> None:
             for tp in partitions:
@@ -362,6 +493,8 @@ def consume_into(
             if should_stop is not None and should_stop():
                 break
             messages = consumer.consume(num_messages=batch_size, timeout=poll_timeout)
+            if foreign:
+                raise foreign[0]
             rows: dict[str, list[QueueRow]] = {}
             next_offsets: dict[tuple[str, int], int] = {}
             for message in messages:
@@ -388,9 +521,15 @@ def consume_into(
                 for topic, topic_rows in rows.items():
                     insert_rows(conn, database, topic, topic_rows)
                     result.messages[topic] = result.messages.get(topic, 0) + len(topic_rows)
+                metadata = None
+                if identity is not None:
+                    identity.verify()
+                    metadata = identity.metadata
                 try:
                     consumer.commit(
-                        offsets=[TopicPartition(t, p, o) for (t, p), o in next_offsets.items()],
+                        offsets=[
+                            TopicPartition(t, p, o, metadata) for (t, p), o in next_offsets.items()
+                        ],
                         asynchronous=False,
                     )
                 except KafkaException as exc:
@@ -413,13 +552,18 @@ def consume_into(
     except KeyboardInterrupt:
         if progress:
             log("ingest: interrupted; the last batch was committed")
+    except BaseException:
+        failed = True
+        raise
     finally:
         consumer.close()
         result.seconds = time.monotonic() - started
         try:
-            result.errors = _errors_since(conn, database, started_at)
+            if not failed:
+                result.errors, result.expired = _errors_since(conn, database, started_at)
         finally:
-            reporter.close(result)
+            # after a failure the caller prints the one error line: no "done" summary
+            reporter.close(result, failed=failed)
     return result
 
 
