@@ -521,17 +521,16 @@ def consume_into(
                 for topic, topic_rows in rows.items():
                     insert_rows(conn, database, topic, topic_rows)
                     result.messages[topic] = result.messages.get(topic, 0) + len(topic_rows)
-                metadata = None
                 if identity is not None:
                     identity.verify()
-                    metadata = identity.metadata
+                    offsets = [
+                        TopicPartition(t, p, o, identity.metadata)
+                        for (t, p), o in next_offsets.items()
+                    ]
+                else:
+                    offsets = [TopicPartition(t, p, o) for (t, p), o in next_offsets.items()]
                 try:
-                    consumer.commit(
-                        offsets=[
-                            TopicPartition(t, p, o, metadata) for (t, p), o in next_offsets.items()
-                        ],
-                        asynchronous=False,
-                    )
+                    consumer.commit(offsets=offsets, asynchronous=False)
                 except KafkaException as exc:
                     # e.g. the partitions were revoked meanwhile: their new owner re-reads the
                     # batch, and the duplicates are harmless (at-least-once, see module doc)
