@@ -21,7 +21,7 @@ from yangkey.clickhouse import ClickHouseError
 from yangkey.clickhouse.apply import ChdbConnection, ServerConnection, apply
 from yangkey.clickhouse.ddl import DdlOptions, render_ddl, topic_tables
 from yangkey.clickhouse.identifiers import qualified
-from yangkey.clickhouse.ingest import QueueRow, consume_into, insert_rows
+from yangkey.clickhouse.ingest import QueueRow, consume_into, insert_rows, static_member_id
 from yangkey.clickhouse.queries import (
     OffsetCursor,
     TimeCursor,
@@ -572,3 +572,19 @@ def test_rows_older_than_retention_are_counted_as_expired_not_lost(
     insert_rows(conn, db, IF_TOPIC, [row(0, K_ETH0, b"old", headers("2000-01-01T00:00:00Z"))])
     assert [r["payload"] for r in current_state(conn, db, topic=IF_TOPIC)] == ["old"]
     assert count(conn, db, "errors") == 1
+
+
+def test_static_member_id_is_stable_per_ingest_identity(
+    conn: ChdbConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same group, directory and database (however the directory is spelled) restart as
+    the same static member; anything else is another member."""
+    first = static_member_id("g", conn, "yangkey")
+    assert first == static_member_id("g", conn, "yangkey")
+    assert first.startswith("yangkey-ingest-")
+    monkeypatch.chdir(conn.path)
+    relative = ChdbConnection.__new__(ChdbConnection)
+    relative.path, relative.description = ".", "embedded ClickHouse at ."
+    assert static_member_id("g", relative, "yangkey") == first
+    assert static_member_id("g2", conn, "yangkey") != first
+    assert static_member_id("g", conn, "other") != first

@@ -211,7 +211,7 @@ class IngestResult:
     errors, and dead-letter records)."""
     expired: dict[str, int] = field(default_factory=dict)
     """Good messages whose event time was already older than their topic's retention: the
-    history TTL drops them at insert; the errors table keeps them (kind ``expired``)."""
+    history TTL drops them at its next merge; the errors table keeps them (kind ``expired``)."""
     decode_errors: int = 0
     """Messages whose key or headers could not be decoded by the bridge."""
     batches: int = 0
@@ -385,7 +385,7 @@ class DatabaseIdentity:
             if (
                 tp.offset >= 0
                 and metadata.startswith(_METADATA_PREFIX)
-                and metadata != (self.metadata)
+                and metadata != self.metadata
             ):
                 raise ClickHouseError(
                     f"consumer group {group!r} committed {tp.topic} partition {tp.partition} "
@@ -399,7 +399,8 @@ class DatabaseIdentity:
 
 def static_member_id(group: str, conn: Connection, database: str) -> str:
     """A ``group.instance.id`` stable across restarts of the same ingest, distinct otherwise."""
-    identity = "\n".join((group, conn.description, database)).encode("utf-8")
+    where = str(Path(conn.path).resolve()) if isinstance(conn, ChdbConnection) else conn.description
+    identity = "\n".join((group, where, database)).encode("utf-8")
     return "yangkey-ingest-" + hashlib.sha256(identity).hexdigest()[:16]
 
 
