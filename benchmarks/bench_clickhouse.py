@@ -107,7 +107,7 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=1_000_000)
     parser.add_argument("--python-rows", type=int, default=200_000)
     args = parser.parse_args()
-    names = topic_tables(TOPIC)
+    names = topic_tables(TOPIC, DB)
     queue = qualified(DB, names.queue)
     current = qualified(DB, names.current)
     with tempfile.TemporaryDirectory() as path:

@@ -128,14 +128,17 @@ AS SELECT
     kafka_offset,
     kafka_timestamp,
     kafka_key,
-    error_kind,
-    error,
+    if(parse_error != '', parse_error_kind, 'expired') AS error_kind,
+    if(parse_error != '', parse_error, concat('event time ', toString(event_time), ' is older than the topic retention of 604800 s: not stored in history; current state keeps it')) AS error,
     '' AS source,
-    raw_message,
+    if(parse_error != '', parse_raw_message, payload) AS raw_message,
     header_names,
     header_values
-FROM `yangkey`.`netops-current-state-hw-hardware-component-serial-num__parsed`
-WHERE error != '';
+FROM (
+    SELECT *, error AS parse_error, error_kind AS parse_error_kind, raw_message AS parse_raw_message
+    FROM `yangkey`.`netops-current-state-hw-hardware-component-serial-num__parsed`
+    WHERE error != '' OR toDateTime(event_time) + INTERVAL 604800 SECOND <= now()
+);
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-current-state-hw-hardware-component-serial-num__queue`
 (
@@ -207,7 +210,7 @@ SELECT
     toDateTime64(_timestamp_ms, 3, 'UTC') AS kafka_timestamp,
     if(parse_error = '', value, '') AS payload,
     bitShiftLeft(toUInt256(generation), 192)
-        + bitShiftLeft(toUInt256(greatest(toUnixTimestamp64Nano(event_time), 0)), 128)
+        + bitShiftLeft(toUInt256(if(has_event_time, greatest(toUnixTimestamp64Nano(event_time), 0), 0)), 128)
         + bitShiftLeft(toUInt256(sequence_number), 64)
         + toUInt256(kafka_offset) AS version,
     parse_error AS error,
@@ -320,14 +323,17 @@ AS SELECT
     kafka_offset,
     kafka_timestamp,
     kafka_key,
-    error_kind,
-    error,
+    if(parse_error != '', parse_error_kind, 'expired') AS error_kind,
+    if(parse_error != '', parse_error, concat('event time ', toString(event_time), ' is older than the topic retention of 604800 s: not stored in history; current state keeps it')) AS error,
     '' AS source,
-    raw_message,
+    if(parse_error != '', parse_raw_message, payload) AS raw_message,
     header_names,
     header_values
-FROM `yangkey`.`netops-current-state-if-interfaces-interface__parsed`
-WHERE error != '';
+FROM (
+    SELECT *, error AS parse_error, error_kind AS parse_error_kind, raw_message AS parse_raw_message
+    FROM `yangkey`.`netops-current-state-if-interfaces-interface__parsed`
+    WHERE error != '' OR toDateTime(event_time) + INTERVAL 604800 SECOND <= now()
+);
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-current-state-if-interfaces-interface__queue`
 (
@@ -399,7 +405,7 @@ SELECT
     toDateTime64(_timestamp_ms, 3, 'UTC') AS kafka_timestamp,
     if(parse_error = '', value, '') AS payload,
     bitShiftLeft(toUInt256(generation), 192)
-        + bitShiftLeft(toUInt256(greatest(toUnixTimestamp64Nano(event_time), 0)), 128)
+        + bitShiftLeft(toUInt256(if(has_event_time, greatest(toUnixTimestamp64Nano(event_time), 0), 0)), 128)
         + bitShiftLeft(toUInt256(sequence_number), 64)
         + toUInt256(kafka_offset) AS version,
     parse_error AS error,
@@ -513,14 +519,17 @@ AS SELECT
     kafka_offset,
     kafka_timestamp,
     kafka_key,
-    error_kind,
-    error,
+    if(parse_error != '', parse_error_kind, 'expired') AS error_kind,
+    if(parse_error != '', parse_error, concat('event time ', toString(event_time), ' is older than the topic retention of 604800 s: not stored in history')) AS error,
     '' AS source,
-    raw_message,
+    if(parse_error != '', parse_raw_message, payload) AS raw_message,
     header_names,
     header_values
-FROM `yangkey`.`netops-state-change-if-interfaces-interface-ip-ipv4-address__parsed`
-WHERE error != '';
+FROM (
+    SELECT *, error AS parse_error, error_kind AS parse_error_kind, raw_message AS parse_raw_message
+    FROM `yangkey`.`netops-state-change-if-interfaces-interface-ip-ipv4-address__parsed`
+    WHERE error != '' OR toDateTime(event_time) + INTERVAL 604800 SECOND <= now()
+);
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-state-change-if-interfaces-interface-ip-ipv4-address__queue`
 (
@@ -592,7 +601,7 @@ SELECT
     toDateTime64(_timestamp_ms, 3, 'UTC') AS kafka_timestamp,
     if(parse_error = '', value, '') AS payload,
     bitShiftLeft(toUInt256(generation), 192)
-        + bitShiftLeft(toUInt256(greatest(toUnixTimestamp64Nano(event_time), 0)), 128)
+        + bitShiftLeft(toUInt256(if(has_event_time, greatest(toUnixTimestamp64Nano(event_time), 0), 0)), 128)
         + bitShiftLeft(toUInt256(sequence_number), 64)
         + toUInt256(kafka_offset) AS version,
     parse_error AS error,
@@ -706,14 +715,17 @@ AS SELECT
     kafka_offset,
     kafka_timestamp,
     kafka_key,
-    error_kind,
-    error,
+    if(parse_error != '', parse_error_kind, 'expired') AS error_kind,
+    if(parse_error != '', parse_error, concat('event time ', toString(event_time), ' is older than the topic retention of 604800 s: not stored in history')) AS error,
     '' AS source,
-    raw_message,
+    if(parse_error != '', parse_raw_message, payload) AS raw_message,
     header_names,
     header_values
-FROM `yangkey`.`netops-state-change-sys-system-dns-resolver-search__parsed`
-WHERE error != '';
+FROM (
+    SELECT *, error AS parse_error, error_kind AS parse_error_kind, raw_message AS parse_raw_message
+    FROM `yangkey`.`netops-state-change-sys-system-dns-resolver-search__parsed`
+    WHERE error != '' OR toDateTime(event_time) + INTERVAL 604800 SECOND <= now()
+);
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-state-change-sys-system-dns-resolver-search__queue`
 (
@@ -785,7 +797,7 @@ SELECT
     toDateTime64(_timestamp_ms, 3, 'UTC') AS kafka_timestamp,
     if(parse_error = '', value, '') AS payload,
     bitShiftLeft(toUInt256(generation), 192)
-        + bitShiftLeft(toUInt256(greatest(toUnixTimestamp64Nano(event_time), 0)), 128)
+        + bitShiftLeft(toUInt256(if(has_event_time, greatest(toUnixTimestamp64Nano(event_time), 0), 0)), 128)
         + bitShiftLeft(toUInt256(sequence_number), 64)
         + toUInt256(kafka_offset) AS version,
     parse_error AS error,
@@ -899,14 +911,17 @@ AS SELECT
     kafka_offset,
     kafka_timestamp,
     kafka_key,
-    error_kind,
-    error,
+    if(parse_error != '', parse_error_kind, 'expired') AS error_kind,
+    if(parse_error != '', parse_error, concat('event time ', toString(event_time), ' is older than the topic retention of 172800 s: not stored in history')) AS error,
     '' AS source,
-    raw_message,
+    if(parse_error != '', parse_raw_message, payload) AS raw_message,
     header_names,
     header_values
-FROM `yangkey`.`netops-stats-if-interfaces-interface-statistics__parsed`
-WHERE error != '';
+FROM (
+    SELECT *, error AS parse_error, error_kind AS parse_error_kind, raw_message AS parse_raw_message
+    FROM `yangkey`.`netops-stats-if-interfaces-interface-statistics__parsed`
+    WHERE error != '' OR toDateTime(event_time) + INTERVAL 172800 SECOND <= now()
+);
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-stats-if-interfaces-interface-statistics__queue`
 (
@@ -978,7 +993,7 @@ SELECT
     toDateTime64(_timestamp_ms, 3, 'UTC') AS kafka_timestamp,
     if(parse_error = '', value, '') AS payload,
     bitShiftLeft(toUInt256(generation), 192)
-        + bitShiftLeft(toUInt256(greatest(toUnixTimestamp64Nano(event_time), 0)), 128)
+        + bitShiftLeft(toUInt256(if(has_event_time, greatest(toUnixTimestamp64Nano(event_time), 0), 0)), 128)
         + bitShiftLeft(toUInt256(sequence_number), 64)
         + toUInt256(kafka_offset) AS version,
     parse_error AS error,
@@ -1092,14 +1107,17 @@ AS SELECT
     kafka_offset,
     kafka_timestamp,
     kafka_key,
-    error_kind,
-    error,
+    if(parse_error != '', parse_error_kind, 'expired') AS error_kind,
+    if(parse_error != '', parse_error, concat('event time ', toString(event_time), ' is older than the topic retention of 2592000 s: not stored in history')) AS error,
     '' AS source,
-    raw_message,
+    if(parse_error != '', parse_raw_message, payload) AS raw_message,
     header_names,
     header_values
-FROM `yangkey`.`netops-stats-sys-system-clock__parsed`
-WHERE error != '';
+FROM (
+    SELECT *, error AS parse_error, error_kind AS parse_error_kind, raw_message AS parse_raw_message
+    FROM `yangkey`.`netops-stats-sys-system-clock__parsed`
+    WHERE error != '' OR toDateTime(event_time) + INTERVAL 2592000 SECOND <= now()
+);
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-stats-sys-system-clock__queue`
 (
@@ -1171,7 +1189,7 @@ SELECT
     toDateTime64(_timestamp_ms, 3, 'UTC') AS kafka_timestamp,
     if(parse_error = '', value, '') AS payload,
     bitShiftLeft(toUInt256(generation), 192)
-        + bitShiftLeft(toUInt256(greatest(toUnixTimestamp64Nano(event_time), 0)), 128)
+        + bitShiftLeft(toUInt256(if(has_event_time, greatest(toUnixTimestamp64Nano(event_time), 0), 0)), 128)
         + bitShiftLeft(toUInt256(sequence_number), 64)
         + toUInt256(kafka_offset) AS version,
     parse_error AS error,

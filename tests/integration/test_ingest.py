@@ -13,7 +13,7 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -21,6 +21,7 @@ from confluent_kafka import KafkaError, Message, Producer
 
 from yangkey.catalog import TopicSpec
 from yangkey.clickhouse.apply import ChdbConnection
+from yangkey.clickhouse.ddl import topic_tables
 from yangkey.clickhouse.identifiers import qualified
 from yangkey.clickhouse.ingest import consume_into, ingest
 from yangkey.clickhouse.queries import current_state, history
@@ -186,3 +187,64 @@ def test_ingest_end_to_end(
     assert followed.messages == {topic_name: 1}
     now = {r["message_key"]: r["payload"] for r in current_state(chdb_conn, DATABASE)}
     assert now[eth1.decode()] == '{"oper":"testing"}'
+
+
+def test_rows_older_than_retention_are_counted_as_expired(
+    kafka_broker: Any, topic_name: str, chdb_conn: ChdbConnection
+) -> None:
+    """The history TTL drops a row whose event time is past the topic's retention (at its
+    next merge): ingest counts it as expired, and the errors table keeps it with its payload."""
+    bootstrap: str = kafka_broker.bootstrap
+    ensure_topics(bootstrap, [KafkaTopic(topic_name, partitions=1)])
+    eth0, eth1 = iface_key("pe1", "eth0"), iface_key("pe1", "eth1")
+    produce(bootstrap, [
+        (topic_name, eth0, b'{"ancient":true}', headers("2000-01-01T00:00:00Z", 1)),
+        (topic_name, eth1, b'{"recent":true}', headers("2099-01-01T00:00:00Z", 2)),
+    ])
+    one_day = replace(spec(topic_name), compaction=False, retention_seconds=86400)
+    catalog = FakeCatalog(topics=(one_day,), dead_letter_topic=f"{topic_name}-dl")
+    database = "yk_expired"
+    result = ingest(catalog, bootstrap, "", group=f"g-{topic_name}", progress=True,
+                    database=database, connection=chdb_conn, log=quiet, dead_letter=False)
+    assert result.messages == {topic_name: 2}
+    assert result.expired == {topic_name: 1}
+    assert result.errors == {}
+    history_table = qualified(database, topic_tables(topic_name, database).history)
+    chdb_conn.command(f"OPTIMIZE TABLE {history_table} FINAL")  # the merge the TTL acts in
+    page = history(chdb_conn, database, topic=topic_name)
+    assert [r["payload"] for r in page.rows] == ['{"recent":true}']
+    expired = chdb_conn.query(
+        f"SELECT error_kind, kafka_offset, raw_message FROM {qualified(database, 'errors')}"
+    )
+    assert expired == [
+        {"error_kind": "expired", "kafka_offset": 0, "raw_message": '{"ancient":true}'}
+    ]
+
+
+def test_older_replay_without_event_time_cannot_win(
+    kafka_broker: Any, topic_name: str, chdb_conn: ChdbConnection
+) -> None:
+    """No event-time header: the Kafka timestamp is the event time shown, but a replay of an
+    old notification is written later (newer timestamp, higher offset) with its original
+    sequence number; current state keeps the newer notification."""
+    bootstrap: str = kafka_broker.bootstrap
+    ensure_topics(bootstrap, [KafkaTopic(topic_name, partitions=1, compaction=True)])
+    eth0 = iface_key("pe1", "eth0")
+
+    def no_time(seq: int) -> Headers:
+        return [h for h in headers("unused", seq) if h[0] != "yangkey-event-time"]
+
+    produce(bootstrap, [(topic_name, eth0, b'{"oper":"up"}', no_time(7))])
+    time.sleep(0.05)
+    produce(bootstrap, [(topic_name, eth0, b'{"oper":"down"}', no_time(8))])
+    time.sleep(0.05)
+    produce(bootstrap, [(topic_name, eth0, b'{"oper":"up"}', no_time(7))])  # the replay
+    catalog = FakeCatalog(topics=(spec(topic_name),), dead_letter_topic=f"{topic_name}-dl")
+    database = "yk_replay"
+    result = ingest(catalog, bootstrap, "", group=f"g-{topic_name}", progress=False,
+                    database=database, connection=chdb_conn, log=quiet, dead_letter=False)
+    assert result.messages == {topic_name: 3} and result.errors == {}
+    (state,) = current_state(chdb_conn, database, topic=topic_name)
+    assert state["payload"] == '{"oper":"down"}' and state["kafka_offset"] == 1
+    replay = history(chdb_conn, database, topic=topic_name, order="offset").rows[2]
+    assert replay["event_time"] > state["event_time"]  # the replay's timestamp is newer

@@ -87,7 +87,8 @@ Position = tuple[str, int, int]
 
 
 def write_subscriptions(tmp_path: Path, prefix: str) -> Path:
-    """examples/subscriptions.yaml with this run's organisation prefix and dead-letter topic."""
+    """examples/subscriptions.yaml with this run's organisation prefix and dead-letter topic,
+    and a retention of ten years."""
     text = EXAMPLE.read_text(encoding="utf-8")
     text, n_prefix = re.subn(
         r"(?m)^organisation_prefix:.*$", f"organisation_prefix: {prefix}", text
@@ -96,6 +97,9 @@ def write_subscriptions(tmp_path: Path, prefix: str) -> Path:
         r"(?m)^dead_letter_topic:.*$", f"dead_letter_topic: {prefix}-dead-letter", text
     )
     assert (n_prefix, n_dead) == (1, 1), "examples/subscriptions.yaml changed shape"
+    # the sample's event times are fixed (yangkey.sample.START): with the example's retention
+    # of days they would be past it, dropped by the history TTL and counted as expired
+    text = re.sub(r"(?m)^(\s*)retention:.*$", r"\1retention: 3650d", text)
     path = tmp_path / "subscriptions.yaml"
     path.write_text(text, encoding="utf-8")
     return path

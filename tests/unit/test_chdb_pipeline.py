@@ -21,7 +21,7 @@ from yangkey.clickhouse import ClickHouseError
 from yangkey.clickhouse.apply import ChdbConnection, ServerConnection, apply
 from yangkey.clickhouse.ddl import DdlOptions, render_ddl, topic_tables
 from yangkey.clickhouse.identifiers import qualified
-from yangkey.clickhouse.ingest import QueueRow, consume_into, insert_rows
+from yangkey.clickhouse.ingest import QueueRow, consume_into, insert_rows, static_member_id
 from yangkey.clickhouse.queries import (
     OffsetCursor,
     TimeCursor,
@@ -140,7 +140,7 @@ def test_good_rows_reach_history_and_current_state(conn: ChdbConnection, db: str
         row(1, K_PIPE, b'{"v":2}', headers("2026-11-20T12:00:00.5+02:00", 2)),
         row(2, K_PE2, b'{"v":3}', headers("2026-11-20T10:00:03Z", 3, schema_id="7")),
     ])
-    names = topic_tables(IF_TOPIC)
+    names = topic_tables(IF_TOPIC, db)
     assert count(conn, db, names.history) == 3
     assert count(conn, db, "errors") == 0
     rows = current_state(conn, db, node="pe1")
@@ -169,7 +169,7 @@ def test_duplicate_offset_does_not_change_current_state(conn: ChdbConnection, db
     insert_rows(conn, db, IF_TOPIC, batch)
     before = current_state(conn, db)
     insert_rows(conn, db, IF_TOPIC, batch)  # the batch replayed: same offsets again
-    names = topic_tables(IF_TOPIC)
+    names = topic_tables(IF_TOPIC, db)
     assert count(conn, db, names.history) == 4  # history stores what arrived...
     page = history(conn, db, node="pe1")
     assert [r["kafka_offset"] for r in page.rows] == [0, 1]  # ...queries skip the duplicates
@@ -187,7 +187,7 @@ def test_older_replay_never_wins(conn: ChdbConnection, db: str) -> None:
     insert_rows(conn, db, IF_TOPIC, [row(7, K_ETH0, b"older-seq", headers("2026-11-20T10:00:05Z",
                                                                             8))])
     assert [r["payload"] for r in current_state(conn, db)] == ["new"]
-    names = topic_tables(IF_TOPIC)
+    names = topic_tables(IF_TOPIC, db)
     conn.command(f"OPTIMIZE TABLE {qualified(db, names.current)} FINAL")
     stored = conn.query(f"SELECT payload FROM {qualified(db, names.current)}")
     assert stored == [{"payload": "new"}]  # merged: the older ones are gone for good
@@ -196,6 +196,36 @@ def test_older_replay_never_wins(conn: ChdbConnection, db: str) -> None:
         "GROUP BY message_key"
     )
     assert argmax == [{"p": "new"}]
+
+
+def test_older_replay_without_event_time_never_wins(conn: ChdbConnection, db: str) -> None:
+    """Without an event time the Kafka timestamp stands in for it, but a replay (RFC 8639
+    replay, a producer rerun) is written later and gets a *newer* Kafka timestamp: only its
+    sequence number says it is old, and it must not win current state."""
+    no_time = headers(None, 41)
+    insert_rows(conn, db, IF_TOPIC, [
+        row(0, K_ETH0, b"old", no_time, timestamp_ms=1_790_000_000_000),
+        row(1, K_ETH0, b"new", headers(None, 42), timestamp_ms=1_790_000_001_000),
+    ])
+    # the replay of the old notification, an hour later, at a higher offset
+    insert_rows(conn, db, IF_TOPIC, [
+        row(2, K_ETH0, b"old", no_time, timestamp_ms=1_790_003_600_000),
+    ])
+    (state,) = current_state(conn, db)
+    assert state["payload"] == "new" and state["kafka_offset"] == 1
+    assert state["event_time"] == "2026-09-21T14:13:21.000000000Z"  # still shown as event time
+    names = topic_tables(IF_TOPIC, db)
+    conn.command(f"OPTIMIZE TABLE {qualified(db, names.current)} FINAL")
+    assert conn.query(f"SELECT payload FROM {qualified(db, names.current)}") == [
+        {"payload": "new"}
+    ]
+    # no sequence number either: nothing tells a replay apart; the later offset wins (as Kafka
+    # compaction of the topic itself would keep it)
+    insert_rows(conn, db, IF_TOPIC, [
+        row(3, K_PE2, b"first", headers(None, None), timestamp_ms=1_790_000_000_000),
+        row(4, K_PE2, b"second", headers(None, None), timestamp_ms=1_789_000_000_000),
+    ])
+    assert {r["node"]: r["payload"] for r in current_state(conn, db)}["pe2"] == "second"
 
 
 def test_newer_generation_wins_and_hides_old_generation_keys(
@@ -261,7 +291,7 @@ def test_poison_and_malformed_messages_go_to_errors(conn: ChdbConnection, db: st
     assert by_offset[13]["raw_message"] == "no-key"
     # the good message after the bad ones got through: the pipeline keeps going
     assert [r["payload"] for r in current_state(conn, db)] == ["ok"]
-    assert count(conn, db, topic_tables(IF_TOPIC).history) == 1
+    assert count(conn, db, topic_tables(IF_TOPIC, db).history) == 1
 
 
 def test_kafka_timestamp_when_no_event_time_header(conn: ChdbConnection, db: str) -> None:
@@ -418,7 +448,8 @@ def test_sql_key_split_matches_parse_key(
     insert_rows(conn, db, IF_TOPIC, [row(offset, message_key, b"{}",
                                          headers("2026-11-20T10:00:00Z"))])
     stored = conn.query(
-        f"SELECT node, subscription_id, xpaths FROM {qualified(db, topic_tables(IF_TOPIC).history)}"
+        "SELECT node, subscription_id, xpaths FROM "
+        f"{qualified(db, topic_tables(IF_TOPIC, db).history)}"
         " WHERE kafka_offset = {o:UInt64}",
         {"o": offset},
     )
@@ -441,3 +472,121 @@ def test_cursor_with_an_infinite_number_is_refused() -> None:
     token = base64.urlsafe_b64encode(b'["t","2026-11-20T10:00:00Z",1e999,"k"]').decode()
     with pytest.raises(ConfigError, match="invalid history cursor"):
         decode_cursor(token)
+
+
+def test_numbers_outside_their_column_are_refused_not_wrapped(
+    conn: ChdbConnection, db: str
+) -> None:
+    """{limit:UInt64} reads 2**64 as 0 (no rows, no error): every number is checked first."""
+    insert_rows(conn, db, IF_TOPIC, [row(0, K_ETH0, b"x", headers("2026-11-20T10:00:00Z"))])
+    assert len(current_state(conn, db, limit=2**64 - 1)) == 1
+    with pytest.raises(ConfigError, match=r"--limit: must be between 1 and 18446744073709551615"):
+        current_state(conn, db, limit=2**64)
+    with pytest.raises(ConfigError, match="--limit: must be between"):
+        history(conn, db, node="pe1", limit=2**64)
+    with pytest.raises(ConfigError, match="--subscription-id: must be between 0 and 4294967295"):
+        current_state(conn, db, node="pe1", subscription_id=2**32)
+    with pytest.raises(ConfigError, match="--subscription-id: must be between"):
+        history(conn, db, node="pe1", subscription_id=-1)
+    assert len(history(conn, db, node="pe1", subscription_id=1042).rows) == 1
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        ("yangkey-generation", b"4294967296"),  # generation is a UInt32 column
+        ("yangkey-generation", b"-1"),
+        ("yangkey-sequence-number", b"18446744073709551616"),
+        ("yangkey-sequence-number", b"-5"),
+        ("yangkey-sequence-number", b"1e20"),
+        ("yangkey-sequence-number", "\u0661\u0660".encode()),  # Arabic-Indic digits
+        ("schema-id", b"4294967296"),
+    ],
+)
+def test_header_numbers_outside_their_column_go_to_errors(
+    conn: ChdbConnection, db: str, header: tuple[str, bytes]
+) -> None:
+    hdrs = [h for h in headers("2026-11-20T10:00:00Z") if h[0] != header[0]] + [header]
+    insert_rows(conn, db, IF_TOPIC, [row(0, K_ETH0, b"x", hdrs)])
+    assert current_state(conn, db) == []
+    errors = conn.query(f"SELECT error_kind, error FROM {qualified(db, 'errors')}")
+    assert [e["error_kind"] for e in errors] == ["header"], errors
+    assert header[0] in errors[0]["error"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["garbage", "2026-13-01T00:00:00Z", "2026-11-20T25:00:00Z", "2026-11-20T10:00:00+24:00",
+     "yesterday", "1e9", "2026-11-20T10:00:00.1234567890Z", "\u0662\u0660\u0662\u0666-01-01"],
+)
+def test_history_since_garbage_is_our_reason_not_the_engine_sql(
+    conn: ChdbConnection, db: str, text: str
+) -> None:
+    with pytest.raises(ConfigError, match="--since: not an RFC 3339 time") as caught:
+        history(conn, db, node="pe1", since=text)
+    assert "SELECT" not in str(caught.value)
+    with pytest.raises(ConfigError, match="--until: not an RFC 3339 time"):
+        history(conn, db, node="pe1", until=text)
+
+
+def test_history_times_clickhouse_cannot_hold_are_refused(conn: ChdbConnection, db: str) -> None:
+    with pytest.raises(ConfigError, match="outside the times ClickHouse stores"):
+        history(conn, db, node="pe1", since="1899-12-31T23:59:59Z")
+    # accepted forms: Z, offset, no offset (UTC), nanoseconds, a date alone
+    insert_rows(conn, db, IF_TOPIC, [row(0, K_ETH0, b"x", headers("2026-11-20T10:00:00Z"))])
+    for since in ("2026-11-20T10:00:00Z", "2026-11-20T11:00:00+01:00", "2026-11-20 10:00:00",
+                  "2026-11-20T09:59:59.999999999Z", "2026-11-20"):
+        assert len(history(conn, db, node="pe1", since=since).rows) == 1, since
+
+
+def test_cursor_numbers_outside_their_column_are_refused() -> None:
+    for data in (b'["t","2026-11-20T10:00:00Z",18446744073709551616,"k"]',
+                 b'["t","garbage",1,"k"]', b'["o","t",4294967296,0]', b'["o","t",0,-1]'):
+        token = base64.urlsafe_b64encode(data).decode()
+        with pytest.raises(ConfigError, match="invalid history cursor"):
+            decode_cursor(token)
+
+
+def test_rows_older_than_retention_are_counted_as_expired_not_lost(
+    conn: ChdbConnection, db: str
+) -> None:
+    """The history TTL drops a row whose event time is already past the topic's retention at
+    the next merge (forced here): the errors table receives it at insert (kind expired,
+    payload kept), so it is counted."""
+    other = key("pe1", 7, "/ietf-system:system/clock")
+    insert_rows(conn, db, CLOCK_TOPIC, [
+        row(0, other, b"ancient", headers("2000-01-01T00:00:00Z", 1), topic=CLOCK_TOPIC),
+        row(1, other, b"recent", headers("2099-01-01T00:00:00Z", 2), topic=CLOCK_TOPIC),
+    ])
+    clock = topic_tables(CLOCK_TOPIC, db)
+    conn.command(f"OPTIMIZE TABLE {qualified(db, clock.history)} FINAL")
+    assert [r["payload"] for r in history(conn, db, topic=CLOCK_TOPIC).rows] == ["recent"]
+    assert count(conn, db, clock.history) == 1  # the TTL really dropped the old one
+    errors = conn.query(
+        f"SELECT kafka_offset, error_kind, error, raw_message FROM {qualified(db, 'errors')}"
+    )
+    assert len(errors) == 1
+    (expired,) = errors
+    assert expired["kafka_offset"] == 0 and expired["error_kind"] == "expired"
+    assert expired["raw_message"] == "ancient"
+    assert "older than the topic retention of 2592000 s" in expired["error"]
+    # a compacted topic without retention keeps everything: nothing expires
+    insert_rows(conn, db, IF_TOPIC, [row(0, K_ETH0, b"old", headers("2000-01-01T00:00:00Z"))])
+    assert [r["payload"] for r in current_state(conn, db, topic=IF_TOPIC)] == ["old"]
+    assert count(conn, db, "errors") == 1
+
+
+def test_static_member_id_is_stable_per_ingest_identity(
+    conn: ChdbConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same group, directory and database (however the directory is spelled) restart as
+    the same static member; anything else is another member."""
+    first = static_member_id("g", conn, "yangkey")
+    assert first == static_member_id("g", conn, "yangkey")
+    assert first.startswith("yangkey-ingest-")
+    monkeypatch.chdir(conn.path)
+    relative = ChdbConnection.__new__(ChdbConnection)
+    relative.path, relative.description = ".", "embedded ClickHouse at ."
+    assert static_member_id("g", relative, "yangkey") == first
+    assert static_member_id("g2", conn, "yangkey") != first
+    assert static_member_id("g", conn, "other") != first

@@ -18,8 +18,10 @@ from click.testing import CliRunner
 
 from yangkey.catalog import TopicSpec
 from yangkey.clickhouse import ClickHouseError
-from yangkey.clickhouse.apply import ChdbConnection, open_embedded, validate
+from yangkey.clickhouse.apply import ChdbConnection, _clean_message, open_embedded, validate
 from yangkey.clickhouse.commands import ddl, state
+from yangkey.clickhouse.commands import history as history_command
+from yangkey.clickhouse.commands import ingest as ingest_command
 from yangkey.clickhouse.ddl import (
     XPATH_LINE_RE,
     DdlOptions,
@@ -31,8 +33,8 @@ from yangkey.clickhouse.ddl import (
 )
 from yangkey.clickhouse.identifiers import (
     LONGEST_SUFFIX,
-    MAX_ESCAPED_TABLE_NAME,
     escaped_file_name_length,
+    max_table_name_length,
     quote_identifier,
     quote_literal,
     table_base,
@@ -124,7 +126,7 @@ def test_server_flavour_creates_on_chdb_against_real_kafka_virtual_columns(
         except ClickHouseError as exc:
             assert "Shutdown was called" in str(exc), statement.name
             assert "ENGINE = Kafka(" in statement.sql
-    names = topic_tables(TOPICS[0].name)
+    names = topic_tables(TOPICS[0].name, "server_flavour")
     engines = {
         row["name"]: row["engine"]
         for row in chdb_conn.query(
@@ -159,14 +161,14 @@ def test_objects_per_topic_and_order() -> None:
     created: set[str] = set()
     for statement in statements:
         if statement.kind == "view":
-            source = re.search(r"^FROM (`[^`]+`\.`[^`]+`)$", statement.sql, re.M)
+            source = re.search(r"^\s*FROM (`[^`]+`\.`[^`]+`)$", statement.sql, re.M)
             target = re.search(r"^TO (`[^`]+`\.`[^`]+`)$", statement.sql, re.M)
             assert source and target, statement.sql
             for ref in (source.group(1), target.group(1)):
                 assert ref.replace("`", "") in created, f"{statement.name} before {ref}"
         created.add(statement.name)
     for spec in TOPICS:
-        t = topic_tables(spec.name)
+        t = topic_tables(spec.name, "yangkey")
         per_topic = [s.name.split(".", 1)[1] for s in statements if s.topic == spec.name]
         assert per_topic == [
             t.history, t.current, t.parsed, t.mv_history, t.mv_current, t.mv_errors,
@@ -198,7 +200,7 @@ def test_rendering_is_deterministic() -> None:
 def test_server_queue_uses_named_collection_and_no_secrets() -> None:
     statements = render_ddl(TOPICS, FLAVOURS["server"])
     script = to_script(statements)
-    queue = by_name(statements)[f"yangkey.{topic_tables(TOPICS[0].name).queue}"].sql
+    queue = by_name(statements)[f"yangkey.{topic_tables(TOPICS[0].name, 'yangkey').queue}"].sql
     assert "ENGINE = Kafka(`yangkey_kafka`)" in queue
     assert f"kafka_topic_list = '{TOPICS[0].name}'" in queue
     assert f"kafka_group_name = 'yangkey-clickhouse.{TOPICS[0].name}'" in queue
@@ -212,7 +214,7 @@ def test_server_queue_uses_named_collection_and_no_secrets() -> None:
 
 def test_embedded_queue_is_null_with_virtual_columns() -> None:
     statements = by_name(render_ddl(TOPICS, FLAVOURS["embedded"]))
-    queue = statements[f"yangkey.{topic_tables(TOPICS[0].name).queue}"].sql
+    queue = statements[f"yangkey.{topic_tables(TOPICS[0].name, 'yangkey').queue}"].sql
     assert "ENGINE = Null" in queue and "Kafka" not in queue.split("COMMENT")[0]
     for column in ("_key", "_topic", "_partition", "_offset", "_timestamp", "_headers.name",
                    "_headers.value", "_error", "_raw_message"):
@@ -229,7 +231,7 @@ def test_same_views_in_both_modes() -> None:
 
 def test_history_and_current_tables() -> None:
     statements = by_name(render_ddl(TOPICS, FLAVOURS["embedded"]))
-    names = topic_tables(TOPICS[1].name)
+    names = topic_tables(TOPICS[1].name, "yangkey")
     history = statements[f"yangkey.{names.history}"].sql
     assert "ENGINE = MergeTree\nORDER BY (message_key, event_time)" in history
     assert f"TTL toDateTime(event_time) + INTERVAL {30 * 86400} SECOND" in history
@@ -239,7 +241,7 @@ def test_history_and_current_tables() -> None:
     current = statements[f"yangkey.{names.current}"].sql
     assert "ENGINE = ReplacingMergeTree(version)\nORDER BY message_key" in current
     assert "`version` UInt256" in current
-    compacted = statements[f"yangkey.{topic_tables(TOPICS[0].name).current}"].sql
+    compacted = statements[f"yangkey.{topic_tables(TOPICS[0].name, 'yangkey').current}"].sql
     assert "TTL" not in compacted  # a compacted topic keeps every key's last value
 
 
@@ -248,7 +250,7 @@ def test_cluster_mode() -> None:
     for statement in statements:
         assert " ON CLUSTER `prod`" in statement.sql.splitlines()[0], statement.name
     named = by_name(statements)
-    names = topic_tables(TOPICS[0].name, cluster=True)
+    names = topic_tables(TOPICS[0].name, "yangkey", cluster=True)
     local = named[f"yangkey.{names.current_local}"].sql
     assert "ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/" \
         "{table}', '{replica}', version)" in local
@@ -275,7 +277,7 @@ def test_kafka_settings_cannot_override_fixed_ones() -> None:
     options = replace(FLAVOURS["server"], kafka_settings={"kafka_skip_broken_messages": 5},
                       kafka_num_consumers=3, kafka_thread_per_consumer=True)
     queue = by_name(render_ddl(TOPICS, options))[
-        f"yangkey.{topic_tables(TOPICS[0].name).queue}"
+        f"yangkey.{topic_tables(TOPICS[0].name, 'yangkey').queue}"
     ].sql
     assert "kafka_num_consumers = 3" in queue
     assert "kafka_thread_per_consumer = 1" in queue
@@ -284,7 +286,7 @@ def test_kafka_settings_cannot_override_fixed_ones() -> None:
 
 def test_dead_letter_topic_reads_into_errors() -> None:
     statements = by_name(render_ddl(TOPICS, FLAVOURS["embedded"]))
-    view = statements[f"yangkey.{topic_tables(DEAD_LETTER).mv_errors}"].sql
+    view = statements[f"yangkey.{topic_tables(DEAD_LETTER, 'yangkey').mv_errors}"].sql
     assert "TO `yangkey`.`errors`" in view
     assert "'yangkey-error'" in view and "'yangkey-source'" in view
     with pytest.raises(ConfigError, match="dead-letter"):
@@ -323,14 +325,48 @@ def test_hostile_database_name_stays_an_identifier(chdb_conn: ChdbConnection) ->
     assert first.startswith("CREATE DATABASE IF NOT EXISTS `db\\`; DROP TABLE x; --`")
 
 
-def test_long_topic_names_fit_a_file_name() -> None:
-    long_topic = "netops-" + "-".join(["a" * 9] * 24)  # 247 characters, many '-'
-    base = table_base(long_topic)
-    assert base != long_topic
-    assert escaped_file_name_length(base + LONGEST_SUFFIX) <= MAX_ESCAPED_TABLE_NAME
-    other = long_topic[:-1] + "b"
-    assert table_base(other) != base  # the hash keeps them apart
-    assert table_base("if-interfaces-interface") == "if-interfaces-interface"
+#: Topic names Kafka accepts at its 249-character limit: plain, escaped ('.' and '_'-free
+#: characters outside [a-zA-Z0-9_] cost 3 bytes each), and two sharing all but the last one.
+LONGEST_TOPICS = (
+    "netops-" + "-".join(["a" * 9] * 24),  # 247 characters, many '-'
+    "n" * 249,
+    ".".join(["x"] * 125),
+    "n" * 248 + "z",
+)
+
+
+@pytest.mark.parametrize("database", ["yangkey", "d", "y" * 60, "odd-db.name"])
+def test_longest_kafka_topics_get_tables_clickhouse_accepts(
+    chdb_conn: ChdbConnection, database: str
+) -> None:
+    """Every object of every 249-character topic is created for real (ClickHouse checks the
+    length of a table name against its database's); the names stay apart."""
+    specs = [topic(name, compaction=True) for name in LONGEST_TOPICS]
+    statements = render_ddl(specs, DdlOptions(mode="embedded", database=database))
+    for statement in statements:
+        chdb_conn.command(statement.sql)  # raises on a name that is too long
+    bases = {table_base(name, database) for name in LONGEST_TOPICS}
+    assert len(bases) == len(LONGEST_TOPICS)
+    for name in LONGEST_TOPICS:
+        cluster = topic_tables(name, database, cluster=True)
+        longest = max(escaped_file_name_length(n) for n in vars(cluster).values() if n != name)
+        assert longest <= max_table_name_length(database)
+    # this chdb's own cap (reported in the error) is never below the one assumed
+    probe = "x" * 250
+    with pytest.raises(ClickHouseError, match=r"max length of table name .* is (\d+)") as caught:
+        chdb_conn.command(
+            f"CREATE TABLE {quote_identifier(database)}.`{probe}` (a UInt8) ENGINE = Null"
+        )
+    reported = int(re.findall(r"is (\d+), current", str(caught.value))[0])
+    assert max_table_name_length(database) <= reported
+    assert table_base("if-interfaces-interface", database) == "if-interfaces-interface"
+
+
+def test_a_database_name_with_no_room_for_tables_is_refused() -> None:
+    with pytest.raises(ConfigError, match="too long for ClickHouse table names"):
+        DdlOptions(database="d" * 180)
+    DdlOptions(database="d" * 179)
+    assert escaped_file_name_length(LONGEST_SUFFIX) == len(LONGEST_SUFFIX)
 
 
 def test_xpath_line_regex_accepts_quoted_separators() -> None:
@@ -402,7 +438,7 @@ def test_negative_retention_keeps_data_forever() -> None:
     forever = topic("netops-stats-forever", retention=-1)
     options = replace(FLAVOURS["embedded"], errors_retention_seconds=-1)
     statements = by_name(render_ddl([forever], options))
-    names = topic_tables(forever.name)
+    names = topic_tables(forever.name, "yangkey")
     for table in (names.history, names.current, "errors"):
         assert "TTL" not in statements[f"yangkey.{table}"].sql, table
 
@@ -440,3 +476,40 @@ def test_malformed_server_url_is_one_error_line() -> None:
     result = CliRunner().invoke(state, ["--clickhouse", "http://[::1:8123/db"])
     assert result.exit_code == 1 and result.output.startswith("error: "), result.output
     assert "invalid ClickHouse URL" in result.output
+
+
+def test_numbers_beyond_their_column_are_refused_by_the_commands(tmp_path: Path) -> None:
+    path = str(tmp_path / "never-opened")
+    for command, args in (
+        (state, ["--limit", "18446744073709551616"]),
+        (state, ["--subscription-id", "4294967296"]),
+        (history_command, ["--node", "pe1", "--limit", "18446744073709551616"]),
+        (history_command, ["--node", "pe1", "--subscription-id", "4294967296"]),
+        (history_command, ["--node", "pe1", "--since", "garbage"]),
+        (ingest_command, ["-s", str(EXAMPLES), "-b", "127.0.0.1:1", "--batch-size", "1000001"]),
+    ):
+        result = CliRunner().invoke(command, ["--embedded", path, *args])
+        assert result.exit_code != 0, (args, result.output)
+        assert result.exception is None or isinstance(result.exception, SystemExit), args
+    assert not Path(path).exists()  # refused before anything was opened
+
+
+def test_history_since_garbage_is_one_line_in_our_words(tmp_path: Path) -> None:
+    path = str(tmp_path / "chdb")
+    assert _cli("ddl", "apply", "-s", str(EXAMPLES), "--embedded", path).returncode == 0
+    result = _cli("history", "--embedded", path, "--node", "pe1", "--since", "garbage")
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        "error: --since: not an RFC 3339 time such as 2026-11-20T10:00:00Z: 'garbage'"
+    ]
+
+
+def test_engine_stack_trace_never_reaches_a_message() -> None:
+    raw = (
+        "Code: 69. DB::Exception: The max length of table name for database yangkey is 206, "
+        "current length is 230. (ARGUMENT_OUT_OF_BOUND)\nStack trace:\n0. DB::Exception\n1. x"
+    )
+    assert _clean_message(raw) == (
+        "The max length of table name for database yangkey is 206, current length is 230"
+    )
+    assert _clean_message("first line\nsecond line") == "first line"

@@ -29,7 +29,7 @@ from yangkey.errors import ConfigError
 PASSWORD_ENV = "CLICKHOUSE_PASSWORD"
 
 _CODE = re.compile(
-    r"Code: (\d+)\. DB::Exception: (.*?)(?: \(([A-Z_]+)\))?(?:\. Stack trace|$)", re.S
+    r"Code: (\d+)\. DB::Exception: (.*?)(?: \(([A-Z_]+)\))?(?:\.?\s*Stack trace|\s*$)", re.S
 )
 
 
@@ -59,8 +59,10 @@ def _clean_message(text: str) -> str:
     """``Code: 81. DB::Exception: Database x does not exist. (UNKNOWN_DATABASE)`` -> the middle."""
     match = _CODE.search(text)
     if match:
-        return match.group(2).strip().rstrip(".")
-    return text.strip().splitlines()[0] if text.strip() else "unknown error"
+        text = match.group(2)
+    # an engine stack trace or a multi-line message never reaches the user: one line
+    text = text.split("Stack trace", 1)[0].strip()
+    return text.splitlines()[0].strip().rstrip(".") if text else "unknown error"
 
 
 def clickhouse_error(exc: BaseException, source: str, what: str | None = None) -> ClickHouseError:

@@ -31,6 +31,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 OUTPUT_FILES = {"server": "server.sql", "embedded": "embedded.sql"}
 
+# Bounds of the ClickHouse columns, parameters and settings the numeric options end in (a
+# {limit:UInt64} parameter would read 2**64 as 0); the same values as yangkey.clickhouse.queries,
+# which is not imported here to keep `yangkey --help` light.
+_UINT64_MAX = 2**64 - 1
+_UINT32_MAX = 2**32 - 1
+
 
 def _load_catalog(path: str, yang_dirs: Sequence[str]) -> Catalog:
     from yangkey.catalog import load_catalog  # noqa: PLC0415
@@ -70,7 +76,9 @@ def _render_options(function: F) -> F:
             show_default=True,
             help="Consumer group of the Kafka tables (one '<group>.<topic>' per topic).",
         ),
-        click.option("--num-consumers", default=1, show_default=True, type=click.IntRange(1)),
+        click.option(
+            "--num-consumers", default=1, show_default=True, type=click.IntRange(1, _UINT64_MAX)
+        ),
         click.option(
             "--current-state",
             type=click.Choice(["all", "compacted"]),
@@ -277,7 +285,13 @@ def apply_command(
 @click.option("--database", "-d", default="yangkey", show_default=True)
 @click.option("--follow", "-f", is_flag=True, help="Keep consuming (default: stop when caught up).")
 @click.option("--group", default="yangkey-embedded", show_default=True, help="Consumer group.")
-@click.option("--batch-size", default=10_000, show_default=True, type=click.IntRange(1))
+@click.option(
+    "--batch-size",
+    default=10_000,
+    show_default=True,
+    type=click.IntRange(1, 1_000_000),
+    help="Messages per INSERT (librdkafka hands out at most 1,000,000 at a time).",
+)
 @click.option("--no-dead-letter", is_flag=True, help="Do not read the dead-letter topic.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
 @click.option(
@@ -394,10 +408,10 @@ def emit_rows(rows: Sequence[dict[str, Any]], fmt: str, *, title: str = "") -> N
 @_target_options
 @click.option("--database", "-d", default=None, help="Database [default: URL path or yangkey].")
 @click.option("--node", "-n", default=None, help="Node name.")
-@click.option("--subscription-id", "-i", type=click.IntRange(0), default=None)
+@click.option("--subscription-id", "-i", type=click.IntRange(0, _UINT32_MAX), default=None)
 @click.option("--xpath-prefix", "-x", default=None, help="Keep keys with an XPath starting so.")
 @click.option("--topic", "-t", default=None, help="Only this topic's current-state table.")
-@click.option("--limit", type=click.IntRange(1), default=None)
+@click.option("--limit", type=click.IntRange(1, _UINT64_MAX), default=None)
 @click.option("--format", "fmt", type=_FORMATS, default="table", show_default=True)
 @reports_errors
 def state(
@@ -438,11 +452,11 @@ def state(
     "--key", "-k", default=None, help="Full message key (use $'node\\nid\\nxpath' in a shell)."
 )
 @click.option("--node", "-n", default=None)
-@click.option("--subscription-id", "-i", type=click.IntRange(0), default=None)
+@click.option("--subscription-id", "-i", type=click.IntRange(0, _UINT32_MAX), default=None)
 @click.option("--topic", "-t", default=None)
 @click.option("--since", default=None, help="RFC 3339 time, inclusive.")
 @click.option("--until", default=None, help="RFC 3339 time, exclusive.")
-@click.option("--limit", type=click.IntRange(1), default=100, show_default=True)
+@click.option("--limit", type=click.IntRange(1, _UINT64_MAX), default=100, show_default=True)
 @click.option("--after", default=None, help="Cursor token printed by the previous page.")
 @click.option("--order", type=click.Choice(["time", "offset"]), default="time", show_default=True)
 @click.option(
@@ -471,6 +485,7 @@ def history(
 ) -> None:
     """History of messages, one page at a time (the next-page cursor goes to stderr)."""
     from yangkey.clickhouse.queries import (  # noqa: PLC0415
+        check_time,
         decode_cursor,
         encode_cursor,
     )
@@ -479,6 +494,9 @@ def history(
     if key is None and node is None and topic is None:
         raise ConfigError("give --key, --node or --topic")
     cursor = decode_cursor(after) if after else None
+    for value, what in ((since, "--since"), (until, "--until")):
+        if value is not None:
+            check_time(value, what)  # before anything is opened
     conn, url_database = _connect(clickhouse, embedded)
     try:
         page = read_history(

@@ -16,7 +16,8 @@ for a ClickHouse file name is cut and given a hash, see :func:`table_base`):
     ``MergeTree ORDER BY (message_key, event_time)``, TTL = the topic retention.
 ``T__current`` + view ``T__mv_current``
     ``ReplacingMergeTree(version) ORDER BY message_key``; ``version`` is a UInt256 packing
-    (generation, event time ns, sequence number, Kafka offset), highest wins.
+    (generation, event time ns, sequence number, Kafka offset), highest wins; a message without
+    an event time counts 0 there, not its Kafka timestamp (a replay gets a new one).
 view ``T__mv_errors``
     rows with an ``error`` into the database-wide ``errors`` table.
 
@@ -42,6 +43,7 @@ import jinja2
 
 from yangkey import messages
 from yangkey.clickhouse.identifiers import (
+    check_database_name,
     qualified,
     quote_identifier,
     quote_literal,
@@ -119,6 +121,7 @@ class DdlOptions:
             raise ConfigError("the cluster name cannot be empty")
         if not self.database:
             raise ConfigError("the database name cannot be empty")
+        check_database_name(self.database)
         if self.kafka_num_consumers < 1:
             raise ConfigError("kafka_num_consumers must be at least 1")
         if self.current_state not in ("all", "compacted"):
@@ -164,8 +167,9 @@ class TopicTables:
     mv_errors: str
 
 
-def topic_tables(topic: str, *, cluster: bool = False) -> TopicTables:
-    base = table_base(topic)
+def topic_tables(topic: str, database: str, *, cluster: bool = False) -> TopicTables:
+    """The tables of ``topic`` in ``database`` (whose name bounds theirs: :func:`table_base`)."""
+    base = table_base(topic, database)
     local = "_local" if cluster else ""
     return TopicTables(
         topic=topic,
@@ -334,7 +338,7 @@ class _Renderer:
 
     def topic(self, spec: TopicLike) -> None:
         o = self.options
-        names = topic_tables(spec.name, cluster=o.cluster is not None)
+        names = topic_tables(spec.name, o.database, cluster=o.cluster is not None)
         with_current = o.current_state == "all" or spec.compaction
         errors = ERRORS_TABLE
         self.stored_table(
@@ -385,6 +389,9 @@ class _Renderer:
             view=names.mv_errors,
             source=names.parsed,
             target=errors,
+            retention_seconds=spec.retention_seconds,
+            # a compacted topic's current-state table has no TTL (see above)
+            keeps_current=with_current and spec.compaction,
         )
         self.queue(names.queue, spec.name)
         self.add(
@@ -398,7 +405,7 @@ class _Renderer:
         )
 
     def dead_letter(self, topic: str) -> None:
-        names = topic_tables(topic)
+        names = topic_tables(topic, self.options.database)
         self.queue(names.queue, topic)
         self.add(
             "view",
@@ -442,11 +449,14 @@ def render_ddl(topics: Sequence[TopicLike], options: DdlOptions) -> list[Stateme
     """Every statement for ``topics``, in dependency order; deterministic for equal input."""
     seen: dict[str, str] = {}
     for spec in topics:
-        base = table_base(spec.name)
+        base = table_base(spec.name, options.database)
         if base in seen and seen[base] != spec.name:
             raise ConfigError(f"topics {seen[base]!r} and {spec.name!r} map to the same tables")
         seen[base] = spec.name
-    if options.dead_letter_topic is not None and table_base(options.dead_letter_topic) in seen:
+    if (
+        options.dead_letter_topic is not None
+        and table_base(options.dead_letter_topic, options.database) in seen
+    ):
         raise ConfigError(
             f"dead-letter topic {options.dead_letter_topic!r} is also a subscription topic"
         )

@@ -11,10 +11,24 @@ read with FINAL) hide the duplicates; history queries skip them with ``LIMIT 1 B
 A message whose key or headers are not UTF-8 still goes in, with ``_error`` set and the value
 in ``_raw_message``, so that it reaches the errors table with its position. Without
 ``follow`` the run stops once every assigned partition has reported end of partition.
+
+Committed offsets claim "everything before is stored", so they must name where. The embedded
+database's UUID is written to an identity file in the data directory when ingest starts, and
+every offset commit carries it as commit metadata. Before each commit the file must still hold
+that UUID (the directory was not removed or replaced under the running process), and the
+offsets a new assignment starts from must have been committed with it (or none): otherwise
+ingest stops with one error line and commits nothing, instead of reporting success over an
+empty database.
+
+The consumer is a static group member (``group.instance.id`` derived from the group, the data
+directory and the database, unless one is given): an ingest restarted after a crash takes its
+partitions back at once instead of waiting out the dead member's session timeout (45 s).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import struct
 import sys
 import time
@@ -25,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
+from yangkey.clickhouse import ClickHouseError
 from yangkey.clickhouse.apply import ChdbConnection, Connection, apply, open_embedded
 from yangkey.clickhouse.ddl import ERRORS_TABLE, DdlOptions, render_ddl, topic_tables
 from yangkey.clickhouse.identifiers import qualified
@@ -36,6 +51,8 @@ if TYPE_CHECKING:
 
 DEFAULT_GROUP = "yangkey-embedded"
 DEFAULT_BATCH_SIZE = 10_000
+#: librdkafka hands out at most this many messages per consume() call.
+MAX_BATCH_SIZE = 1_000_000
 
 #: Column order of an embedded queue table (``QUEUE_VALUE_COLUMNS + QUEUE_VIRTUAL_COLUMNS`` of
 #: ``sql_templates/macros.sql.j2``), quoted, as :func:`encode_rows` writes them.
@@ -127,7 +144,7 @@ def encode_rows(rows: Iterable[QueueRow]) -> bytes:
 
 def insert_rows(conn: Connection, database: str, topic: str, rows: Iterable[QueueRow]) -> None:
     """One INSERT of ``rows`` into the queue table of ``topic``."""
-    table = qualified(database, topic_tables(topic).queue)
+    table = qualified(database, topic_tables(topic, database).queue)
     conn.insert(table, QUEUE_COLUMNS, encode_rows(rows), "RowBinary")
 
 
@@ -185,6 +202,9 @@ class IngestResult:
     errors: dict[str, int] = field(default_factory=dict)
     """Rows that went to the errors table during the run, per topic (decode, key, header
     errors, and dead-letter records)."""
+    expired: dict[str, int] = field(default_factory=dict)
+    """Good messages whose event time was already older than their topic's retention: the
+    history TTL drops them at its next merge; the errors table keeps them (kind ``expired``)."""
     decode_errors: int = 0
     """Messages whose key or headers could not be decoded by the bridge."""
     batches: int = 0
@@ -198,6 +218,10 @@ class IngestResult:
     @property
     def total_errors(self) -> int:
         return sum(self.errors.values())
+
+    @property
+    def total_expired(self) -> int:
+        return sum(self.expired.values())
 
     @property
     def rate(self) -> float:
@@ -231,13 +255,16 @@ class _Reporter:
         table.add_column("topic")
         table.add_column("messages", justify="right")
         table.add_column("to errors" if done else "", justify="right")
-        for topic in sorted(set(result.messages) | set(result.errors)):
+        table.add_column("expired" if done else "", justify="right")
+        for topic in sorted(set(result.messages) | set(result.errors) | set(result.expired)):
             errors = f"{result.errors.get(topic, 0):,}" if done else ""
-            table.add_row(topic, f"{result.messages.get(topic, 0):,}", errors)
+            expired = f"{result.expired.get(topic, 0):,}" if done else ""
+            table.add_row(topic, f"{result.messages.get(topic, 0):,}", errors, expired)
         table.add_row(
             "[bold]total[/bold]",
             f"[bold]{result.total:,}[/bold] ({rate:,.0f}/s)",
             f"{result.total_errors:,}" if done else f"{result.decode_errors:,} undecodable",
+            f"{result.total_expired:,}" if done else "",
         )
         return table
 
@@ -253,15 +280,17 @@ class _Reporter:
             rate = result.total / max(now - self.started, 1e-9)
             self.log(f"ingest: {result.total} messages ({rate:.0f}/s) in {result.batches} batches")
 
-    def close(self, result: IngestResult) -> None:
+    def close(self, result: IngestResult, *, failed: bool = False) -> None:
         if self.live is not None:
-            self.live.update(self._table(result, "done"))
+            self.live.update(self._table(result, "failed" if failed else "done"))
             self.live.stop()
-        elif self.enabled:
+            self.live = None
+        elif self.enabled and not failed:
             per_topic = ", ".join(f"{t}={n}" for t, n in sorted(result.messages.items()))
             self.log(
                 f"ingest: done, {result.total} messages in {result.seconds:.1f}s "
-                f"({result.rate:.0f}/s), {result.total_errors} to errors"
+                f"({result.rate:.0f}/s), {result.total_errors} to errors, "
+                f"{result.total_expired} expired (older than retention: errors table only)"
                 + (f" [{per_topic}]" if per_topic else "")
             )
 
@@ -270,18 +299,102 @@ def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def _errors_since(conn: Connection, database: str, since: str) -> dict[str, int]:
+def _errors_since(
+    conn: Connection, database: str, since: str
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Rows the errors table received since ``since``, per topic: (errors, expired)."""
     rows = conn.query(
-        f"SELECT kafka_topic AS topic, count() AS n FROM {qualified(database, ERRORS_TABLE)} "
-        "WHERE received_at >= toDateTime64({since:String}, 3, 'UTC') GROUP BY kafka_topic",
+        "SELECT kafka_topic AS topic, error_kind = 'expired' AS expired, count() AS n "
+        f"FROM {qualified(database, ERRORS_TABLE)} "
+        "WHERE received_at >= toDateTime64({since:String}, 3, 'UTC') "
+        "GROUP BY kafka_topic, expired",
         {"since": since},
     )
-    return {str(row["topic"]): int(row["n"]) for row in rows}
+    errors: dict[str, int] = {}
+    expired: dict[str, int] = {}
+    for row in rows:
+        (expired if row["expired"] else errors)[str(row["topic"])] = int(row["n"])
+    return errors, expired
 
 
 def _kafka_reason(exc: KafkaException) -> str:
     error = exc.args[0] if exc.args else None
     return str(error.str()) if isinstance(error, KafkaError) else str(exc)
+
+
+IDENTITY_FILE = "yangkey-ingest-identity.json"
+#: Prefix of the offset commit metadata naming the database the rows went to.
+_METADATA_PREFIX = "yangkey-database:"
+
+
+class DatabaseIdentity:
+    """The embedded database ingest writes to, as a UUID kept in its data directory."""
+
+    def __init__(self, conn: ChdbConnection, database: str) -> None:
+        rows = conn.query(
+            "SELECT toString(uuid) AS uuid FROM system.databases WHERE name = {db:String}",
+            {"db": database},
+        )
+        if not rows:
+            raise ClickHouseError(f"database {database!r} does not exist", source=conn.description)
+        self.uuid = str(rows[0]["uuid"])
+        self.database = database
+        self.description = conn.description
+        self.file = Path(conn.path) / IDENTITY_FILE
+        recorded = self._recorded()
+        recorded[database] = self.uuid
+        try:
+            self.file.write_text(json.dumps(recorded, sort_keys=True), encoding="utf-8")
+        except OSError as exc:
+            raise ClickHouseError(
+                f"cannot write the identity file: {exc.strerror}", source=str(self.file)
+            ) from None
+
+    def _recorded(self) -> dict[str, str]:
+        try:
+            data = json.loads(self.file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+    @property
+    def metadata(self) -> str:
+        return _METADATA_PREFIX + self.uuid
+
+    def verify(self) -> None:
+        """Raise unless the data directory still holds this database (before a commit)."""
+        if self._recorded().get(self.database) != self.uuid:
+            raise ClickHouseError(
+                "the data directory was removed or replaced while ingest was running: "
+                "stopped without committing the last batch (restart ingest on the original "
+                "directory, or re-read the topics with a new --group)",
+                source=self.description,
+            )
+
+    def check_committed(self, committed: Sequence[Any], group: str) -> None:
+        """Raise if ``group`` committed any of these offsets for another database."""
+        for tp in committed:
+            metadata = tp.metadata or ""
+            if (
+                tp.offset >= 0
+                and metadata.startswith(_METADATA_PREFIX)
+                and metadata != self.metadata
+            ):
+                raise ClickHouseError(
+                    f"consumer group {group!r} committed {tp.topic} partition {tp.partition} "
+                    f"up to offset {tp.offset} into another database "
+                    f"({metadata[len(_METADATA_PREFIX) :]}, not {self.uuid}): those messages are "
+                    "not here (was the data directory removed?). Point --embedded at the "
+                    "original directory, or re-read the topics with a new --group",
+                    source=self.description,
+                )
+
+
+def static_member_id(group: str, conn: Connection, database: str) -> str:
+    """A ``group.instance.id`` stable across restarts of the same ingest, distinct otherwise."""
+    where = str(Path(conn.path).resolve()) if isinstance(conn, ChdbConnection) else conn.description
+    identity = "\n".join((group, where, database)).encode("utf-8")
+    return "yangkey-ingest-" + hashlib.sha256(identity).hexdigest()[:16]
 
 
 def consume_into(
@@ -301,12 +414,16 @@ def consume_into(
     should_stop: Callable[[], bool] | None = None,
 ) -> IngestResult:
     """Consume ``topics`` into their (already created) queue tables of ``database``."""
-    if batch_size < 1:
-        raise ConfigError("batch size must be at least 1")
+    if not 1 <= batch_size <= MAX_BATCH_SIZE:
+        raise ConfigError(f"batch size must be between 1 and {MAX_BATCH_SIZE}")
     # the pipeline's consumer defaults (no auto commit, read_committed, earliest) under the
     # operator's settings; auto commit stays off whatever they say: offsets are committed
     # only once the rows are stored
-    overrides = {"client.id": "yangkey-ingest", **(kafka_config or {})}
+    overrides = {
+        "client.id": "yangkey-ingest",
+        "group.instance.id": static_member_id(group, conn, database),
+        **(kafka_config or {}),
+    }
     config = consumer_config(bootstrap, group, overrides)
     config["enable.auto.commit"] = False
     config["enable.partition.eof"] = True
@@ -320,7 +437,9 @@ def consume_into(
             f"invalid Kafka consumer settings: {_kafka_reason(exc)}", source="kafka config"
         ) from None
     reporter = _Reporter(progress, log)
+    failed = False
     try:
+        identity = DatabaseIdentity(conn, database) if isinstance(conn, ChdbConnection) else None
         try:
             metadata = consumer.list_topics(timeout=15)
         except KafkaException as exc:
@@ -337,10 +456,25 @@ def consume_into(
 
         assignment: set[tuple[str, int]] = set()
         at_end: set[tuple[str, int]] = set()
+        foreign: list[ClickHouseError] = []
 
-        def on_assign(_consumer: Any, partitions: list[Any]) -> None:
+        def on_assign(consumer: Any, partitions: list[Any]) -> None:
             for tp in partitions:
                 assignment.add((tp.topic, tp.partition))
+            if identity is not None and partitions:
+                # checked here, before any message of these partitions is returned
+                try:
+                    identity.check_committed(consumer.committed(partitions, timeout=30), group)
+                except ClickHouseError as exc:
+                    foreign.append(exc)
+                except KafkaException as exc:
+                    foreign.append(
+                        ClickHouseError(
+                            f"cannot read the committed offsets of group {group!r}: "
+                            f"{_kafka_reason(exc)}",
+                            source=f"kafka://{bootstrap}",
+                        )
+                    )
 
         def on_revoke(_consumer: Any, partitions: list[Any]) -> None:
             for tp in partitions:
@@ -353,6 +487,8 @@ def consume_into(
             if should_stop is not None and should_stop():
                 break
             messages = consumer.consume(num_messages=batch_size, timeout=poll_timeout)
+            if foreign:
+                raise foreign[0]
             rows: dict[str, list[QueueRow]] = {}
             next_offsets: dict[tuple[str, int], int] = {}
             for message in messages:
@@ -379,11 +515,16 @@ def consume_into(
                 for topic, topic_rows in rows.items():
                     insert_rows(conn, database, topic, topic_rows)
                     result.messages[topic] = result.messages.get(topic, 0) + len(topic_rows)
+                if identity is not None:
+                    identity.verify()
+                    offsets = [
+                        TopicPartition(t, p, o, identity.metadata)
+                        for (t, p), o in next_offsets.items()
+                    ]
+                else:
+                    offsets = [TopicPartition(t, p, o) for (t, p), o in next_offsets.items()]
                 try:
-                    consumer.commit(
-                        offsets=[TopicPartition(t, p, o) for (t, p), o in next_offsets.items()],
-                        asynchronous=False,
-                    )
+                    consumer.commit(offsets=offsets, asynchronous=False)
                 except KafkaException as exc:
                     # e.g. the partitions were revoked meanwhile: their new owner re-reads the
                     # batch, and the duplicates are harmless (at-least-once, see module doc)
@@ -404,13 +545,18 @@ def consume_into(
     except KeyboardInterrupt:
         if progress:
             log("ingest: interrupted; the last batch was committed")
+    except BaseException:
+        failed = True
+        raise
     finally:
         consumer.close()
         result.seconds = time.monotonic() - started
         try:
-            result.errors = _errors_since(conn, database, started_at)
+            if not failed:
+                result.errors, result.expired = _errors_since(conn, database, started_at)
         finally:
-            reporter.close(result)
+            # after a failure the caller prints the one error line: no "done" summary
+            reporter.close(result, failed=failed)
     return result
 
 

@@ -16,7 +16,9 @@ Times come back as RFC 3339 strings with nanoseconds (``2026-11-20T10:00:00.1234
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +53,61 @@ _SELECT = ", ".join(
     for name in ROW_FIELDS
 )
 _TIME = "parseDateTime64BestEffort({%s:String}, 9, 'UTC')"
+
+#: Ranges of the columns and parameters numbers end in: a value outside is refused here,
+#: never wrapped by ClickHouse (``{limit:UInt64}`` reads 2**64 as 0).
+UINT64_MAX = 2**64 - 1
+UINT32_MAX = 2**32 - 1
+#: A YANG-Push subscription id is a uint32 (RFC 8639), as in the message key.
+SUBSCRIPTION_ID_MAX = UINT32_MAX
+
+_RFC3339 = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})"
+    r"(?:[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:\d{2})?)?",
+    re.ASCII,
+)
+#: What DateTime64(9) holds.
+_EARLIEST = dt.datetime(1900, 1, 1, tzinfo=dt.UTC)
+_LATEST = dt.datetime(2262, 4, 11, 23, 47, 16, tzinfo=dt.UTC)
+
+
+def check_range(value: int, low: int, high: int, what: str) -> int:
+    """``value`` if ``low <= value <= high``, else a :class:`ConfigError` naming ``what``."""
+    if not low <= value <= high:
+        raise ConfigError(f"must be between {low} and {high}, not {value}", source=what)
+    return value
+
+
+def check_time(text: str, what: str) -> str:
+    """``text`` if it is an RFC 3339 time (date alone: midnight; no offset: UTC) that
+    DateTime64(9) can hold; the reason in our words otherwise (never ClickHouse's, which
+    quotes the SQL)."""
+    match = _RFC3339.fullmatch(text)
+    when: dt.datetime | None = None
+    if match:
+        year, month, day, hour, minute, second, _fraction, offset = match.groups()
+        try:
+            zone = dt.UTC
+            if offset and offset not in ("Z", "z"):
+                sign = -1 if offset[0] == "-" else 1
+                hours, minutes = int(offset[1:3]), int(offset[4:6])
+                zone = dt.timezone(sign * dt.timedelta(hours=hours, minutes=minutes))
+            when = dt.datetime(
+                int(year), int(month), int(day),
+                int(hour or 0), int(minute or 0), int(second or 0), tzinfo=zone,
+            )  # fmt: skip
+        except ValueError:
+            when = None
+    if when is None:
+        shown = text if len(text) <= 40 else text[:40] + "..."
+        raise ConfigError(
+            f"not an RFC 3339 time such as 2026-11-20T10:00:00Z: {shown!r}", source=what
+        )
+    if not _EARLIEST <= when <= _LATEST:
+        raise ConfigError(
+            f"outside the times ClickHouse stores (1900 to 2262): {text}", source=what
+        )
+    return text
 
 
 def _rows(conn: Connection, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -90,6 +147,8 @@ def _node_conditions(
 ) -> list[str]:
     """Filters on node / subscription id; the key prefix lets the primary key serve them."""
     conditions: list[str] = []
+    if subscription_id is not None:
+        check_range(subscription_id, 0, SUBSCRIPTION_ID_MAX, "--subscription-id")
     if node is not None:
         params["node"] = node
         conditions.append("node = {node:String}")
@@ -99,8 +158,6 @@ def _node_conditions(
             params["key_prefix"] = f"{node}\n"
         conditions.append("startsWith(message_key, {key_prefix:String})")
     if subscription_id is not None:
-        if subscription_id < 0:
-            raise ConfigError("a subscription id is not negative")
         params["subscription_id"] = subscription_id
         conditions.append("subscription_id = {subscription_id:UInt64}")
     return conditions
@@ -111,7 +168,7 @@ def _source(conn: Connection, database: str, topic: str | None, kind: str) -> st
         table = CURRENT_MERGE_TABLE if kind == "current" else HISTORY_MERGE_TABLE
         _require_table(conn, database, table, "all topics")
     else:
-        names = topic_tables(topic)
+        names = topic_tables(topic, database)
         table = names.current if kind == "current" else names.history
         _require_table(
             conn,
@@ -148,7 +205,7 @@ def current_state(
         f") WHERE {' AND '.join(outer)} ORDER BY message_key"
     )
     if limit is not None:
-        params["limit"] = limit
+        params["limit"] = check_range(limit, 1, UINT64_MAX, "--limit")
         sql += " LIMIT {limit:UInt64}"
     return _rows(conn, sql, params)
 
@@ -195,11 +252,15 @@ def decode_cursor(token: str) -> Cursor:
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         data = json.loads(raw)
-        if data[0] == "t":
-            return TimeCursor(str(data[1]), int(data[2]), str(data[3]))
-        if data[0] == "o":
-            return OffsetCursor(str(data[1]), int(data[2]), int(data[3]))
-    except (ValueError, IndexError, TypeError, KeyError, OverflowError):
+        if data[0] == "t" and isinstance(data[2], int):
+            check_time(str(data[1]), "the cursor's time")
+            check_range(data[2], 0, UINT64_MAX, "the cursor's sequence number")
+            return TimeCursor(str(data[1]), data[2], str(data[3]))
+        if data[0] == "o" and isinstance(data[2], int) and isinstance(data[3], int):
+            check_range(data[2], 0, UINT32_MAX, "the cursor's partition")
+            check_range(data[3], 0, UINT64_MAX, "the cursor's offset")
+            return OffsetCursor(str(data[1]), data[2], data[3])
+    except (ValueError, IndexError, TypeError, KeyError, OverflowError, ConfigError):
         pass
     raise ConfigError("invalid history cursor (use the token printed by the previous page)")
 
@@ -226,8 +287,10 @@ def history(
     ``current_generation`` keeps only messages of the newest generation seen for their
     (node, subscription id), like :func:`current_state`; by default every generation shows.
     """
-    if limit < 1:
-        raise ConfigError("limit must be at least 1")
+    check_range(limit, 1, UINT64_MAX, "--limit")
+    for value, what in ((since, "--since"), (until, "--until")):
+        if value is not None:
+            check_time(value, what)
     if isinstance(after, OffsetCursor):
         order = "offset"
     elif isinstance(after, TimeCursor):
