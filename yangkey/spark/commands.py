@@ -58,6 +58,12 @@ Examples:
       --master spark://master:7077 --trigger-interval 10s
 
 \b
+  # on a standalone cluster, shipping this virtualenv to the executors (spark.archives);
+  # without --ship-env a preflight task checks that they can import yangkey
+  yangkey produce --subscriptions subs.yaml --input hdfs:///raw/ --bootstrap kafka:9092 \\
+      --master spark://master:7077 --ship-env
+
+\b
   # spark-submit takes the same options
   spark-submit --master yarn spark_jobs/produce_keyed.py --subscriptions subs.yaml ...
 
