@@ -85,7 +85,7 @@ def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]
             base / "master.log",
         )
         processes.append(master)
-        _wait_for(base / "master.log", "I have been elected leader", master)
+        # Started together: the worker retries until the master listens (JVM start-ups overlap).
         worker = _spark_class(
             "org.apache.spark.deploy.worker.Worker",
             [
@@ -97,6 +97,7 @@ def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]
             base / "worker.log",
         )
         processes.append(worker)
+        _wait_for(base / "master.log", "I have been elected leader", master)
         _wait_for(base / "worker.log", "Successfully registered with master", worker)
         yield Cluster(url, base)
     finally:

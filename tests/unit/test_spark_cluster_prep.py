@@ -14,10 +14,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from pyspark.sql import SparkSession
 
 from yangkey.errors import ConfigError, InputError
 from yangkey.spark import ship_env
+from yangkey.spark.commands import produce
 from yangkey.spark.job import JobConfig, plan_files
 from yangkey.spark.preflight import (
     check_executors,
@@ -193,3 +195,21 @@ def test_executor_probe_names_what_is_missing_and_what_to_do(spark: SparkSession
     assert message.startswith("spark executors (local[2,2]): ")
     assert "cannot import yangkey_not_there (ModuleNotFoundError" in message
     assert "--ship-env" in message and "PYSPARK_PYTHON" in message
+
+
+def test_ship_env_refuses_streaming_from_kafka_in_one_unwrapped_line(tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "subscriptions.yaml"
+    result = CliRunner().invoke(
+        produce,
+        [
+            *("--subscriptions", str(example), "--input", "kafka://raw", "--dry-run"),
+            *("--bootstrap", "127.0.0.1:9"),
+            *("--stream", "--checkpoint", str(tmp_path / "ck")),
+            *("--master", "spark://127.0.0.1:7077", "--ship-env"),
+        ],
+    )
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("error: --ship-env: cannot serve --stream from kafka://")
+    assert lines[0].endswith("set PYSPARK_PYTHON instead")

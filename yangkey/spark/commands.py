@@ -419,8 +419,17 @@ def _ship_env(config: JobConfig, prepared: Prepared, err: Console) -> None:
     """``--ship-env``: the archive into ``spark.archives`` (executors' Python is switched to it
     once the session exists, see :func:`yangkey.spark.preflight.prepare_executors`)."""
     from yangkey.spark.preflight import is_local_master  # noqa: PLC0415
-    from yangkey.spark.ship_env import ship_running_env  # noqa: PLC0415
+    from yangkey.spark.ship_env import EXECUTOR_PYTHON, ship_running_env  # noqa: PLC0415
 
+    if config.stream and any(uri.startswith("kafka://") for uri in config.inputs):
+        # Tried on a standalone cluster: Spark plans Python streaming sources in a Python
+        # process the *driver* starts with the same interpreter as the executors' readers.
+        raise ConfigError(
+            "cannot serve --stream from kafka://: Spark runs the Python streaming"
+            f" source on the driver too, with the executors' {EXECUTOR_PYTHON}; install yangkey"
+            " at the same interpreter path on every node and set PYSPARK_PYTHON instead",
+            source="--ship-env",
+        )
     if is_local_master(config.master):
         config.ship_env = False
         prepared.warnings.append(
