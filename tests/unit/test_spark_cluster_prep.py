@@ -213,3 +213,18 @@ def test_ship_env_refuses_streaming_from_kafka_in_one_unwrapped_line(tmp_path: P
     assert len(lines) == 1, lines
     assert lines[0].startswith("error: --ship-env: cannot serve --stream from kafka://")
     assert lines[0].endswith("set PYSPARK_PYTHON instead")
+
+
+def test_executor_probe_fails_fast_when_python_cannot_start(spark: SparkSession) -> None:
+    context = spark.sparkContext
+    saved = context.pythonExec
+    context.pythonExec = "/nonexistent/bin/python"
+    try:
+        with pytest.raises(ConfigError) as raised:
+            check_executors(spark, shipped=True)
+    finally:
+        context.pythonExec = saved
+    message = raised.value.message()
+    assert "/nonexistent/bin/python" in message
+    assert "the shipped environment does not work there" in message
+    assert "\n" not in message
