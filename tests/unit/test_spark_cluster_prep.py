@@ -225,6 +225,7 @@ def test_executor_probe_fails_fast_when_python_cannot_start(spark: SparkSession)
     finally:
         context.pythonExec = saved
     message = raised.value.message()
-    assert "/nonexistent/bin/python" in message
+    assert 'the probe task failed: java.io.IOException: Cannot run program "/nonexistent' in message
+    assert "Job aborted" not in message
     assert "the shipped environment does not work there" in message
     assert "\n" not in message

@@ -8,12 +8,13 @@ four times over with ``No module named 'yangkey'`` before anything says what to 
 from __future__ import annotations
 
 import os
+import re
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from yangkey.errors import ConfigError
+from yangkey.errors import ConfigError, YangkeyError
 from yangkey.spark.ship_env import EXECUTOR_PYTHON
 
 if TYPE_CHECKING:
@@ -123,8 +124,7 @@ def check_executors(
         else _FIX
     )
     if isinstance(result, BaseException):
-        failure = spark_failure(result, "starting Python")
-        raise ConfigError(f"{failure.reason}; {hint}", source=where) from None
+        raise ConfigError(f"{_task_failure(result, spark_failure)}; {hint}", source=where) from None
     report = result[0] if result else {"python": "?", "error": "no answer"}
     if report["error"]:
         raise ConfigError(
@@ -133,6 +133,18 @@ def check_executors(
             source=where,
         )
     return report
+
+
+def _task_failure(exc: BaseException, spark_failure: Callable[..., YangkeyError]) -> str:
+    """The executor-side cause of a failed probe (``Cannot run program …``, a Python version
+    mismatch…) without Spark's "Job aborted due to stage failure" wrapping."""
+    match = _LAST_FAILURE.search(str(exc))
+    if match and "PythonException" not in match.group(1):  # those: the Python-side line below
+        return f"the probe task failed: {match.group(1).strip()}"
+    return spark_failure(exc, "the probe task").reason
+
+
+_LAST_FAILURE = re.compile(r"most recent failure: Lost task [^)]*\)[^)]*\): ([^\n]+)")
 
 
 def _base_python() -> str:
