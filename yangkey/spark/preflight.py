@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from yangkey.errors import ConfigError, YangkeyError
+from yangkey.errors import ConfigError
 from yangkey.spark.ship_env import EXECUTOR_PYTHON
 
 if TYPE_CHECKING:
@@ -88,8 +89,6 @@ def check_executors(
     """Run one tiny task that imports the job's modules on an executor; raise a ConfigError
     that says what to do when it cannot, within :data:`TIMEOUT_CONF` seconds. Returns the
     executor's report (``python``: its ``sys.executable``)."""
-    from yangkey.spark.job import spark_failure  # noqa: PLC0415 - job imports this module
-
     context = session.sparkContext
     timeout = _timeout(session)
     group = f"yangkey-preflight-{uuid.uuid4().hex[:8]}"
@@ -124,7 +123,7 @@ def check_executors(
         else _FIX
     )
     if isinstance(result, BaseException):
-        raise ConfigError(f"{_task_failure(result, spark_failure)}; {hint}", source=where) from None
+        raise ConfigError(f"{_task_failure(result)}; {hint}", source=where) from None
     report = result[0] if result else {"python": "?", "error": "no answer"}
     if report["error"]:
         raise ConfigError(
@@ -135,9 +134,11 @@ def check_executors(
     return report
 
 
-def _task_failure(exc: BaseException, spark_failure: Callable[..., YangkeyError]) -> str:
+def _task_failure(exc: BaseException) -> str:
     """The executor-side cause of a failed probe (``Cannot run program …``, a Python version
     mismatch…) without Spark's "Job aborted due to stage failure" wrapping."""
+    from yangkey.spark.job import spark_failure  # noqa: PLC0415 - job imports this module
+
     match = _LAST_FAILURE.search(str(exc))
     if match and "PythonException" not in match.group(1):  # those: the Python-side line below
         return f"the probe task failed: {match.group(1).strip()}"
@@ -148,8 +149,6 @@ _LAST_FAILURE = re.compile(r"most recent failure: Lost task [^)]*\)[^)]*\): ([^\
 
 
 def _base_python() -> str:
-    import sys  # noqa: PLC0415
-
     return os.path.realpath(sys.executable)
 
 
