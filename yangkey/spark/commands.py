@@ -58,6 +58,12 @@ Examples:
       --master spark://master:7077 --trigger-interval 10s
 
 \b
+  # on a standalone cluster, shipping this virtualenv to the executors (spark.archives);
+  # without --ship-env a preflight task checks that they can import yangkey
+  yangkey produce --subscriptions subs.yaml --input hdfs:///raw/ --bootstrap kafka:9092 \\
+      --master spark://master:7077 --ship-env
+
+\b
   # spark-submit takes the same options
   spark-submit --master yarn spark_jobs/produce_keyed.py --subscriptions subs.yaml ...
 
@@ -109,6 +115,13 @@ def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
     "--master",
     metavar="URL",
     help="Spark master: local[*] (default), local[4], spark://host:7077, yarn, k8s://…",
+)
+@click.option(
+    "--ship-env",
+    is_flag=True,
+    help="Cluster masters: pack this virtualenv (venv-pack, cached) into spark.archives and"
+    " run the executors' Python from it. Without it, executors need yangkey installed at"
+    " PYSPARK_PYTHON's path, which a preflight task checks.",
 )
 @_kv_option(
     "--producer-config", "librdkafka producer setting, e.g. compression.type=zstd. Repeatable."
@@ -272,6 +285,7 @@ def produce(
     inputs: tuple[str, ...],
     bootstrap: str | None,
     master: str | None,
+    ship_env: bool,
     producer_config: tuple[str, ...],
     producer_config_file: str | None,
     consumer_config: tuple[str, ...],
@@ -353,10 +367,13 @@ def produce(
             max_per_trigger=max_per_trigger,
             spark_conf=parse_kv(spark_conf, source="--spark-conf"),
             spark_log_level=spark_log_level.upper(),
+            ship_env=ship_env,
         )
         if trigger_interval and not stream:
             raise ConfigError("--trigger-interval needs --stream", source="produce")
         prepared = prepare(config)
+        if config.ship_env:
+            _ship_env(config, prepared, err)
         for warning in prepared.warnings:
             err.print(f"[yellow]warning:[/yellow] {escape(warning)}")
         if prepared.created_topics:
@@ -382,7 +399,7 @@ def produce(
         else:
             summary = run(config, prepared=prepared, on_batch=on_batch)
     except YangkeyError as error:
-        err.print(f"error: {error.message()}", markup=False, highlight=False)
+        err.print(f"error: {error.message()}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(1)
     except KeyboardInterrupt:
         resume = ""
@@ -397,6 +414,41 @@ def produce(
         click.echo(orjson.dumps(summary.to_dict(), option=orjson.OPT_INDENT_2).decode())
         return
     print_summary(summary, Console())
+
+
+def _ship_env(config: JobConfig, prepared: Prepared, err: Console) -> None:
+    """``--ship-env``: the archive into ``spark.archives`` (executors' Python is switched to it
+    once the session exists, see :func:`yangkey.spark.preflight.prepare_executors`)."""
+    from yangkey.spark.preflight import is_local_master  # noqa: PLC0415
+    from yangkey.spark.ship_env import EXECUTOR_PYTHON, ship_running_env  # noqa: PLC0415
+
+    if config.stream and any(uri.startswith("kafka://") for uri in config.inputs):
+        # Tried on a standalone cluster: Spark plans Python streaming sources in a Python
+        # process the *driver* starts with the same interpreter as the executors' readers.
+        raise ConfigError(
+            "cannot serve --stream from kafka://: Spark runs the Python streaming"
+            f" source on the driver too, with the executors' {EXECUTOR_PYTHON}; install yangkey"
+            " at the same interpreter path on every node and set PYSPARK_PYTHON instead",
+            source="--ship-env",
+        )
+    if is_local_master(config.master):
+        config.ship_env = False
+        prepared.warnings.append(
+            "--ship-env: a local master runs this interpreter; nothing shipped"
+        )
+        return
+    if err.is_terminal:
+        with err.status("packing this virtualenv for the executors…"):
+            shipped = ship_running_env()
+    else:
+        shipped = ship_running_env()
+    err.print(shipped.describe(), markup=False, highlight=False, soft_wrap=True)
+    if shipped.code is not None:
+        prepared.py_files.append(str(shipped.code))
+    config.spark_conf = {
+        **config.spark_conf,
+        **shipped.spark_conf(config.spark_conf.get("spark.archives")),
+    }
 
 
 def print_summary(summary: Summary, console: Console) -> None:

@@ -62,6 +62,7 @@ from yangkey.kafka.config import (
     ensure_topics,
     producer_config,
 )
+from yangkey.spark.preflight import local_input_warnings, prepare_executors
 from yangkey.spark.sink import PartitionResult, SinkSpec, produce_partition
 from yangkey.spark.transform import (
     BuilderSpec,
@@ -134,6 +135,8 @@ class JobConfig:
     app_name: str = "yangkey-produce"
     preflight: bool = True
     """Check the broker and the topics on the driver before starting (tests turn it off)."""
+    ship_env: bool = False
+    """Executors run ``./environment/bin/python`` from ``spark.archives`` (``--ship-env``)."""
     fail_after: int | None = None
     """Test hook (``yangkey.test.fail_after``): attempt 0 of each task crashes after N."""
 
@@ -477,7 +480,8 @@ def _local_path(uri: str) -> Path:
 
 
 def list_local_files(uri: str) -> list[Path]:
-    path = _local_path(uri)
+    # Absolute on the driver: executors run in other working directories.
+    path = Path(os.path.abspath(_local_path(uri)))
     if path.is_file():
         return [path]
     if path.is_dir():
@@ -676,6 +680,8 @@ class Prepared:
     """Batch: one entry per Spark partition (local file ranges, raw-topic offset ranges)."""
     remote: list[str] = field(default_factory=list)
     """Batch: Hadoop URIs read with Spark's binaryFile source instead."""
+    py_files: list[str] = field(default_factory=list)
+    """Added to the executors' Python path (``--ship-env``: an editable yangkey's code)."""
 
 
 def _milliseconds(config: Mapping[str, object], key: str) -> int:
@@ -797,6 +803,7 @@ def prepare(config: JobConfig) -> Prepared:
             {"enable.partition.eof": False, **config.consumer_overrides},
         )
     prepared = Prepared(builder_spec, catalog, sink, source_config)
+    prepared.warnings.extend(local_input_warnings(config))
     if not config.dry_run and config.preflight:
         _check_topics(config, prepared)
     if not config.stream:
@@ -1035,7 +1042,8 @@ def _stream_frame(
     )
     if config.max_per_trigger:
         reader = reader.option("maxFilesPerTrigger", str(config.max_per_trigger))
-    path = str(_local_path(uri).resolve()) if _is_local(uri) else uri
+    # A scheme-less path would resolve against the cluster's default file system (HDFS).
+    path = _local_path(uri).resolve().as_uri() if _is_local(uri) else uri
     return reader.load(path).select("path", "content"), "files"
 
 
@@ -1136,6 +1144,7 @@ def run(
     except Exception as exc:  # no Java, a bad --master or --spark-conf: one line, no traceback
         raise spark_failure(exc, "starting Spark") from None
     try:
+        prepare_executors(session, config, prepared.py_files)
         if config.stream:
             return run_stream(session, config, prepared, on_batch, update)
         return run_batch(session, config, prepared, update)
