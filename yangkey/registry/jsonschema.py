@@ -9,8 +9,10 @@ which is yangson's ``iname``); 64-bit integers and decimal64 are strings, ``empt
 ``[null]``.
 
 Objects are closed (``additionalProperties: false``) so that the registry's compatibility check
-sees a removed member as a change. Only list keys are ``required``: telemetry sends partial
-subtrees (on-change deltas, filtered leaves), so YANG ``mandatory`` is not enforced here.
+sees a removed member as a change, except to module-qualified members: augmentations from
+modules outside the subscription's module set are valid RFC 7951 but not described here.
+Only list keys are ``required``: telemetry sends partial subtrees (on-change deltas, filtered
+leaves), so YANG ``mandatory`` is not enforced here.
 Choices are flattened into their parent (their cases' members are all optional properties).
 """
 
@@ -98,8 +100,18 @@ def type_schema(datatype: DataType) -> Json:
     return {}
 
 
+# Members from modules outside the topic's module set (augmentations the subscription did not
+# name) are qualified, so they can be let through without opening the object to typos.
+FOREIGN_MEMBER = "^[A-Za-z_][A-Za-z0-9_.-]*:"
+
+
 def _object(node: InternalNode, members: Json, keys: Sequence[str] = ()) -> Json:
-    schema: Json = {"type": "object", "properties": members, "additionalProperties": False}
+    schema: Json = {
+        "type": "object",
+        "properties": members,
+        "patternProperties": {FOREIGN_MEMBER: True},
+        "additionalProperties": False,
+    }
     if keys:
         schema["required"] = list(keys)
     return schema
@@ -165,11 +177,7 @@ def subtree_schema(root: SchemaNode, steps: Sequence[CompiledStep]) -> Json:
             inner = _array(ancestor, _object(ancestor, members, keys))
         elif isinstance(ancestor, InternalNode):
             inner = _object(ancestor, {child.iname(): inner})
-    return {
-        "type": "object",
-        "properties": {nodes[0].iname(): inner},
-        "additionalProperties": False,
-    }
+    return {"type": "object", "properties": {nodes[0].iname(): inner}}
 
 
 def branch_schema(

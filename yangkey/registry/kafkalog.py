@@ -77,13 +77,8 @@ class KafkaLog:
         self.consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
 
     def read(self, store: Store) -> None:
-        try:
-            _, high = self.consumer.get_watermark_offsets(
-                self.partition, timeout=self.timeout, cached=False
-            )
-        except KafkaException as exc:
-            raise store_error(f"cannot read the end of {self.topic}: {exc}") from None
         deadline = time.monotonic() + self.timeout
+        high = self._end(deadline)
         while store.end < high:
             message: Message | None = self.consumer.poll(0.2)
             error = message.error() if message is not None else None
@@ -99,6 +94,26 @@ class KafkaLog:
                     return
             if time.monotonic() > deadline:
                 raise store_timeout(f"{self.topic} read to offset {store.end}, end is {high}")
+
+    def _end(self, deadline: float) -> int:
+        while True:
+            try:
+                _, high = self.consumer.get_watermark_offsets(
+                    self.partition, timeout=self.timeout, cached=False
+                )
+                return int(high)
+            except KafkaException as exc:
+                error = exc.args[0] if exc.args else None
+                # A just-created topic's leader is not known to every client at once.
+                transient = isinstance(error, KafkaError) and error.code() in (
+                    KafkaError.NOT_LEADER_FOR_PARTITION,
+                    KafkaError.LEADER_NOT_AVAILABLE,
+                    KafkaError.UNKNOWN_TOPIC_OR_PART,
+                    KafkaError._TIMED_OUT,
+                )
+                if not transient or time.monotonic() > deadline:
+                    raise store_error(f"cannot read the end of {self.topic}: {exc}") from None
+            time.sleep(0.2)
 
     def append(self, key: bytes, value: bytes | None) -> int:
         outcome: list[tuple[KafkaError | None, int]] = []

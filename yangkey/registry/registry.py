@@ -297,7 +297,7 @@ class Registry:
                     40405,
                     f"Subject '{subject}' was not deleted first before being permanently deleted",
                 )
-            self._tombstone(subject, every)
+            self._tombstone(subject, every, config=True)
             return every
         if not live:
             raise RegistryError(404, 40404, f"Subject '{subject}' was soft deleted.")
@@ -316,13 +316,16 @@ class Registry:
 
         self._sequenced(decide)
 
-    def _tombstone(self, subject: str, numbers: list[int]) -> None:
-        """Permanent delete: tombstones for every key that wrote these versions. Not sequenced:
-        two instances tombstoning the same keys both succeed (seed 003)."""
+    def _tombstone(self, subject: str, numbers: list[int], *, config: bool = False) -> None:
+        """Permanent delete: tombstones for every key that wrote these versions (and the
+        subject's config). Not sequenced: two instances tombstoning the same keys both
+        succeed (seed 003)."""
         with self._write_lock:
             with self._lock:
                 states = self.store.subjects.get(subject, {})
                 keys = [k for n in numbers if n in states for k in states[n].keys]
+                if config:
+                    keys += self.store.config_keys.get(subject, [])
             for key in keys:
                 self.log.append(key.encode(), None)
             self.sync()

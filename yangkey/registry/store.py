@@ -13,7 +13,8 @@ Record keys are JSON objects ``{"keytype", "subject", "version", "seq", "node"}`
   winner's.
 * Every valid record has a unique key (its offset is in it), so compaction removes nothing but
   tombstoned records. A permanent delete writes tombstones for every key that wrote the subject
-  version (the registration and its soft deletes), which is why the store remembers them.
+  version (the registration and its soft deletes) and, for a whole subject, its config records,
+  which is why the store remembers them.
 
 Values: ``SCHEMA`` records carry ``{"subject", "version", "id", "schemaType", "schema",
 "references", "deleted"}`` (a soft delete rewrites the version with ``deleted: true``);
@@ -149,6 +150,8 @@ class Store:
         self.ids: dict[SchemaDef, int] = {}
         self.subjects: dict[str, dict[int, VersionState]] = {}
         self.config: dict[str | None, str] = {}
+        self.config_keys: dict[str | None, list[RecordKey]] = {}
+        """Keys of the valid config records per subject: a permanent delete tombstones them."""
         self.next_id = 1
         self.end = 0
         """The next offset to read: every record before it has been applied."""
@@ -215,9 +218,17 @@ class Store:
             self.config[key.subject] = level
         else:
             raise ValueError(level)
+        self.config_keys.setdefault(key.subject, []).append(key)
 
     def _tombstone(self, key: RecordKey) -> None:
-        if key.keytype != "SCHEMA" or key.subject is None or key.version is None:
+        if key.keytype == "CONFIG":
+            keys = [k for k in self.config_keys.get(key.subject, []) if k.writer != key.writer]
+            self.config_keys[key.subject] = keys
+            if not keys:  # every config record of the subject is gone: so is its level
+                self.config.pop(key.subject, None)
+                self.config_keys.pop(key.subject, None)
+            return
+        if key.subject is None or key.version is None:
             return
         versions = self.subjects.get(key.subject)
         state = versions.get(key.version) if versions else None
