@@ -295,6 +295,9 @@ class RegistryRequestHandler(BaseHTTPRequestHandler):
     def do_DELETE(self) -> None:
         self._dispatch("DELETE")
 
+    def do_PATCH(self) -> None:  # no route takes it: a JSON 405 rather than stdlib HTML
+        self._dispatch("PATCH")
+
 
 class RegistryHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
