@@ -73,6 +73,9 @@ class KafkaLog:
         consumer = consumer_config(bootstrap, "yangkey-registry", overrides)
         consumer.update({"enable.partition.eof": True})
         self.consumer = Consumer(consumer)
+        # End offsets come from a client with no fetch in flight: on the reading consumer's
+        # connection the query waits behind the fetch long-poll (fetch.wait.max.ms, 500 ms).
+        self.ends = Consumer(consumer)
         # No group subscription and no commits: every instance replays from the start.
         self.consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
 
@@ -98,7 +101,7 @@ class KafkaLog:
     def _end(self, deadline: float) -> int:
         while True:
             try:
-                _, high = self.consumer.get_watermark_offsets(
+                _, high = self.ends.get_watermark_offsets(
                     self.partition, timeout=self.timeout, cached=False
                 )
                 return int(high)
@@ -137,3 +140,4 @@ class KafkaLog:
     def close(self) -> None:
         self.producer.flush(self.timeout)
         self.consumer.close()
+        self.ends.close()
