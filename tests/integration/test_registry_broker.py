@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 
@@ -323,6 +323,36 @@ def test_the_cli_server_stops_cleanly_and_survives_a_kill(
     finally:
         process.kill()
         process.communicate()
+
+
+def test_a_topic_of_another_registry_is_refused(kafka_bootstrap: str, topic_name: str) -> None:
+    ensure_log_topic(kafka_bootstrap, topic_name)
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    producer.produce(topic_name, b"{}", b'{"keytype":"NOOP","magic":0}')  # Confluent's
+    producer.flush(10)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "yangkey.cli",
+            "registry",
+            "serve",
+            "--bootstrap",
+            kafka_bootstrap,
+            "--port",
+            "0",
+            "--topic",
+            topic_name,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: topic {topic_name}: holds 1 rec")
+    assert result.stdout == ""
 
 
 def test_an_unreachable_broker_is_one_error_line() -> None:

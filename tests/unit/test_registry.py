@@ -130,7 +130,7 @@ def test_config_records_and_foreign_keys() -> None:
     store.apply(4, RecordKey("CONFIG", "foo", None, 4, "A").encode(), config_value(None))
     assert store.compatibility("foo") == "FULL"
     assert store.compatibility("foo", fallback=False) is None
-    assert store.ignored == 2
+    assert store.ignored == store.foreign == 2
 
 
 # ------------------------------------------------------------------ the write protocol

@@ -82,6 +82,13 @@ def serve(
     service = Registry(log, node_id or uuid.uuid4().hex[:8])
     try:
         service.sync()
+        if service.store.foreign:
+            # Confluent's registry also defaults to _schemas; each would corrupt the other.
+            raise ConfigError(
+                f"holds {service.store.foreign} records that are not this registry's "
+                "(another schema registry's store?); choose another --topic",
+                source=f"topic {topic}",
+            )
         try:
             server = RegistryHTTPServer(service, host, port, verbose=verbose)
         except OSError as exc:

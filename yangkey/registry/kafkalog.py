@@ -66,10 +66,10 @@ class KafkaLog:
         self.topic = topic
         self.timeout = timeout
         self.partition = TopicPartition(topic, 0)
-        producer = producer_config(bootstrap, overrides)
+        self.producer_config = producer_config(bootstrap, overrides)
         # One record at a time, and the writer waits for it: batching only adds latency.
-        producer.update({"linger.ms": 0, "compression.type": "none"})
-        self.producer = Producer(producer)
+        self.producer_config.update({"linger.ms": 0, "compression.type": "none"})
+        self._producer: Producer | None = None
         consumer = consumer_config(bootstrap, "yangkey-registry", overrides)
         consumer.update({"enable.partition.eof": True})
         self.consumer = Consumer(consumer)
@@ -118,6 +118,14 @@ class KafkaLog:
                     raise store_error(f"cannot read the end of {self.topic}: {exc}") from None
             time.sleep(0.2)
 
+    @property
+    def producer(self) -> Producer:
+        # Created on the first write: an instance that only reads never registers an
+        # idempotent producer with the broker (nor logs about it while failing to start).
+        if self._producer is None:
+            self._producer = Producer(self.producer_config)
+        return self._producer
+
     def append(self, key: bytes, value: bytes | None) -> int:
         outcome: list[tuple[KafkaError | None, int]] = []
 
@@ -138,6 +146,7 @@ class KafkaLog:
         return offset
 
     def close(self) -> None:
-        self.producer.flush(self.timeout)
+        if self._producer is not None:
+            self._producer.flush(self.timeout)
         self.consumer.close()
         self.ends.close()

@@ -157,6 +157,8 @@ class Store:
         """The next offset to read: every record before it has been applied."""
         self.ignored = 0
         """Records skipped: lost races (seq != offset) and keys of other writers."""
+        self.foreign = 0
+        """Records whose key is not ours at all (another registry's topic?)."""
 
     # ------------------------------------------------------------------ replay
 
@@ -166,6 +168,7 @@ class Store:
         key = RecordKey.decode(raw_key)
         if key is None:
             self.ignored += 1
+            self.foreign += 1
             return
         if raw_value is None:
             # Tombstones recreate keys of earlier writes: no sequence check (seed 003).
