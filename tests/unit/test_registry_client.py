@@ -139,3 +139,24 @@ def test_http_errors_are_confluent_json(served: tuple[str, MemoryLog]) -> None:
     assert call("GET", "/config/x?defaultToGlobal=true")[1] == {
         "compatibilityLevel": "FULL_TRANSITIVE"
     }
+
+
+def test_yang_modules_are_registered_with_their_imports_as_references(
+    served: tuple[str, MemoryLog],
+) -> None:
+    url, _ = served
+    result = run("registry", "register", "--subscriptions", EXAMPLE, "--url", url, "--modules")
+    assert result.exit_code == 0, result.output
+    printed = dict(line.split("\t") for line in result.stdout.splitlines())
+    assert {"ietf-interfaces", "ietf-yang-types", "ietf-ip", "ietf-system"} <= set(printed)
+    with urllib.request.urlopen(f"{url}/schemas/ids/{printed['ietf-ip']}") as response:
+        body = json.load(response)
+    assert body["schemaType"] == "YANG"
+    assert body["schema"].startswith("module ietf-ip")
+    assert {r["name"] for r in body["references"]} == {
+        "ietf-interfaces",
+        "ietf-inet-types",
+        "ietf-yang-types",
+    }
+    again = run("registry", "register", "--subscriptions", EXAMPLE, "--url", url, "--modules")
+    assert again.stdout == result.stdout, "a second run finds the same ids"

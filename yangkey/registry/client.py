@@ -16,7 +16,7 @@ import orjson
 from yangkey.catalog import Catalog
 from yangkey.registry.errors import RegistryError
 from yangkey.registry.jsonschema import branch_schema
-from yangkey.schema import SchemaContext
+from yangkey.schema import ModuleInfo, SchemaContext
 
 NOT_FOUND = (40401, 40403)
 
@@ -57,17 +57,24 @@ class SchemaIds:
         if known is not None:
             return known
         from confluent_kafka.schema_registry import Schema  # noqa: PLC0415
+
+        schema_id, _ = self.subject_version(subject_for(topic), Schema(schema_text, schema_type))
+        self._ids[topic] = schema_id
+        return schema_id
+
+    def subject_version(self, subject: str, schema: Any) -> tuple[int, int]:
+        """(id, version) of ``schema`` under ``subject``: looked up, else registered."""
         from confluent_kafka.schema_registry.error import SchemaRegistryError  # noqa: PLC0415
 
-        schema = Schema(schema_text, schema_type)
-        subject = subject_for(topic)
         try:
             try:
-                schema_id = int(self.client.lookup_schema(subject, schema).schema_id or 0)
+                found = self.client.lookup_schema(subject, schema)
             except SchemaRegistryError as exc:
                 if exc.error_code not in NOT_FOUND:
                     raise
-                schema_id = int(self.client.register_schema(subject, schema))
+                self.client.register_schema(subject, schema)
+                found = self.client.lookup_schema(subject, schema)
+            return int(found.schema_id or 0), int(found.version or 0)
         except SchemaRegistryError as exc:
             raise RegistryError(
                 exc.http_status_code,
@@ -79,8 +86,6 @@ class SchemaIds:
             raise RegistryError(
                 503, 50003, f"{subject}: cannot reach the registry: {exc}", source=self.url
             ) from None
-        self._ids[topic] = schema_id
-        return schema_id
 
 
 def register_topic_schemas(
@@ -92,3 +97,44 @@ def register_topic_schemas(
         topic: ids.id_for(topic, text)
         for topic, text in topic_schemas(catalog, yang_dirs=yang_dirs).items()
     }
+
+
+def module_order(catalog: Catalog, *, yang_dirs: Iterable[str] = ()) -> list[ModuleInfo]:
+    """The YANG modules the catalog's subscriptions use, with everything they import or
+    include, dependencies first (YANG forbids import cycles)."""
+    index = SchemaContext.cached((*yang_dirs, *catalog.file.defaults.yang_dirs)).index
+    order: list[ModuleInfo] = []
+    seen: set[str] = set()
+
+    def visit(name: str) -> None:
+        if name in seen:
+            return
+        seen.add(name)
+        info = index.get(name)
+        for dependency in (*info.imports, *info.includes):
+            visit(dependency)
+        order.append(info)
+
+    for entry in catalog.entries:
+        for name in entry.compiled.modules:
+            visit(name)
+    return order
+
+
+def register_yang_modules(
+    url: str, catalog: Catalog, *, yang_dirs: Iterable[str] = ()
+) -> dict[str, tuple[int, int]]:
+    """Register each module the catalog uses as a ``YANG`` schema under its own name, with a
+    reference per import/include; ``{module: (id, version)}``."""
+    from confluent_kafka.schema_registry import Schema, SchemaReference  # noqa: PLC0415
+
+    ids = SchemaIds(url)
+    registered: dict[str, tuple[int, int]] = {}
+    for info in module_order(catalog, yang_dirs=yang_dirs):
+        references = [
+            SchemaReference(name, name, registered[name][1])
+            for name in (*info.imports, *info.includes)
+        ]
+        schema = Schema(info.path.read_text(encoding="utf-8"), "YANG", references)
+        registered[info.name] = ids.subject_version(info.name, schema)
+    return registered

@@ -139,12 +139,27 @@ def schemas(subscriptions: str, yang_dirs: tuple[str, ...], only: str | None) ->
 @click.option("--subscriptions", required=True, type=click.Path(dir_okay=False))
 @click.option("--url", required=True, help="Any Confluent-compatible schema registry.")
 @click.option("--yang-dir", "yang_dirs", multiple=True, type=click.Path(file_okay=False))
+@click.option(
+    "--modules",
+    is_flag=True,
+    help="First register the YANG modules used (subject = module name, schema type YANG, "
+    "a reference per import).",
+)
 @reports_errors
-def register(subscriptions: str, url: str, yang_dirs: tuple[str, ...]) -> None:
+def register(subscriptions: str, url: str, yang_dirs: tuple[str, ...], modules: bool) -> None:
     """Register (or look up) each derived topic's value schema; print ``subject<TAB>id``."""
     from yangkey.catalog import load_catalog  # noqa: PLC0415
-    from yangkey.registry.client import register_topic_schemas, subject_for  # noqa: PLC0415
+    from yangkey.registry.client import (  # noqa: PLC0415
+        register_topic_schemas,
+        register_yang_modules,
+        subject_for,
+    )
 
     catalog = load_catalog(subscriptions, yang_dirs=yang_dirs)
+    if modules:
+        for module, (schema_id, _) in register_yang_modules(
+            url, catalog, yang_dirs=yang_dirs
+        ).items():
+            click.echo(f"{module}\t{schema_id}")
     for topic, schema_id in register_topic_schemas(url, catalog, yang_dirs=yang_dirs).items():
         click.echo(f"{subject_for(topic)}\t{schema_id}")
