@@ -164,8 +164,36 @@ def test_two_instances_racing_on_one_subject_agree(
     assert len({next(iter(found)) for found in ids.values()}) == 16, "one id per schema"
     assert a.client.get_versions("raced-value") == list(range(1, 17)), "no gap, no duplicate"
     assert view(a.registry) == view(b.registry)
-    assert a.registry.conflicts + b.registry.conflicts > 0, "the writers never contended"
     print(f"conflicts retried: A {a.registry.conflicts}, B {b.registry.conflicts}")
+
+
+def test_a_writer_that_loses_the_offset_retries_and_both_agree(
+    start: Callable[[str, str], Instance], topic_name: str, kafka_bootstrap: str
+) -> None:
+    """Forced: B writes between A's read of the end offset and A's append."""
+    a, b = start(topic_name, "A"), start(topic_name, "B")
+    append = a.log.append
+    raced: list[int] = []
+
+    def racing_append(key: bytes, value: bytes | None) -> int:
+        if not raced:
+            raced.append(b.client.register_schema("other-value", json_schema("b")))
+        return append(key, value)
+
+    a.log.append = racing_append  # type: ignore[method-assign]
+    mine = a.client.register_schema("mine-value", json_schema("a"))
+    assert a.registry.conflicts == 1
+    assert raced == [1] and mine == 2, "A re-allocated its id after B took id 1"
+    keys = [json.loads(k or b"{}") for k, _ in raw_keys(kafka_bootstrap, topic_name)]
+    # A's first record is in the topic at the wrong offset; every reader ignores it.
+    assert [(k["node"], k["subject"]) for k in keys] == [
+        ("B", "other-value"),
+        ("A", "mine-value"),
+        ("A", "mine-value"),
+    ]
+    assert keys[1]["seq"] == keys[0]["seq"] == 0 and keys[2]["seq"] == 2
+    assert view(a.registry) == view(b.registry)
+    assert b.client.get_version("mine-value", 1).schema_id == 2
 
 
 def test_restart_rebuilds_memory_from_the_topic(
