@@ -260,6 +260,7 @@ def compile_from_options(
             "produce",
             "Run the Spark producer job: raw notifications -> keyed messages.",
         ),
+        "registry": ("yangkey.registry.commands", "registry", "Confluent-API schema registry."),
         "demo": (
             "yangkey.demo",
             "demo",

@@ -1,0 +1,110 @@
+"""Schema registry figures on the embedded Kafka broker (or ``--bootstrap``), through
+``confluent_kafka.schema_registry.SchemaRegistryClient``:
+
+* registrations/s of new subjects through one instance;
+* the same with two instances writing at once (first writer wins, the loser retries), with the
+  number of retried writes;
+* ``GET /schemas/ids/{id}`` (served from memory) and ``GET /subjects`` (reads the topic end
+  first) latency;
+* replay time of a new instance at start.
+
+    python benchmarks/bench_registry.py [--count 200] [--bootstrap HOST:PORT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import time
+import urllib.request
+import uuid
+
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+
+from yangkey.kafka.broker import EmbeddedKafka
+from yangkey.registry.kafkalog import KafkaLog, ensure_log_topic
+from yangkey.registry.registry import Registry
+from yangkey.registry.server import RegistryHTTPServer
+
+
+def schema(index: int) -> Schema:
+    body = {"type": "object", "properties": {f"m{index}": {"type": "string"}}}
+    return Schema(json.dumps(body), "JSON")
+
+
+def register_many(url: str, first: int, count: int) -> None:
+    client = SchemaRegistryClient({"url": url})
+    for index in range(first, first + count):
+        client.register_schema(f"s{index}-value", schema(index))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=200)
+    parser.add_argument("--bootstrap", help="use this broker instead of an embedded one")
+    args = parser.parse_args()
+    broker = None if args.bootstrap else EmbeddedKafka().start()
+    bootstrap = args.bootstrap or (broker.bootstrap if broker else "")
+    topic = f"bench-schemas-{uuid.uuid4().hex[:8]}"
+    running: list[tuple[RegistryHTTPServer, KafkaLog]] = []
+
+    def instance(node: str) -> tuple[Registry, str]:
+        log = KafkaLog(bootstrap, topic)
+        registry = Registry(log, node)
+        registry.sync()
+        server = RegistryHTTPServer(registry, "127.0.0.1", 0)
+        server.start()
+        running.append((server, log))
+        return registry, server.url
+
+    try:
+        ensure_log_topic(bootstrap, topic)
+        count = args.count
+        a, url_a = instance("A")
+        started = time.perf_counter()
+        register_many(url_a, 0, count)
+        elapsed = time.perf_counter() - started
+        print(f"one instance: {count} registrations in {elapsed:.2f}s ({count / elapsed:.0f}/s)")
+
+        b, url_b = instance("B")
+        threads = [
+            threading.Thread(target=register_many, args=(url, first, count // 2))
+            for url, first in ((url_a, 10_000), (url_b, 20_000))
+        ]
+        started = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        elapsed = time.perf_counter() - started
+        print(
+            f"two instances at once: {count} registrations in {elapsed:.2f}s "
+            f"({count / elapsed:.0f}/s), writes retried after losing a race: "
+            f"A {a.conflicts}, B {b.conflicts}"
+        )
+
+        ids = sorted(b.store.schemas)
+        for path, calls in (("/schemas/ids/{id}", 1000), ("/subjects", 200)):
+            started = time.perf_counter()
+            for call in range(calls):
+                target = path.format(id=ids[call % len(ids)])
+                with urllib.request.urlopen(f"{url_b}{target}") as response:
+                    response.read()
+            elapsed = time.perf_counter() - started
+            print(f"GET {path}: {1000 * elapsed / calls:.2f} ms each")
+
+        started = time.perf_counter()
+        c, _ = instance("C")
+        elapsed = time.perf_counter() - started
+        print(f"a new instance replayed {c.store.end} records in {elapsed:.2f}s")
+    finally:
+        for server, log in running:
+            server.stop()
+            log.close()
+        if broker is not None:
+            broker.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,165 @@
+"""``yangkey registry …``: serve the schema registry, print or register topic schemas."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+import uuid
+from types import FrameType
+
+import click
+import orjson
+
+from yangkey.cli import reports_errors
+from yangkey.errors import ConfigError, YangkeyError
+from yangkey.kafka.config import client_overrides
+
+EXAMPLES = """\b
+Examples:
+  yangkey registry serve --bootstrap 127.0.0.1:9092 --port 8081
+  yangkey registry schemas --subscriptions subscriptions.yaml
+  yangkey registry register --subscriptions subscriptions.yaml --url http://127.0.0.1:8081
+"""
+
+
+@click.group(name="registry", epilog=EXAMPLES)
+def registry() -> None:
+    """A Confluent-compatible schema registry whose only store is a compacted Kafka topic, and
+    the JSON Schemas of derived topics (subject ``<topic>-value``)."""
+
+
+@registry.command(name="serve", epilog=EXAMPLES)
+@click.option("--bootstrap", required=True, help="Kafka bootstrap servers, HOST:PORT.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8081, show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--topic", default="_schemas", show_default=True, help="The store topic.")
+@click.option(
+    "--node-id",
+    default=None,
+    help="This instance's id in record keys (default: random). Unique per running instance.",
+)
+@click.option("--replication-factor", type=click.IntRange(1), default=1, show_default=True)
+@click.option(
+    "-X",
+    "kv",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A librdkafka property for the registry's clients (security, timeouts). Repeatable.",
+)
+@click.option("--verbose", is_flag=True, help="Log every request on stderr.")
+@reports_errors
+def serve(
+    bootstrap: str,
+    port: int,
+    host: str,
+    topic: str,
+    node_id: str | None,
+    replication_factor: int,
+    kv: tuple[str, ...],
+    verbose: bool,
+) -> None:
+    """Serve the registry API until SIGINT or SIGTERM.
+
+    Every instance keeps all schemas in memory, rebuilt from TOPIC (one partition, compacted)
+    at start; any instance serves reads and writes, and instances on one broker agree. The
+    URL is printed on stdout once the store has been read.
+    """
+    from yangkey.registry.kafkalog import KafkaLog, ensure_log_topic  # noqa: PLC0415
+    from yangkey.registry.registry import Registry  # noqa: PLC0415
+    from yangkey.registry.server import RegistryHTTPServer  # noqa: PLC0415
+
+    overrides = client_overrides(kv=kv)
+    if ":" not in bootstrap:
+        raise ConfigError("expected HOST:PORT", source=f"--bootstrap {bootstrap}")
+    try:
+        ensure_log_topic(
+            bootstrap, topic, replication_factor=replication_factor, overrides=overrides
+        )
+    except YangkeyError as exc:
+        raise exc.within(f"--bootstrap {bootstrap}") from None
+    log = KafkaLog(bootstrap, topic, overrides=overrides)
+    service = Registry(log, node_id or uuid.uuid4().hex[:8])
+    try:
+        service.sync()
+        if service.store.foreign:
+            # Confluent's registry also defaults to _schemas; each would corrupt the other.
+            raise ConfigError(
+                f"holds {service.store.foreign} records that are not this registry's "
+                "(another schema registry's store?); choose another --topic",
+                source=f"topic {topic}",
+            )
+        try:
+            server = RegistryHTTPServer(service, host, port, verbose=verbose)
+        except OSError as exc:
+            raise ConfigError(f"cannot listen: {exc.strerror}", source=f"{host}:{port}") from None
+        stop = threading.Event()
+
+        def on_signal(signum: int, frame: FrameType | None) -> None:
+            stop.set()
+
+        signal.signal(signal.SIGINT, on_signal)
+        signal.signal(signal.SIGTERM, on_signal)
+        server.start()
+        click.echo(server.url)
+        sys.stdout.flush()
+        click.echo(
+            f"registry node {service.node}: {len(service.store.schemas)} schemas, "
+            f"{len(service.store.subject_names())} subjects from {topic} "
+            f"(end offset {service.store.end})",
+            err=True,
+        )
+        stop.wait()
+        server.stop()
+    finally:
+        log.close()
+
+
+@registry.command(name="schemas", epilog=EXAMPLES)
+@click.option("--subscriptions", required=True, type=click.Path(dir_okay=False))
+@click.option("--yang-dir", "yang_dirs", multiple=True, type=click.Path(file_okay=False))
+@click.option("--topic", "only", default=None, help="Print only this topic's schema.")
+@reports_errors
+def schemas(subscriptions: str, yang_dirs: tuple[str, ...], only: str | None) -> None:
+    """Print the JSON Schema of every derived topic: ``{"<topic>-value": schema, ...}``."""
+    from yangkey.catalog import load_catalog  # noqa: PLC0415
+    from yangkey.registry.client import subject_for, topic_schemas  # noqa: PLC0415
+
+    catalog = load_catalog(subscriptions, yang_dirs=yang_dirs)
+    found = topic_schemas(catalog, yang_dirs=yang_dirs)
+    if only is not None:
+        if only not in found:
+            raise ConfigError(f"no derived topic {only!r}", source=subscriptions)
+        found = {only: found[only]}
+    out = {subject_for(topic): orjson.loads(schema) for topic, schema in found.items()}
+    click.echo(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode())
+
+
+@registry.command(name="register", epilog=EXAMPLES)
+@click.option("--subscriptions", required=True, type=click.Path(dir_okay=False))
+@click.option("--url", required=True, help="Any Confluent-compatible schema registry.")
+@click.option("--yang-dir", "yang_dirs", multiple=True, type=click.Path(file_okay=False))
+@click.option(
+    "--modules",
+    is_flag=True,
+    help="First register the YANG modules used (subject = module name, schema type YANG, "
+    "a reference per import).",
+)
+@reports_errors
+def register(subscriptions: str, url: str, yang_dirs: tuple[str, ...], modules: bool) -> None:
+    """Register (or look up) each derived topic's value schema; print ``subject<TAB>id``."""
+    from yangkey.catalog import load_catalog  # noqa: PLC0415
+    from yangkey.registry.client import (  # noqa: PLC0415
+        register_topic_schemas,
+        register_yang_modules,
+        subject_for,
+    )
+
+    catalog = load_catalog(subscriptions, yang_dirs=yang_dirs)
+    if modules:
+        for module, (schema_id, _) in register_yang_modules(
+            url, catalog, yang_dirs=yang_dirs
+        ).items():
+            click.echo(f"{module}\t{schema_id}")
+    for topic, schema_id in register_topic_schemas(url, catalog, yang_dirs=yang_dirs).items():
+        click.echo(f"{subject_for(topic)}\t{schema_id}")
