@@ -16,9 +16,11 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote as pct
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from lxml import etree
 from reference_walker import reference_xpaths
 from yangson import datatype as dt
 from yangson.schemanode import (
@@ -35,6 +37,8 @@ from yangkey.messages import CONTENT_TYPE_JSON
 from yangkey.notifications import (
     Edit,
     Notification,
+    _json_notification,
+    decode,
     parse_target,
 )
 from yangkey.schema import SchemaContext
@@ -303,3 +307,183 @@ def test_core_diff_walker_matches_reference_yang_patch(compiled_all, data) -> No
     )
     expected = outcome(lambda: reference_xpaths(compiled, root, note))
     assert generated(KeyDeriver(compiled), note) == expected, (compiled.xpath, edits)
+
+
+# ------------------------------------------------------------------ XML vs JSON
+
+
+def xml_expressible(value: Any) -> Any:
+    """The tree without what XML cannot say apart: members no schema node has (no XML name for
+    "\\u0000deleted"), null members (absent), and empty objects (``<entry/>`` decodes as an
+    empty leaf)."""
+    if isinstance(value, dict):
+        kept = {}
+        for member, child in value.items():
+            kept_child = xml_expressible(child)
+            if member not in NOISE_MEMBERS and kept_child is not None and kept_child != {}:
+                kept[member] = kept_child
+        return kept
+    if isinstance(value, list):
+        return [child for item in value if (child := xml_expressible(item)) != {}]
+    return value
+
+
+class XmlWriter:
+    """The XML encoding of a JSON-shaped tree (RFC 7950 section 7), the schema naming the
+    namespaces and which leaves are identityrefs."""
+
+    def __init__(self, schema: SchemaContext) -> None:
+        self.schema = schema
+        self.prefixes: dict[str, str] = {}
+
+    def namespace(self, module: str) -> str:
+        return self.schema.index.modules[module].namespace
+
+    def text(self, node: SchemaNode, value: Any) -> str:
+        if value is True or value is False:
+            return "true" if value else "false"
+        text = str(value)
+        datatype = getattr(node, "type", None)
+        if isinstance(datatype, dt.IdentityrefType) and ":" in text:
+            module, _, name = text.partition(":")
+            prefix = self.prefixes.setdefault(module, f"p{len(self.prefixes)}")
+            return f"{prefix}:{name}"
+        return text
+
+    def element(self, parent: etree._Element, node: SchemaNode, value: Any) -> None:
+        if value is None:
+            return
+        if isinstance(value, list) and isinstance(node, (ListNode, LeafListNode)):
+            for item in value:
+                self.element(parent, node, item)
+            return
+        if isinstance(value, list) and isinstance(node, TerminalNode) and value != [None]:
+            for item in value:  # a leaf given an array: repeated elements, an array again
+                self.element(parent, node, item)
+            return
+        element = etree.SubElement(parent, f"{{{self.namespace(node.ns)}}}{node.name}")
+        if isinstance(value, dict):
+            self.members(element, node, value)
+        elif value != [None]:
+            element.text = self.text(node, value)
+
+    def members(self, element: etree._Element, node: SchemaNode, obj: dict[str, Any]) -> None:
+        for member, value in obj.items():
+            module, colon, name = member.partition(":")
+            if not colon:
+                module, name = node.ns, member
+            child = node.get_data_child(name, module) if isinstance(node, InternalNode) else None
+            if child is None:  # an object where a leaf belongs ({"x": 1} of INVALID)
+                sub = etree.SubElement(element, f"{{{self.namespace(node.ns)}}}{member}")
+                sub.text = str(value)
+                continue
+            self.element(element, child, value)
+
+    def document(self, root: SchemaNode, tree: dict[str, Any]) -> str:
+        self.members(etree.Element("holder"), root, tree)  # learns the identity prefixes
+        nsmap = {prefix: self.namespace(module) for module, prefix in self.prefixes.items()}
+        holder = etree.Element("holder", nsmap=nsmap)  # type: ignore[arg-type]
+        self.members(holder, root, tree)
+        # Each top-level element is written with the declarations in scope.
+        return "".join(etree.tostring(child, encoding="unicode") for child in holder)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_core_diff_xml_matches_json(compiled_all, fx_schema, notif, data) -> None:
+    text = data.draw(st.sampled_from(SUBSCRIPTIONS))
+    compiled, root = compiled_all[text]
+    tree = xml_expressible(
+        data.draw(st.composite(lambda draw: TreeMaker(root, compiled).tree(draw))())
+    )
+    ns_modules = fx_schema.index.by_namespace
+    deriver = KeyDeriver(compiled)
+    xml = notif.envelope_xml(XmlWriter(fx_schema).document(root, tree), hostname="n", sub_id=1)
+    from_json = outcome(
+        lambda: (
+            deriver.derive(
+                decode(notif.envelope(tree, hostname="n", sub_id=1), "j", ns_modules)
+            ).key
+        )
+    )
+    from_xml = outcome(lambda: deriver.derive(decode(xml, "x", ns_modules)).key)
+    assert from_xml == from_json, (text, tree, xml)
+
+
+# ------------------------------------------------------------- envelope fast path vs general
+
+FIELD_VALUES: list[Any] = [None, "", "r1", "a\nb", 7, -1, 2**32, True, "7", 1.5, {}, []]
+
+
+@st.composite
+def envelope_documents(draw: st.DrawFn) -> Any:
+    """Envelopes around push-update and push-change-update with every field well or badly
+    typed, missing, or joined by members the fast path does not expect."""
+
+    def maybe(document: dict[str, Any], member: str, values: st.SearchStrategy[Any]) -> None:
+        if draw(st.integers(0, 4)):
+            document[member] = draw(values)
+
+    fields = st.sampled_from(FIELD_VALUES)
+    push: dict[str, Any] = {}
+    maybe(push, "id", st.one_of(st.integers(-1, 2**32), fields))
+    if draw(st.booleans()):
+        maybe(
+            push,
+            "datastore-contents",
+            st.sampled_from(
+                [
+                    {"ietf-interfaces:interfaces": {"interface": [{"name": "eth0"}]}},
+                    {},
+                    [],
+                    "x",
+                ]
+            ),
+        )
+        kind = "ietf-yang-push:push-update"
+    else:
+        edit = {
+            "edit-id": "1",
+            "operation": "delete",
+            "target": "/ietf-interfaces:interfaces/interface=eth0",
+        }
+        maybe(
+            push,
+            "datastore-changes",
+            st.sampled_from(
+                [
+                    {"yang-patch": {"edit": [edit]}},
+                    {"ietf-yang-patch:yang-patch": {"edit": []}},
+                    {"yang-patch": {"edit": "x"}},
+                    {},
+                ]
+            ),
+        )
+        kind = "ietf-yang-push:push-change-update"
+    contents: dict[str, Any] = {draw(st.sampled_from([kind, kind.split(":")[1]])): push}
+    if draw(st.integers(0, 6)) == 0:
+        contents["other:thing"] = {}
+    envelope: dict[str, Any] = {}
+    maybe(envelope, "event-time", st.sampled_from(["2026-11-20T10:00:00Z", 5, None]))
+    maybe(envelope, "hostname", fields)
+    maybe(envelope, "sequence-number", st.one_of(st.integers(-1, 2**64 - 1), fields))
+    envelope["contents"] = draw(st.sampled_from([contents, contents, contents, [], "x"]))
+    document: dict[str, Any] = {
+        draw(st.sampled_from(["ietf-yp-notification:envelope", "x:envelope"])): envelope
+    }
+    if draw(st.integers(0, 6)) == 0:
+        document["extra"] = 1
+    return document
+
+
+@SETTINGS
+@given(document=envelope_documents())
+def test_core_diff_envelope_fast_path_matches_general(ietf_schema, document) -> None:
+    raw = orjson.dumps(document)
+    fast = outcome(lambda: decode(raw, "n.json", ietf_schema.index.by_namespace))
+    general = outcome(
+        lambda: _json_notification(
+            orjson.loads(raw), "n.json", Notification("n.json", CONTENT_TYPE_JSON, "push-update")
+        )
+    )
+    assert fast == general
