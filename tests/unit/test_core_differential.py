@@ -257,7 +257,9 @@ def edit_strategy(compiled: CompiledSubscription, root: SchemaNode) -> st.Search
         node: SchemaNode = root
         text = ""
         parent_module: str | None = None
+        target_keys: dict[str, str] = {}
         for step in steps[:depth]:
+            target_keys = {}  # of the last step, which the value's entry must repeat
             assert isinstance(node, InternalNode)
             child = node.get_data_child(step.name, step.module)
             assert child is not None
@@ -267,15 +269,14 @@ def edit_strategy(compiled: CompiledSubscription, root: SchemaNode) -> st.Search
             )
             parent_module = step.module
             if isinstance(node, ListNode) and node.keys and draw(st.integers(0, 12)):
-                values = []
                 for key_name, key_module in node.keys:
                     leaf = node.get_data_child(key_name, key_module)
                     assert isinstance(leaf, TerminalNode)
                     value = draw(st.sampled_from(value_pool(leaf.type)))
-                    values.append(
-                        pct(str(value).lower() if isinstance(value, bool) else str(value), safe="")
+                    target_keys[key_name] = (
+                        str(value).lower() if isinstance(value, bool) else str(value)
                     )
-                text += "=" + ",".join(values)
+                text += "=" + ",".join(pct(v, safe="") for v in target_keys.values())
             elif isinstance(node, LeafListNode) and draw(st.booleans()):
                 text += "=" + pct(str(draw(st.sampled_from(value_pool(node.type)))), safe="")
         if depth > len(steps):
@@ -292,6 +293,10 @@ def edit_strategy(compiled: CompiledSubscription, root: SchemaNode) -> st.Search
                 content: Any = maker.leaf(draw, node)
             else:
                 content = maker.node(draw, node, path)
+            for entry in content if isinstance(content, list) else [content]:
+                if isinstance(entry, dict) and isinstance(node, ListNode):
+                    # The value's entry is the target's (RFC 8072): the same key values.
+                    entry.update((k, v) for k, v in target_keys.items() if k in entry)
             value = {member: content}
         return Edit("e", operation, parse_target(text, "generated"), value)
 
