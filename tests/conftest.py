@@ -8,6 +8,7 @@ attempts per task, so tests of task retries see Spark retry a failed task (plain
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,10 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 SPARK_TEST_MASTER = "local[2,2]"
+
+# An exception that is not a YangkeyError is a bug: tests see it raised, never as a rejection
+# (records.MessageBuilder; inherited by the CLI, Spark and demo processes tests start).
+os.environ.setdefault("YANGKEY_STRICT", "1")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
