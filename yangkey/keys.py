@@ -353,7 +353,7 @@ def _edit_tree(branch: Branch, edit: Edit) -> dict[Any, Any] | None:
             elif value is not None:
                 cursor[step.member] = _lookup(value, step)
             else:
-                return None  # deleting a whole leaf-list names no value
+                break  # deleting a whole leaf-list names no value (its entries are still checked)
         elif not (index and any(slot.member == step.member for slot in steps[index - 1].keys)):
             # A key leaf is there exactly when the target names the entry's keys: the edit's
             # value never stands in for them.

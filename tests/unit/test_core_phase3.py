@@ -886,3 +886,15 @@ def test_core_p3_walker_traceback_shows_generated_line(ietf_schema) -> None:
     assert walker_source(branch).splitlines()[walker_frame.lineno - 1].strip() == (
         walker_frame.line
     )
+
+
+def test_core_p3_patch_whole_leaf_list_delete_still_checks_list_keys(ietf, notif) -> None:
+    """Deleting a whole leaf-list names no value, but the list entry above it must still be
+    named: without its key the edit is rejected, as for any other target."""
+    sub = f"{IF}/higher-layer-if"
+    unnamed = notif.change_envelope([edit("delete", f"{IF}/higher-layer-if")])
+    with pytest.raises(NotificationError, match="no key leaf name"):
+        ietf.key(sub, unnamed)
+    named = notif.change_envelope([edit("delete", f"{IF}=eth0/higher-layer-if")])
+    with pytest.raises(NoMatchError):
+        ietf.key(sub, named)
