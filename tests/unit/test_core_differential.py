@@ -320,13 +320,13 @@ def test_core_diff_walker_matches_reference_yang_patch(compiled_all, data) -> No
 
 def xml_expressible(value: Any) -> Any:
     """The tree without what XML cannot say apart: members no schema node has (no XML name for
-    "\\u0000deleted"), null members (absent), and empty objects (``<entry/>`` decodes as an
-    empty leaf)."""
+    "\\u0000deleted"), null members (absent), empty arrays (no element at all), and empty
+    objects (``<entry/>`` decodes as an empty leaf)."""
     if isinstance(value, dict):
         kept = {}
         for member, child in value.items():
             kept_child = xml_expressible(child)
-            if member not in NOISE_MEMBERS and kept_child is not None and kept_child != {}:
+            if member not in NOISE_MEMBERS and kept_child not in (None, {}, []):
                 kept[member] = kept_child
         return kept
     if isinstance(value, list):
@@ -350,8 +350,12 @@ class XmlWriter:
             return "true" if value else "false"
         text = str(value)
         datatype = getattr(node, "type", None)
-        if isinstance(datatype, dt.IdentityrefType) and ":" in text:
-            module, _, name = text.partition(":")
+        module, colon, name = text.partition(":")
+        if (
+            isinstance(datatype, dt.IdentityrefType)
+            and colon
+            and module in self.schema.index.modules
+        ):
             prefix = self.prefixes.setdefault(module, f"p{len(self.prefixes)}")
             return f"{prefix}:{name}"
         return text
