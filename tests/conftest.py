@@ -19,6 +19,10 @@ if TYPE_CHECKING:
 
 SPARK_TEST_MASTER = "local[2,2]"
 
+# An exception that is not a YangkeyError is a bug: tests see it raised, never as a rejection
+# (records.MessageBuilder; inherited by the CLI, Spark and demo processes tests start).
+os.environ.setdefault("YANGKEY_STRICT", "1")
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:

@@ -306,6 +306,12 @@ def _topics(compiled: Any, prefix: str | None, max_length: int) -> list[str]:
 @filter_options
 @topic_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (for scripts).")
+@click.option(
+    "--show-walker",
+    is_flag=True,
+    help="Also print the Python source of each branch's generated Phase 3 walker (with --json: "
+    "a 'walker' member per branch).",
+)
 @reports_errors
 def compile_command(
     xpath: str | None,
@@ -317,6 +323,7 @@ def compile_command(
     prefix: str | None,
     max_length: int,
     as_json: bool,
+    show_walker: bool,
 ) -> None:
     """Phase 2: key templates, extraction specs, target kinds and topics of a subscription.
 
@@ -337,6 +344,11 @@ def compile_command(
         }
         for branch, topic in zip(compiled.branches, topics, strict=True)
     ]
+    if show_walker:
+        from yangkey.keys import walker_source  # noqa: PLC0415
+
+        for item, branch in zip(branches, compiled.branches, strict=True):
+            item["walker"] = walker_source(branch)
     if as_json:
         document = {"branches": branches, "warnings": list(compiled.warnings)}
         click.echo(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode())
@@ -358,6 +370,9 @@ def compile_command(
     console.print(table)
     for warning in compiled.warnings:
         console.print(Text("warning: ", style="yellow") + Text(warning))
+    for item in branches if show_walker else ():
+        # Plain text: generated code is full of [...] that rich would take for markup.
+        click.echo(f"\n{item['walker']}", nl=False)
 
 
 @main.command()

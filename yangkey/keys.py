@@ -11,6 +11,8 @@ evaluation per notification.
 
 from __future__ import annotations
 
+import hashlib
+import linecache
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, NoReturn
@@ -22,8 +24,17 @@ from yangkey.values import UINT32_MAX, canon_string, node_name_problem, parse_un
 from yangkey.xpath import quote, split_outside_quotes
 
 XPATH_SEPARATOR = " | "
-_DELETED = "\x00deleted"
-"""Marks the node a delete/remove edit names: it exists, but carries no data below it."""
+
+
+class _Deleted:
+    """The key that marks the node a delete/remove edit names: it exists, but carries no data
+    below it. Not a str, so no decoded document can hold it (a JSON member could be any
+    string, "\\u0000deleted" included)."""
+
+    __slots__ = ()
+
+
+_DELETED = _Deleted()
 
 
 def compose_key(node: str, subscription_id: int, xpaths: Iterable[str]) -> bytes:
@@ -169,7 +180,10 @@ class _WalkerSource:
             self.emit(f"    out.append({self.render()})")
             self.emit(f"    {self.skip}")
 
-    def build(self) -> Walker:
+    def generate(self) -> str:
+        """The walker's Python source; the names it uses beyond builtins are in ``self.env``."""
+        # repr() keeps the comment on one line whatever the pinned values hold.
+        self.lines.insert(0, f"# walker of branch {self.branch.template!r}")
         steps = self.branch.steps
         parent = "node"
         for index, step in enumerate(steps):
@@ -189,31 +203,7 @@ class _WalkerSource:
                 first_read = bool(step.keys) and not step.keys[0].positional
                 if not first_read:
                     self.emit(f"if type({entry}) is not dict: continue")
-                for number, slot in enumerate(step.keys):
-                    if slot.positional:
-                        self.values.append(f"str(p{index})")
-                        continue
-                    raw = f"r{index}_{number}"
-                    if number == 0:
-                        # Only dicts have .get among decoded values; try is free in 3.11 unless
-                        # it raises, so this is the entry type check at no cost.
-                        self.emit("try:")
-                        self.emit(f"    {raw} = {entry}.get({slot.member!r})")
-                        self.emit("except AttributeError:")
-                        self.emit("    continue")
-                    else:
-                        self.emit(f"{raw} = {entry}.get({slot.member!r})")
-                    self.emit(
-                        f"if {raw} is None: missing({step.module!r}, {step.name!r}, "
-                        f"{slot.member!r})"
-                    )
-                    canon = self.canon(slot, f"K{index}_{number}", raw)
-                    if slot.pinned is not None:
-                        self.emit(f"if {canon} != {slot.pinned!r}: continue")
-                    else:
-                        value = f"v{index}_{number}"
-                        self.emit(f"{value} = {canon}")
-                        self.values.append(value)
+                self.list_keys(index, step, entry)
                 if step.filters:
                     self.emit(f"if not passes({entry}, S{index}): continue")
                 if last:
@@ -243,10 +233,69 @@ class _WalkerSource:
                 parent = child
             else:
                 self.emit(f"out.append({self.render()})")
+        return "\n".join(self.lines) + "\n"
+
+    def list_keys(self, index: int, step: CompiledStep, entry: str) -> None:
+        """Every key leaf of the entry is read and canonicalized before any pinned value is
+        compared: an entry on the path with a missing or invalid key rejects the notification
+        whatever its other keys hold (the reference walker's rule)."""
+        pinned: list[tuple[str, str]] = []
+        for number, slot in enumerate(step.keys):
+            if slot.positional:
+                self.values.append(f"str(p{index})")
+                continue
+            raw = f"r{index}_{number}"
+            if number == 0:
+                # Only dicts have .get among decoded values; try is free in 3.11 unless it
+                # raises, so this is the entry type check at no cost.
+                self.emit("try:")
+                self.emit(f"    {raw} = {entry}.get({slot.member!r})")
+                self.emit("except AttributeError:")
+                self.emit("    continue")
+            else:
+                self.emit(f"{raw} = {entry}.get({slot.member!r})")
+            # A redundantly qualified member (lenient RFC 7951) is looked up only when the
+            # plain one is absent: no cost on the hot path.
+            self.emit(f"if {raw} is None:")
+            self.emit(f"    {raw} = {entry}.get({step.module + ':' + slot.member!r})")
+            self.emit(
+                f"    if {raw} is None: missing({step.module!r}, {step.name!r}, {slot.member!r})"
+            )
+        for number, slot in enumerate(step.keys):
+            if slot.positional:
+                continue
+            value = f"v{index}_{number}"
+            self.emit(f"{value} = {self.canon(slot, f'K{index}_{number}', f'r{index}_{number}')}")
+            if slot.pinned is None:
+                self.values.append(value)
+            else:
+                pinned.append((value, slot.pinned))
+        for value, literal in pinned:
+            self.emit(f"if {value} != {literal!r}: continue")
+
+    def build(self) -> Walker:
+        source = self.generate()
+        filename = walker_filename(self.branch, source)
+        # Registered so tracebacks and pdb show the generated lines; mtime None tells
+        # linecache.checkcache the entry has no file behind it to go stale against.
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         namespace: dict[str, Any] = dict(self.env)
-        exec(compile("\n".join(self.lines), f"<walker {self.branch.template}>", "exec"), namespace)
+        exec(compile(source, filename, "exec"), namespace)
         walker: Walker = namespace["walk"]
         return walker
+
+
+def walker_filename(branch: Branch, source: str) -> str:
+    """A stable pseudo-filename: the same branch gives the same name in every process. The
+    schema path has no key values (no quotes or LFs to garble a traceback); the digest of the
+    source tells apart branches that differ only in pinned values or filters."""
+    digest = hashlib.blake2b(source.encode(), digest_size=4).hexdigest()
+    return f"<yangkey-walker {branch.schema_path} {digest}>"
+
+
+def walker_source(branch: Branch) -> str:
+    """The generated Python source of a branch's walker (``yangkey compile --show-walker``)."""
+    return _WalkerSource(branch).generate()
 
 
 def compile_walker(branch: Branch) -> Walker:
@@ -254,7 +303,7 @@ def compile_walker(branch: Branch) -> Walker:
     return _WalkerSource(branch).build()
 
 
-def _edit_tree(branch: Branch, edit: Edit) -> dict[str, Any] | None:
+def _edit_tree(branch: Branch, edit: Edit) -> dict[Any, Any] | None:
     """The data an edit describes, as a tree the walker can read; None if it cannot match."""
     steps = branch.steps
     target = edit.target
@@ -262,14 +311,14 @@ def _edit_tree(branch: Branch, edit: Edit) -> dict[str, Any] | None:
     for step, tstep in zip(steps, target[:depth], strict=False):
         if step.module != tstep.module or step.name != tstep.name:
             return None
-    root: dict[str, Any] = {}
-    cursor: dict[str, Any] = root
+    root: dict[Any, Any] = {}
+    cursor: dict[Any, Any] = root
     value = edit.value if len(target) <= len(steps) else None
     for index in range(depth):
         step, tstep = steps[index], target[index]
         final = index == depth - 1
         if step.kind == "list":
-            entry: dict[str, Any] = {}
+            entry: dict[Any, Any] = {}
             if tstep.keys is not None:
                 named = [slot for slot in step.keys if not slot.positional]
                 if len(tstep.keys) != len(named):
@@ -296,7 +345,7 @@ def _edit_tree(branch: Branch, edit: Edit) -> dict[str, Any] | None:
                 content = _lookup(value, step)
                 cursor[step.member] = content if isinstance(content, dict) else {}
                 break
-            container: dict[str, Any] = {_DELETED: True} if final else {}
+            container: dict[Any, Any] = {_DELETED: True} if final else {}
             cursor[step.member] = container
             cursor = container
         elif step.kind == "leaf-list":
@@ -305,8 +354,10 @@ def _edit_tree(branch: Branch, edit: Edit) -> dict[str, Any] | None:
             elif value is not None:
                 cursor[step.member] = _lookup(value, step)
             else:
-                return None  # deleting a whole leaf-list names no value
-        else:
+                break  # deleting a whole leaf-list names no value (its entries are still checked)
+        elif not (index and any(slot.member == step.member for slot in steps[index - 1].keys)):
+            # A key leaf is there exactly when the target names the entry's keys: the edit's
+            # value never stands in for them.
             content = _lookup(value, step) if value is not None else None
             cursor[step.member] = content if content is not None else ""
     return root

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import unquote_to_bytes
@@ -374,6 +374,8 @@ class _XmlConverter:
 
     def __init__(self, ns_modules: Mapping[str, str]) -> None:
         self.ns_modules = ns_modules
+        self.names: dict[tuple[str, str | None], tuple[str, str]] = {}
+        """(tag, parent module) -> (member name, module): tags repeat, each is split once."""
 
     def module(self, ns: str) -> str:
         return self.ns_modules.get(ns, "{" + ns + "}")
@@ -387,20 +389,26 @@ class _XmlConverter:
                 return QNameText(text, f"{self.ns_modules[ns]}:{name}")
         return text
 
-    def value(self, element: etree._Element, module: str) -> Any:
-        children = [c for c in element if isinstance(c.tag, str)]
-        if not children:
-            return self.leaf(element)
-        return self.members(children, module)
+    def name(self, tag: str, parent_module: str | None) -> tuple[str, str]:
+        ns, local = _split(tag)
+        module = self.module(ns)
+        named = (local if module == parent_module else f"{module}:{local}", module)
+        self.names[(tag, parent_module)] = named
+        return named
 
-    def members(self, children: list[etree._Element], parent_module: str | None) -> dict[str, Any]:
+    def members(
+        self, children: Iterable[etree._Element], parent_module: str | None
+    ) -> dict[str, Any]:
         result: dict[str, Any] = {}
         repeated: set[str] = set()
+        names = self.names
         for child in children:
-            ns, name = _split(child.tag)
-            module = self.module(ns)
-            member = name if module == parent_module else f"{module}:{name}"
-            value = self.value(child, module)
+            tag = child.tag
+            if type(tag) is not str:
+                continue  # the parser drops comments and PIs; parse_xml refuses entities
+            member, module = names.get((tag, parent_module)) or self.name(tag, parent_module)
+            # len() counts element children only, now that nothing else can be a child.
+            value = self.members(child, module) if len(child) else self.leaf(child)
             if member in result:
                 if member not in repeated:
                     result[member] = [result[member]]

@@ -11,6 +11,9 @@ catalog's topic names).
 
 from __future__ import annotations
 
+import logging
+import os
+import traceback
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +32,10 @@ from yangkey.messages import (
 from yangkey.notifications import decode
 from yangkey.schema import SchemaContext
 from yangkey.topics import topic_name_problem
+
+STRICT_ENV = "YANGKEY_STRICT"
+"""Set to 1 (the test suites do) to make :meth:`MessageBuilder.build` raise bugs."""
+_log = logging.getLogger("yangkey")
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,7 @@ class MessageBuilder:
         *,
         default_node: str | None = None,
         yang_dirs: tuple[str, ...] = (),
+        strict: bool | None = None,
     ) -> None:
         self.catalog = catalog
         self.knobs = knobs or ProducerKnobs.from_catalog(catalog)
@@ -82,6 +90,10 @@ class MessageBuilder:
         self.ns_modules = self.schema.index.by_namespace
         self.max_bytes = catalog.file.limits.max_notification_bytes
         self._fixed_headers: dict[tuple[int, str], tuple[tuple[str, bytes], ...]] = {}
+        self.strict = os.environ.get(STRICT_ENV) == "1" if strict is None else strict
+        """Let exceptions that are not a YangkeyError (bugs) propagate instead of rejecting."""
+        self.bugs: dict[tuple[Any, ...], int] = {}
+        """Bugs seen, by (exception type, file, line) where raised."""
 
     def fixed_headers(
         self, entry: CatalogEntry, content_type: str
@@ -101,10 +113,30 @@ class MessageBuilder:
             return self._build(raw, source)
         except YangkeyError as exc:
             return Rejection(source=source, kind=exc.kind, reason=exc.reason, raw=raw)
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            # Data shapes no check anticipated (a list where a leaf belongs, …): still a
-            # rejection of this record, never a crash of the whole job.
-            return Rejection(source, "input", f"unexpected data shape: {exc}", raw)
+        except Exception as exc:
+            # Bad input raises YangkeyError, always: anything else is a bug of ours. Tests run
+            # strict and see it raised; a pipeline keeps going and makes it loud instead.
+            if self.strict:
+                raise
+            return self._bug(exc, raw, source)
+
+    def _bug(self, exc: Exception, raw: bytes, source: str) -> Rejection:
+        """Kind ``bug`` (never an input kind) in the dead-letter topic / errors table, with the
+        raw bytes to replay once fixed; the first occurrence at each code site is logged with
+        its traceback (generated walker lines included), later ones counted in ``bugs``."""
+        frames = traceback.extract_tb(exc.__traceback__)
+        site = (type(exc).__name__, *((frames[-1].filename, frames[-1].lineno) if frames else ()))
+        self.bugs[site] = self.bugs.get(site, 0) + 1
+        if self.bugs[site] == 1:
+            _log.error(
+                "yangkey bug (%s) building %s: rejected with kind 'bug'; later ones at the same "
+                "place are only counted",
+                " at ".join(map(str, site)),
+                source,
+                exc_info=exc,
+            )
+        reason = f"internal error, a yangkey bug (please report): {type(exc).__name__}: {exc}"
+        return Rejection(source, "bug", reason, raw)
 
     def _build(self, raw: bytes, source: str) -> list[KeyedMessage]:
         if len(raw) > self.max_bytes:

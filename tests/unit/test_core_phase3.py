@@ -813,3 +813,88 @@ def test_core_p3_non_object_list_entries_are_skipped(junk: object) -> None:
     note = decode(orjson.dumps(document), "t", schema.index.by_namespace)
     derived = KeyDeriver(compile_subscription(xpath, schema)).derive(note)
     assert derived.xpaths == (f"{xpath}[name='eth1']",)
+
+
+# ------------------------------------------------------- found by the differential tests
+
+
+def test_core_p3_member_named_like_the_deleted_marker_is_plain_data(fx, notif) -> None:
+    """JSON may carry any member name, "\\u0000deleted" included: it must not read as the
+    walkers' marker of a deleted node (which yielded /yk-test:top/simple from no data)."""
+    raw = notif.envelope({"yk-test:top": {"\x00deleted": True}})
+    with pytest.raises(NoMatchError):
+        fx.key("/yk-test:top/simple", raw)
+    pinned = "/yk-test:top/site[name='s']/rack[id='7']"
+    raw = notif.envelope({"yk-test:top": {"site": [{"name": "s", "\x00deleted": True}]}})
+    with pytest.raises(NoMatchError):
+        fx.key(pinned, raw)
+
+
+def test_core_p3_every_key_checked_before_pinned_values(fx, notif) -> None:
+    """An entry missing a key leaf rejects the notification even when another key of it
+    already contradicts a pinned value."""
+    raw = notif.envelope({"yk-test:top": {"flow": [{"proto": "yk-test:tcp", "port": 0}]}})
+    with pytest.raises(NotificationError, match="no key leaf enabled"):
+        fx.key("/yk-test:top/flow[port='80'][enabled='true']", raw)
+    raw = notif.envelope({"yk-test:top": {"flow": [
+        {"proto": "yk-test:tcp", "port": 0, "enabled": "maybe"}]}})
+    with pytest.raises(NotificationError, match="invalid boolean"):
+        fx.key("/yk-test:top/flow[port='80']", raw)
+
+
+def test_core_p3_redundantly_qualified_key_leaf_accepted(ietf, notif) -> None:
+    raw = notif.envelope({"ietf-interfaces:interfaces": {"interface": [
+        {"ietf-interfaces:name": "q"}]}})
+    assert ietf.xpaths(IF, raw) == [f"{IF}[name='q']"]
+
+
+@pytest.mark.parametrize("value", [None, {"ietf-interfaces:name": "eth0"}])
+def test_core_p3_patch_key_leaf_target_needs_the_entry_keys(ietf, notif, value) -> None:
+    """/interfaces/interface/name names no interface: neither the edit's value nor the
+    placeholder of a deleted leaf stands in for the list key (it yielded [name=''])."""
+    edit_doc = {"edit-id": "1", "operation": "merge" if value else "delete",
+                "target": "/ietf-interfaces:interfaces/interface/name"}
+    if value:
+        edit_doc["value"] = value
+    raw = notif.change_envelope([edit_doc])
+    with pytest.raises(NotificationError, match="no key leaf name"):
+        ietf.key(f"{IF}/name", raw)
+    keyed = notif.change_envelope([{**edit_doc, "target": f"{IF}=eth0/name"}])
+    assert ietf.xpaths(f"{IF}/name", keyed) == [f"{IF}[name='eth0']/name"]
+
+
+# ------------------------------------------------------------------ generated source
+
+
+def test_core_p3_walker_traceback_shows_generated_line(ietf_schema) -> None:
+    """The walker's source is registered with linecache: a traceback through it quotes the
+    generated line, under a pseudo-filename that is the same for the same branch."""
+    import traceback  # noqa: PLC0415
+
+    from yangkey.keys import compile_walker, walker_filename, walker_source  # noqa: PLC0415
+
+    (branch,) = compile_subscription(IF, ietf_schema).branches
+    walk = compile_walker(branch)
+    try:
+        walk({"ietf-interfaces:interfaces": {"interface": [{"name": object()}]}}, [])
+    except NotificationError as exc:
+        frames = traceback.extract_tb(exc.__traceback__)
+    walker_frame = next(f for f in frames if f.filename.startswith("<yangkey-walker"))
+    assert walker_frame.filename == walker_filename(branch, walker_source(branch))
+    assert walker_frame.filename == compile_walker(branch).__code__.co_filename
+    assert walker_frame.line == "v1_0 = (r1_0 if type(r1_0) is str else canon_string(r1_0))"
+    assert walker_source(branch).splitlines()[walker_frame.lineno - 1].strip() == (
+        walker_frame.line
+    )
+
+
+def test_core_p3_patch_whole_leaf_list_delete_still_checks_list_keys(ietf, notif) -> None:
+    """Deleting a whole leaf-list names no value, but the list entry above it must still be
+    named: without its key the edit is rejected, as for any other target."""
+    sub = f"{IF}/higher-layer-if"
+    unnamed = notif.change_envelope([edit("delete", f"{IF}/higher-layer-if")])
+    with pytest.raises(NotificationError, match="no key leaf name"):
+        ietf.key(sub, unnamed)
+    named = notif.change_envelope([edit("delete", f"{IF}=eth0/higher-layer-if")])
+    with pytest.raises(NoMatchError):
+        ietf.key(sub, named)

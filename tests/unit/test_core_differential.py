@@ -1,0 +1,487 @@
+"""Differential property tests of Phase 3 (hypothesis).
+
+* the generated walkers (:mod:`yangkey.keys`) against the interpreted reference
+  (``reference_walker.py``), on schema-driven notifications over the fixture modules and
+  ietf-interfaces: the same concrete XPaths per branch, or the same rejection class;
+* every fast path against its general path: the one-branch push-update path of
+  ``KeyDeriver.derive`` against ``KeyDeriver.instances``, the JSON envelope decoder against the
+  general JSON decoder, and XML against JSON for the same data.
+
+Anything raised that is not a ``YangkeyError`` propagates: it is a bug, never a rejection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote as pct
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+from lxml import etree
+from reference_walker import reference_xpaths
+from yangson import datatype as dt
+from yangson.schemanode import (
+    InternalNode,
+    LeafListNode,
+    ListNode,
+    SchemaNode,
+    TerminalNode,
+)
+
+from yangkey.errors import YangkeyError
+from yangkey.keys import KeyDeriver
+from yangkey.messages import CONTENT_TYPE_JSON
+from yangkey.notifications import (
+    Edit,
+    Notification,
+    _json_notification,
+    decode,
+    parse_target,
+)
+from yangkey.schema import SchemaContext
+from yangkey.templates import CompiledSubscription, compile_subscription
+
+SETTINGS = settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+SUBSCRIPTIONS = [
+    "/ietf-interfaces:interfaces/interface",
+    "/ietf-interfaces:interfaces/interface[name='eth0']",
+    "/ietf-interfaces:interfaces/interface[type='iana-if-type:ethernetCsmacd']",
+    "/ietf-interfaces:interfaces/interface[enabled='true'][type='iana-if-type:ethernetCsmacd']",
+    "/ietf-interfaces:interfaces/interface/ietf-ip:ipv4/address",
+    "/ietf-interfaces:interfaces/interface[name='eth1']/ietf-ip:ipv4/address[ip='10.0.0.1']",
+    "/ietf-interfaces:interfaces/interface/statistics/in-octets",
+    "/ietf-interfaces:interfaces/interface/name",
+    "/ietf-interfaces:interfaces/interface/higher-layer-if",
+    "/yk-test:top/flow",
+    "/yk-test:top/flow[proto='yk-test:tcp']",
+    "/yk-test:top/flow[port='80'][enabled='true']",
+    "/yk-test:top/flow[label='x | y']",
+    "/yk-test:top/site/rack",
+    "/yk-test:top/site[name=\"a'b\"]/rack[id='7']",
+    "/yk-test:top/site/yk-aug:ports/port",
+    "/yk-test:top/site[region='eu']/yk-aug:ports/port[num='8']",
+    "/yk-test:top/site[name='eth0']/yk-aug:ports",
+    "/yk-test:top/item",
+    "/yk-test:top/codes",
+    "/yk-test:top/codes[.='5']",
+    "/yk-test:top/ratios",
+    "/yk-test:top/peer",
+    "/yk-test:top/sample",
+    "/yk-test:a-b/c",
+    "/yk-test:top/simple",
+    "/yk-test:top/flow | /yk-test:top/site/rack | /yk-test:top/codes",
+    "/yk-test:top/site/rack[id='7'] | /yk-test:top/site[name='eth0'] | /yk-test:a-b",
+]
+
+# Small pools, so that generated values hit pinned keys and filters, collide (duplicates) and
+# need quoting; plus values no canonicalizer accepts.
+STRINGS = ["eth0", "eth1", "a'b", 'q"x', "a'\"b", "x | y", "eu", "é€", "l\nf", "", "%s", "{v}"]
+INTEGERS: list[Any] = [0, 5, 7, 8, 80, -3, 2**40, "007", "80", " 8", "+5"]
+BOOLEANS: list[Any] = [True, False, "true", "false"]
+IDENTITIES = [
+    "yk-test:tcp",
+    "yk-test:udp",
+    "yk-aug:sctp",
+    "tcp",
+    "iana-if-type:ethernetCsmacd",
+    "iana-if-type:softwareLoopback",
+]
+DECIMALS: list[Any] = ["1.50", 1.5, "-0.00", 2, "1e2"]
+IPS = ["10.0.0.1", "2001:db8::1", "2001:0DB8:0:0::1", "::1"]
+IP_TYPEDEFS = {"ip-address", "ip-address-no-zone", "ipv6-address", "ipv6-address-no-zone"}
+# Values some canonicalizer refuses (and that do no harm to a string).
+INVALID: list[Any] = [None, {"x": 1}, [1, 2], [None], "x1", "yes", "abc", "zz::1"]
+IF_PATH = "/ietf-interfaces:interfaces/interface"
+NOISE_MEMBERS = ["\x00deleted", "zz", "yk-aug:zz", "unknown-module:name"]
+
+
+def value_pool(datatype: dt.DataType) -> list[Any]:
+    while isinstance(datatype, dt.LeafrefType):
+        datatype = datatype.ref_type
+    if datatype.name in IP_TYPEDEFS:
+        return IPS
+    if isinstance(datatype, dt.IntegralType):
+        return INTEGERS
+    if isinstance(datatype, dt.BooleanType):
+        return BOOLEANS
+    if isinstance(datatype, dt.IdentityrefType):
+        return IDENTITIES
+    if isinstance(datatype, dt.Decimal64Type):
+        return DECIMALS
+    return STRINGS
+
+
+def member_name(node: SchemaNode, parent_module: str | None) -> str:
+    return node.name if node.ns == parent_module else f"{node.ns}:{node.name}"
+
+
+class TreeMaker:
+    """Draws JSON-shaped data for the part of a schema the subscription's branches walk."""
+
+    def __init__(self, root: SchemaNode, compiled: CompiledSubscription) -> None:
+        self.root = root
+        self.relevant: set[tuple[tuple[str, str], ...]] = set()
+        for branch in compiled.branches:
+            path: tuple[tuple[str, str], ...] = ()
+            for step in branch.steps:
+                path = (*path, (step.module, step.name))
+                self.relevant.add(path)
+
+    def leaf(self, draw: st.DrawFn, node: TerminalNode, junk: bool = True) -> Any:
+        pool = value_pool(node.type)
+        if junk and draw(st.integers(0, 25)) == 0:
+            return draw(st.sampled_from(INVALID))
+        return draw(st.sampled_from(pool))
+
+    def object(
+        self,
+        draw: st.DrawFn,
+        node: InternalNode,
+        path: tuple[tuple[str, str], ...],
+        keys: tuple[tuple[str, str], ...] = (),
+    ) -> dict[str, Any]:
+        obj: dict[str, Any] = {}
+        for child in node.data_children():
+            child_path = (*path, (child.ns, child.name))
+            member = member_name(child, node.ns if path else None)
+            if draw(st.integers(0, 30)) == 0:
+                member = f"{child.ns}:{child.name}"  # redundantly qualified: lenient RFC 7951
+            if isinstance(child, LeafListNode):
+                if child_path in self.relevant or draw(st.integers(0, 3)) == 0:
+                    values = draw(st.lists(st.sampled_from(value_pool(child.type)), max_size=3))
+                    obj[member] = values[0] if len(values) == 1 and draw(st.booleans()) else values
+            elif isinstance(child, TerminalNode):
+                is_key = (child.name, child.ns) in keys
+                odds = 25 if is_key else (1 if child_path in self.relevant else 3)
+                if draw(st.integers(0, odds)) != 0:
+                    obj[member] = self.leaf(draw, child)
+            elif child_path in self.relevant and draw(st.integers(0, 5)) != 0:
+                obj[member] = self.node(draw, child, child_path)
+        if draw(st.integers(0, 15)) == 0:
+            # Members no schema node has, one of them the walkers' own marker of deleted nodes.
+            obj[draw(st.sampled_from(NOISE_MEMBERS))] = draw(st.sampled_from([True, "x", {}]))
+        return obj
+
+    def node(self, draw: st.DrawFn, node: SchemaNode, path: tuple[tuple[str, str], ...]) -> Any:
+        if draw(st.integers(0, 25)) == 0:
+            return draw(st.sampled_from(["junk", 3, []]))
+        assert isinstance(node, InternalNode)
+        if isinstance(node, ListNode):
+            keys = tuple(node.keys)
+            entries: list[Any] = [
+                self.object(draw, node, path, keys) for _ in range(draw(st.integers(0, 3)))
+            ]
+            if draw(st.integers(0, 20)) == 0:
+                entries.append(draw(st.sampled_from(["junk", 4, None])))
+            if len(entries) == 1 and draw(st.booleans()):
+                return entries[0]  # a single entry, as XML decodes it
+            return entries
+        return self.object(draw, node, path)
+
+    def tree(self, draw: st.DrawFn) -> dict[str, Any]:
+        assert isinstance(self.root, InternalNode)
+        return self.object(draw, self.root, ())
+
+
+class Compiled(dict[str, tuple[CompiledSubscription, SchemaNode]]):
+    def __repr__(self) -> str:  # hypothesis prints the arguments of a failing example
+        return "<compiled SUBSCRIPTIONS>"
+
+
+@pytest.fixture(scope="module")
+def compiled_all(fx_schema: SchemaContext) -> Compiled:
+    result = Compiled()
+    for text in SUBSCRIPTIONS:
+        compiled = compile_subscription(
+            text, fx_schema, keyless="position" if "sample" in text else "reject"
+        )
+        result[text] = (compiled, fx_schema.schema_root(compiled.modules))
+    return result
+
+
+Outcome = tuple[str, Any]
+
+
+def outcome(function: Callable[[], Any]) -> Outcome:
+    try:
+        return ("ok", function())
+    except YangkeyError as exc:  # anything else is a bug and fails the test
+        return ("rejected", type(exc))
+
+
+def generated(deriver: KeyDeriver, note: Notification) -> Outcome:
+    return outcome(lambda: deriver.derive(note).branch_xpaths)
+
+
+def push_update(data: dict[str, Any]) -> Notification:
+    return Notification("generated", CONTENT_TYPE_JSON, "push-update", "n", 1, data=data)
+
+
+# ------------------------------------------------------------------ walker vs reference
+
+
+@SETTINGS
+@given(data=st.data())
+def test_core_diff_walker_matches_reference_push_update(compiled_all, data) -> None:
+    compiled, root = compiled_all[data.draw(st.sampled_from(SUBSCRIPTIONS))]
+    tree = data.draw(st.composite(lambda draw: TreeMaker(root, compiled).tree(draw))())
+    note = push_update(tree)
+    deriver = KeyDeriver(compiled)
+    expected = outcome(lambda: reference_xpaths(compiled, root, note))
+    event(f"{expected[0]} {len(compiled.branches)} branch(es)")
+    assert generated(deriver, note) == expected, (compiled.xpath, tree)
+    if (
+        expected[0] == "ok"
+        and len(compiled.branches) == 1
+        and expected[1][0] != (compiled.branches[0].template,)
+    ):
+        # The one-branch fast path of derive() against the general per-branch path.
+        (found,) = deriver.instances(note)
+        assert tuple(sorted(set(found))) == expected[1][0]
+
+
+def edit_strategy(compiled: CompiledSubscription, root: SchemaNode) -> st.SearchStrategy[Edit]:
+    @st.composite
+    def draw_edit(draw: st.DrawFn) -> Edit:
+        branch = draw(st.sampled_from(compiled.branches))
+        steps = branch.steps
+        depth = draw(st.integers(1, len(steps) + 1))
+        node: SchemaNode = root
+        text = ""
+        parent_module: str | None = None
+        target_keys: dict[str, str] = {}
+        for step in steps[:depth]:
+            target_keys = {}  # of the last step, which the value's entry must repeat
+            assert isinstance(node, InternalNode)
+            child = node.get_data_child(step.name, step.module)
+            assert child is not None
+            node = child
+            text += "/" + (
+                step.name if step.module == parent_module else f"{step.module}:{step.name}"
+            )
+            parent_module = step.module
+            if isinstance(node, ListNode) and node.keys and draw(st.integers(0, 12)):
+                for key_name, key_module in node.keys:
+                    leaf = node.get_data_child(key_name, key_module)
+                    assert isinstance(leaf, TerminalNode)
+                    value = draw(st.sampled_from(value_pool(leaf.type)))
+                    target_keys[key_name] = (
+                        str(value).lower() if isinstance(value, bool) else str(value)
+                    )
+                text += "=" + ",".join(pct(v, safe="") for v in target_keys.values())
+            elif isinstance(node, LeafListNode) and draw(st.booleans()):
+                text += "=" + pct(str(draw(st.sampled_from(value_pool(node.type)))), safe="")
+        if depth > len(steps):
+            text += "/deeper"
+        operation = draw(st.sampled_from(["delete", "remove", "merge", "replace", "create"]))
+        value = None
+        if operation not in ("delete", "remove") and depth <= len(steps):
+            maker = TreeMaker(root, compiled)
+            path = tuple((step.module, step.name) for step in steps[:depth])
+            parent = node.parent
+            assert isinstance(parent, InternalNode)
+            member = member_name(node, parent.ns if depth > 1 else None)
+            if isinstance(node, TerminalNode):
+                content: Any = maker.leaf(draw, node)
+            else:
+                content = maker.node(draw, node, path)
+            for entry in content if isinstance(content, list) else [content]:
+                if isinstance(entry, dict) and isinstance(node, ListNode):
+                    # The value's entry is the target's (RFC 8072): the same key values.
+                    entry.update((k, v) for k, v in target_keys.items() if k in entry)
+            value = {member: content}
+        return Edit("e", operation, parse_target(text, "generated"), value)
+
+    return draw_edit()
+
+
+@SETTINGS
+@given(data=st.data())
+def test_core_diff_walker_matches_reference_yang_patch(compiled_all, data) -> None:
+    compiled, root = compiled_all[data.draw(st.sampled_from(SUBSCRIPTIONS))]
+    edits = data.draw(st.lists(edit_strategy(compiled, root), min_size=1, max_size=3))
+    note = Notification(
+        "generated", CONTENT_TYPE_JSON, "push-change-update", "n", 1, edits=tuple(edits)
+    )
+    expected = outcome(lambda: reference_xpaths(compiled, root, note))
+    assert generated(KeyDeriver(compiled), note) == expected, (compiled.xpath, edits)
+
+
+# ------------------------------------------------------------------ XML vs JSON
+
+
+def xml_expressible(value: Any) -> Any:
+    """The tree without what XML cannot say apart: members no schema node has (no XML name for
+    "\\u0000deleted"), null members (absent), empty arrays (no element at all), and empty
+    objects (``<entry/>`` decodes as an empty leaf)."""
+    if isinstance(value, dict):
+        kept = {}
+        for member, child in value.items():
+            kept_child = xml_expressible(child)
+            if member not in NOISE_MEMBERS and kept_child not in (None, {}, []):
+                kept[member] = kept_child
+        return kept
+    if isinstance(value, list):
+        return [child for item in value if (child := xml_expressible(item)) != {}]
+    return value
+
+
+class XmlWriter:
+    """The XML encoding of a JSON-shaped tree (RFC 7950 section 7), the schema naming the
+    namespaces and which leaves are identityrefs."""
+
+    def __init__(self, schema: SchemaContext) -> None:
+        self.schema = schema
+        self.prefixes: dict[str, str] = {}
+
+    def namespace(self, module: str) -> str:
+        return self.schema.index.modules[module].namespace
+
+    def text(self, node: SchemaNode, value: Any) -> str:
+        if value is True or value is False:
+            return "true" if value else "false"
+        text = str(value)
+        datatype = getattr(node, "type", None)
+        module, colon, name = text.partition(":")
+        if (
+            isinstance(datatype, dt.IdentityrefType)
+            and colon
+            and module in self.schema.index.modules
+        ):
+            prefix = self.prefixes.setdefault(module, f"p{len(self.prefixes)}")
+            return f"{prefix}:{name}"
+        return text
+
+    def element(self, parent: etree._Element, node: SchemaNode, value: Any) -> None:
+        if value is None:
+            return
+        if isinstance(value, list) and isinstance(node, (ListNode, LeafListNode)):
+            for item in value:
+                self.element(parent, node, item)
+            return
+        if isinstance(value, list) and isinstance(node, TerminalNode) and value != [None]:
+            for item in value:  # a leaf given an array: repeated elements, an array again
+                self.element(parent, node, item)
+            return
+        element = etree.SubElement(parent, f"{{{self.namespace(node.ns)}}}{node.name}")
+        if isinstance(value, dict):
+            self.members(element, node, value)
+        elif value != [None]:
+            element.text = self.text(node, value)
+
+    def members(self, element: etree._Element, node: SchemaNode, obj: dict[str, Any]) -> None:
+        for member, value in obj.items():
+            module, colon, name = member.partition(":")
+            if not colon:
+                module, name = node.ns, member
+            child = node.get_data_child(name, module) if isinstance(node, InternalNode) else None
+            if child is None:  # an object where a leaf belongs ({"x": 1} of INVALID)
+                sub = etree.SubElement(element, f"{{{self.namespace(node.ns)}}}{member}")
+                sub.text = str(value)
+                continue
+            self.element(element, child, value)
+
+    def document(self, root: SchemaNode, tree: dict[str, Any]) -> str:
+        self.members(etree.Element("holder"), root, tree)  # learns the identity prefixes
+        nsmap = {prefix: self.namespace(module) for module, prefix in self.prefixes.items()}
+        holder = etree.Element("holder", nsmap=nsmap)  # type: ignore[arg-type]
+        self.members(holder, root, tree)
+        # Each top-level element is written with the declarations in scope.
+        return "".join(etree.tostring(child, encoding="unicode") for child in holder)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_core_diff_xml_matches_json(compiled_all, fx_schema, notif, data) -> None:
+    text = data.draw(st.sampled_from(SUBSCRIPTIONS))
+    compiled, root = compiled_all[text]
+    tree = xml_expressible(
+        data.draw(st.composite(lambda draw: TreeMaker(root, compiled).tree(draw))())
+    )
+    ns_modules = fx_schema.index.by_namespace
+    deriver = KeyDeriver(compiled)
+    xml = notif.envelope_xml(XmlWriter(fx_schema).document(root, tree), hostname="n", sub_id=1)
+    from_json = outcome(
+        lambda: (
+            deriver.derive(
+                decode(notif.envelope(tree, hostname="n", sub_id=1), "j", ns_modules)
+            ).key
+        )
+    )
+    from_xml = outcome(lambda: deriver.derive(decode(xml, "x", ns_modules)).key)
+    assert from_xml == from_json, (text, tree, xml)
+
+
+# ------------------------------------------------------------- envelope fast path vs general
+
+FIELD_VALUES: list[Any] = [None, "", "r1", "a\nb", 7, -1, 2**32, True, "7", 1.5, {}, []]
+
+
+@st.composite
+def envelope_documents(draw: st.DrawFn) -> Any:
+    """Envelopes around push-update and push-change-update, mostly well formed (so that the
+    fast path takes them), each field sometimes missing, badly typed or out of range, and
+    sometimes joined by members the fast path does not expect."""
+
+    def field(document: dict[str, Any], member: str, good: list[Any]) -> None:
+        roll = draw(st.integers(0, 9))
+        if roll == 0:
+            return  # missing
+        document[member] = draw(st.sampled_from(good if roll > 2 else FIELD_VALUES))
+
+    def rarely() -> bool:
+        return draw(st.integers(0, 9)) == 0
+
+    push: dict[str, Any] = {}
+    field(push, "id", [0, 1042, 2**32 - 1, 2**32, -1])
+    if draw(st.booleans()):
+        interfaces = {"ietf-interfaces:interfaces": {"interface": [{"name": "eth0"}]}}
+        field(push, "datastore-contents", [interfaces, {}])
+        kind = "ietf-yang-push:push-update"
+    else:
+        edit = {"edit-id": "1", "operation": "delete", "target": f"{IF_PATH}=eth0"}
+        field(
+            push,
+            "datastore-changes",
+            [
+                {"yang-patch": {"edit": [edit]}},
+                {"ietf-yang-patch:yang-patch": {"edit": [edit]}},
+                {"yang-patch": {"edit": "x"}},
+            ],
+        )
+        kind = "ietf-yang-push:push-change-update"
+    contents: dict[str, Any] = {kind.split(":")[1] if rarely() else kind: push}
+    if rarely():
+        contents["other:thing"] = {}
+    envelope: dict[str, Any] = {}
+    field(envelope, "event-time", ["2026-11-20T10:00:00Z"])
+    field(envelope, "hostname", ["r1", ""])
+    field(envelope, "sequence-number", [0, 7, 2**64 - 1])
+    envelope["contents"] = [] if rarely() else contents
+    document: dict[str, Any] = {
+        "x:envelope" if rarely() else "ietf-yp-notification:envelope": envelope
+    }
+    if rarely():
+        document["extra"] = 1
+    return document
+
+
+@SETTINGS
+@given(document=envelope_documents())
+def test_core_diff_envelope_fast_path_matches_general(ietf_schema, document) -> None:
+    raw = orjson.dumps(document)
+    fast = outcome(lambda: decode(raw, "n.json", ietf_schema.index.by_namespace))
+    general = outcome(
+        lambda: _json_notification(
+            orjson.loads(raw), "n.json", Notification("n.json", CONTENT_TYPE_JSON, "push-update")
+        )
+    )
+    assert fast == general
