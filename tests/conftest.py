@@ -8,15 +8,54 @@ attempts per task, so tests of task retries see Spark retry a failed task (plain
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from yangkey.extras import EXTRA_OF_MODULE
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 SPARK_TEST_MASTER = "local[2,2]"
+
+# Optional dependencies absent from this environment (`pip install yangkey[test]` has none):
+# a test that needs one is skipped, naming the extra, instead of failing. With every extra
+# installed (make install) this set is empty and nothing is skipped.
+MISSING = {m for m in EXTRA_OF_MODULE if importlib.util.find_spec(m) is None}
+
+
+def _missing_extra(text: str) -> str | None:
+    for module in sorted(MISSING):
+        if f"No module named '{module}" in text:
+            return f"needs yangkey[{EXTRA_OF_MODULE[module]}] ({module} is not installed)"
+    return None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Any:
+    report = yield
+    if MISSING and report.failed and isinstance(collector, pytest.Module):
+        reason = _missing_extra(str(report.longrepr))
+        if reason is not None:
+            report.outcome = "skipped"
+            report.longrepr = (str(collector.path), 0, f"Skipped: {reason}")
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if MISSING and report.failed and call.excinfo is not None:
+        error = call.excinfo.value
+        if isinstance(error, ModuleNotFoundError):
+            reason = _missing_extra(str(error))
+            if reason is not None:
+                report.outcome = "skipped"
+                report.longrepr = (str(item.path), 0, f"Skipped: {reason}")
+    return report
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
