@@ -247,6 +247,11 @@ def compile_from_options(
             "demo",
             "The whole pipeline on the embedded stack, with generated data.",
         ),
+        "init": (
+            "yangkey.demo",
+            "init",
+            "Write a starter subscriptions.yaml and print the next commands.",
+        ),
     },
     epilog=EPILOG_EXAMPLES,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.resources
 import shutil
 import sys
 from collections.abc import Iterable, Iterator
@@ -29,10 +30,11 @@ from rich.text import Text
 
 from yangkey.catalog import TopicSpec
 from yangkey.cli import reports_errors
-from yangkey.errors import YangkeyError
+from yangkey.errors import InputError, YangkeyError
 from yangkey.sample import Expected, generate, iter_jsonl
 
 DATABASE = "yangkey"
+EXAMPLE = "subscriptions.yaml"
 
 
 @dataclass
@@ -334,13 +336,20 @@ def show(result: DemoResult, console: Console) -> None:
         )
 
 
+@contextlib.contextmanager
+def example_subscriptions() -> Iterator[Path]:
+    """The example subscriptions file that ships in the package, as a path on disk."""
+    resource = importlib.resources.files("yangkey.examples").joinpath(EXAMPLE)
+    with importlib.resources.as_file(resource) as path:
+        yield path
+
+
 @click.command()
 @click.option(
     "--subscriptions",
     type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("examples/subscriptions.yaml"),
-    show_default=True,
-    help="The subscriptions file.",
+    help="The subscriptions file (default: the example that ships with yangkey, the one "
+    "`yangkey init` writes).",
 )
 @click.option(
     "--workdir",
@@ -368,7 +377,7 @@ def show(result: DemoResult, console: Console) -> None:
 @click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
 @reports_errors
 def demo(
-    subscriptions: Path,
+    subscriptions: Path | None,
     workdir: Path,
     bootstrap: str | None,
     nodes: int,
@@ -390,16 +399,60 @@ def demo(
     """
     # Wide enough for XPaths when the output goes to a file or a CI log.
     console = Console() if sys.stdout.isatty() else Console(width=200)
-    result = run_demo(
-        subscriptions,
-        workdir,
-        bootstrap=bootstrap,
-        nodes=nodes,
-        interfaces=interfaces,
-        rounds=rounds,
-        master=master,
-        console=Console(stderr=True),
-    )
+    with contextlib.ExitStack() as stack:
+        if subscriptions is None:
+            subscriptions = stack.enter_context(example_subscriptions())
+        result = run_demo(
+            subscriptions,
+            workdir,
+            bootstrap=bootstrap,
+            nodes=nodes,
+            interfaces=interfaces,
+            rounds=rounds,
+            master=master,
+            console=Console(stderr=True),
+        )
     show(result, console)
     if result.problems:
         sys.exit(1)
+
+
+@click.command()
+@click.argument("directory", default=".", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Overwrite an existing subscriptions.yaml.")
+@reports_errors
+def init(directory: Path, force: bool) -> None:
+    """Write a starter subscriptions.yaml into DIRECTORY (default: here).
+
+    The file is commented and uses the IETF modules that ship with yangkey (interfaces,
+    counters, IPv4 addresses, hardware, system clock, DNS search list); edit it, then follow
+    the commands printed at the end.
+
+    \b
+    Example:
+      yangkey init telemetry && cd telemetry
+    """
+    target = directory / EXAMPLE
+    if target.exists() and not force:
+        raise InputError(
+            "already exists; edit it, or pass --force to overwrite", source=str(target)
+        )
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with example_subscriptions() as example:
+            shutil.copyfile(example, target)
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror}", source=str(target)) from None
+    shown = str(target) if directory != Path(".") else EXAMPLE
+    click.echo(f"wrote {target}")
+    click.echo(
+        "next:\n"
+        "  # what each subscription compiles to (branches, key templates, topics)\n"
+        f"  yangkey catalog show --subscriptions {shown}\n"
+        "  # the whole pipeline on generated data: Kafka, Spark and ClickHouse on this machine\n"
+        f"  yangkey demo --subscriptions {shown}\n"
+        "  # your own notifications (JSON lines), keyed onto their topics\n"
+        "  BOOTSTRAP=$(yangkey kafka start)\n"
+        f"  yangkey produce --subscriptions {shown} --input notifications.jsonl"
+        ' --bootstrap "$BOOTSTRAP" --create-topics'
+    )
