@@ -62,6 +62,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
+        # What the hooks below cannot see (an extra used in a subprocess): @needs("extra").
+        for mark in item.iter_markers("needs"):
+            absent = sorted(m for m in MISSING if EXTRA_OF_MODULE[m] in mark.args)
+            if absent:
+                reason = f"needs yangkey[{','.join(mark.args)}] ({', '.join(absent)} missing)"
+                item.add_marker(pytest.mark.skip(reason=reason))
 
 
 @pytest.fixture(scope="session")
