@@ -2,7 +2,7 @@
 
 Compiling runs Phases 1 and 2 once per subscription; the result is cached per
 (filter text, YANG library content id) so that learning the same subscription again from
-telemetry metadata, or from another node, costs a dict lookup (SPEC section 5).
+telemetry metadata, or from another node, costs a dict lookup (docs/design.md#subscription-catalog).
 """
 
 from __future__ import annotations

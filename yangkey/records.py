@@ -1,4 +1,6 @@
-"""Raw notification bytes -> keyed messages for Kafka, or a rejection (SPEC 2.6 and 7).
+"""Raw notification bytes -> keyed messages for Kafka, or a rejection.
+
+See docs/design.md#producer-contract and docs/design.md#bad-input.
 
 This is the producer's per-record function, shared by the Spark job, the demo and the CLI.
 It never raises for bad input: every failure becomes a :class:`Rejection` naming the source
@@ -133,7 +135,7 @@ class MessageBuilder:
         self, subscription_id: int, metadata: dict[str, Any] | None, source: str
     ) -> CatalogEntry:
         """Compile a subscription described by telemetry-message metadata, once per filter and
-        YANG library content id (SPEC section 5)."""
+        YANG library content id (docs/design.md#subscription-catalog)."""
         known = ", ".join(str(e.id) for e in self.catalog.entries) or "none"
         if not self.knobs.learn or not metadata:
             raise NotificationError(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -52,3 +53,21 @@ def test_init_keeps_an_existing_file(tmp_path: Path) -> None:
     assert (tmp_path / "subscriptions.yaml").read_text(encoding="utf-8") == "mine\n"
     assert run("init", "--force", str(tmp_path)).exit_code == 0
     assert (tmp_path / "subscriptions.yaml").read_text(encoding="utf-8") != "mine\n"
+
+
+def test_every_design_citation_in_the_code_resolves() -> None:
+    # Comments cite docs/design.md#section for the reason behind a rule; a renamed heading or
+    # a mistyped anchor would leave a reader at a dead end.
+    design = (REPO / "docs" / "design.md").read_text(encoding="utf-8")
+    anchors = {
+        re.sub(r"[^a-z0-9 -]", "", heading.lower()).replace(" ", "-")
+        for heading in re.findall(r"^## (.+)$", design, re.MULTILINE)
+    }
+    cited = [
+        (path.name, anchor)
+        for path in (REPO / "yangkey").rglob("*.py")
+        for anchor in re.findall(r"docs/design\.md#([a-z0-9-]+)", path.read_text(encoding="utf-8"))
+    ]
+    assert len(cited) >= 10
+    assert [c for c in cited if c[1] not in anchors] == []
+    assert not [p for p in (REPO / "yangkey").rglob("*.py") if "SPEC" in p.read_text("utf-8")]
