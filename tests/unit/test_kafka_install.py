@@ -105,6 +105,7 @@ def test_a_kafka_distribution_is_used_as_it_is(tmp_path: Path) -> None:
         distribution(tmp_path / "libs")
 
 
+@pytest.mark.needs("kafka")
 def test_kafka_start_without_java_is_one_error_line(tmp_path: Path) -> None:
     home = tmp_path / "kafka"
     (home / "libs").mkdir(parents=True)
