@@ -1,13 +1,16 @@
 """``yangkey demo``: the whole pipeline on the embedded stack, on generated data.
 
 1. start a real Apache Kafka broker (KRaft, loopback) unless ``--bootstrap`` names one;
-2. compile ``examples/subscriptions.yaml``, generate and apply the embedded ClickHouse DDL (chdb);
-3. generate a realistic data set (:mod:`yangkey.sample`) and run the Spark producer job over it:
+2. compile the subscriptions (default: the example that ships as ``yangkey.examples``, the
+   file ``yangkey init`` writes), generate and apply the embedded ClickHouse DDL (chdb);
+3. generate a realistic data set stamped relative to now (:mod:`yangkey.sample`; the tables'
+   TTL would drop rows with a fixed old date) and run the Spark producer job over it:
    keyed messages on derived topics (created with their partitions and compaction), rejects to
    the dead-letter topic;
 4. ingest the derived topics and the dead-letter topic into chdb;
 5. print the current state per node, messages per topic and partition, the dead-letter count,
-   and check all of it against what the generator says a correct pipeline ends with.
+   and check all of it against what the generator says a correct pipeline ends with (rows
+   past their TTL are reported as expired, apart from rows lost).
 """
 
 from __future__ import annotations
