@@ -1,6 +1,6 @@
 # yangkey developer entry points. Everything installs from nothing: a Python virtualenv in
-# .venv, the Apache Kafka jars (from Maven Central, cached in ~/.cache/yangkey), and a JDK and
-# Maven from Debian when the machine lacks them.
+# .venv, the Apache Kafka jars (from Maven Central, cached in ~/.cache/yangkey), and a JDK
+# from Debian when the machine lacks one.
 #
 #   make demo    the whole pipeline on the embedded stack (Kafka KRaft + chdb + Spark local[*])
 #   make test    lint (ruff, mypy --strict), then unit and integration tests (starts and stops

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Install everything yangkey needs on a fresh machine: JDK 17 and Maven (Debian) when absent,
-# a virtualenv with the package and its dev extras, and the Apache Kafka jars (Maven Central).
+# Install everything yangkey needs on a fresh machine: a JDK 17 (Debian) when absent, a
+# virtualenv with the package and its dev extras, and the Apache Kafka jars (pinned, checksummed
+# downloads from Maven Central; no Maven needed).
 set -euo pipefail
 PYTHON="${1:-python3}"
 VENV="${2:-.venv}"
 
 need_apt=()
 command -v java >/dev/null 2>&1 || need_apt+=(openjdk-17-jre-headless)
-command -v mvn >/dev/null 2>&1 || need_apt+=(maven)
 if [ "${#need_apt[@]}" -gt 0 ]; then
   echo "installing ${need_apt[*]} from Debian"
   if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi

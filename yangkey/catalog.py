@@ -4,8 +4,9 @@ The catalog owns "subscription -> compiled entry -> topics": it compiles the fil
 subscriptions (Phases 1 and 2), and, when the file says ``learn: true``, the subscriptions that
 telemetry-message metadata describes. Learned entries are cached per (filter text, YANG
 library content id), so the same subscription seen again, or from another node, costs a dict
-lookup, and their number is bounded by ``limits.max_learned_subscriptions`` (SPEC section 5).
-Phase 3 walkers are generated on an entry's first use: ``ddl generate`` never builds one.
+lookup, and their number is bounded by ``limits.max_learned_subscriptions``
+(docs/design.md#subscription-catalog). Phase 3 walkers are generated on an entry's first use:
+``ddl generate`` never builds one.
 """
 
 from __future__ import annotations

@@ -61,9 +61,23 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.lazy:
             module_name, attribute, _ = self.lazy[cmd_name]
+            ctx.meta["yangkey.lazy_command"] = cmd_name
             command: click.Command = getattr(importlib.import_module(module_name), attribute)
             return command
         return super().get_command(ctx, cmd_name)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        # Edges import their optional libraries when they load or run: a missing one is the
+        # user's install, not a bug, so it gets the error line naming the extra to install.
+        try:
+            return super().invoke(ctx)
+        except ModuleNotFoundError as exc:
+            from yangkey.extras import missing_extra  # noqa: PLC0415
+
+            error = missing_extra(exc, ctx.meta.get("yangkey.lazy_command"))
+            if error is None:
+                raise
+            fail(error)
 
 
 def fail(error: YangkeyError) -> NoReturn:
@@ -265,6 +279,11 @@ def compile_from_options(
             "yangkey.demo",
             "demo",
             "The whole pipeline on the embedded stack, with generated data.",
+        ),
+        "init": (
+            "yangkey.demo",
+            "init",
+            "Write a starter subscriptions.yaml and print the next commands.",
         ),
     },
     epilog=EPILOG_EXAMPLES,

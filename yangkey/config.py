@@ -1,4 +1,4 @@
-"""The subscriptions file (SPEC section 5 and 8): a validated pydantic model.
+"""The subscriptions file (docs/design.md#the-subscriptions-file): a validated pydantic model.
 
 The file is read only at the edge (:func:`load_subscriptions_file`); everything else takes the
 model. Errors name the file, the line and the field.
@@ -71,7 +71,7 @@ class _Strict(BaseModel):
 
 
 class TopicPolicy(_Strict):
-    """How topic names are built (SPEC section 2.5)."""
+    """How topic names are built (docs/design.md#topic-names)."""
 
     type_level: StrictBool = False
     """Add the subscription-type level (stats / state-change / state / current-state)."""

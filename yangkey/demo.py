@@ -1,22 +1,27 @@
 """``yangkey demo``: the whole pipeline on the embedded stack, on generated data.
 
 1. start a real Apache Kafka broker (KRaft, loopback) unless ``--bootstrap`` names one;
-2. compile ``examples/subscriptions.yaml``, generate and apply the embedded ClickHouse DDL (chdb);
-3. generate a realistic data set (:mod:`yangkey.sample`) and run the Spark producer job over it:
+2. compile the subscriptions (default: the example that ships as ``yangkey.examples``, the
+   file ``yangkey init`` writes), generate and apply the embedded ClickHouse DDL (chdb);
+3. generate a realistic data set stamped relative to now (:mod:`yangkey.sample`; the tables'
+   TTL would drop rows with a fixed old date) and run the Spark producer job over it:
    keyed messages on derived topics (created with their partitions and compaction), rejects to
    the dead-letter topic;
 4. ingest the derived topics and the dead-letter topic into chdb;
 5. print the current state per node, messages per topic and partition, the dead-letter count,
-   and check all of it against what the generator says a correct pipeline ends with.
+   and check all of it against what the generator says a correct pipeline ends with (rows
+   past their TTL are reported as expired, apart from rows lost).
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.resources
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +32,12 @@ from rich.table import Table
 from rich.text import Text
 
 from yangkey.cli import reports_errors
-from yangkey.errors import YangkeyError
+from yangkey.errors import InputError, YangkeyError
 from yangkey.sample import Expected, generate, iter_jsonl
+from yangkey.topics import TopicSpec
 
 DATABASE = "yangkey"
+EXAMPLE = "subscriptions.yaml"
 
 
 @dataclass
@@ -43,7 +50,11 @@ class DemoResult:
     partitions: list[dict[str, Any]]
     dead_letters: list[dict[str, Any]]
     expected: Expected
+    ttl: dict[int, int] = field(default_factory=dict)
+    """Subscription id -> seconds its rows live in the current-state table (absent: forever)."""
     problems: list[str] = field(default_factory=list)
+    expired: list[str] = field(default_factory=list)
+    """Expected rows older than their table's TTL: dropped by ClickHouse, not lost."""
 
 
 def _event_time(text: str) -> str:
@@ -53,17 +64,42 @@ def _event_time(text: str) -> str:
     return f"{whole}.{fraction.ljust(9, '0')[:9]}Z"
 
 
-def check(result: DemoResult) -> list[str]:
-    """Compare the stored current state and dead letters with the generator's expectation."""
+def _instant(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def current_ttl(topics: Iterable[TopicSpec]) -> dict[int, int]:
+    """Subscription id -> the TTL of its current-state rows, as the DDL renders it: compacted
+    topics keep every key forever, others expire with the topic's retention."""
+    ttl: dict[int, int] = {}
+    for spec in topics:
+        if spec.compaction or spec.retention_seconds <= 0:
+            continue
+        for sub in spec.subscription_ids:
+            ttl[sub] = min(ttl.get(sub, spec.retention_seconds), spec.retention_seconds)
+    return ttl
+
+
+def check(result: DemoResult, now: datetime | None = None) -> tuple[list[str], list[str]]:
+    """Compare the stored current state and dead letters with the generator's expectation.
+
+    Returns (problems, expired): a missing row whose event time is older than its table's TTL
+    was dropped by ClickHouse as designed and is reported apart from rows the pipeline lost.
+    """
+    now = now or datetime.now(UTC)
     problems: list[str] = []
+    expired: list[str] = []
     stored = {
         (row["node"], int(row["subscription_id"]), " | ".join(row["xpaths"])): row
         for row in result.current
     }
     for (node, sub, xpaths), when in sorted(result.expected.current.items()):
         row = stored.get((node, sub, xpaths))
-        if row is None:
-            problems.append(f"missing current state: {node} {sub} {xpaths}")
+        ttl = result.ttl.get(sub)
+        if row is None and ttl is not None and _instant(when) + timedelta(seconds=ttl) <= now:
+            expired.append(f"{node} {sub} {xpaths} (event time {when}, TTL {ttl} s)")
+        elif row is None:
+            problems.append(f"lost current state: {node} {sub} {xpaths}")
         elif _event_time(row["event_time"]) != _event_time(when):
             problems.append(
                 f"stale current state for {node} {sub} {xpaths}: "
@@ -78,7 +114,7 @@ def check(result: DemoResult) -> list[str]:
         for row in result.dead_letters
         if not row["error"]
     )
-    return problems
+    return problems, expired
 
 
 def _with_prefix(subscriptions: Path, prefix: str, workdir: Path) -> Path:
@@ -213,8 +249,9 @@ def run_demo(
         partitions=partitions,
         dead_letters=dead_letters,
         expected=data.expected,
+        ttl=current_ttl(catalog.topics),
     )
-    result.problems = check(result)
+    result.problems, result.expired = check(result)
     return result
 
 
@@ -287,25 +324,35 @@ def show(result: DemoResult, console: Console) -> None:
     for row in result.dead_letters:
         table.add_row(Text(row["source"]), row["error_kind"], Text(row["error"]))
     console.print(table)
+    for line in result.expired:
+        console.print(Text("- expired by TTL, not lost: ", style="yellow") + Text(line))
     if result.problems:
         for problem in result.problems:
             console.print(Text("✗ ", style="red") + Text(problem))
     else:
+        kept = len(result.expected.current) - len(result.expired)
         console.print(
-            f"[green]✓[/green] current state matches the generator for all "
-            f"{len(result.expected.current)} keys (on-change updates, deletes and an older "
+            f"[green]✓[/green] current state matches the generator for all {kept} "
+            "keys (on-change updates, deletes and an older "
             f"replay included); all {result.expected.bad} bad notifications reached the "
             "dead-letter topic with their reason"
         )
+
+
+@contextlib.contextmanager
+def example_subscriptions() -> Iterator[Path]:
+    """The example subscriptions file that ships in the package, as a path on disk."""
+    resource = importlib.resources.files("yangkey.examples").joinpath(EXAMPLE)
+    with importlib.resources.as_file(resource) as path:
+        yield path
 
 
 @click.command()
 @click.option(
     "--subscriptions",
     type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("examples/subscriptions.yaml"),
-    show_default=True,
-    help="The subscriptions file.",
+    help="The subscriptions file (default: the example that ships with yangkey, the one "
+    "`yangkey init` writes).",
 )
 @click.option(
     "--workdir",
@@ -333,7 +380,7 @@ def show(result: DemoResult, console: Console) -> None:
 @click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
 @reports_errors
 def demo(
-    subscriptions: Path,
+    subscriptions: Path | None,
     workdir: Path,
     bootstrap: str | None,
     nodes: int,
@@ -355,16 +402,60 @@ def demo(
     """
     # Wide enough for XPaths when the output goes to a file or a CI log.
     console = Console() if sys.stdout.isatty() else Console(width=200)
-    result = run_demo(
-        subscriptions,
-        workdir,
-        bootstrap=bootstrap,
-        nodes=nodes,
-        interfaces=interfaces,
-        rounds=rounds,
-        master=master,
-        console=Console(stderr=True),
-    )
+    with contextlib.ExitStack() as stack:
+        if subscriptions is None:
+            subscriptions = stack.enter_context(example_subscriptions())
+        result = run_demo(
+            subscriptions,
+            workdir,
+            bootstrap=bootstrap,
+            nodes=nodes,
+            interfaces=interfaces,
+            rounds=rounds,
+            master=master,
+            console=Console(stderr=True),
+        )
     show(result, console)
     if result.problems:
         sys.exit(1)
+
+
+@click.command()
+@click.argument("directory", default=".", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Overwrite an existing subscriptions.yaml.")
+@reports_errors
+def init(directory: Path, force: bool) -> None:
+    """Write a starter subscriptions.yaml into DIRECTORY (default: here).
+
+    The file is commented and uses the IETF modules that ship with yangkey (interfaces,
+    counters, IPv4 addresses, hardware, system clock, DNS search list); edit it, then follow
+    the commands printed at the end.
+
+    \b
+    Example:
+      yangkey init telemetry && cd telemetry
+    """
+    target = directory / EXAMPLE
+    if target.exists() and not force:
+        raise InputError(
+            "already exists; edit it, or pass --force to overwrite", source=str(target)
+        )
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with example_subscriptions() as example:
+            shutil.copyfile(example, target)
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror}", source=str(target)) from None
+    shown = str(target) if directory != Path(".") else EXAMPLE
+    click.echo(f"wrote {target}")
+    click.echo(
+        "next:\n"
+        "  # what each subscription compiles to (branches, key templates, topics)\n"
+        f"  yangkey catalog show --subscriptions {shown}\n"
+        "  # the whole pipeline on generated data: Kafka, Spark and ClickHouse on this machine\n"
+        f"  yangkey demo --subscriptions {shown}\n"
+        "  # your own notifications (JSON lines), keyed onto their topics\n"
+        "  BOOTSTRAP=$(yangkey kafka start)\n"
+        f"  yangkey produce --subscriptions {shown} --input notifications.jsonl"
+        ' --bootstrap "$BOOTSTRAP" --create-topics'
+    )

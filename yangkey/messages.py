@@ -1,7 +1,7 @@
 """The shapes that cross the edges: a keyed message on its way to Kafka, and a rejection.
 
-The wire contract (draft section 3.1.3, SPEC section 2.6 and 3) shared by the Spark producer,
-the embedded ingest bridge and the ClickHouse materialized views:
+The wire contract (draft section 3.1.3, docs/design.md#producer-contract) shared by the Spark
+producer, the embedded ingest bridge and the ClickHouse materialized views:
 
 * **key**: the three-line message key (``node LF subscription-id LF xpath | xpath``), UTF-8,
   no trailing LF; ``None`` when the keys knob is off (round robin).
@@ -12,7 +12,8 @@ the embedded ingest bridge and the ClickHouse materialized views:
   - ``schema-id``: the schema registry id, when one is configured;
   - ``yangkey-event-time``: the notification's event time, RFC 3339;
   - ``yangkey-sequence-number``: decimal, ``0`` when the notification carries none;
-  - ``yangkey-generation``: decimal subscription generation (SPEC section 6);
+  - ``yangkey-generation``: decimal subscription generation
+    (docs/design.md#message-identity-and-generations);
   - ``yangkey-subscription-type``: ``periodic`` | ``on-change`` | ``on-change-sync``.
 
 A rejected notification becomes a :class:`Rejection`; its dead-letter record carries the raw

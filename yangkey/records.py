@@ -1,4 +1,6 @@
-"""Raw notification bytes -> keyed messages for Kafka, or a rejection (SPEC 2.6 and 7).
+"""Raw notification bytes -> keyed messages for Kafka, or a rejection.
+
+See docs/design.md#producer-contract and docs/design.md#bad-input.
 
 This is the producer's per-record function, shared by the Spark job, the demo and the CLI.
 It never raises for bad input: every failure becomes a :class:`Rejection` naming the source

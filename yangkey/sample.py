@@ -8,10 +8,15 @@ messages. A replayed older update and a few bad notifications are mixed in.
 
 :func:`generate` also returns the expected outcome (current state per key, rejected count), so
 that the end-to-end test and the demo can check what the pipeline produced.
+
+Event times start an hour before the process first asks for data (not at a fixed date): the
+ClickHouse tables expire rows by event time plus the topic's retention, so data stamped with a
+fixed date would vanish from them once that date is older than the shortest retention.
 """
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -23,7 +28,14 @@ import orjson
 IF_NS = "urn:ietf:params:xml:ns:yang:ietf-interfaces"
 YP_NS = "urn:ietf:params:xml:ns:yang:ietf-yang-push"
 NC_NS = "urn:ietf:params:xml:ns:netconf:notification:1.0"
-START = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
+
+
+@functools.cache
+def default_start() -> datetime:
+    """An hour ago, to the minute; fixed for the life of the process so that two calls of
+    :func:`generate` with the same arguments give the same bytes."""
+    now = datetime.now(UTC).replace(second=0, microsecond=0)
+    return now - timedelta(hours=1)
 
 
 @dataclass
@@ -106,12 +118,20 @@ def _telemetry(node: str, when: datetime, body: dict[str, Any]) -> bytes:
     )
 
 
-def generate(nodes: int = 4, interfaces: int = 6, rounds: int = 3, seed: int = 7) -> DataSet:
-    """A data set of roughly ``nodes * (interfaces * rounds + 10)`` notifications."""
+def generate(
+    nodes: int = 4,
+    interfaces: int = 6,
+    rounds: int = 3,
+    seed: int = 7,
+    start: datetime | None = None,
+) -> DataSet:
+    """A data set of roughly ``nodes * (interfaces * rounds + 10)`` notifications, the first
+    stamped ``start`` (default :func:`default_start`)."""
     rng = random.Random(seed)
     records: list[bytes] = []
     expected = Expected()
-    clock = START
+    start = start or default_start()
+    clock = start
 
     def tick() -> datetime:
         nonlocal clock
@@ -347,13 +367,13 @@ def generate(nodes: int = 4, interfaces: int = 6, rounds: int = 3, seed: int = 7
         _envelope(
             "pe1.nyc",
             999,
-            START,
+            start,
             _update(424242, {}),
         ),
         _envelope(
             "pe2.lon",
             998,
-            START,
+            start,
             _update(1042, {"ietf-interfaces:interfaces": {"interface": [{"oper-status": "up"}]}}),
         ),
     ]

@@ -418,7 +418,8 @@ class SchemaContext:
         )
 
     def module_prefix(self, module: str) -> str:
-        """The module's YANG ``prefix`` statement, used in topic names (SPEC 2.5)."""
+        """The module's YANG ``prefix`` statement, used in topic names
+        (docs/design.md#topic-names)."""
         prefix = self.index.get(module).prefix
         if prefix is None:
             raise SchemaError(f"YANG module {module!r} has no prefix statement")

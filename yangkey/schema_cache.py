@@ -11,9 +11,10 @@ yangson. Entries are pickles named by a digest of everything that determines the
   verified again on load, so an edited module invalidates the entry.
 
 All keys also cover the yangkey and yangson code (file sizes and mtimes), so an upgrade never
-loads a stale pickle. Location: ``$YANGKEY_CACHE_DIR``, else ``$XDG_CACHE_HOME/yangkey/schema``,
-else ``~/.cache/yangkey/schema``; ``YANGKEY_CACHE=off`` turns it off. An unreadable, corrupt or
-unwritable cache is ignored: the work is done again, never a crash.
+loads a stale pickle. Location: ``$YANGKEY_SCHEMA_CACHE``, else ``$YANGKEY_CACHE/schema``,
+else ``$XDG_CACHE_HOME/yangkey/schema`` or ``~/.cache/yangkey/schema``;
+``YANGKEY_SCHEMA_CACHE=off`` turns it off. An unreadable, corrupt or unwritable cache is
+ignored: the work is done again, never a crash.
 """
 
 from __future__ import annotations
@@ -36,18 +37,30 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-CACHE_DIR_ENV = "YANGKEY_CACHE_DIR"
-CACHE_SWITCH_ENV = "YANGKEY_CACHE"
+CACHE_ROOT_ENV = "YANGKEY_CACHE"
+SCHEMA_CACHE_ENV = "YANGKEY_SCHEMA_CACHE"
+
+
+def cache_root() -> Path:
+    """Where yangkey caches everything (schemas, Kafka jars, packed environments):
+    ``$YANGKEY_CACHE``, else the XDG cache dir."""
+    explicit = os.environ.get(CACHE_ROOT_ENV)
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "yangkey"
 
 
 def cache_dir() -> Path | None:
-    if os.environ.get(CACHE_SWITCH_ENV, "").lower() in ("off", "0", "no", "false"):
+    """The schema cache: ``$YANGKEY_SCHEMA_CACHE`` (a directory, or ``off``), else
+    ``<cache root>/schema``."""
+    setting = os.environ.get(SCHEMA_CACHE_ENV, "")
+    if setting.lower() in ("off", "0", "no", "false"):
         return None
-    explicit = os.environ.get(CACHE_DIR_ENV)
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "yangkey" / "schema"
+    if setting:
+        return Path(setting).expanduser()
+    return cache_root() / "schema"
 
 
 def digest(*parts: Any) -> str:

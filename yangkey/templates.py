@@ -79,7 +79,8 @@ class Branch:
     schema_path: str
     """The template without predicates, module names as in the template."""
     topic_base: str
-    """Topic name before organisation prefix, type level and truncation (SPEC 2.5 steps 1-3)."""
+    """Topic name before organisation prefix, type level and truncation
+    (docs/design.md#topic-names)."""
     steps: tuple[CompiledStep, ...] = field(repr=False)
     pieces: tuple[str, ...] = field(repr=False)
     """Literal template text around the open placeholders (len = open slots + 1)."""
@@ -317,7 +318,7 @@ class _BranchCompiler:
         given: dict[str, Predicate] = {}
         for predicate in step.predicates:
             if predicate.position is not None or predicate.name is None:
-                continue  # positional [N] means open (SPEC 2.3)
+                continue  # positional [N] means open (docs/design.md#phase-2-templates)
             given.setdefault(predicate.name, predicate)
         slots: list[KeySlot] = []
         key_names = {name for name, _ in node.keys}

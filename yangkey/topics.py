@@ -1,4 +1,4 @@
-"""Topic names from Phase 2 templates (draft section 3.2, SPEC 2.5).
+"""Topic names from Phase 2 templates (draft section 3.2, docs/design.md#topic-names).
 
 1. strip predicates; 2. module names -> their YANG ``prefix``; 3. drop the leading ``/`` and
 turn ``:`` and ``/`` into ``-`` (steps 1-3 are done at compile time: ``Branch.topic_base``);

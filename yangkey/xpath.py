@@ -20,7 +20,7 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 
 
 def quote(value: str) -> str:
-    """An XPath 1.0 string literal for ``value`` (SPEC 2.2)."""
+    """An XPath 1.0 string literal for ``value`` (docs/design.md#literal-quoting)."""
     if "'" not in value:
         return f"'{value}'"
     if '"' not in value:

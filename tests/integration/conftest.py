@@ -59,8 +59,8 @@ def kafka_broker() -> Iterator[KafkaEndpoint]:
 
     ``YANGKEY_TEST_BOOTSTRAP=host:port`` uses that broker instead; it must allow topic
     creation and have its log cleaner on (compaction tests use short per-topic settings).
-    Otherwise a single-node KRaft broker is installed (first run: Maven downloads ~45 MB)
-    and started on free 127.0.0.1 ports, and stopped after the last test.
+    Otherwise a single-node KRaft broker is installed (first run: ~45 MB of pinned jars from
+    Maven Central) and started on free 127.0.0.1 ports, and stopped after the last test.
     """
     external = os.environ.get("YANGKEY_TEST_BOOTSTRAP")
     if external:

@@ -31,8 +31,8 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]  # re-exported
 )
 
 from yangkey.errors import TopicError
-from yangkey.kafka.broker import BrokerState, broker_answers
 from yangkey.kafka.config import TopicSpec, consumer_config, ensure_topics, producer_config
+from yangkey.kafka.process import BrokerState, broker_answers
 
 HEADERS: list[tuple[str, str | bytes | None]] = [
     ("schema-id", b"17"),

@@ -89,7 +89,8 @@ def test_check_notices_a_stale_current_state() -> None:
 
     result = DemoResult(records=0, produced={}, rejected=0, ingested={}, current=[row],
                         partitions=[], dead_letters=[], expected=data.expected)
-    problems = check(result)
+    problems, expired = check(result)
+    assert expired == []
     assert any("stale current state" in p for p in problems)
-    assert any("missing current state" in p for p in problems)
+    assert any("lost current state" in p for p in problems)
     assert any("dead letters instead of" in p for p in problems)

@@ -639,7 +639,7 @@ def test_augments_between_submodules_do_not_depend_on_the_hash_seed(seed: str) -
     """ietf-snmp-tls and ietf-snmp-ssh augment nodes that other ietf-snmp submodules define;
     yangson took submodules from a set, so one or the other was dropped depending on
     PYTHONHASHSEED (seed 1 lost target/tls, seed 2 engine/listen/ssh)."""
-    env = {**os.environ, "PYTHONHASHSEED": seed, "YANGKEY_CACHE": "off"}
+    env = {**os.environ, "PYTHONHASHSEED": seed, "YANGKEY_SCHEMA_CACHE": "off"}
     for xpath, topic in (
         ("/ietf-snmp:snmp/target/tls", "snmp-snmp-target-tls"),
         ("/ietf-snmp:snmp/engine/listen/ssh", "snmp-snmp-engine-listen-ssh"),

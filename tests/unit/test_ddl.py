@@ -414,6 +414,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.needs("clickhouse")
 def test_apply_state_history_commands(tmp_path: Path) -> None:
     path = str(tmp_path / "chdb")
     applied = _cli("ddl", "apply", "-s", str(EXAMPLES), "--embedded", path)

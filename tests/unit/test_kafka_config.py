@@ -10,12 +10,6 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 
 from yangkey.errors import ConfigError, TopicError
-from yangkey.kafka.broker import (
-    BrokerState,
-    broker_properties,
-    random_cluster_id,
-    render_properties,
-)
 from yangkey.kafka.config import (
     TopicSpec,
     client_overrides,
@@ -28,6 +22,8 @@ from yangkey.kafka.config import (
     producer_config,
     topic_configs,
 )
+from yangkey.kafka.process import BrokerState
+from yangkey.kafka.properties import broker_properties, random_cluster_id, render_properties
 
 # --------------------------------------------------------------------------- parse_kv
 

@@ -2,7 +2,7 @@
 
 A warm call gives the same answer without importing yangson; an edited module (even one that
 keeps its size and mtime) is seen; a corrupt or unwritable cache is ignored, never a crash;
-``YANGKEY_CACHE=off`` writes nothing.
+``YANGKEY_SCHEMA_CACHE=off`` writes nothing.
 """
 
 from __future__ import annotations
@@ -47,11 +47,12 @@ finally:
 
 
 def yangkey(cache: Path | None, *args: str, off: bool = False) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("YANGKEY_CACHE")}
+    ours = ("YANGKEY_CACHE", "YANGKEY_SCHEMA_CACHE")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(ours)}
     if cache is not None:
-        env["YANGKEY_CACHE_DIR"] = str(cache)
+        env["YANGKEY_SCHEMA_CACHE"] = str(cache)
     if off:
-        env["YANGKEY_CACHE"] = "off"
+        env["YANGKEY_SCHEMA_CACHE"] = "off"
     return subprocess.run(
         [sys.executable, "-c", PROBE, *args],
         env=env,

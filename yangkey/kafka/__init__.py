@@ -1,7 +1,10 @@
 """A real Apache Kafka broker for development and tests, plus librdkafka config helpers.
 
-* :mod:`yangkey.kafka.broker` — resolves Kafka's jars from Maven Central and runs a
-  single-node KRaft broker on 127.0.0.1 (:class:`~yangkey.kafka.broker.EmbeddedKafka`).
+* :mod:`yangkey.kafka.broker` — runs a single-node KRaft broker on 127.0.0.1
+  (:class:`~yangkey.kafka.broker.EmbeddedKafka`), built from :mod:`~yangkey.kafka.install`
+  (its jars: a Kafka distribution, or a pinned, checksummed download from Maven Central),
+  :mod:`~yangkey.kafka.java` (the JDK), :mod:`~yangkey.kafka.properties` (its settings) and
+  :mod:`~yangkey.kafka.process` (state file, stop from another process, liveness).
 * :mod:`yangkey.kafka.config` — producer / consumer config dicts with the pipeline's
   defaults, ``key=value`` parsing, properties files, env overlay, topic creation.
 * :mod:`yangkey.kafka.commands` — the ``yangkey kafka`` click group.

@@ -20,19 +20,11 @@ from rich.console import Console
 
 from yangkey.cli import fail
 from yangkey.errors import YangkeyError
-from yangkey.kafka.broker import (
-    DEFAULT_HEAP,
-    KAFKA_VERSION,
-    STATE_FILE,
-    BrokerState,
-    EmbeddedKafka,
-    broker_answers,
-    install_kafka,
-    installed_jars,
-    kafka_home,
-    stop_recorded,
-)
+from yangkey.kafka.broker import DEFAULT_HEAP, EmbeddedKafka
 from yangkey.kafka.config import parse_kv
+from yangkey.kafka.install import KAFKA_VERSION, install_kafka, installed_jars
+from yangkey.kafka.install import kafka_home as cache_home
+from yangkey.kafka.process import STATE_FILE, BrokerState, broker_answers, stop_recorded
 
 DEFAULT_STATE_DIR = Path(".yangkey") / "kafka"
 
@@ -63,8 +55,10 @@ def kafka() -> None:
 
     For development, demos and tests: the broker listens on 127.0.0.1 only, has no
     security, replication factor 1, auto topic creation off and a log cleaner tuned so
-    compaction shows within seconds. Kafka's jars come from Maven Central on first use
-    (needs `mvn` and Java 17+) and are cached in $YANGKEY_CACHE (default ~/.cache/yangkey).
+    compaction shows within seconds. Needs Java 17+. Kafka's jars come from an unpacked Kafka
+    distribution when you name one (--kafka-home or $KAFKA_HOME), else they are downloaded
+    from Maven Central on first use (pinned, checksummed; no Maven needed) and cached in
+    $YANGKEY_CACHE (default ~/.cache/yangkey).
 
     \b
     Typical session:
@@ -79,20 +73,21 @@ def kafka() -> None:
     "--kafka-version",
     default=KAFKA_VERSION,
     show_default=True,
-    help="Apache Kafka version to resolve (org.apache.kafka:kafka_2.13).",
+    help="Apache Kafka version whose pinned jars to download (org.apache.kafka:kafka_2.13).",
 )
 def install(kafka_version: str) -> None:
     """Download Kafka's jars from Maven Central into the cache, then print their directory.
 
     Needed once; `start` does it on demand, so this is for warming a machine or CI cache
-    ahead of time. Does nothing when the cache is already complete.
+    ahead of time. Does nothing when the cache is already complete. Each jar is checked
+    against the SHA-256 that yangkey pins; no Maven needed.
     """
     with _friendly():
         ready = installed_jars(kafka_version)
         if ready is None:
-            with _err.status(f"resolving Kafka {kafka_version} with Maven…") as status:
+            with _err.status(f"downloading Kafka {kafka_version}…") as status:
                 ready = install_kafka(kafka_version, progress=status.update)
-            _err.print(f"installed Kafka {kafka_version} into {kafka_home(kafka_version)}")
+            _err.print(f"installed Kafka {kafka_version} into {cache_home(kafka_version)}")
         click.echo(str(ready))
 
 
@@ -132,8 +127,16 @@ def install(kafka_version: str) -> None:
     is_flag=True,
     help="Do not delete the data dir on stop (to inspect logs and segments afterwards).",
 )
+@click.option(
+    "--kafka-home",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="KAFKA_HOME",
+    help="An unpacked Apache Kafka 4.x distribution to run instead of the pinned download"
+    " [env: KAFKA_HOME].",
+)
 def start(
     *,
+    kafka_home: Path | None,
     port: int,
     foreground: bool,
     state_dir: Path,
@@ -178,9 +181,10 @@ def start(
             heap=heap,
             startup_timeout=timeout,
             die_with_parent=foreground,  # a killed foreground command takes its broker along
+            kafka_home=kafka_home,
         )
-        if installed_jars(broker.version) is None:
-            with _err.status(f"resolving Kafka {broker.version} with Maven…") as status:
+        if kafka_home is None and installed_jars(broker.version) is None:
+            with _err.status(f"downloading Kafka {broker.version}…") as status:
                 install_kafka(broker.version, progress=status.update)
         with _err.status(f"starting Kafka {broker.version}…"):
             broker.start()

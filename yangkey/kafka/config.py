@@ -38,7 +38,8 @@ ENV_PREFIX = "YANGKEY_KAFKA_"
 
 PRODUCER_DEFAULTS: Mapping[str, object] = {
     # murmur2 like the Java client, so a key lands on the same partition whoever produces it
-    # (SPEC 2.6); "_random" spreads keyless messages instead of pinning them to one partition.
+    # (docs/design.md#producer-contract); "_random" spreads keyless messages instead of pinning
+    # them to one partition.
     "partitioner": "murmur2_random",
     "enable.idempotence": True,
     "acks": "all",

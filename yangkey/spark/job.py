@@ -630,6 +630,25 @@ def _quiet_log4j2(level: str) -> Path:
     return path
 
 
+def worker_python(
+    master: str | None, spark_conf: Mapping[str, str], environ: Mapping[str, str]
+) -> str | None:
+    """The interpreter Spark's Python workers must run, or None to leave PySpark's choice.
+
+    The user's ``spark.pyspark.python`` wins, then their ``PYSPARK_PYTHON``; otherwise a local
+    master runs this very interpreter, the one that imported yangkey. Cluster masters keep
+    Spark's own resolution: the environment ships with ``--archives`` (see the README).
+    """
+    chosen = spark_conf.get("spark.pyspark.python")
+    if chosen:
+        return chosen
+    if environ.get("PYSPARK_PYTHON"):
+        return None
+    if (master or "").startswith("local"):
+        return sys.executable
+    return None
+
+
 def build_session(config: JobConfig) -> SparkSession:
     """``SparkSession`` for the job: ``--master`` if given, else spark-submit's, else local."""
     builder: Any = SparkSession.builder.appName(config.app_name)
@@ -642,9 +661,12 @@ def build_session(config: JobConfig) -> SparkSession:
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": "8",
     }
-    if (master or "").startswith("local") and "PYSPARK_PYTHON" not in os.environ:
-        settings["spark.pyspark.python"] = sys.executable
-        settings["spark.pyspark.driver.python"] = sys.executable
+    python = worker_python(master, config.spark_conf, os.environ)
+    if python is not None:
+        # Python workers run SparkContext.pythonExec, which PySpark takes from this variable
+        # (else `python3` on PATH, which need not see yangkey); the builder's
+        # spark.pyspark.python does not reach it when the driver is plain Python.
+        os.environ["PYSPARK_PYTHON"] = python
     launching = "PYSPARK_GATEWAY_PORT" not in os.environ
     if launching and "spark.driver.extraJavaOptions" not in config.spark_conf:
         # Our JVM: keep its start-up chatter below the chosen level from the first line.

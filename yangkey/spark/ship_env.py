@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from yangkey.errors import ConfigError
+from yangkey.schema_cache import cache_root
 
 ALIAS = "environment"
 EXECUTOR_PYTHON = f"./{ALIAS}/bin/python"
@@ -226,8 +227,6 @@ def _zip_code(files: dict[str, Path], output: Path) -> None:
 
 
 def _cache_dir() -> Path:
-    from yangkey.kafka.broker import cache_root  # noqa: PLC0415 - the one cache location
-
     return cache_root() / "spark-env"
 
 

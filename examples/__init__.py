@@ -1,0 +1,1 @@
+"""Example subscriptions; installed as ``yangkey.examples`` (``yangkey demo``, ``yangkey init``)."""

@@ -1,0 +1,215 @@
+"""The broker process from outside: its state file, whether it is alive and still ours,
+stopping it (from any process), and whether it answers."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import shutil
+import signal
+import socket
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from yangkey.errors import BrokerError
+
+STATE_FILE = "broker.json"
+LOG_NAME = "broker.log"
+
+
+@dataclass(frozen=True)
+class BrokerState:
+    """What a separate process needs to find, check and stop a running broker."""
+
+    pid: int
+    bootstrap: str
+    data_dir: str
+    log: str
+    properties: str
+    version: str
+    keep: bool
+    owns_data_dir: bool
+    started_at: float
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2)
+
+    @classmethod
+    def read(cls, state_dir: Path) -> BrokerState | None:
+        """The recorded broker, or None when there is no (readable) state file."""
+        path = Path(state_dir) / STATE_FILE
+        try:
+            raw: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+            return cls(
+                pid=int(raw["pid"]),
+                bootstrap=str(raw["bootstrap"]),
+                data_dir=str(raw["data_dir"]),
+                log=str(raw["log"]),
+                properties=str(raw["properties"]),
+                version=str(raw["version"]),
+                keep=bool(raw["keep"]),
+                owns_data_dir=bool(raw["owns_data_dir"]),
+                started_at=float(raw["started_at"]),
+            )
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise BrokerError(f"unreadable state file: {exc}", source=str(path)) from exc
+
+    def alive(self) -> bool:
+        """True if ``pid`` is still *this* broker (a recycled PID must never be signalled)."""
+        return _is_our_java(self.pid, self.properties)
+
+
+def _is_our_java(pid: int, properties: str) -> bool:
+    proc = Path("/proc") / str(pid)
+    try:
+        status = (proc / "stat").read_text()
+        cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+    except OSError:
+        if Path("/proc/self").exists():
+            return False
+        # No procfs (macOS): fall back to "a process with that pid exists".
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    # A zombie (state Z after the closing paren) has exited; containers whose PID 1 does not
+    # reap children keep those around indefinitely.
+    if status.rpartition(")")[2].split()[:1] == ["Z"]:
+        return False
+    return b"kafka.Kafka" in cmdline and properties.encode() in cmdline
+
+
+_BROKER_FILES = ("kraft", "server.properties", "log4j2.properties", LOG_NAME)
+
+
+def remove_broker_files(data_dir: Path, *, owned: bool) -> None:
+    """Delete a temp data dir whole; from a caller's dir only what the broker put there."""
+    if owned:
+        shutil.rmtree(data_dir, ignore_errors=True)
+        return
+    for name in _BROKER_FILES:
+        path = data_dir / name
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+    with contextlib.suppress(OSError):
+        data_dir.rmdir()  # only succeeds when nothing of the caller's is left
+
+
+def write_state(state_dir: Path, state: BrokerState) -> None:
+    state_dir.mkdir(parents=True, exist_ok=True)
+    temp = state_dir / f".{STATE_FILE}.tmp"
+    temp.write_text(state.to_json(), encoding="utf-8")
+    temp.replace(state_dir / STATE_FILE)
+
+
+def remove_state(state_dir: Path, pid: int) -> None:
+    """Remove the state file only if it still describes ``pid`` (not a newer broker)."""
+    try:
+        current = BrokerState.read(state_dir)
+    except BrokerError:
+        current = None
+    if current is None or current.pid == pid:
+        with contextlib.suppress(FileNotFoundError):
+            (state_dir / STATE_FILE).unlink()
+
+
+def terminate(pid: int, is_alive: Callable[[], bool], timeout: float) -> bool:
+    """SIGTERM the broker's process group, SIGKILL it after ``timeout``; True if killed hard.
+
+    The group (the broker is a session leader) so that nothing the JVM spawned survives.
+    """
+
+    def signal_group(sig: signal.Signals) -> None:
+        try:
+            os.killpg(pid, sig)
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+
+    signal_group(signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not is_alive():
+            return False
+        time.sleep(0.1)
+    signal_group(signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while is_alive() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return True
+
+
+def stop_recorded(state_dir: Path, timeout: float = 30.0) -> BrokerState | None:
+    """Stop the broker a state file describes (from any process); None if there was none.
+
+    Removes its data dir unless it was started with ``keep``, and the state file.
+    """
+    state_dir = Path(state_dir)
+    state = BrokerState.read(state_dir)
+    if state is None:
+        return None
+    if state.alive():
+        terminate(state.pid, state.alive, timeout)
+        if state.alive():
+            raise BrokerError(f"pid {state.pid} survived SIGKILL", source="kafka broker")
+    if not state.keep:
+        remove_broker_files(Path(state.data_dir), owned=state.owns_data_dir)
+    remove_state(state_dir, state.pid)
+    return state
+
+
+def broker_answers(bootstrap: str, timeout: float = 5.0) -> bool:
+    """True if a Kafka broker at ``bootstrap`` returns cluster metadata within ``timeout``."""
+    host, _, port = bootstrap.rpartition(":")
+    try:
+        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=1.0):
+            pass
+    except (OSError, ValueError):
+        return False  # skip librdkafka: it would log a connection-refused line per attempt
+    from confluent_kafka import KafkaException  # noqa: PLC0415 - only `status` and waits need it
+    from confluent_kafka.admin import AdminClient  # noqa: PLC0415
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+    try:
+        metadata = admin.list_topics(timeout=timeout)
+    except KafkaException:
+        return False
+    return bool(metadata.brokers)
+
+
+def parent_death_hook() -> Callable[[], None] | None:
+    """A pre-exec hook making the child get SIGTERM when its parent dies (Linux only).
+
+    atexit hooks do not run when a test session is SIGKILLed or SIGTERMed (a CI timeout);
+    without ``PR_SET_PDEATHSIG`` its broker JVM would outlive it. The libc lookup happens
+    here, in the parent, so the hook itself does nothing but one system call.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    pr_set_pdeathsig = 1
+    sigterm = int(signal.SIGTERM)
+
+    def hook() -> None:
+        prctl(pr_set_pdeathsig, sigterm, 0, 0, 0)
+
+    return hook
