@@ -143,23 +143,36 @@ def test_crashed_run_is_resumed_and_its_open_transaction_aborted(
     assert everything(kafka_bootstrap, setup) == expected, "nothing blocked, nothing twice"
 
 
-def test_cli_prints_the_run_id_and_how_to_resume(kafka_bootstrap: str, tmp_path: Path) -> None:
+def test_cli_prints_the_run_id_and_the_same_command_resumes(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
     setup = make_setup(tmp_path)
     data = write_jsonl(tmp_path / "in.jsonl", sample_records(1))
     command = [sys.executable, "-m", "yangkey.cli", "produce", "--subscriptions",
                str(setup.subscriptions), "--input", str(data), "--bootstrap", kafka_bootstrap,
-               "--create-topics", "--master", "local[1]"]
-    first = subprocess.run(command, capture_output=True, text=True, timeout=300, env=_env(),
+               "--create-topics", "--master", "local[1]", "--split-size", "2k"]
+    # local[1] does not retry: the crashed task fails the job and leaves its transaction open
+    crash = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False,
+                           env={**_env(), "YANGKEY_TEST_FAIL_AFTER": "3"})
+    assert crash.returncode == 1, crash.stderr[-3000:]
+    run_id = crash.stderr.split("run ", 1)[1].split()[0]
+    errors = [line for line in crash.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and f"--run-id {run_id}" in errors[0], crash.stderr[-3000:]
+
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300, env=_env(),
                            check=False)
-    assert first.returncode == 0, first.stderr[-3000:]
-    run_id = first.stderr.split("run ", 1)[1].split()[0]
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert f"run {run_id}: resuming" in again.stderr and "aborted" in again.stderr
+    expected, _ = reference(setup, split_records(data.read_bytes(), str(data)))
+    assert everything(kafka_bootstrap, setup) == expected, "each message once"
+
     data.write_bytes(b"{}\n" + data.read_bytes())
     failed = subprocess.run(command, capture_output=True, text=True, timeout=300, env=_env(),
                             check=False)
     assert failed.returncode == 1
     errors = [line for line in failed.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "Traceback" not in failed.stderr
-    assert f"changed since run {run_id}" in errors[0] and f"--run-id {run_id}" in errors[0]
+    assert f"changed since run {run_id}" in errors[0]
 
 
 # --------------------------------------------------------------------------- 19.1 identity
