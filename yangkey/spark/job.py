@@ -830,6 +830,16 @@ def bind_checkpoint(
     return identity
 
 
+def _quiet_query_errors(session: SparkSession) -> None:
+    """A failed query is reported as one ``error:`` line (or a restart warning): Spark's own
+    log of it, a JVM stack trace, would only bury that line."""
+    with contextlib.suppress(Exception):
+        jvm: Any = getattr(session, "_jvm")  # noqa: B009 - private, untyped
+        jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
+            "org.apache.spark.sql.execution.streaming", jvm.org.apache.logging.log4j.Level.OFF
+        )
+
+
 def run_stream(
     session: SparkSession,
     config: JobConfig,
@@ -857,6 +867,8 @@ def run_stream(
         frame, kind = _stream_frame(session, config, prepared)
     except Exception as exc:
         raise spark_failure(exc, "opening the stream") from None
+    if config.spark_log_level == "ERROR":
+        _quiet_query_errors(session)
     context = session.sparkContext
     broadcast = context.broadcast(prepared.builder_spec)
     failure: list[YangkeyError] = []
