@@ -321,7 +321,10 @@ def test_core_diff_walker_matches_reference_yang_patch(compiled_all, data) -> No
 def xml_expressible(value: Any) -> Any:
     """The tree without what XML cannot say apart: members no schema node has (no XML name for
     "\\u0000deleted"), null members (absent), empty arrays (no element at all), and empty
-    objects (``<entry/>`` decodes as an empty leaf)."""
+    objects (``<entry/>`` decodes as an empty leaf), and JSON numbers that are not integers
+    (RFC 7951 wants decimal64 as a string and JSON refuses floats; XML text is never a float)."""
+    if type(value) is float:
+        return str(value)
     if isinstance(value, dict):
         kept = {}
         for member, child in value.items():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import itertools
 import json
+import shutil
 from collections import Counter
 from pathlib import Path
 from typing import ClassVar
@@ -27,20 +28,19 @@ from yangkey.messages import (
     Rejection,
 )
 from yangkey.spark import job as job_module
+from yangkey.spark import preflight as preflight_module
 from yangkey.spark import sink as sink_module
 from yangkey.spark import transform as transform_module
 from yangkey.spark.commands import parse_size, produce
 from yangkey.spark.job import (
     JobConfig,
-    chunk_ranges,
-    parse_kafka_input,
-    parse_offset_spec,
     plan_files,
     prepare,
     run,
     spark_failure,
     topic_specs,
 )
+from yangkey.spark.kafka_source import chunk_ranges, parse_kafka_input, parse_offset_spec
 from yangkey.spark.sink import SinkSpec, produce_partition
 from yangkey.spark.transform import (
     BuilderSpec,
@@ -399,7 +399,25 @@ def test_stream_run_id_is_stable_per_checkpoint(tmp_path: Path) -> None:
     two = prepare(_config(stream=True, checkpoint=str(tmp_path / "c")))
     other = prepare(_config(stream=True, checkpoint=str(tmp_path / "d")))
     assert one.sink.run_id == two.sink.run_id != other.sink.run_id
-    assert prepare(_config()).sink.run_id != prepare(_config()).sink.run_id
+    assert one.sink.identity == two.sink.identity != other.sink.identity
+    assert one.stream is not None and one.stream.created
+    assert two.stream is not None and not two.stream.created
+    # A checkpoint deleted and made again on the same path is a new stream, a new run.
+    shutil.rmtree(tmp_path / "c")
+    fresh = prepare(_config(stream=True, checkpoint=str(tmp_path / "c")))
+    assert fresh.sink.run_id != one.sink.run_id and fresh.sink.identity != one.sink.identity
+    with pytest.raises(ConfigError, match=f"belongs to run {fresh.sink.run_id}"):
+        prepare(_config(stream=True, checkpoint=str(tmp_path / "c"), run_id="other"))
+
+
+def test_batch_run_id_is_derived_from_what_the_command_reads(tmp_path: Path) -> None:
+    assert prepare(_config()).sink.run_id == prepare(_config()).sink.run_id
+    assert prepare(_config()).sink.run_id != prepare(_config(until="@5")).sink.run_id
+    data = tmp_path / "in.jsonl"
+    data.write_bytes(envelope("r1", 1042, ["eth0"]) + b"\n")
+    assert prepare(_config()).sink.run_id != prepare(_config(inputs=(str(data),))).sink.run_id
+    with pytest.raises(ConfigError, match="--run-id"):
+        prepare(_config(run_id="a-b"))
 
 
 def test_topic_specs_include_compaction_and_dead_letter() -> None:
@@ -434,16 +452,14 @@ class _Stop(Exception):
 def test_preflight_admin_client_gets_the_producer_connection_settings(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import confluent_kafka.admin  # noqa: PLC0415
-
     seen: dict[str, object] = {}
 
     def admin(config: dict[str, object]) -> None:
         seen.update(config)
         raise _Stop
 
-    monkeypatch.setattr(confluent_kafka.admin, "AdminClient", admin)
-    monkeypatch.setattr(job_module, "_any_reachable", lambda bootstrap: True)
+    monkeypatch.setattr(preflight_module, "AdminClient", admin)
+    monkeypatch.setattr(preflight_module, "_any_reachable", lambda bootstrap: True)
     overrides = {"security.protocol": "SSL", "enable.ssl.certificate.verification": "false",
                  "ssl_engine_id": "e", "linger.ms": "5"}
     with pytest.raises(_Stop):
@@ -574,9 +590,10 @@ def test_fail_after_hook_from_environment_or_spark_conf(monkeypatch: pytest.Monk
 
 def test_prepare_plans_batch_inputs_before_spark(tmp_path: Path) -> None:
     prepared = prepare(_config())
-    names = sorted(Path(r.path).name for r in prepared.plan)
+    names = sorted(Path(r.path).name for _, r in prepared.plan)
     assert "envelope-interfaces.xml" in names and len(names) >= 10
-    layouts = {Path(r.path).name: r.layout for r in prepared.plan}
+    assert [task for task, _ in prepared.plan] == list(range(len(prepared.plan)))
+    layouts = {Path(r.path).name: r.layout for _, r in prepared.plan}
     assert layouts["envelope-interfaces.json"] == "lines"  # one JSON value on one line
     assert layouts["envelope-interfaces.xml"] == "document"  # pretty-printed XML
     with pytest.raises(YangkeyError, match="no such file or directory"):

@@ -6,6 +6,7 @@ The same command is the entry point of ``spark_jobs/produce_keyed.py`` under spa
 from __future__ import annotations
 
 import re
+import signal
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -16,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from yangkey.config import parse_duration
 from yangkey.errors import ConfigError, YangkeyError
 from yangkey.kafka.config import client_overrides, parse_kv
 from yangkey.spark.job import (
@@ -26,6 +28,7 @@ from yangkey.spark.job import (
     prepare,
     run,
 )
+from yangkey.spark.stopping import Stopper
 
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]i?b?|b)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
@@ -215,9 +218,12 @@ def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
 @click.option(
     "--run-id",
     metavar="ID",
-    help="Names this run's transactional ids and commit markers. Re-running with the"
-    " same id and the same input resumes: committed partitions are skipped. Default:"
-    " random (batch), derived from --checkpoint (stream).",
+    help="Names this run's transactional ids and commit markers (letters, digits, _ and ."
+    "). A run id that has committed tasks resumes: exactly the input its markers do not"
+    " cover is produced (new raw-topic offsets, new file bytes); input that changed under a"
+    " committed task is an error. Default: derived from the inputs, subscriptions, broker"
+    " and knobs (batch: the same command again resumes), or the checkpoint's identity"
+    " (stream).",
 )
 @click.option(
     "--transactional-id-prefix",
@@ -268,6 +274,24 @@ def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
     help="--stream: at most N Kafka records (or N files) per micro-batch.",
 )
 @click.option(
+    "--outage-budget",
+    default="120s",
+    show_default=True,
+    metavar="DURATION",
+    help="kafka:// inputs: how long metadata and offset look-ups retry (with backoff) while"
+    " the broker is unreachable before the run fails.",
+)
+@click.option(
+    "--restart-on-failure",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    metavar="N",
+    help="--stream: restart the query from its checkpoint up to N times after a failure"
+    " (broker outage beyond the budget, a lost executor); configuration and input errors"
+    " are never retried.",
+)
+@click.option(
     "--dry-run", is_flag=True, help="Derive keys and topics and print the counts; produce nothing."
 )
 @_kv_option("--spark-conf", "Any Spark setting, e.g. spark.executor.memory=4g. Repeatable.")
@@ -312,6 +336,8 @@ def produce(
     trigger_interval: str | None,
     available_now: bool,
     max_per_trigger: int | None,
+    outage_budget: str,
+    restart_on_failure: int,
     dry_run: bool,
     spark_conf: tuple[str, ...],
     spark_log_level: str,
@@ -325,101 +351,153 @@ def produce(
     topic with its raw bytes, the reason and its position (file:line or
     kafka://topic@partition:offset). Prints the counts per topic at the end.
     """
-    # soft_wrap: an error line stays one line when stderr is a pipe (rich wraps at 80).
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
-    prepared: Prepared | None = None
-    try:
-        if not bootstrap and not dry_run:
-            raise click.UsageError("--bootstrap is required (or use --dry-run)")
-        config = JobConfig(
-            subscriptions=subscriptions,
-            inputs=inputs,
-            bootstrap=bootstrap,
-            master=master,
-            stream=stream,
-            checkpoint=checkpoint,
-            producer_overrides=client_overrides(
-                properties_file=producer_config_file, kv=producer_config
-            ),
-            consumer_overrides=client_overrides(
-                properties_file=consumer_config_file, kv=consumer_config
-            ),
-            source_bootstrap=source_bootstrap,
-            keys=False if no_keys else None,
-            single_topic=single_topic,
-            learn=not no_learn,
-            default_node=default_node,
-            yang_dirs=yang_dirs,
-            schema_id=schema_id,
-            create_topics=create_topics,
-            topic_configs=parse_kv(topic_config, source="--topic-config"),
-            delivery="at-least-once" if delivery == "at-least-once" else "exactly-once",
-            transactional_prefix=transactional_id_prefix,
-            run_id=run_id,
-            start=start,
-            until=until,
-            layout="lines" if layout == "lines" else "document" if layout == "document" else "auto",
-            split_size=parse_size(split_size),
-            max_records_per_task=max_records_per_task,
-            dry_run=dry_run,
-            trigger_interval=trigger_interval,
-            available_now=available_now,
-            max_per_trigger=max_per_trigger,
-            spark_conf=parse_kv(spark_conf, source="--spark-conf"),
-            spark_log_level=spark_log_level.upper(),
-            ship_env=ship_env,
-        )
-        if trigger_interval and not stream:
-            raise ConfigError("--trigger-interval needs --stream", source="produce")
-        prepared = prepare(config)
-        if config.ship_env:
-            _ship_env(config, prepared, err)
-        for warning in prepared.warnings:
-            err.print(f"[yellow]warning:[/yellow] {escape(warning)}")
-        if prepared.created_topics:
-            err.print(
-                f"created {len(prepared.created_topics)} topic(s): "
-                + ", ".join(prepared.created_topics)
+    with Stopper().installed() as stopper:
+        err = Console(stderr=True, highlight=False, soft_wrap=True)
+        prepared: Prepared | None = None
+        try:
+            if not bootstrap and not dry_run:
+                raise click.UsageError("--bootstrap is required (or use --dry-run)")
+            config = JobConfig(
+                subscriptions=subscriptions,
+                inputs=inputs,
+                bootstrap=bootstrap,
+                master=master,
+                stream=stream,
+                checkpoint=checkpoint,
+                producer_overrides=client_overrides(
+                    properties_file=producer_config_file, kv=producer_config
+                ),
+                consumer_overrides=client_overrides(
+                    properties_file=consumer_config_file, kv=consumer_config
+                ),
+                source_bootstrap=source_bootstrap,
+                keys=False if no_keys else None,
+                single_topic=single_topic,
+                learn=not no_learn,
+                default_node=default_node,
+                yang_dirs=yang_dirs,
+                schema_id=schema_id,
+                create_topics=create_topics,
+                topic_configs=parse_kv(topic_config, source="--topic-config"),
+                delivery="at-least-once" if delivery == "at-least-once" else "exactly-once",
+                transactional_prefix=transactional_id_prefix,
+                run_id=run_id,
+                start=start,
+                until=until,
+                layout=(
+                    "lines" if layout == "lines" else "document" if layout == "document" else "auto"
+                ),
+                split_size=parse_size(split_size),
+                max_records_per_task=max_records_per_task,
+                dry_run=dry_run,
+                trigger_interval=trigger_interval,
+                available_now=available_now,
+                max_per_trigger=max_per_trigger,
+                outage_budget=float(parse_duration(outage_budget)),
+                restart_on_failure=restart_on_failure,
+                spark_conf=parse_kv(spark_conf, source="--spark-conf"),
+                spark_log_level=spark_log_level.upper(),
+                ship_env=ship_env,
             )
+            if trigger_interval and not stream:
+                raise ConfigError("--trigger-interval needs --stream", source="produce")
+            if restart_on_failure and not stream:
+                raise ConfigError("--restart-on-failure needs --stream", source="produce")
+            prepared = prepare(config)
+            if config.ship_env:
+                _ship_env(config, prepared, err)
+            if not dry_run:
+                err.print(_start_line(prepared), markup=False, highlight=False)
+            for warning in prepared.warnings:
+                err.print(f"[yellow]warning:[/yellow] {escape(warning)}")
+            if prepared.created_topics:
+                err.print(
+                    f"created {len(prepared.created_topics)} topic(s): "
+                    + ", ".join(prepared.created_topics)
+                )
 
-        def on_batch(batch_id: int, part: Summary) -> None:
-            err.print(
-                f"batch {batch_id}: {part.tally.records:,} records ->"
-                f" {part.tally.messages:,} messages, {part.tally.rejections:,} rejected"
-            )
+            def on_restart(error: YangkeyError, attempt: int) -> None:
+                err.print(
+                    f"warning: the stream failed ({error.message()}); restart {attempt} of"
+                    f" {restart_on_failure} from the checkpoint",
+                    markup=False,
+                    highlight=False,
+                )
 
-        if err.is_terminal:
-            with err.status("starting Spark…") as status:
+            def on_batch(batch_id: int, part: Summary) -> None:
+                err.print(
+                    f"batch {batch_id}: {part.tally.records:,} records ->"
+                    f" {part.tally.messages:,} messages, {part.tally.rejections:,} rejected"
+                )
+
+            if err.is_terminal:
+                with err.status("starting Spark…") as status:
+                    summary = run(
+                        config,
+                        prepared=prepared,
+                        on_batch=on_batch,
+                        on_restart=on_restart,
+                        update=status.update,
+                        stopper=stopper,
+                    )
+            else:
                 summary = run(
                     config,
                     prepared=prepared,
                     on_batch=on_batch,
-                    update=status.update,
+                    on_restart=on_restart,
+                    stopper=stopper,
                 )
-        else:
-            summary = run(config, prepared=prepared, on_batch=on_batch)
-    except YangkeyError as error:
-        err.print(f"error: {error.message()}", markup=False, highlight=False, soft_wrap=True)
-        sys.exit(1)
-    except KeyboardInterrupt:
-        resume = ""
-        if prepared is not None and not stream:
-            resume = (
-                f"; partitions already committed stay committed: re-run with --run-id"
-                f" {prepared.sink.run_id} to resume"
-            )
-        err.print(f"interrupted{resume}", markup=False, highlight=False)
-        sys.exit(130)
-    if as_json:
-        click.echo(orjson.dumps(summary.to_dict(), option=orjson.OPT_INDENT_2).decode())
-        return
-    print_summary(summary, Console())
+        except YangkeyError as error:
+            if stopper.signum is None:
+                err.print(f"error: {error.message()}{_resume_hint(prepared)}", markup=False)
+                sys.exit(1)
+        except KeyboardInterrupt:
+            stopper.signum = stopper.signum or signal.SIGINT
+        if stopper.signum is not None:
+            err.print(f"interrupted{_resume_hint(prepared)}", markup=False, highlight=False)
+            sys.exit(stopper.exit_code)
+        if as_json:
+            click.echo(orjson.dumps(summary.to_dict(), option=orjson.OPT_INDENT_2).decode())
+            return
+        print_summary(summary, Console())
+
+
+def _start_line(prepared: Prepared) -> str:
+    sink = prepared.sink
+    if prepared.stream is not None:
+        state = "new checkpoint" if prepared.stream.created else "resuming from its checkpoint"
+        return f"run {sink.run_id} (stream, {state})"
+    if not sink.exactly_once:
+        return f"run {sink.run_id} (at-least-once: no resume)"
+    if prepared.committed or prepared.fenced:
+        fenced = (
+            f", {prepared.fenced} open transaction(s) of an interrupted attempt aborted"
+            if prepared.fenced
+            else ""
+        )
+        return (
+            f"run {sink.run_id}: resuming, {len(prepared.committed)} task(s) already"
+            f" committed, {len(prepared.plan)} to run{fenced}"
+        )
+    return f"run {sink.run_id}"
+
+
+def _resume_hint(prepared: Prepared | None) -> str:
+    if prepared is None or prepared.sink.dry_run or not prepared.sink.exactly_once:
+        return ""
+    if prepared.stream is not None:
+        return f" (run {prepared.sink.run_id}: start it again on the same checkpoint to resume)"
+    return (
+        f" (run {prepared.sink.run_id}: committed tasks stay committed; run the same command"
+        f" again, or with --run-id {prepared.sink.run_id}, to resume)"
+    )
 
 
 def _ship_env(config: JobConfig, prepared: Prepared, err: Console) -> None:
     """``--ship-env``: the archive into ``spark.archives`` (executors' Python is switched to it
-    once the session exists, see :func:`yangkey.spark.preflight.prepare_executors`)."""
-    from yangkey.spark.preflight import is_local_master  # noqa: PLC0415
+    once the session exists, see :func:`yangkey.spark.executors.prepare_executors`)."""
+    from yangkey.spark.executors import is_local_master  # noqa: PLC0415
     from yangkey.spark.ship_env import EXECUTOR_PYTHON, ship_running_env  # noqa: PLC0415
 
     if config.stream and any(uri.startswith("kafka://") for uri in config.inputs):

@@ -7,64 +7,71 @@ Sources (``--input``, repeatable):
   ``path:line``); each range is one Spark partition;
 * any other Hadoop URI (``hdfs://``, ``s3a://``…): Spark's ``binaryFile`` source, one
   record set per file;
-* ``kafka://TOPIC``: the raw topic a YANG-Push receiver fills. Read with confluent-kafka inside
-  the tasks, not with Spark's Kafka connector: ``spark-sql-kafka-0-10`` is not published for
-  every Spark release (none for 4.3 on Maven Central), while librdkafka is already a
-  dependency. The driver turns ``--from``/``--until`` (offsets, ``earliest``/``latest``,
-  timestamps) into per-partition offset ranges from the watermarks; each range (at most
-  ``max_records_per_task`` records) is one Spark partition, so a retried task re-reads exactly
-  the same records. ``--stream`` reads it through a Python streaming data source
-  (:class:`RawKafkaSource`) whose offsets Spark checkpoints.
+* ``kafka://TOPIC``: the raw topic a YANG-Push receiver fills (:mod:`yangkey.spark.kafka_source`).
 
 Every partition runs :func:`yangkey.spark.sink.produce_partition` and returns its counts;
-the driver sums the results of successful attempts only (exact under retries).
+the driver sums the results of successful attempts only (exact under retries). Each planned
+range carries its task number, which names its transactional id and commit marker; a run id
+that already has markers resumes (:mod:`yangkey.spark.markers`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-import math
 import os
 import re
-import socket
 import sys
 import tempfile
 import threading
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from pyspark import TaskContext
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.datasource import (
-    DataSource,
-    DataSourceStreamReader,
-    InputPartition,
-)
 
 from yangkey import errors as yangkey_errors
 from yangkey.catalog import Catalog
 from yangkey.config import parse_duration
-from yangkey.errors import BrokerError, ConfigError, InputError, YangkeyError
+from yangkey.errors import ConfigError, InputError, YangkeyError
 from yangkey.kafka.config import (
-    TopicSpec,
-    TopicSpecLike,
-    admin_config,
     connection_settings,
     consumer_config,
-    ensure_topics,
     producer_config,
 )
-from yangkey.spark.preflight import local_input_warnings, prepare_executors
+from yangkey.spark.executors import is_local_master, local_input_warnings, prepare_executors
+from yangkey.spark.kafka_source import (
+    DEFAULT_OUTAGE_BUDGET,
+    KafkaRange,
+    RawKafkaSource,
+    parse_kafka_input,
+    plan_kafka,
+    read_kafka_range,
+)
+from yangkey.spark.markers import (
+    HadoopCheckpoint,
+    LocalCheckpoint,
+    Marker,
+    MarkerStore,
+    PlannedRange,
+    StreamIdentity,
+    check_no_foreign_markers,
+    file_range_key,
+    kafka_range_key,
+    resume_plan,
+    stream_identity,
+)
+from yangkey.spark.preflight import admin_for, check_topics, topic_specs
 from yangkey.spark.sink import PartitionResult, SinkSpec, produce_partition
+from yangkey.spark.stopping import Stopper
 from yangkey.spark.transform import (
+    DEFAULT_MAX_MESSAGE_BYTES,
     BuilderSpec,
     FileRange,
     LayoutChoice,
@@ -72,7 +79,6 @@ from yangkey.spark.transform import (
     Tally,
     builder_for,
     plan_ranges,
-    read_range,
     split_records,
 )
 
@@ -139,6 +145,10 @@ class JobConfig:
     """Executors run ``./environment/bin/python`` from ``spark.archives`` (``--ship-env``)."""
     fail_after: int | None = None
     """Test hook (``yangkey.test.fail_after``): attempt 0 of each task crashes after N."""
+    outage_budget: float = DEFAULT_OUTAGE_BUDGET
+    """Seconds metadata and offset look-ups of kafka:// inputs retry while the broker is down."""
+    restart_on_failure: int = 0
+    """--stream: restart the query this many times after a failure (from its checkpoint)."""
 
 
 @dataclass
@@ -181,291 +191,6 @@ class Summary:
             "records_per_second": round(self.rate, 1),
             "dry_run": self.dry_run,
         }
-
-
-# --------------------------------------------------------------------------- Kafka offsets
-
-
-@dataclass(frozen=True)
-class KafkaRange:
-    """Offsets ``[start, end)`` of one partition of the raw topic: one Spark partition."""
-
-    topic: str
-    partition: int
-    start: int
-    end: int
-
-
-OffsetSpec = tuple[str, Any]
-
-
-def parse_offset_spec(text: str, *, option: str = "--from") -> OffsetSpec:
-    """``earliest`` | ``latest`` | ``N`` | ``P:N,P:N`` | ISO-8601 time | ``@EPOCH_MS``."""
-    value = text.strip()
-    lowered = value.lower()
-    if lowered in ("earliest", "beginning"):
-        return ("earliest", None)
-    if lowered in ("latest", "end"):
-        return ("latest", None)
-    if value.startswith("@") and value[1:].isdigit():
-        return ("timestamp", int(value[1:]))
-    if value.isdigit():
-        return ("offset", int(value))
-    if ":" in value and all(
-        part.partition(":")[0].strip().isdigit() and part.partition(":")[2].strip().isdigit()
-        for part in value.split(",")
-    ):
-        pairs = (part.partition(":") for part in value.split(","))
-        return ("partitions", {int(p): int(o) for p, _, o in pairs})
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        raise ConfigError(
-            f"{text!r} is not an offset: use earliest, latest, an offset, PARTITION:OFFSET"
-            " pairs, an ISO-8601 time (2026-11-20T10:00:00Z) or @EPOCH_MILLISECONDS",
-            source=option,
-        ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return ("timestamp", int(moment.timestamp() * 1000))
-
-
-def parse_kafka_input(uri: str) -> str:
-    """``kafka://TOPIC`` -> ``TOPIC``."""
-    topic = uri[len("kafka://") :].strip("/")
-    if not topic or "/" in topic:
-        raise ConfigError("expected kafka://TOPIC (the broker comes from --bootstrap)", source=uri)
-    return topic
-
-
-def _watermarks(consumer: Any, topic: str, partition: int, timeout: float) -> tuple[int, int]:
-    try:
-        low, high = consumer.get_watermark_offsets(
-            TopicPartition(topic, partition), timeout=timeout, cached=False
-        )
-    except KafkaException as exc:
-        raise BrokerError(
-            f"cannot read the offsets of partition {partition}: {exc}", source=f"kafka://{topic}"
-        ) from None
-    return int(low), int(high)
-
-
-def resolve_offsets(
-    consumer: Any,
-    topic: str,
-    partitions: Sequence[int],
-    spec: OffsetSpec,
-    *,
-    default_high: bool,
-    timeout: float = 30.0,
-) -> dict[int, int]:
-    """Concrete offsets per partition, clamped to what the partition holds."""
-    marks = {p: _watermarks(consumer, topic, p, timeout) for p in partitions}
-    kind, value = spec
-    result: dict[int, int] = {}
-    if kind == "timestamp":
-        try:
-            found = consumer.offsets_for_times(
-                [TopicPartition(topic, p, int(value)) for p in partitions], timeout=timeout
-            )
-        except KafkaException as exc:
-            raise BrokerError(
-                f"cannot look up offsets by time: {exc}", source=f"kafka://{topic}"
-            ) from None
-        for tp in found:
-            low, high = marks[tp.partition]
-            # -1: no message at or after the time -> the end of the partition.
-            result[tp.partition] = high if tp.offset < 0 else max(low, min(tp.offset, high))
-        return result
-    for p in partitions:
-        low, high = marks[p]
-        if kind == "earliest":
-            offset = low
-        elif kind == "latest":
-            offset = high
-        elif kind == "offset":
-            offset = int(value)
-        else:
-            mapping: dict[int, int] = value
-            offset = mapping.get(p, high if default_high else low)
-        result[p] = max(low, min(offset, high))
-    return result
-
-
-def topic_partitions(consumer: Any, topic: str, timeout: float = 30.0) -> list[int]:
-    try:
-        metadata = consumer.list_topics(topic, timeout=timeout)
-    except KafkaException as exc:
-        raise BrokerError(f"cannot reach the broker: {exc}", source=f"kafka://{topic}") from None
-    described = metadata.topics.get(topic)
-    if described is None or described.error is not None or not described.partitions:
-        reason = described.error.str() if described is not None and described.error else ""
-        detail = f" ({reason})" if reason else ""
-        raise InputError(f"the raw topic does not exist{detail}", source=f"kafka://{topic}")
-    return sorted(described.partitions)
-
-
-def chunk_ranges(
-    topic: str, starts: Mapping[int, int], ends: Mapping[int, int], max_records: int
-) -> list[KafkaRange]:
-    """Split ``[start, end)`` of every partition into ranges of at most ``max_records``."""
-    ranges: list[KafkaRange] = []
-    for partition in sorted(starts):
-        start, end = starts[partition], ends.get(partition, starts[partition])
-        while start < end:
-            stop = min(end, start + max_records)
-            ranges.append(KafkaRange(topic, partition, start, stop))
-            start = stop
-    return ranges
-
-
-def plan_kafka(
-    topic: str,
-    config: Mapping[str, object],
-    start: str,
-    until: str,
-    max_records: int,
-) -> list[KafkaRange]:
-    """The driver's plan of a batch read of the raw topic."""
-    consumer = Consumer(dict(config))
-    try:
-        partitions = topic_partitions(consumer, topic)
-        starts = resolve_offsets(
-            consumer,
-            topic,
-            partitions,
-            parse_offset_spec(start, option="--from"),
-            default_high=False,
-        )
-        ends = resolve_offsets(
-            consumer,
-            topic,
-            partitions,
-            parse_offset_spec(until, option="--until"),
-            default_high=True,
-        )
-    finally:
-        consumer.close()
-    return chunk_ranges(topic, starts, ends, max_records)
-
-
-def read_kafka_range(
-    config: Mapping[str, object], kafka_range: KafkaRange, idle_timeout: float = 60.0
-) -> Iterator[RawRecord]:
-    """The raw records of one offset range, with ``kafka://topic@partition:offset`` positions."""
-    topic, partition, end = kafka_range.topic, kafka_range.partition, kafka_range.end
-    where = f"kafka://{topic}@{partition}"
-    consumer = Consumer(dict(config))
-    try:
-        consumer.assign([TopicPartition(topic, partition, kafka_range.start)])
-        next_offset = kafka_range.start
-        last_progress = time.monotonic()
-        while next_offset < end:
-            batch = consumer.consume(num_messages=min(1000, end - next_offset), timeout=1.0)
-            if not batch:
-                position = consumer.position([TopicPartition(topic, partition)])[0].offset
-                if position is not None and position >= end:
-                    break  # the rest of the range is transaction markers or compacted away
-                if time.monotonic() - last_progress > idle_timeout:
-                    raise BrokerError(
-                        f"no record between offsets {next_offset} and {end} within"
-                        f" {idle_timeout:.0f}s",
-                        source=where,
-                    )
-                continue
-            last_progress = time.monotonic()
-            for message in batch:
-                error = message.error()
-                if error is not None:
-                    if error.code() == KafkaError._PARTITION_EOF:
-                        continue
-                    raise BrokerError(f"cannot read: {error.str()}", source=where)
-                offset = message.offset()
-                if offset is None:
-                    continue
-                if offset >= end:
-                    next_offset = end
-                    break
-                value = message.value()
-                yield (value if value is not None else b""), f"{where}:{offset}"
-                next_offset = offset + 1
-    finally:
-        consumer.close()
-
-
-class _KafkaPartition(InputPartition):
-    def __init__(self, kafka_range: KafkaRange) -> None:
-        super().__init__(kafka_range)
-        self.range = kafka_range
-
-
-class RawKafkaStreamReader(DataSourceStreamReader):
-    """Structured Streaming reader of the raw topic; offsets are ``{"partition": offset}``."""
-
-    def __init__(self, options: Mapping[str, str]) -> None:
-        self.topic = options["topic"]
-        self.config: dict[str, object] = json.loads(options["config"])
-        self.start = options.get("start", "earliest")
-        self.max_per_trigger = int(options.get("max_per_trigger", "0")) or None
-        self.max_records = int(options.get("max_records_per_task", "250000"))
-        self._consumer: Any = None
-
-    def _client(self) -> Any:
-        if self._consumer is None:
-            self._consumer = Consumer(dict(self.config))
-        return self._consumer
-
-    def initialOffset(self) -> dict[str, int]:
-        consumer = self._client()
-        partitions = topic_partitions(consumer, self.topic)
-        spec = parse_offset_spec(self.start, option="--from")
-        offsets = resolve_offsets(consumer, self.topic, partitions, spec, default_high=False)
-        return {str(p): o for p, o in offsets.items()}
-
-    def latestOffset(
-        self, start: dict[str, int] | None = None, limit: Any = None
-    ) -> dict[str, int]:
-        consumer = self._client()
-        partitions = topic_partitions(consumer, self.topic)
-        latest = {str(p): _watermarks(consumer, self.topic, p, 30.0)[1] for p in partitions}
-        if self.max_per_trigger and start:
-            share = max(1, math.ceil(self.max_per_trigger / max(1, len(latest))))
-            for key, high in latest.items():
-                begin = int(start.get(key, 0))
-                latest[key] = min(high, begin + share)
-        return latest
-
-    def partitions(self, start: dict[str, int], end: dict[str, int]) -> Sequence[InputPartition]:
-        starts = {int(p): int(start.get(p, 0)) for p in end}
-        ends = {int(p): int(o) for p, o in end.items()}
-        ranges = chunk_ranges(self.topic, starts, ends, self.max_records)
-        return [_KafkaPartition(r) for r in ranges]
-
-    def read(self, partition: InputPartition) -> Iterator[tuple[bytes, str]]:
-        assert isinstance(partition, _KafkaPartition)
-        yield from read_kafka_range(self.config, partition.range)
-
-    def commit(self, end: dict[str, int]) -> None:
-        """Nothing to do: progress lives in Spark's checkpoint, not in a consumer group."""
-
-    def stop(self) -> None:
-        if self._consumer is not None:
-            self._consumer.close()
-            self._consumer = None
-
-
-class RawKafkaSource(DataSource):
-    """``spark.readStream.format("yangkey_raw_kafka")``: value (binary) and position."""
-
-    @classmethod
-    def name(cls) -> str:
-        return "yangkey_raw_kafka"
-
-    def schema(self) -> str:
-        return "value binary, position string"
-
-    def streamReader(self, schema: Any) -> DataSourceStreamReader:
-        return RawKafkaStreamReader(self.options)
 
 
 # --------------------------------------------------------------------------- files
@@ -511,30 +236,36 @@ def plan_files(uri: str, split_size: int, layout: LayoutChoice) -> list[FileRang
 # --------------------------------------------------------------------------- tasks
 
 
-def _records_of(
-    items: Iterable[Any],
-    kind: str,
-    source_config: Mapping[str, object],
-    layout: LayoutChoice,
-) -> Iterator[RawRecord]:
-    """The raw records of one Spark partition, whatever the source."""
-    for item in items:
-        if kind == "plan":
-            if isinstance(item, FileRange):
-                try:
-                    with open(item.path, "rb") as stream:
-                        yield from read_range(stream, item)
-                except OSError as exc:
-                    raise InputError(
-                        f"cannot read: {exc.strerror or exc}", source=item.path
-                    ) from None
-            else:
-                yield from read_kafka_range(source_config, item)
-        elif kind == "files":  # binaryFile rows: path, content
-            path, content = item[0], item[1]
-            yield from split_records(bytes(content), str(path), layout)
-        else:  # streaming Kafka rows: value, position
-            yield bytes(item[0] or b""), str(item[1])
+def _planned_input(
+    planned: PlannedRange, source_config: Mapping[str, object]
+) -> tuple[str, Iterable[RawRecord]]:
+    """(range key, records) of one planned range; a file range is read (and hashed) first."""
+    if isinstance(planned, KafkaRange):
+        return kafka_range_key(planned), read_kafka_range(source_config, planned)
+    try:
+        with open(planned.path, "rb") as stream:
+            stream.seek(planned.start)
+            data = stream.read(planned.end - planned.start)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", source=planned.path) from None
+    if len(data) != planned.end - planned.start:
+        raise InputError(
+            f"the file shrank while the job ran (bytes {planned.start}-{planned.end} planned)",
+            source=planned.path,
+        )
+    key = file_range_key(planned.path, planned.start, planned.end, data)
+    return key, split_records(data, planned.path, planned.layout, planned.first_line)
+
+
+def _binary_files(rows: Iterable[Any], layout: LayoutChoice) -> tuple[str, list[RawRecord]]:
+    """binaryFile rows (path, content): range key over their paths and contents, records."""
+    files = sorted((str(row[0]), bytes(row[1])) for row in rows)
+    digest = hashlib.sha256()
+    records: list[RawRecord] = []
+    for path, content in files:
+        digest.update(path.encode() + b"\0" + hashlib.sha256(content).digest())
+        records.extend(split_records(content, path, layout))
+    return f"files:{len(files)}:{digest.hexdigest()[:32]}", records
 
 
 def _partition_task(
@@ -546,13 +277,28 @@ def _partition_task(
     layout: LayoutChoice,
     progress: Any,
 ) -> Callable[[int, Iterable[Any]], Iterable[PartitionResult]]:
+    """``plan`` partitions hold one (task number, range); ``files`` binaryFile rows (batch);
+    ``files-stream`` the same in a micro-batch; ``records`` streaming (value, position)."""
+
     def run(index: int, items: Iterable[Any]) -> Iterable[PartitionResult]:
         context = TaskContext.get()
-        partition = context.partitionId() if context is not None else index
+        task = context.partitionId() if context is not None else index
         attempt = context.attemptNumber() if context is not None else 0
         builder = builder_for(builder_spec.value)
-        records = _records_of(items, kind, source_config, layout)
-        result = produce_partition(records, builder, sink, partition, attempt, batch_id)
+        records: Iterable[RawRecord]
+        key = ""
+        if kind == "plan":
+            task, planned = next(iter(items))  # one planned range per Spark partition
+            key, records = _planned_input(planned, source_config)
+        elif kind == "files":
+            key, records = _binary_files(items, layout)
+        elif kind == "files-stream":
+            records = (
+                r for row in items for r in split_records(bytes(row[1]), str(row[0]), layout)
+            )
+        else:
+            records = ((bytes(row[0] or b""), str(row[1])) for row in items)
+        result = produce_partition(records, builder, sink, task, attempt, batch_id, key)
         if progress is not None:
             progress.add(result.tally.records)
         yield result
@@ -698,8 +444,14 @@ class Prepared:
     source_config: dict[str, object]
     warnings: list[str] = field(default_factory=list)
     created_topics: tuple[str, ...] = ()
-    plan: list[FileRange | KafkaRange] = field(default_factory=list)
-    """Batch: one entry per Spark partition (local file ranges, raw-topic offset ranges)."""
+    plan: list[tuple[int, PlannedRange]] = field(default_factory=list)
+    """Batch: one (task number, range) per Spark partition (file ranges, raw-topic offsets)."""
+    committed: list[Marker] = field(default_factory=list)
+    """Batch: markers of tasks an earlier attempt of this run committed (not run again)."""
+    fenced: int = 0
+    """Transactions of an interrupted attempt of this run that were aborted at start."""
+    stream: StreamIdentity | None = None
+    """Streaming: the checkpoint's identity, once bound."""
     remote: list[str] = field(default_factory=list)
     """Batch: Hadoop URIs read with Spark's binaryFile source instead."""
     py_files: list[str] = field(default_factory=list)
@@ -727,15 +479,45 @@ def _fail_after(config: JobConfig) -> int | None:
         raise ConfigError(f"{text!r} is not a number", source=TEST_FAIL_AFTER_ENV) from None
 
 
-def default_run_id(config: JobConfig) -> str:
-    """Batch: random per run. Streaming: stable per checkpoint, so a restarted query fences
-    the zombies of the previous run and its commit markers skip replayed batches."""
+_RUN_ID = re.compile(r"^[A-Za-z0-9_.]{1,64}$")
+
+
+def legacy_stream_run_id(checkpoint: str) -> str:
+    """The run id of a checkpoint made before checkpoints carried an identity."""
+    absolute = str(Path(checkpoint).expanduser().resolve())
+    return "s" + hashlib.sha256(absolute.encode()).hexdigest()[:12]
+
+
+def default_run_id(config: JobConfig, subscriptions_text: str = "") -> str:
+    """``--run-id``, else: batch, derived from what the command reads and writes, so running
+    the same command again resumes (and produces only what is new); streaming, a placeholder
+    that the checkpoint's identity replaces (:func:`yangkey.spark.markers.stream_identity`)."""
     if config.run_id:
+        if not _RUN_ID.match(config.run_id):
+            raise ConfigError(
+                f"{config.run_id!r}: use 1-64 letters, digits, '_' or '.'", source="--run-id"
+            )
         return config.run_id
     if config.stream and config.checkpoint:
-        absolute = str(Path(config.checkpoint).expanduser().resolve())
-        return "s" + hashlib.sha256(absolute.encode()).hexdigest()[:12]
-    return uuid.uuid4().hex[:12]
+        return legacy_stream_run_id(config.checkpoint)
+    if config.dry_run:
+        return uuid.uuid4().hex[:12]
+    inputs = [
+        uri if not _is_local(uri) else str(_local_path(uri).resolve()) for uri in config.inputs
+    ]
+    what = {
+        "subscriptions": hashlib.sha256(subscriptions_text.encode()).hexdigest(),
+        "inputs": inputs,
+        "from": config.start,
+        "until": config.until,
+        "bootstrap": config.bootstrap,
+        "source": config.source_bootstrap,
+        "knobs": [config.keys, config.single_topic, config.learn, config.default_node],
+        "schema": config.schema_id,
+        "layout": config.layout,
+        "delivery": config.delivery,
+    }
+    return "b" + hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:12]
 
 
 def prepare(config: JobConfig) -> Prepared:
@@ -809,7 +591,7 @@ def prepare(config: JobConfig) -> Prepared:
     sink = SinkSpec(
         producer_config=producer,
         dead_letter_topic=catalog.dead_letter_topic,
-        run_id=default_run_id(config),
+        run_id=default_run_id(config, builder_spec.subscriptions_text),
         transactional_prefix=config.transactional_prefix,
         exactly_once=exactly_once,
         timeout=timeout,
@@ -827,86 +609,57 @@ def prepare(config: JobConfig) -> Prepared:
     prepared = Prepared(builder_spec, catalog, sink, source_config)
     prepared.warnings.extend(local_input_warnings(config))
     if not config.dry_run and config.preflight:
-        _check_topics(config, prepared)
+        created, warned, limit = check_topics(
+            sink.producer_config,
+            topic_specs(catalog, config.single_topic),
+            create=config.create_topics,
+            extra_configs=config.topic_configs,
+        )
+        prepared.created_topics = created
+        prepared.warnings.extend(warned)
+        _fit_message_limit(prepared, limit)
+    if config.stream and _is_local(str(config.checkpoint)):
+        bind_checkpoint(config, prepared)
     if not config.stream:
-        prepared.plan, prepared.remote = plan_inputs(config, source_config)
+        plan, prepared.remote = plan_inputs(config, source_config)
+        prepared.plan = list(enumerate(plan))
+        if exactly_once and not config.dry_run and config.preflight and plan:
+            _resume(config, prepared, plan)
     return prepared
 
 
-def topic_specs(catalog: Catalog, single_topic: str | None) -> list[TopicSpecLike]:
-    """The topics a run writes: derived (or the single topic) and the dead-letter topic."""
-    defaults = catalog.file.defaults
-    retention = parse_duration(defaults.retention)
-    specs: list[TopicSpecLike] = []
-    if single_topic is not None:
-        specs.append(
-            TopicSpec(
-                single_topic,
-                partitions=max([t.partitions for t in catalog.topics] or [defaults.partitions]),
-                replication_factor=defaults.replication_factor,
-                retention_seconds=max([t.retention_seconds for t in catalog.topics] or [retention]),
-            )
-        )
-    else:
-        specs.extend(catalog.topics)  # the catalog's topic specs are TopicSpecLike already
-    specs.append(
-        TopicSpec(
-            catalog.dead_letter_topic,
-            partitions=defaults.partitions,
-            replication_factor=defaults.replication_factor,
-            retention_seconds=retention,
-        )
+def _fit_message_limit(prepared: Prepared, topic_limit: int | None) -> None:
+    """Size-check against the smaller of the producer's and the topics' limits; a producer
+    limit above a topic's would let librdkafka build batches the broker refuses."""
+    producer = dict(prepared.sink.producer_config)
+    limit = int(str(producer.get("message.max.bytes", DEFAULT_MAX_MESSAGE_BYTES)))
+    if topic_limit is not None and topic_limit < limit:
+        limit = topic_limit
+        producer["message.max.bytes"] = limit
+    prepared.sink = replace(prepared.sink, producer_config=producer, max_message_bytes=limit)
+
+
+def _resume(config: JobConfig, prepared: Prepared, plan: list[PlannedRange]) -> None:
+    """Fence what an interrupted attempt of this run left open, then plan what its markers
+    do not cover under task numbers it never used."""
+    sink = prepared.sink
+    store = MarkerStore(
+        admin_for(sink.producer_config),
+        connection_settings(sink.producer_config),
+        sink.transactional_prefix,
+        sink.run_id,
+        sink.dead_letter_topic,
     )
-    return specs
-
-
-def _any_reachable(bootstrap: str, timeout: float = 3.0) -> bool:
-    """True if one of ``host:port[,host:port]`` accepts a TCP connection (fails fast where
-    librdkafka would retry until its timeout)."""
-    for server in bootstrap.split(","):
-        address = server.strip().rpartition("://")[2]
-        host, _, port = address.rpartition(":")
-        try:
-            with socket.create_connection(
-                (host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout
-            ):
-                return True
-        except (OSError, ValueError):
-            continue
-    return False
-
-
-def _check_topics(config: JobConfig, prepared: Prepared) -> None:
-    from confluent_kafka.admin import AdminClient  # noqa: PLC0415
-
-    connection = connection_settings(prepared.sink.producer_config)
-    bootstrap = str(connection["bootstrap.servers"])
-    if not _any_reachable(bootstrap):
-        raise BrokerError(
-            "cannot reach the broker: no bootstrap server accepts TCP connections",
-            source=f"kafka {bootstrap}",
-        )
-    admin = AdminClient(cast(dict[str, Any], admin_config(bootstrap, connection)))
-    specs = topic_specs(prepared.catalog, config.single_topic)
-    if config.create_topics:
-        result = ensure_topics(admin, specs, timeout=30.0, extra_configs=config.topic_configs)
-        prepared.created_topics = result.created
-        prepared.warnings.extend(result.warnings)
-        return
-    try:
-        metadata = admin.list_topics(timeout=15)
-    except KafkaException as exc:
-        raise BrokerError(
-            f"cannot reach the broker: {exc.args[0].str() if exc.args else exc}",
-            source=f"kafka {bootstrap}",
-        ) from None
-    missing = [spec.name for spec in specs if spec.name not in metadata.topics]
-    if missing:
-        raise ConfigError(
-            f"{len(missing)} topic(s) do not exist: {', '.join(missing)}; pass --create-topics"
-            " to create them with the catalog's partitions, compaction and retention",
-            source=f"kafka {bootstrap}",
-        )
+    markers, handed_out = store.read()
+    open_tasks = [task for task in range(handed_out) if task not in markers]
+    if open_tasks:
+        prepared.fenced = store.fence(open_tasks)
+        markers, handed_out = store.read()  # a commit the fenced attempt had begun completes
+    resumed = resume_plan(plan, markers, handed_out, config.split_size, sink.run_id)
+    prepared.plan = resumed.plan
+    prepared.committed = resumed.committed
+    if resumed.plan:
+        store.record(resumed.plan[-1][0] + 1)
 
 
 # --------------------------------------------------------------------------- progress
@@ -970,6 +723,7 @@ def plan_inputs(
                     config.start,
                     config.until,
                     config.max_records_per_task,
+                    config.outage_budget,
                 )
             )
         elif _is_local(uri):
@@ -996,6 +750,11 @@ def _source_rdd(session: SparkSession, prepared: Prepared) -> tuple[Any, str] | 
     return session.sparkContext.parallelize(prepared.plan, len(prepared.plan)), "plan"
 
 
+def committed_results(prepared: Prepared) -> list[PartitionResult]:
+    """The tasks an earlier attempt of the run committed, as skipped results."""
+    return [PartitionResult(m.task, 0, 0, m.tally, True) for m in prepared.committed]
+
+
 def run_batch(
     session: SparkSession,
     config: JobConfig,
@@ -1013,9 +772,11 @@ def run_batch(
     except Exception as exc:  # spark_failure passes a YangkeyError through as it is
         raise spark_failure(exc, "reading the input") from None
     if source is None:
+        summary.add(committed_results(prepared))
         summary.seconds = time.monotonic() - started
         return summary
     rdd, kind = source
+    summary.add(committed_results(prepared))
     context = session.sparkContext
     broadcast = context.broadcast(prepared.builder_spec)
     try:
@@ -1053,6 +814,7 @@ def _stream_frame(
             "start": config.start,
             "max_per_trigger": str(config.max_per_trigger or 0),
             "max_records_per_task": str(config.max_records_per_task),
+            "outage_budget": str(config.outage_budget),
         }
         return session.readStream.format(RawKafkaSource.name()).options(**options).load(), (
             "records"
@@ -1066,7 +828,46 @@ def _stream_frame(
         reader = reader.option("maxFilesPerTrigger", str(config.max_per_trigger))
     # A scheme-less path would resolve against the cluster's default file system (HDFS).
     path = _local_path(uri).resolve().as_uri() if _is_local(uri) else uri
-    return reader.load(path).select("path", "content"), "files"
+    return reader.load(path).select("path", "content"), "files-stream"
+
+
+def bind_checkpoint(
+    config: JobConfig, prepared: Prepared, session: SparkSession | None = None
+) -> StreamIdentity:
+    """Tie the stream's run id to the checkpoint's identity; refuse foreign markers ahead."""
+    checkpoint = str(config.checkpoint)
+    files: LocalCheckpoint | HadoopCheckpoint
+    if _is_local(checkpoint):
+        files = LocalCheckpoint(checkpoint)
+    else:
+        files = HadoopCheckpoint(checkpoint, session)
+    try:
+        identity = stream_identity(files, config.run_id, legacy_stream_run_id(checkpoint))
+    except OSError as exc:
+        raise ConfigError(f"cannot use the checkpoint: {exc}", source=checkpoint) from None
+    sink = replace(prepared.sink, run_id=identity.run_id, identity=identity.identity)
+    prepared.sink = sink
+    prepared.stream = identity
+    if sink.exactly_once and not sink.dry_run and config.preflight:
+        store = MarkerStore(
+            admin_for(sink.producer_config),
+            connection_settings(sink.producer_config),
+            sink.transactional_prefix,
+            sink.run_id,
+            sink.dead_letter_topic,
+        )
+        check_no_foreign_markers(store.read()[0], identity, checkpoint)
+    return identity
+
+
+def _quiet_query_errors(session: SparkSession) -> None:
+    """A failed query is reported as one ``error:`` line (or a restart warning): Spark's own
+    log of it, a JVM stack trace, would only bury that line."""
+    with contextlib.suppress(Exception):
+        jvm: Any = getattr(session, "_jvm")  # noqa: B009 - private, untyped
+        jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
+            "org.apache.spark.sql.execution.streaming", jvm.org.apache.logging.log4j.Level.OFF
+        )
 
 
 def run_stream(
@@ -1075,13 +876,18 @@ def run_stream(
     prepared: Prepared,
     on_batch: Callable[[int, Summary], None] | None = None,
     update: Callable[[str], None] | None = None,
+    stopper: Stopper | None = None,
 ) -> Summary:
     """Structured Streaming with checkpoints; every micro-batch goes through the same sink.
 
-    The run id is stable per checkpoint, and the commit markers record the batch id: a batch
-    Spark replays after a driver crash finds its partitions committed and skips them.
+    The run id belongs to the checkpoint (written into it when it is created), and the
+    commit markers record the batch id and that identity: a batch Spark replays after a
+    driver crash finds its partitions committed and skips them; markers of another
+    checkpoint make the stream refuse to start.
     """
     started = time.monotonic()
+    if prepared.stream is None:
+        bind_checkpoint(config, prepared, session)
     summary = Summary(
         prepared.sink.run_id,
         dead_letter_topic=prepared.catalog.dead_letter_topic,
@@ -1091,6 +897,8 @@ def run_stream(
         frame, kind = _stream_frame(session, config, prepared)
     except Exception as exc:
         raise spark_failure(exc, "opening the stream") from None
+    if config.spark_log_level == "ERROR":
+        _quiet_query_errors(session)
     context = session.sparkContext
     broadcast = context.broadcast(prepared.builder_spec)
     failure: list[YangkeyError] = []
@@ -1136,10 +944,18 @@ def run_stream(
     except Exception as exc:
         broadcast.destroy()
         raise spark_failure(exc, "starting the streaming query") from None
+    if stopper is not None:
+        stopper.query = query
+        if stopper.signum is not None:  # the signal came while the query was starting
+            query.stop()
     try:
         query.awaitTermination()
     except KeyboardInterrupt:
-        query.stop()
+        # Stop the query before Spark goes down under it (no py4j errors from a dying
+        # gateway), then let the caller report the interruption.
+        with contextlib.suppress(Exception):
+            query.stop()
+        raise
     except Exception as exc:
         if failure:
             raise failure[-1] from None
@@ -1150,26 +966,53 @@ def run_stream(
     return summary
 
 
+WORKER_DAEMON_CONF = {"spark.python.daemon.module": "yangkey.spark.daemon"}
+"""Python workers that die with the JVM that started them (:mod:`yangkey.spark.daemon`)."""
+_NOT_RESTARTED = (ConfigError, InputError)
+
+
 def run(
     config: JobConfig,
     spark: SparkSession | None = None,
     *,
     update: Callable[[str], None] | None = None,
     on_batch: Callable[[int, Summary], None] | None = None,
+    on_restart: Callable[[YangkeyError, int], None] | None = None,
     prepared: Prepared | None = None,
+    stopper: Stopper | None = None,
 ) -> Summary:
     """Run the job. With ``spark`` given, that session is used and left running; otherwise
-    one is built from ``config`` and stopped at the end."""
+    one is built from ``config`` and stopped at the end. A stream that fails is restarted
+    from its checkpoint up to ``config.restart_on_failure`` times (``on_restart`` hears of
+    each); configuration and input errors are never retried."""
     prepared = prepared or prepare(config)
     try:
+        if spark is None and is_local_master(config.master):
+            # Only where executors run this interpreter: a cluster's executors may lack
+            # yangkey until --ship-env's code arrives, after the daemon has started.
+            config = replace(config, spark_conf={**WORKER_DAEMON_CONF, **config.spark_conf})
         session = spark or build_session(config)
     except Exception as exc:  # no Java, a bad --master or --spark-conf: one line, no traceback
         raise spark_failure(exc, "starting Spark") from None
+    stopper = stopper or Stopper()
     try:
         prepare_executors(session, config, prepared.py_files)
-        if config.stream:
-            return run_stream(session, config, prepared, on_batch, update)
-        return run_batch(session, config, prepared, update)
+        if not config.stream:
+            stopper.session = session
+            return run_batch(session, config, prepared, update)
+        restarts = 0
+        while True:
+            try:
+                return run_stream(session, config, prepared, on_batch, update, stopper)
+            except _NOT_RESTARTED:
+                raise
+            except YangkeyError as exc:
+                if restarts >= config.restart_on_failure or stopper.signum is not None:
+                    raise
+                restarts += 1
+                if on_restart is not None:
+                    on_restart(exc, restarts)
+                time.sleep(min(30.0, 2.0**restarts))
     finally:
         if spark is None:
             session.stop()

@@ -1,168 +1,124 @@
-"""Checks before the producer job runs on a cluster: executors' Python, local input paths.
-
-On a cluster master the executors run Python on other nodes (or, on one machine, in other
-working directories with another environment): the job's first task would otherwise fail
-four times over with ``No module named 'yangkey'`` before anything says what to do.
-"""
+"""The driver's checks before Spark starts: the broker answers, the topics exist (or are
+created), and how big a message they accept."""
 
 from __future__ import annotations
 
-import os
-import re
-import sys
-import threading
-import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+import socket
+from collections.abc import Mapping
+from typing import Any, cast
 
-from yangkey.errors import ConfigError
-from yangkey.spark.ship_env import EXECUTOR_PYTHON
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType  # type: ignore[attr-defined]
 
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
-    from yangkey.spark.job import JobConfig
-
-TIMEOUT_CONF = "spark.yangkey.preflight.timeout"
-DEFAULT_TIMEOUT = 90.0
-"""Seconds for an executor to start and answer (a cold executor JVM plus unpacking a shipped
-environment takes tens of seconds on a busy node)."""
-PROBED_MODULE = "yangkey.spark.job"
-"""Imports everything a task needs: the transform, the sink, confluent-kafka, yangson, lxml."""
-_FIX = (
-    "pass --ship-env to ship this virtualenv to the executors, or install yangkey with the same"
-    " interpreter path on every node and set PYSPARK_PYTHON to it"
+from yangkey.catalog import Catalog
+from yangkey.config import parse_duration
+from yangkey.errors import BrokerError, ConfigError
+from yangkey.kafka.config import (
+    TopicSpec,
+    TopicSpecLike,
+    admin_config,
+    connection_settings,
+    ensure_topics,
 )
 
 
-def is_local_master(master: str | None) -> bool | None:
-    """True for ``local[…]``, False for a cluster master, None when spark-submit decides."""
-    if master is None:
-        return None if "PYSPARK_GATEWAY_PORT" in os.environ else True
-    return master.startswith("local")
-
-
-def local_input_warnings(config: JobConfig) -> list[str]:
-    """A cluster master reads local input paths on the executors' file systems."""
-    if is_local_master(config.master) is not False:
-        return []
-    local = [uri for uri in config.inputs if "://" not in uri or uri.startswith("file://")]
-    if not local:
-        return []
-    return [
-        f"{', '.join(local)}: local input on a cluster master: the executors open the same"
-        " absolute path on their own nodes, so it must be on storage every node mounts"
-        " (or use hdfs://, s3a://…)"
-    ]
-
-
-def _probe(module: str) -> Callable[[Iterable[Any]], Iterator[dict[str, str]]]:
-    # A nested function is pickled by value: an executor without yangkey can still run it and
-    # say what it lacks, instead of failing to unpickle the task.
-    def probe(_: Iterable[Any]) -> Iterator[dict[str, str]]:
-        import importlib  # noqa: PLC0415
-        import sys  # noqa: PLC0415
-
-        report = {"python": sys.executable, "error": ""}
-        try:
-            importlib.import_module(module)
-        except Exception as exc:
-            report["error"] = f"{type(exc).__name__}: {exc}"
-        yield report
-
-    return probe
-
-
-def _timeout(session: SparkSession) -> float:
-    text = session.sparkContext.getConf().get(TIMEOUT_CONF) or ""
-    if not text:
-        return DEFAULT_TIMEOUT
-    try:
-        return float(text)
-    except ValueError:
-        raise ConfigError(f"{text!r} is not a number of seconds", source=TIMEOUT_CONF) from None
-
-
-def check_executors(
-    session: SparkSession, *, shipped: bool, module: str = PROBED_MODULE
-) -> dict[str, str]:
-    """Run one tiny task that imports the job's modules on an executor; raise a ConfigError
-    that says what to do when it cannot, within :data:`TIMEOUT_CONF` seconds. Returns the
-    executor's report (``python``: its ``sys.executable``)."""
-    context = session.sparkContext
-    timeout = _timeout(session)
-    group = f"yangkey-preflight-{uuid.uuid4().hex[:8]}"
-    outcome: list[Any] = []
-    probe = _probe(module)
-
-    def collect() -> None:
-        # Job groups are per thread (pinned threads): this one can be cancelled on timeout.
-        context.setJobGroup(group, "yangkey: can executors import yangkey?", True)
-        try:
-            outcome.append(context.parallelize([0], 1).mapPartitions(probe).collect())
-        except Exception as exc:
-            outcome.append(exc)
-
-    thread = threading.Thread(target=collect, name="yangkey-preflight", daemon=True)
-    thread.start()
-    thread.join(timeout)
-    where = f"spark executors ({context.master})"
-    if not outcome:
-        context.cancelJobGroup(group)
-        raise ConfigError(
-            f"no executor ran a task within {timeout:.0f}s: check that workers with free cores"
-            f" and memory are registered with the master, or wait longer with --spark-conf"
-            f" {TIMEOUT_CONF}=SECONDS",
-            source=where,
+def topic_specs(catalog: Catalog, single_topic: str | None) -> list[TopicSpecLike]:
+    """The topics a run writes: derived (or the single topic) and the dead-letter topic."""
+    defaults = catalog.file.defaults
+    retention = parse_duration(defaults.retention)
+    specs: list[TopicSpecLike] = []
+    if single_topic is not None:
+        specs.append(
+            TopicSpec(
+                single_topic,
+                partitions=max([t.partitions for t in catalog.topics] or [defaults.partitions]),
+                replication_factor=defaults.replication_factor,
+                retention_seconds=max([t.retention_seconds for t in catalog.topics] or [retention]),
+            )
         )
-    result = outcome[0]
-    hint = (
-        f"the shipped environment does not work there (its bin/python links to {_base_python()},"
-        " which every node needs at that path)"
-        if shipped
-        else _FIX
+    else:
+        specs.extend(catalog.topics)  # the catalog's topic specs are TopicSpecLike already
+    specs.append(
+        TopicSpec(
+            catalog.dead_letter_topic,
+            partitions=defaults.partitions,
+            replication_factor=defaults.replication_factor,
+            retention_seconds=retention,
+        )
     )
-    if isinstance(result, BaseException):
-        raise ConfigError(f"{_task_failure(result)}; {hint}", source=where) from None
-    report = result[0] if result else {"python": "?", "error": "no answer"}
-    if report["error"]:
-        raise ConfigError(
-            f"{report['python']} cannot import {module.partition('.')[0]} ({report['error']});"
-            f" {hint}",
-            source=where,
+    return specs
+
+
+def _any_reachable(bootstrap: str, timeout: float = 3.0) -> bool:
+    """True if one of ``host:port[,host:port]`` accepts a TCP connection (fails fast where
+    librdkafka would retry until its timeout)."""
+    for server in bootstrap.split(","):
+        address = server.strip().rpartition("://")[2]
+        host, _, port = address.rpartition(":")
+        try:
+            with socket.create_connection(
+                (host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout
+            ):
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
+def admin_for(producer_config: Mapping[str, object]) -> AdminClient:
+    connection = connection_settings(producer_config)
+    bootstrap = str(connection["bootstrap.servers"])
+    return AdminClient(cast(dict[str, Any], admin_config(bootstrap, connection)))
+
+
+def check_topics(
+    producer_config: Mapping[str, object],
+    specs: list[TopicSpecLike],
+    *,
+    create: bool,
+    extra_configs: Mapping[str, str],
+) -> tuple[tuple[str, ...], list[str], int | None]:
+    """(topics created, warnings, the smallest ``max.message.bytes`` of the topics)."""
+    bootstrap = str(connection_settings(producer_config)["bootstrap.servers"])
+    if not _any_reachable(bootstrap):
+        raise BrokerError(
+            "cannot reach the broker: no bootstrap server accepts TCP connections",
+            source=f"kafka {bootstrap}",
         )
-    return report
+    admin = admin_for(producer_config)
+    created: tuple[str, ...] = ()
+    warnings: list[str] = []
+    if create:
+        result = ensure_topics(admin, specs, timeout=30.0, extra_configs=extra_configs)
+        created, warnings = result.created, list(result.warnings)
+    else:
+        try:
+            metadata = admin.list_topics(timeout=15)
+        except KafkaException as exc:
+            raise BrokerError(
+                f"cannot reach the broker: {exc.args[0].str() if exc.args else exc}",
+                source=f"kafka {bootstrap}",
+            ) from None
+        missing = [spec.name for spec in specs if spec.name not in metadata.topics]
+        if missing:
+            raise ConfigError(
+                f"{len(missing)} topic(s) do not exist: {', '.join(missing)}; pass"
+                " --create-topics to create them with the catalog's partitions, compaction"
+                " and retention",
+                source=f"kafka {bootstrap}",
+            )
+    return created, warnings, smallest_message_limit(admin, [s.name for s in specs])
 
 
-def _task_failure(exc: BaseException) -> str:
-    """The executor-side cause of a failed probe (``Cannot run program …``, a Python version
-    mismatch…) without Spark's "Job aborted due to stage failure" wrapping."""
-    from yangkey.spark.job import spark_failure  # noqa: PLC0415 - job imports this module
-
-    match = _LAST_FAILURE.search(str(exc))
-    if match and "PythonException" not in match.group(1):  # those: the Python-side line below
-        return f"the probe task failed: {match.group(1).strip()}"
-    return spark_failure(exc, "the probe task").reason
-
-
-_LAST_FAILURE = re.compile(r"most recent failure: Lost task [^)]*\)[^)]*\): ([^\n]+)")
-
-
-def _base_python() -> str:
-    return os.path.realpath(sys.executable)
-
-
-def prepare_executors(
-    session: SparkSession, config: JobConfig, py_files: Sequence[str] = ()
-) -> None:
-    """Point executors at the shipped environment (``--ship-env``) and, on a cluster master,
-    check that they can import yangkey before the job's tasks start."""
-    context = session.sparkContext
-    if is_local_master(context.master):
-        return
-    if config.ship_env:
-        # Executors only: the driver JVM's own Python helpers keep this interpreter.
-        context.pythonExec = EXECUTOR_PYTHON
-    for path in py_files:
-        context.addPyFile(path)
-    check_executors(session, shipped=config.ship_env)
+def smallest_message_limit(admin: AdminClient, topics: list[str]) -> int | None:
+    """The smallest ``max.message.bytes`` of ``topics`` (None if the broker does not say)."""
+    resources = [ConfigResource(ResourceType.TOPIC, name) for name in topics]
+    limits: list[int] = []
+    try:
+        for future in admin.describe_configs(resources, request_timeout=15).values():
+            entry = future.result().get("max.message.bytes")
+            if entry is not None and entry.value is not None:
+                limits.append(int(entry.value))
+    except (KafkaException, ValueError):
+        return None  # an ACL may hide topic configs: the producer's own limit still applies
+    return min(limits) if limits else None

@@ -5,13 +5,15 @@ Exactly-once (the default) works like this, per Spark partition ``p`` of a run:
 1. ``transactional.id = <prefix>-<run id>-<p>``: stable across attempts of the same
    partition, so ``init_transactions`` of a retry (or of a speculative copy) **fences** the
    earlier attempt, and aborts whatever transaction that zombie left open.
-2. Right after that, the sink reads a *commit marker*: the committed offset of consumer group
-   ``<transactional.id>`` on partition 0 of the dead-letter topic. The marker is written by
-   ``send_offsets_to_transaction`` in the same transaction as the messages, so it is visible
-   exactly when they are. If it says this batch is done (offset > batch id), an earlier
-   attempt committed and lost only its report to the driver (an executor lost after the
-   commit, a speculative race): the attempt produces nothing and returns the counts recorded
-   in the marker's metadata.
+2. Right after that, the sink reads a *commit marker* (:mod:`yangkey.spark.markers`): the
+   committed offset of consumer group ``<transactional.id>`` on partition 0 of the
+   dead-letter topic. The marker is written by ``send_offsets_to_transaction`` in the same
+   transaction as the messages, so it is visible exactly when they are. If it says this
+   batch is done (offset > batch id) for the *same* input range and checkpoint identity, an
+   earlier attempt committed and lost only its report to the driver (an executor lost after
+   the commit, a speculative race): the attempt produces nothing and returns the counts
+   recorded in the marker's metadata. A marker for another range or identity stops the task
+   with an error instead of skipping input it never produced.
 3. Otherwise: ``begin_transaction``, produce every record (``poll(0)`` after each),
    ``flush`` (every delivery error or a timeout raises, the task fails), marker, commit.
    Any error aborts the transaction and raises; consumers reading ``read_committed`` never
@@ -32,14 +34,12 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
-from yangkey.errors import BrokerError
+from yangkey.errors import BrokerError, ConfigError, InputError
 from yangkey.kafka.config import connection_settings
 from yangkey.messages import KeyedMessage
 from yangkey.records import MessageBuilder
-from yangkey.spark.transform import RawRecord, Tally, outgoing
-
-MARKER_METADATA_LIMIT = 3000
-"""Brokers refuse offset metadata over ``offset.metadata.max.bytes`` (4096 by default)."""
+from yangkey.spark.markers import Marker, decode_marker, describe_range_key, encode_marker
+from yangkey.spark.transform import DEFAULT_MAX_MESSAGE_BYTES, RawRecord, Tally, outgoing
 
 _COORDINATOR_RETRY = {
     KafkaError.NOT_COORDINATOR,
@@ -72,6 +72,10 @@ class SinkSpec:
     fail_after: int | None = None
     """Test hook: attempt 0 of every partition crashes after this many messages."""
     dry_run: bool = False
+    identity: str = ""
+    """The streaming checkpoint's identity (empty in batch runs), recorded in every marker."""
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    """Messages bigger than this go to the dead-letter topic (truncated) instead of failing."""
 
     @property
     def bootstrap(self) -> str:
@@ -115,11 +119,19 @@ def _reason(exc: BaseException) -> str:
 class KafkaSink:
     """One task attempt's producer: open, send…, commit or abort."""
 
-    def __init__(self, spec: SinkSpec, partition: int, attempt: int, batch_id: int = 0) -> None:
+    def __init__(
+        self,
+        spec: SinkSpec,
+        partition: int,
+        attempt: int,
+        batch_id: int = 0,
+        range_key: str = "",
+    ) -> None:
         self.spec = spec
         self.partition = partition
         self.attempt = attempt
         self.batch_id = batch_id
+        self.range_key = range_key
         self._error: KafkaError | None = None
         self._error_topic = ""
         self._failed = 0
@@ -176,9 +188,9 @@ class KafkaSink:
                 " is the broker reachable and does it allow transactions",
                 exc,
             ) from None
-        done = self._committed_marker()
-        if done is not None:
-            return done
+        marker = self._committed_marker()
+        if marker is not None and marker.batches > self.batch_id:
+            return self._already_done(marker)
         try:
             self._producer.begin_transaction()
         except KafkaException as exc:
@@ -189,7 +201,27 @@ class KafkaSink:
     def _marker_partition(self) -> TopicPartition:
         return TopicPartition(self.spec.dead_letter_topic, 0)
 
-    def _committed_marker(self) -> Tally | None:
+    def _already_done(self, marker: Marker) -> Tally:
+        """The counts of a committed earlier attempt, if it really covered this input."""
+        task = self.spec.transactional_id(self.partition)
+        if marker.identity != self.spec.identity:
+            raise ConfigError(
+                f"commit marker {task} is at micro-batch {marker.batches - 1} of another"
+                f" checkpoint (identity {marker.identity or 'none'}): refusing to skip batch"
+                f" {self.batch_id} of this one",
+                source=self._where(),
+            )
+        if self.range_key and marker.range_key != self.range_key:
+            raise InputError(
+                f"run {self.spec.run_id} committed {describe_range_key(marker.range_key)} as"
+                f" task {self.partition}, now planned as {describe_range_key(self.range_key)}:"
+                " the input changed under a committed task (Hadoop URIs are not resumed"
+                " range by range); start a new run (another --run-id)",
+                source=self._where(),
+            )
+        return marker.tally
+
+    def _committed_marker(self) -> Marker | None:
         self._consumer = Consumer(self.spec.marker_consumer_config(self.partition))
         deadline = time.monotonic() + self.spec.timeout
         while True:
@@ -206,10 +238,9 @@ class KafkaSink:
                 time.sleep(0.2)
         if found.error is not None:
             raise self._fail("cannot read the commit marker", str(found.error.str()))
-        if found.offset is not None and found.offset > self.batch_id:
-            metadata = getattr(found, "metadata", None) or "{}"
-            return Tally.from_json(metadata)
-        return None
+        if found.offset is None or found.offset < 0:
+            return None
+        return decode_marker(self.partition, int(found.offset), getattr(found, "metadata", None))
 
     def send(self, message: KeyedMessage) -> None:
         producer = self._producer
@@ -251,7 +282,7 @@ class KafkaSink:
             self.spec.dead_letter_topic,
             0,
             self.batch_id + 1,
-            metadata=tally.to_compact_json(MARKER_METADATA_LIMIT),
+            metadata=encode_marker(tally, self.range_key, self.spec.identity),
         )
         timeout = self.spec.timeout
         try:
@@ -310,18 +341,19 @@ def produce_partition(
     partition: int,
     attempt: int,
     batch_id: int = 0,
+    range_key: str = "",
 ) -> PartitionResult:
     """Transform and produce one partition; raises (the task fails) if anything was not
     delivered and committed."""
     started = time.monotonic()
     tally = Tally()
     if spec.dry_run:
-        for _ in outgoing(records, builder, spec.dead_letter_topic, tally):
+        for _ in outgoing(records, builder, spec.dead_letter_topic, tally, spec.max_message_bytes):
             pass
         return PartitionResult(
             partition, attempt, batch_id, tally, False, time.monotonic() - started
         )
-    sink = KafkaSink(spec, partition, attempt, batch_id)
+    sink = KafkaSink(spec, partition, attempt, batch_id, range_key)
     try:
         done = sink.begin()
         if done is not None:
@@ -329,7 +361,7 @@ def produce_partition(
                 partition, attempt, batch_id, done, True, time.monotonic() - started
             )
         crash_after = spec.fail_after if attempt == 0 else None
-        messages = outgoing(records, builder, spec.dead_letter_topic, tally)
+        messages = outgoing(records, builder, spec.dead_letter_topic, tally, spec.max_message_bytes)
         for sent, message in enumerate(messages, start=1):
             sink.send(message)
             if crash_after is not None and sent >= crash_after:

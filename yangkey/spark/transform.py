@@ -199,13 +199,45 @@ def transform(
 
     A record that yields no message at all is a rejection too: nothing accepted may vanish.
     """
+    for _, _, result in _results(records, builder):
+        yield result
+
+
+def _results(
+    records: Iterable[RawRecord], builder: MessageBuilder
+) -> Iterator[tuple[bytes, str, list[KeyedMessage] | Rejection]]:
     build = builder.build
     for raw, source in records:
         result = build(raw, source)
         if isinstance(result, list) and not result:
-            yield Rejection(source, "no-match", "no subscription branch matched", raw)
+            yield raw, source, Rejection(source, "no-match", "no subscription branch matched", raw)
         else:
-            yield result
+            yield raw, source, result
+
+
+DEFAULT_MAX_MESSAGE_BYTES = 1_000_000
+"""librdkafka's default ``message.max.bytes`` (the broker's default limit is 1 MiB)."""
+RECORD_OVERHEAD = 1024
+"""Bytes kept free for the record and batch framing around key, value and headers."""
+HEADER_TRUNCATED = "yangkey-truncated-from"
+
+
+def wire_size(message: KeyedMessage) -> int:
+    headers = sum(len(name) + len(value) for name, value in message.headers)
+    return len(message.key or b"") + len(message.value) + headers + RECORD_OVERHEAD
+
+
+def dead_letter(rejection: Rejection, topic: str, max_bytes: int) -> KeyedMessage:
+    """The rejection's dead-letter record, its raw value cut to fit ``max_bytes``."""
+    message = rejection.dead_letter(topic)
+    excess = wire_size(message) - max_bytes
+    if excess <= 0:
+        return message
+    original = str(len(message.value)).encode()
+    keep = max(0, len(message.value) - excess - len(HEADER_TRUNCATED) - len(original))
+    return KeyedMessage(
+        topic, None, message.value[:keep], (*message.headers, (HEADER_TRUNCATED, original))
+    )
 
 
 def outgoing(
@@ -213,19 +245,37 @@ def outgoing(
     builder: MessageBuilder,
     dead_letter_topic: str,
     tally: Tally,
+    max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
 ) -> Iterator[KeyedMessage]:
-    """The records to produce, in input order, counted into ``tally`` as they are yielded."""
+    """The records to produce, in input order, counted into ``tally`` as they are yielded.
+
+    A message the broker would refuse for its size (over ``max_bytes``) is not sent: its
+    notification goes to the dead-letter topic as kind ``oversized`` (the raw value cut to
+    fit, header ``yangkey-truncated-from`` giving the original length) and the run goes on.
+    """
     produced = tally.produced
     rejected = tally.rejected
-    for result in transform(records, builder):
+    for raw, source, result in _results(records, builder):
         tally.records += 1
         if isinstance(result, Rejection):
             rejected[result.kind] += 1
-            yield result.dead_letter(dead_letter_topic)
+            yield dead_letter(result, dead_letter_topic, max_bytes)
             continue
+        too_big = [m for m in result if wire_size(m) > max_bytes]
         for message in result:
+            if too_big and wire_size(message) > max_bytes:
+                continue
             produced[message.topic] += 1
             yield message
+        if too_big:
+            rejected["oversized"] += 1
+            sizes = ", ".join(f"{m.topic} ({wire_size(m):,} bytes)" for m in too_big)
+            reason = (
+                f"{len(too_big)} keyed message(s) over the {max_bytes:,}-byte message limit"
+                f" (message.max.bytes / max.message.bytes): {sizes}"
+            )
+            rejection = Rejection(source, "oversized", reason, raw)
+            yield dead_letter(rejection, dead_letter_topic, max_bytes)
 
 
 # --------------------------------------------------------------------------- files
@@ -340,14 +390,26 @@ def plan_ranges(
     """
     head = stream.read(65536)
     chosen: Layout = detect_layout(head) if layout == "auto" else layout
-    if chosen == "document" or size <= split_size:
-        return [FileRange(path, 0, size, 1, chosen)]
+    return cut_ranges(stream, path, 0, size, 1, split_size, chosen)
+
+
+def cut_ranges(
+    stream: IO[bytes],
+    path: str,
+    start: int,
+    size: int,
+    first_line: int,
+    split_size: int,
+    layout: Layout,
+) -> list[FileRange]:
+    """``[start, size)`` (``start`` at a line start, line ``first_line``) cut at line starts."""
+    if layout == "document" or size - start <= split_size:
+        return [FileRange(path, start, size, first_line, layout)]
     ranges: list[FileRange] = []
-    start = 0
-    line = 1
+    line = first_line
     while start < size:
         end = _line_start_after(stream, start + split_size, size)
-        ranges.append(FileRange(path, start, end, line, chosen))
+        ranges.append(FileRange(path, start, end, line, layout))
         line += _count_newlines(stream, start, end)
         start = end
     return ranges
