@@ -18,7 +18,8 @@ import pyspark
 import pytest
 from test_spark_job import consume, make_setup, reference, sample_records, triples, write_jsonl
 
-from yangkey.kafka.broker import _parent_death_hook, _terminate, free_port
+from yangkey.kafka.process import parent_death_hook, terminate
+from yangkey.kafka.properties import free_port
 from yangkey.spark.transform import split_records
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
@@ -44,7 +45,7 @@ def _spark_class(
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,  # own process group: the executors it spawns die with it
-            preexec_fn=_parent_death_hook(),  # noqa: PLW1509 - a killed session leaves no JVM
+            preexec_fn=parent_death_hook(),  # noqa: PLW1509 - a killed session leaves no JVM
         )
 
 
@@ -107,7 +108,7 @@ def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
     """SIGTERM the process group (the JVM and the executors it spawned), SIGKILL after 15 s."""
-    _terminate(process.pid, lambda: process.poll() is None, timeout=15)
+    terminate(process.pid, lambda: process.poll() is None, timeout=15)
 
 
 def produce(cluster: Cluster, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
