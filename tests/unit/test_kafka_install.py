@@ -19,6 +19,7 @@ from yangkey.kafka.install import (
     fetch,
     install_kafka,
     installed_jars,
+    ivy_jar,
     pinned,
 )
 
@@ -135,3 +136,22 @@ def test_kafka_start_without_java_is_one_error_line(tmp_path: Path) -> None:
     lines = result.stderr.splitlines()
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("error: kafka broker: java not found: install a JDK 17+")
+
+
+def test_without_ivy_or_a_mirror_one_line_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(REPOSITORY_ENV, raising=False)
+    monkeypatch.setattr("yangkey.kafka.install.ivy_jar", lambda: None)
+    with pytest.raises(BrokerError) as caught:
+        install_kafka(cache_dir=tmp_path)
+    message = caught.value.message()
+    assert "\n" not in message
+    assert "pip install 'yangkey[spark]'" in message and REPOSITORY_ENV in message
+    assert not (tmp_path / "kafka-4.3.1" / "libs").exists()
+
+
+def test_ivy_ships_with_pyspark() -> None:
+    pytest.importorskip("pyspark")
+    jar = ivy_jar()
+    assert jar is not None and jar.is_file()

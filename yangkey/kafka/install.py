@@ -3,8 +3,10 @@
 1. ``--kafka-home`` / ``$KAFKA_HOME``: an unpacked Apache Kafka distribution; its ``libs/`` is
    used as it is (its version is read from the ``kafka_2.13-<version>.jar`` there).
 2. Otherwise ``$YANGKEY_CACHE/kafka-<version>/libs`` (default ``~/.cache/yangkey``), filled on
-   first use by plain HTTPS downloads from Maven Central of a pinned list of jars, each checked
-   against the SHA-256 in ``jars-<version>.sha256`` beside this module: no Maven needed. A
+   first use with a pinned list of jars, each checked against the SHA-256 in
+   ``jars-<version>.sha256`` beside this module. No Maven needed: Apache Ivy, which ships inside
+   pyspark (the ``spark`` extra), fetches them from Maven Central with its default settings;
+   ``$YANGKEY_MAVEN_REPOSITORY`` names a mirror of the same layout to download from instead. A
    marker file makes it a no-op once complete; a file lock serialises concurrent installs
    (parallel test runs); jars land in a temp dir renamed into place, so an interrupted install
    never looks complete.
@@ -16,10 +18,12 @@ import contextlib
 import fcntl
 import hashlib
 import importlib.resources
+import importlib.util
 import json
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 import time
 import urllib.error
@@ -29,6 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from yangkey.errors import BrokerError
+from yangkey.kafka.java import find_java, tail
 from yangkey.schema_cache import cache_root
 
 KAFKA_VERSION = "4.3.1"
@@ -39,9 +44,8 @@ KAFKA_VERSION = "4.3.1"
 SCALA_VERSION = "2.13"
 LOG4J_VERSION = "2.24.3"
 """log4j2 is Kafka 4's logging backend; its jars are not dependencies of ``kafka_2.13``."""
-REPOSITORY = ""  # a Maven repository URL (YANGKEY_MAVEN_REPOSITORY)
 REPOSITORY_ENV = "YANGKEY_MAVEN_REPOSITORY"
-"""A Maven Central mirror (same layout) instead of Central itself."""
+"""A Maven Central mirror (same layout) to download from instead of Ivy's default (Central)."""
 _MARKER = "install.json"
 _KAFKA_JAR = re.compile(rf"kafka_{re.escape(SCALA_VERSION)}-(\d[\w.-]*)\.jar")
 _WHAT_TO_INSTALL = (
@@ -146,6 +150,64 @@ def fetch(
             future.result()
 
 
+def ivy_jar() -> Path | None:
+    """The Apache Ivy jar pyspark ships (``pyspark/jars/ivy-*.jar``), if pyspark is installed."""
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or not spec.origin:
+        return None
+    jars = sorted((Path(spec.origin).parent / "jars").glob("ivy-*.jar"))
+    return jars[-1] if jars else None
+
+
+def fetch_with_ivy(pins: list[tuple[str, str]], out: Path, *, ivy: Path, work: Path) -> None:
+    """Every pinned jar into ``out`` through Ivy (non-transitive: the pins are the closure),
+    then the same SHA-256 check as :func:`fetch`."""
+    dependencies = []
+    for path, _digest in pins:
+        *group, module, revision, _file = path.split("/")
+        dependencies.append(
+            f'<dependency org="{".".join(group)}" name="{module}" rev="{revision}"'
+            ' transitive="false"/>'
+        )
+    ivy_xml = work / "ivy.xml"
+    ivy_xml.write_text(
+        '<ivy-module version="2.0"><info organisation="yangkey" module="kafka-runtime"/>'
+        f"<dependencies>{''.join(dependencies)}</dependencies></ivy-module>",
+        encoding="utf-8",
+    )
+    command = [
+        find_java(),
+        "-cp",
+        str(ivy),
+        "org.apache.ivy.Main",
+        *("-ivy", str(ivy_xml), "-cache", str(work / "ivy-cache"), "-types", "jar", "bundle"),
+        *("-retrieve", f"{out}/[artifact]-[revision](-[classifier]).[ext]"),
+    ]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise BrokerError(f"cannot run Apache Ivy: {exc}", source="kafka install") from None
+    if done.returncode != 0:
+        raise BrokerError(
+            "Apache Ivy could not fetch the jars: "
+            + " | ".join(tail(done.stdout + done.stderr, 3).splitlines()),
+            source="kafka install",
+        )
+    wanted = {path.rsplit("/", 1)[-1]: digest for path, digest in pins}
+    for jar in out.iterdir():
+        if jar.name not in wanted:
+            jar.unlink()  # anything Ivy retrieved beyond the pins
+    for name, expected in wanted.items():
+        jar = out / name
+        if not jar.is_file():
+            raise BrokerError(f"Apache Ivy did not retrieve {name}", source="kafka install")
+        actual = hashlib.sha256(jar.read_bytes()).hexdigest()
+        if actual != expected:
+            raise BrokerError(
+                f"{name}: SHA-256 {actual} is not the pinned {expected}", source="kafka install"
+            )
+
+
 def install_kafka(
     version: str = KAFKA_VERSION,
     *,
@@ -167,16 +229,29 @@ def install_kafka(
         if ready is not None:
             return ready
         started = time.monotonic()
-        repository = os.environ.get(REPOSITORY_ENV) or REPOSITORY
+        repository = os.environ.get(REPOSITORY_ENV)
+        ivy = None if repository else ivy_jar()
+        advice = _WHAT_TO_INSTALL.format(version=version, scala=SCALA_VERSION)
+        if not repository and ivy is None:
+            raise BrokerError(
+                "cannot fetch Kafka's jars without Apache Ivy: pip install 'yangkey[spark]'"
+                f" (pyspark ships it), set {REPOSITORY_ENV} to a Maven repository URL, or"
+                f" {advice}",
+                source="kafka install",
+            )
         work = Path(tempfile.mkdtemp(prefix=".install-", dir=home))
         try:
             out = work / "libs"
             out.mkdir()
-            say(f"downloading {len(pins)} jars of Kafka {version} from {repository}")
+            origin = repository or "Maven Central (Apache Ivy)"
+            say(f"downloading {len(pins)} jars of Kafka {version} from {origin}")
             try:
-                fetch(pins, out, repository=repository)
+                if repository:
+                    fetch(pins, out, repository=repository)
+                else:
+                    assert ivy is not None
+                    fetch_with_ivy(pins, out, ivy=ivy, work=work)
             except BrokerError as exc:
-                advice = _WHAT_TO_INSTALL.format(version=version, scala=SCALA_VERSION)
                 exc.reason += f"; or {advice}"
                 exc.args = (exc.message(),)
                 raise
