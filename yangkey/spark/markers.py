@@ -37,7 +37,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 
 from yangkey.errors import BrokerError, ConfigError, InputError
 from yangkey.spark.kafka_source import KafkaRange
-from yangkey.spark.transform import FileRange, Tally, cut_ranges
+from yangkey.spark.transform import FileRange, Tally, count_newlines, cut_ranges
 
 MARKER_METADATA_LIMIT = 3000
 """Brokers refuse offset metadata over ``offset.metadata.max.bytes`` (4096 by default)."""
@@ -333,22 +333,9 @@ def _remaining_file(
                         f" produced it and has grown since; {changed}",
                         source=path,
                     )
-            stream.seek(0)
-            first_line = 1 + _newlines_before(stream, start)
+            first_line = 1 + count_newlines(stream, 0, start)
             left.extend(cut_ranges(stream, path, start, end, first_line, split_size, layout))
     return left, {task for *_, task in spans}
-
-
-def _newlines_before(stream: Any, offset: int) -> int:
-    count = 0
-    remaining = offset
-    while remaining > 0:
-        block = stream.read(min(1 << 22, remaining))
-        if not block:
-            break
-        count += block.count(b"\n")
-        remaining -= len(block)
-    return count
 
 
 def resume_plan(

@@ -410,7 +410,7 @@ def cut_ranges(
     while start < size:
         end = _line_start_after(stream, start + split_size, size)
         ranges.append(FileRange(path, start, end, line, layout))
-        line += _count_newlines(stream, start, end)
+        line += count_newlines(stream, start, end)
         start = end
     return ranges
 
@@ -431,7 +431,7 @@ def _line_start_after(stream: IO[bytes], target: int, size: int) -> int:
         offset += len(block)
 
 
-def _count_newlines(stream: IO[bytes], start: int, end: int) -> int:
+def count_newlines(stream: IO[bytes], start: int, end: int) -> int:
     stream.seek(start)
     remaining = end - start
     count = 0
