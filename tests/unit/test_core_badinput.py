@@ -297,6 +297,7 @@ def test_badinput_error_message_never_breaks_the_line() -> None:
     assert error.message() == "file\\nname: reason\\nmore\\r\\u2028end"
 
 
+@pytest.mark.needs("spark")
 def test_badinput_produce_error_not_wrapped_at_80_columns(tmp_path: Path) -> None:
     missing = str(tmp_path / ("long-" * 30 + ".yaml"))
     result = run("produce", "--subscriptions", missing, "--input", missing, "--dry-run")
@@ -552,6 +553,7 @@ def test_badinput_one_topic_spec_type() -> None:
     assert render_ddl([spec], DdlOptions())
 
 
+@pytest.mark.needs("spark")
 def test_badinput_produce_subscriptions_not_utf8(tmp_path: Path) -> None:
     path = write(tmp_path, "latin1.yaml", b"organisation_prefix: caf\xe9\n")
     result = run("produce", "--subscriptions", path, "--input", path, "--dry-run")

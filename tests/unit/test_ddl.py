@@ -495,6 +495,7 @@ def test_numbers_beyond_their_column_are_refused_by_the_commands(tmp_path: Path)
     assert not Path(path).exists()  # refused before anything was opened
 
 
+@pytest.mark.needs("clickhouse")
 def test_history_since_garbage_is_one_line_in_our_words(tmp_path: Path) -> None:
     path = str(tmp_path / "chdb")
     assert _cli("ddl", "apply", "-s", str(EXAMPLES), "--embedded", path).returncode == 0

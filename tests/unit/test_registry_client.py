@@ -12,9 +12,9 @@ from pathlib import Path
 
 import orjson
 import pytest
+from cli_helpers import assert_one_error, run
+from test_registry import MemoryLog
 
-from tests.unit.cli_helpers import assert_one_error, run
-from tests.unit.test_registry import MemoryLog
 from yangkey.catalog import load_catalog
 from yangkey.registry.client import SchemaIds, register_topic_schemas, subject_for, topic_schemas
 from yangkey.registry.errors import RegistryError
@@ -141,6 +141,7 @@ def test_http_errors_are_confluent_json(served: tuple[str, MemoryLog]) -> None:
     }
 
 
+@pytest.mark.needs("kafka")
 def test_yang_modules_are_registered_with_their_imports_as_references(
     served: tuple[str, MemoryLog],
 ) -> None:
