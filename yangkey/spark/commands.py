@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
@@ -550,3 +550,24 @@ def print_summary(summary: Summary, console: Console) -> None:
         f" {summary.seconds:.1f}s ({summary.rate:,.0f} records/s)",
         highlight=False,
     )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``spark-submit spark_jobs/produce_keyed.py --subscriptions … --input … --bootstrap …``:
+    the same options as ``yangkey produce``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        produce.main(args=args, prog_name="produce_keyed.py", standalone_mode=False)
+    except SystemExit as exc:
+        return int(exc.code or 0) if isinstance(exc.code, int) else 1
+    except YangkeyError as exc:
+        print(f"error: {exc.message()}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # click usage errors and the like
+        from click import ClickException  # noqa: PLC0415
+
+        if isinstance(exc, ClickException):
+            exc.show()
+            return exc.exit_code
+        raise
+    return 0

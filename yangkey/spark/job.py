@@ -28,7 +28,7 @@ import threading
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -1016,26 +1016,3 @@ def run(
     finally:
         if spark is None:
             session.stop()
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``spark-submit spark_jobs/produce_keyed.py --subscriptions … --input … --bootstrap …``:
-    the same options as ``yangkey produce``."""
-    from yangkey.spark.commands import produce  # noqa: PLC0415 - commands imports this module
-
-    args = list(sys.argv[1:] if argv is None else argv)
-    try:
-        produce.main(args=args, prog_name="produce_keyed.py", standalone_mode=False)
-    except SystemExit as exc:
-        return int(exc.code or 0) if isinstance(exc.code, int) else 1
-    except YangkeyError as exc:
-        print(f"error: {exc.message()}", file=sys.stderr)
-        return 1
-    except Exception as exc:  # click usage errors and the like
-        from click import ClickException  # noqa: PLC0415
-
-        if isinstance(exc, ClickException):
-            exc.show()
-            return exc.exit_code
-        raise
-    return 0
