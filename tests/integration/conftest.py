@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 
@@ -96,3 +97,22 @@ def topic_name(request: pytest.FixtureRequest) -> str:
     """
     readable = _UNSAFE.sub("-", request.node.name).strip("-.")[:80]
     return f"t-{readable}-{uuid.uuid4().hex[:8]}"
+
+
+class _Stoppable(Protocol):
+    def running(self) -> bool: ...
+
+    def kill(self) -> None: ...
+
+
+@pytest.fixture
+def processes() -> Iterator[list[_Stoppable]]:
+    """Every process the test starts (``running()``/``kill()``); any still running at the end
+    is killed."""
+    started: list[_Stoppable] = []
+    try:
+        yield started
+    finally:
+        for process in started:
+            if process.running():
+                process.kill()

@@ -31,12 +31,10 @@ import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import pytest
 from confluent_kafka import (
     Consumer,
     KafkaError,
@@ -222,18 +220,6 @@ class Ingest:
 
     def output(self) -> str:
         return self.log.read_text(encoding="utf-8", errors="replace")[-4000:]
-
-
-@pytest.fixture
-def processes() -> Iterator[list[Ingest]]:
-    """Every ingest process the test starts; any still running at the end is killed."""
-    started: list[Ingest] = []
-    try:
-        yield started
-    finally:
-        for ingest in started:
-            if ingest.running():
-                ingest.kill()
 
 
 def wait_until(condition: Any, timeout: float, what: str, ingest: Ingest) -> None:

@@ -13,10 +13,8 @@ import shutil
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from test_ingest_crash import (
     CommittedOffsets,
     Ingest,
@@ -34,18 +32,6 @@ from yangkey.spark.job import topic_specs
 
 #: librdkafka's default session.timeout.ms: how long a dead member holds its partitions.
 SESSION_TIMEOUT = 45.0
-
-
-@pytest.fixture
-def processes() -> Iterator[list[Ingest]]:
-    """Every ingest process the test starts; any still running at the end is killed."""
-    started: list[Ingest] = []
-    try:
-        yield started
-    finally:
-        for ingest in started:
-            if ingest.running():
-                ingest.kill()
 
 
 def sample_messages(catalog: Catalog, nodes: int, seed: int) -> list[KeyedMessage]:

@@ -23,6 +23,7 @@ from test_spark_job import (
     Setup,
     Triple,
     _env,
+    append_raw,
     consume,
     fill_raw_topic,
     make_setup,
@@ -46,13 +47,6 @@ def expected_of(setup: Setup, records: list[bytes]) -> Counter[Triple]:
 
 def everything(bootstrap: str, setup: Setup) -> Counter[Triple]:
     return triples(consume(bootstrap, [*setup.topics, setup.dead_letter]))
-
-
-def append_raw(bootstrap: str, topic: str, records: list[bytes], partitions: int = 3) -> None:
-    producer = Producer(producer_config(bootstrap))
-    for index, raw in enumerate(records):
-        producer.produce(topic, value=raw, partition=index % partitions)
-    assert producer.flush(30) == 0
 
 
 # --------------------------------------------------------------------------- 15.1 resume

@@ -417,12 +417,16 @@ def test_compacted_current_state_topic_keeps_the_last_value_per_key(
 # --------------------------------------------------------------------------- Kafka source
 
 
-def fill_raw_topic(bootstrap: str, topic: str, records: list[bytes], partitions: int = 3) -> None:
-    ensure_topics(bootstrap, [TopicSpec(topic, partitions=partitions)])
+def append_raw(bootstrap: str, topic: str, records: list[bytes], partitions: int = 3) -> None:
     producer = Producer(producer_config(bootstrap))
     for index, raw in enumerate(records):
         producer.produce(topic, value=raw, partition=index % partitions)
     assert producer.flush(30) == 0
+
+
+def fill_raw_topic(bootstrap: str, topic: str, records: list[bytes], partitions: int = 3) -> None:
+    ensure_topics(bootstrap, [TopicSpec(topic, partitions=partitions)])
+    append_raw(bootstrap, topic, records, partitions)
 
 
 def test_raw_kafka_topic_batch_read(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from click.testing import CliRunner, Result
 
 from yangkey.cli import main
@@ -24,3 +26,13 @@ def assert_one_error(result: Result, *needles: str) -> str:
         assert needle in lines[0], (needle, lines[0])
     assert "Traceback" not in result.output
     return lines[0]
+
+
+def write(tmp_path: Path, name: str, content: str | bytes) -> str:
+    """``content`` into ``tmp_path / name``; the path as the CLI takes it."""
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return str(path)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import assert_one_error, run
+from cli_helpers import assert_one_error, run, write
 
 from yangkey.catalog import build_catalog, load_catalog
 from yangkey.config import load_subscriptions_file, parse_subscriptions
@@ -57,15 +57,6 @@ def env_xml(hostname: str = "r1", sub_id: str = "1", sequence: str = "7", extra:
         f'<interfaces xmlns="{NS_IF}"><interface><name>eth0</name></interface></interfaces>'
         "</datastore-contents></push-update></contents></envelope>"
     )
-
-
-def write(tmp_path: Path, name: str, content: str | bytes) -> str:
-    path = tmp_path / name
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8")
-    return str(path)
 
 
 def key_error(tmp_path: Path, content: str | bytes, *needles: str, name: str = "n.json") -> str:

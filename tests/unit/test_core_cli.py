@@ -11,7 +11,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from cli_helpers import assert_one_error, run
+from cli_helpers import assert_one_error, run, write
 
 TESTS = Path(__file__).resolve().parents[1]
 NOTIFICATIONS = TESTS / "fixtures" / "notifications"
@@ -29,15 +29,6 @@ IFACES_KEY = (
 
 
 
-
-
-def write(tmp_path: Path, name: str, content: str | bytes) -> str:
-    path = tmp_path / name
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8")
-    return str(path)
 
 
 def envelope(data: str, hostname: str = "r1", sub_id: int = 1) -> str:
