@@ -44,7 +44,7 @@ from yangkey.clickhouse.apply import ChdbConnection, Connection, apply, open_emb
 from yangkey.clickhouse.ddl import ERRORS_TABLE, DdlOptions, render_ddl, topic_tables
 from yangkey.clickhouse.identifiers import qualified
 from yangkey.errors import BrokerError, ConfigError
-from yangkey.kafka.config import consumer_config
+from yangkey.kafka.config import consumer_config, kafka_reason
 
 if TYPE_CHECKING:
     from yangkey.catalog import Catalog
@@ -317,11 +317,6 @@ def _errors_since(
     return errors, expired
 
 
-def _kafka_reason(exc: KafkaException) -> str:
-    error = exc.args[0] if exc.args else None
-    return str(error.str()) if isinstance(error, KafkaError) else str(exc)
-
-
 IDENTITY_FILE = "yangkey-ingest-identity.json"
 #: Prefix of the offset commit metadata naming the database the rows went to.
 _METADATA_PREFIX = "yangkey-database:"
@@ -434,7 +429,7 @@ def consume_into(
         consumer = Consumer(config)
     except KafkaException as exc:  # e.g. an unknown -X setting: one error line, no traceback
         raise ConfigError(
-            f"invalid Kafka consumer settings: {_kafka_reason(exc)}", source="kafka config"
+            f"invalid Kafka consumer settings: {kafka_reason(exc)}", source="kafka config"
         ) from None
     reporter = _Reporter(progress, log)
     failed = False
@@ -444,7 +439,7 @@ def consume_into(
             metadata = consumer.list_topics(timeout=15)
         except KafkaException as exc:
             raise BrokerError(
-                f"cannot reach Kafka: {_kafka_reason(exc)}",
+                f"cannot reach Kafka: {kafka_reason(exc)}",
                 source=f"kafka://{bootstrap}",
             ) from None
         present = [t for t in topics if t in metadata.topics and metadata.topics[t].error is None]
@@ -471,7 +466,7 @@ def consume_into(
                     foreign.append(
                         ClickHouseError(
                             f"cannot read the committed offsets of group {group!r}: "
-                            f"{_kafka_reason(exc)}",
+                            f"{kafka_reason(exc)}",
                             source=f"kafka://{bootstrap}",
                         )
                     )

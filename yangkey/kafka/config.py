@@ -59,6 +59,14 @@ CONSUMER_DEFAULTS: Mapping[str, object] = {
 # --------------------------------------------------------------------------- parsing
 
 
+def kafka_reason(exc: BaseException) -> str:
+    """librdkafka's own words for a Kafka error (``KafkaError.str()``), else the exception's."""
+    error = exc.args[0] if exc.args else None
+    if isinstance(error, KafkaError):
+        return str(error.str())
+    return str(exc) or type(exc).__name__
+
+
 def parse_kv(items: Iterable[str], *, source: str = "command line") -> dict[str, str]:
     """``["k=v", ...]`` → ``{"k": "v"}``; the value may itself contain ``=``.
 
@@ -217,10 +225,6 @@ def admin_config(
 # --------------------------------------------------------------------------- topics
 
 
-TopicSpecLike = TopicSpec
-"""The name callers used before there was one topic type (yangkey.topics.TopicSpec)."""
-
-
 @dataclass(frozen=True)
 class EnsureResult:
     """Which topics :func:`ensure_topics` created and which were there already."""
@@ -231,7 +235,7 @@ class EnsureResult:
     """Existing topics that differ from their spec (partition count): not changed, reported."""
 
 
-def topic_configs(spec: TopicSpecLike, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+def topic_configs(spec: TopicSpec, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The topic-level configs a spec implies, as strings (the admin API wants strings)."""
     configs = {"cleanup.policy": "compact" if spec.compaction else "delete"}
     retention = spec.retention_seconds
@@ -251,7 +255,7 @@ def _admin(admin_or_bootstrap: AdminClient | str) -> AdminClient:
 
 def ensure_topics(
     admin_or_bootstrap: AdminClient | str,
-    specs: Sequence[TopicSpecLike] | Iterable[TopicSpecLike],
+    specs: Sequence[TopicSpec] | Iterable[TopicSpec],
     *,
     timeout: float = 30.0,
     extra_configs: Mapping[str, str] | None = None,
@@ -262,7 +266,7 @@ def ensure_topics(
     Returns once every created partition has a leader, so a producer can write at once.
     Raises :class:`TopicError` naming each topic Kafka refused and why.
     """
-    wanted: dict[str, TopicSpecLike] = {}
+    wanted: dict[str, TopicSpec] = {}
     for spec in specs:
         previous = wanted.get(spec.name)
         if previous is not None and _shape(previous) != _shape(spec):
@@ -321,7 +325,7 @@ def ensure_topics(
     )
 
 
-def _shape(spec: TopicSpecLike) -> tuple[object, ...]:
+def _shape(spec: TopicSpec) -> tuple[object, ...]:
     return (
         spec.partitions,
         spec.replication_factor,

@@ -27,6 +27,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
 from yangkey.errors import BrokerError, ConfigError, InputError
+from yangkey.kafka.config import kafka_reason
 
 DEFAULT_OUTAGE_BUDGET = 120.0
 """Seconds a metadata or offset look-up keeps retrying while the broker is unreachable."""
@@ -34,11 +35,6 @@ _ATTEMPT_TIMEOUT = 10.0
 _MAX_BACKOFF = 5.0
 
 T = TypeVar("T")
-
-
-def _reason(exc: KafkaException) -> str:
-    error = exc.args[0] if exc.args else None
-    return str(error.str()) if isinstance(error, KafkaError) else str(exc)
 
 
 def within_budget(call: Callable[[float], T], what: str, source: str, budget: float) -> T:
@@ -52,7 +48,7 @@ def within_budget(call: Callable[[float], T], what: str, source: str, budget: fl
         except KafkaException as exc:
             if time.monotonic() + delay >= deadline:
                 raise BrokerError(
-                    f"{what}: {_reason(exc)} (broker unreachable for the whole outage budget"
+                    f"{what}: {kafka_reason(exc)} (broker unreachable for the whole outage budget"
                     f" of {budget:.0f}s, --outage-budget)",
                     source=source,
                 ) from None

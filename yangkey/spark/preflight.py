@@ -15,18 +15,18 @@ from yangkey.config import parse_duration
 from yangkey.errors import BrokerError, ConfigError
 from yangkey.kafka.config import (
     TopicSpec,
-    TopicSpecLike,
     admin_config,
     connection_settings,
     ensure_topics,
+    kafka_reason,
 )
 
 
-def topic_specs(catalog: Catalog, single_topic: str | None) -> list[TopicSpecLike]:
+def topic_specs(catalog: Catalog, single_topic: str | None) -> list[TopicSpec]:
     """The topics a run writes: derived (or the single topic) and the dead-letter topic."""
     defaults = catalog.file.defaults
     retention = parse_duration(defaults.retention)
-    specs: list[TopicSpecLike] = []
+    specs: list[TopicSpec] = []
     if single_topic is not None:
         specs.append(
             TopicSpec(
@@ -37,7 +37,7 @@ def topic_specs(catalog: Catalog, single_topic: str | None) -> list[TopicSpecLik
             )
         )
     else:
-        specs.extend(catalog.topics)  # the catalog's topic specs are TopicSpecLike already
+        specs.extend(catalog.topics)
     specs.append(
         TopicSpec(
             catalog.dead_letter_topic,
@@ -73,7 +73,7 @@ def admin_for(producer_config: Mapping[str, object]) -> AdminClient:
 
 def check_topics(
     producer_config: Mapping[str, object],
-    specs: list[TopicSpecLike],
+    specs: list[TopicSpec],
     *,
     create: bool,
     extra_configs: Mapping[str, str],
@@ -96,7 +96,7 @@ def check_topics(
             metadata = admin.list_topics(timeout=15)
         except KafkaException as exc:
             raise BrokerError(
-                f"cannot reach the broker: {exc.args[0].str() if exc.args else exc}",
+                f"cannot reach the broker: {kafka_reason(exc)}",
                 source=f"kafka {bootstrap}",
             ) from None
         missing = [spec.name for spec in specs if spec.name not in metadata.topics]

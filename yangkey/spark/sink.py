@@ -35,7 +35,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from yangkey.errors import BrokerError, ConfigError, InputError
-from yangkey.kafka.config import connection_settings
+from yangkey.kafka.config import connection_settings, kafka_reason
 from yangkey.messages import KeyedMessage
 from yangkey.records import MessageBuilder
 from yangkey.spark.markers import Marker, decode_marker, describe_range_key, encode_marker
@@ -109,13 +109,6 @@ class PartitionResult:
     seconds: float = 0.0
 
 
-def _reason(exc: BaseException) -> str:
-    error = exc.args[0] if exc.args else None
-    if isinstance(error, KafkaError):
-        return str(error.str())
-    return str(exc) or type(exc).__name__
-
-
 class KafkaSink:
     """One task attempt's producer: open, send…, commit or abort."""
 
@@ -153,7 +146,7 @@ class KafkaSink:
         )
 
     def _fail(self, what: str, exc: BaseException | str) -> BrokerError:
-        reason = exc if isinstance(exc, str) else _reason(exc)
+        reason = exc if isinstance(exc, str) else kafka_reason(exc)
         return BrokerError(f"{what}: {reason}", source=self._where())
 
     def _on_delivery(self, error: KafkaError | None, message: Any) -> None:
