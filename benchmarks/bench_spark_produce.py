@@ -41,7 +41,11 @@ from yangkey.kafka.broker import EmbeddedKafka
 from yangkey.kafka.config import ensure_topics
 from yangkey.messages import KeyedMessage
 from yangkey.sample import generate, iter_jsonl
-from yangkey.spark.job import JobConfig, build_session, prepare, run, topic_specs
+from yangkey.spark.config import JobConfig
+from yangkey.spark.job import run
+from yangkey.spark.planning import prepare
+from yangkey.spark.preflight import topic_specs
+from yangkey.spark.session import build_session
 from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing, split_records
 
 REPO = Path(__file__).resolve().parents[1]

@@ -10,17 +10,17 @@ the reason), 2 on usage errors.
 
 from __future__ import annotations
 
-import functools
 import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 import click
 import orjson
 
 from yangkey.errors import InputError, YangkeyError
+from yangkey.reporting import fail, reports_errors
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -78,28 +78,6 @@ class LazyGroup(click.Group):
             if error is None:
                 raise
             fail(error)
-
-
-def fail(error: YangkeyError) -> NoReturn:
-    click.echo(f"error: {error.message()}", err=True)
-    if sys.stderr.isatty():
-        snippet = error.snippet()
-        if snippet:
-            click.echo(snippet, err=True)
-    sys.exit(1)
-
-
-def reports_errors(function: F) -> F:
-    """Turn a YangkeyError into one ``error:`` line and exit status 1, never a traceback."""
-
-    @functools.wraps(function)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return function(*args, **kwargs)
-        except YangkeyError as error:
-            fail(error)
-
-    return wrapper  # type: ignore[return-value]
 
 
 def read_input(path: str, limit: int | None = None) -> bytes:

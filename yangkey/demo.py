@@ -31,8 +31,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from yangkey.cli import reports_errors
 from yangkey.errors import InputError, YangkeyError
+from yangkey.reporting import reports_errors
 from yangkey.sample import Expected, generate, iter_jsonl
 from yangkey.topics import TopicSpec
 
@@ -167,7 +167,8 @@ def run_demo(
     from yangkey.clickhouse.ddl import DdlOptions, render_catalog  # noqa: PLC0415
     from yangkey.clickhouse.ingest import ingest  # noqa: PLC0415
     from yangkey.clickhouse.queries import current_state  # noqa: PLC0415
-    from yangkey.spark.job import JobConfig, run  # noqa: PLC0415
+    from yangkey.spark.config import JobConfig  # noqa: PLC0415
+    from yangkey.spark.job import run  # noqa: PLC0415
 
     console = console or Console(stderr=True)
     if subscription_topics_prefix is not None:

@@ -51,7 +51,7 @@ from yangkey.kafka.config import ensure_topics, producer_config
 from yangkey.messages import HEADER_EVENT_TIME, HEADER_SEQUENCE_NUMBER, KeyedMessage, Rejection
 from yangkey.records import MessageBuilder
 from yangkey.sample import generate
-from yangkey.spark.job import topic_specs
+from yangkey.spark.preflight import topic_specs
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "subscriptions.yaml"

@@ -28,7 +28,7 @@ from yangkey.kafka.config import ensure_topics
 from yangkey.messages import KeyedMessage, Rejection
 from yangkey.records import MessageBuilder
 from yangkey.sample import generate
-from yangkey.spark.job import topic_specs
+from yangkey.spark.preflight import topic_specs
 
 #: librdkafka's default session.timeout.ms: how long a dead member holds its partitions.
 SESSION_TIMEOUT = 45.0

@@ -35,9 +35,11 @@ from test_spark_job import (
 
 from yangkey.errors import ConfigError, InputError
 from yangkey.kafka.config import TopicSpec, ensure_topics, producer_config
-from yangkey.spark.job import Summary, prepare, run
+from yangkey.spark.job import run
 from yangkey.spark.markers import MarkerStore
+from yangkey.spark.planning import prepare
 from yangkey.spark.preflight import admin_for
+from yangkey.spark.progress import Summary
 from yangkey.spark.transform import HEADER_TRUNCATED, split_records
 
 

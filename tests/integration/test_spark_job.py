@@ -35,8 +35,11 @@ from yangkey.kafka.broker import free_port
 from yangkey.kafka.config import TopicSpec, ensure_topics, producer_config
 from yangkey.messages import HEADER_CONTENT_TYPE, HEADER_ERROR, HEADER_ERROR_KIND, HEADER_SOURCE
 from yangkey.sample import generate, iter_jsonl
-from yangkey.spark.job import JobConfig, Summary, prepare, run
+from yangkey.spark.config import JobConfig
+from yangkey.spark.job import run
 from yangkey.spark.kafka_source import resolve_offsets
+from yangkey.spark.planning import prepare
+from yangkey.spark.progress import Summary
 from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing, split_records
 
 REPO = Path(__file__).resolve().parents[2]

@@ -20,12 +20,13 @@ from pyspark.sql import SparkSession
 from yangkey.errors import ConfigError, InputError
 from yangkey.spark import ship_env
 from yangkey.spark.commands import produce
+from yangkey.spark.config import JobConfig
 from yangkey.spark.executors import (
     check_executors,
     is_local_master,
     local_input_warnings,
 )
-from yangkey.spark.job import JobConfig, plan_files
+from yangkey.spark.files import plan_files
 
 
 @pytest.fixture(scope="module")

@@ -32,15 +32,13 @@ from yangkey.spark import preflight as preflight_module
 from yangkey.spark import sink as sink_module
 from yangkey.spark import transform as transform_module
 from yangkey.spark.commands import parse_size, produce
-from yangkey.spark.job import (
-    JobConfig,
-    plan_files,
-    prepare,
-    run,
-    spark_failure,
-    topic_specs,
-)
+from yangkey.spark.config import JobConfig
+from yangkey.spark.files import plan_files
+from yangkey.spark.job import run
 from yangkey.spark.kafka_source import chunk_ranges, parse_kafka_input, parse_offset_spec
+from yangkey.spark.planning import prepare
+from yangkey.spark.preflight import topic_specs
+from yangkey.spark.session import spark_failure
 from yangkey.spark.sink import SinkSpec, produce_partition
 from yangkey.spark.transform import (
     BuilderSpec,

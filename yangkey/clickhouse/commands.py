@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from yangkey.cli import reports_errors
 from yangkey.errors import ConfigError
+from yangkey.reporting import reports_errors
 
 if TYPE_CHECKING:
     from yangkey.catalog import Catalog

@@ -18,13 +18,13 @@ from types import FrameType
 import click
 from rich.console import Console
 
-from yangkey.cli import fail
 from yangkey.errors import YangkeyError
 from yangkey.kafka.broker import DEFAULT_HEAP, EmbeddedKafka
 from yangkey.kafka.config import parse_kv
 from yangkey.kafka.install import KAFKA_VERSION, install_kafka, installed_jars
 from yangkey.kafka.install import kafka_home as cache_home
 from yangkey.kafka.process import STATE_FILE, BrokerState, broker_answers, stop_recorded
+from yangkey.reporting import fail
 
 DEFAULT_STATE_DIR = Path(".yangkey") / "kafka"
 

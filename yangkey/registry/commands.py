@@ -11,9 +11,9 @@ from types import FrameType
 import click
 import orjson
 
-from yangkey.cli import reports_errors
 from yangkey.errors import ConfigError, YangkeyError
 from yangkey.kafka.config import client_overrides
+from yangkey.reporting import reports_errors
 
 EXAMPLES = """\b
 Examples:

@@ -20,14 +20,11 @@ from rich.table import Table
 from yangkey.config import parse_duration
 from yangkey.errors import ConfigError, YangkeyError
 from yangkey.kafka.config import client_overrides, parse_kv
-from yangkey.spark.job import (
-    DEFAULT_MAX_RECORDS_PER_TASK,
-    JobConfig,
-    Prepared,
-    Summary,
-    prepare,
-    run,
-)
+from yangkey.reporting import fail
+from yangkey.spark.config import DEFAULT_MAX_RECORDS_PER_TASK, JobConfig
+from yangkey.spark.job import run
+from yangkey.spark.planning import Prepared, prepare
+from yangkey.spark.progress import Summary
 from yangkey.spark.stopping import Stopper
 
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]i?b?|b)?\s*$", re.IGNORECASE)
@@ -89,8 +86,40 @@ idempotence, acks=all), --producer-config-file, YANGKEY_KAFKA_<KEY> environment 
 """
 
 
+def _field(convert: Callable[[Any], Any]) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """A click callback that turns an option's value into its JobConfig field; a value it
+    cannot convert is a usage error, reported before anything starts."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        try:
+            return convert(value)
+        except YangkeyError as error:
+            raise click.BadParameter(error.reason) from None
+        except ValueError as error:
+            raise click.BadParameter(str(error)) from None
+
+    return callback
+
+
 def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
     return click.option(name, multiple=True, metavar="KEY=VALUE", help=help_text)
+
+
+def _kv_field(name: str, dest: str, help_text: str) -> Callable[[Any], Any]:
+    return click.option(
+        name,
+        dest,
+        multiple=True,
+        metavar="KEY=VALUE",
+        callback=_field(lambda items: parse_kv(items, source=name)),
+        help=help_text,
+    )
+
+
+def _duration(text: str | None) -> str | None:
+    if text is not None:
+        parse_duration(text)
+    return text
 
 
 @click.command(epilog=EPILOG, context_settings={"max_content_width": 100})
@@ -164,8 +193,9 @@ def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
 )
 @click.option(
     "--no-keys",
-    "no_keys",
+    "keys",
     is_flag=True,
+    callback=_field(lambda off: False if off else None),
     help="Producer knob 1 off: no message keys (round robin over partitions).",
 )
 @click.option(
@@ -177,7 +207,9 @@ def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
 )
 @click.option(
     "--no-learn",
+    "learn",
     is_flag=True,
+    callback=_field(lambda off: not off),
     help="Reject notifications of subscriptions missing from the file instead of"
     " learning them from telemetry-message yang-push-subscription metadata.",
 )
@@ -203,8 +235,9 @@ def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
     help="Create missing topics first: catalog partitions and retention,"
     " cleanup.policy=compact for current-state topics, plus the dead-letter topic.",
 )
-@_kv_option(
+@_kv_field(
     "--topic-config",
+    "topic_configs",
     "Extra config for topics that --create-topics creates, e.g. min.insync.replicas=2. Repeatable.",
 )
 @click.option(
@@ -227,6 +260,7 @@ def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
 )
 @click.option(
     "--transactional-id-prefix",
+    "transactional_prefix",
     default="yangkey",
     show_default=True,
     help="Prefix of transactional ids and marker groups (for broker ACLs).",
@@ -244,6 +278,7 @@ def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
     default="64m",
     show_default=True,
     metavar="SIZE",
+    callback=_field(parse_size),
     help="Local files bigger than this are read by several tasks (cut at line starts).",
 )
 @click.option(
@@ -262,6 +297,7 @@ def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
 @click.option(
     "--trigger-interval",
     metavar="DURATION",
+    callback=_field(_duration),
     help="--stream: micro-batch interval, e.g. 10s. Default: as fast as possible.",
 )
 @click.option(
@@ -278,6 +314,7 @@ def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
     default="120s",
     show_default=True,
     metavar="DURATION",
+    callback=_field(lambda text: float(parse_duration(text))),
     help="kafka:// inputs: how long metadata and offset look-ups retry (with backoff) while"
     " the broker is unreachable before the run fails.",
 )
@@ -294,7 +331,9 @@ def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
 @click.option(
     "--dry-run", is_flag=True, help="Derive keys and topics and print the counts; produce nothing."
 )
-@_kv_option("--spark-conf", "Any Spark setting, e.g. spark.executor.memory=4g. Repeatable.")
+@_kv_field(
+    "--spark-conf", "spark_conf", "Any Spark setting, e.g. spark.executor.memory=4g. Repeatable."
+)
 @click.option(
     "--spark-log-level",
     default="ERROR",
@@ -304,45 +343,7 @@ def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
     ),
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def produce(
-    subscriptions: str,
-    inputs: tuple[str, ...],
-    bootstrap: str | None,
-    master: str | None,
-    ship_env: bool,
-    producer_config: tuple[str, ...],
-    producer_config_file: str | None,
-    consumer_config: tuple[str, ...],
-    consumer_config_file: str | None,
-    source_bootstrap: str | None,
-    start: str,
-    until: str,
-    no_keys: bool,
-    single_topic: str | None,
-    no_learn: bool,
-    default_node: str | None,
-    yang_dirs: tuple[str, ...],
-    schema_id: int | None,
-    create_topics: bool,
-    topic_config: tuple[str, ...],
-    delivery: str,
-    run_id: str | None,
-    transactional_id_prefix: str,
-    layout: str,
-    split_size: str,
-    max_records_per_task: int,
-    stream: bool,
-    checkpoint: str | None,
-    trigger_interval: str | None,
-    available_now: bool,
-    max_per_trigger: int | None,
-    outage_budget: str,
-    restart_on_failure: int,
-    dry_run: bool,
-    spark_conf: tuple[str, ...],
-    spark_log_level: str,
-    as_json: bool,
-) -> None:
+def produce(as_json: bool, **options: Any) -> None:
     """Read raw YANG-Push notifications, derive message keys and topics, produce to Kafka.
 
     Runs on Spark: local[*] by default, any cluster with --master (or under spark-submit).
@@ -355,58 +356,17 @@ def produce(
         err = Console(stderr=True, highlight=False, soft_wrap=True)
         prepared: Prepared | None = None
         try:
-            if not bootstrap and not dry_run:
+            config = job_config(options)
+            if not config.bootstrap and not config.dry_run:
                 raise click.UsageError("--bootstrap is required (or use --dry-run)")
-            config = JobConfig(
-                subscriptions=subscriptions,
-                inputs=inputs,
-                bootstrap=bootstrap,
-                master=master,
-                stream=stream,
-                checkpoint=checkpoint,
-                producer_overrides=client_overrides(
-                    properties_file=producer_config_file, kv=producer_config
-                ),
-                consumer_overrides=client_overrides(
-                    properties_file=consumer_config_file, kv=consumer_config
-                ),
-                source_bootstrap=source_bootstrap,
-                keys=False if no_keys else None,
-                single_topic=single_topic,
-                learn=not no_learn,
-                default_node=default_node,
-                yang_dirs=yang_dirs,
-                schema_id=schema_id,
-                create_topics=create_topics,
-                topic_configs=parse_kv(topic_config, source="--topic-config"),
-                delivery="at-least-once" if delivery == "at-least-once" else "exactly-once",
-                transactional_prefix=transactional_id_prefix,
-                run_id=run_id,
-                start=start,
-                until=until,
-                layout=(
-                    "lines" if layout == "lines" else "document" if layout == "document" else "auto"
-                ),
-                split_size=parse_size(split_size),
-                max_records_per_task=max_records_per_task,
-                dry_run=dry_run,
-                trigger_interval=trigger_interval,
-                available_now=available_now,
-                max_per_trigger=max_per_trigger,
-                outage_budget=float(parse_duration(outage_budget)),
-                restart_on_failure=restart_on_failure,
-                spark_conf=parse_kv(spark_conf, source="--spark-conf"),
-                spark_log_level=spark_log_level.upper(),
-                ship_env=ship_env,
-            )
-            if trigger_interval and not stream:
+            if config.trigger_interval and not config.stream:
                 raise ConfigError("--trigger-interval needs --stream", source="produce")
-            if restart_on_failure and not stream:
+            if config.restart_on_failure and not config.stream:
                 raise ConfigError("--restart-on-failure needs --stream", source="produce")
             prepared = prepare(config)
             if config.ship_env:
                 _ship_env(config, prepared, err)
-            if not dry_run:
+            if not config.dry_run:
                 err.print(_start_line(prepared), markup=False, highlight=False)
             for warning in prepared.warnings:
                 err.print(f"[yellow]warning:[/yellow] {escape(warning)}")
@@ -419,7 +379,7 @@ def produce(
             def on_restart(error: YangkeyError, attempt: int) -> None:
                 err.print(
                     f"warning: the stream failed ({error.message()}); restart {attempt} of"
-                    f" {restart_on_failure} from the checkpoint",
+                    f" {config.restart_on_failure} from the checkpoint",
                     markup=False,
                     highlight=False,
                 )
@@ -450,8 +410,7 @@ def produce(
                 )
         except YangkeyError as error:
             if stopper.signum is None:
-                err.print(f"error: {error.message()}{_resume_hint(prepared)}", markup=False)
-                sys.exit(1)
+                fail(error, _resume_hint(prepared))
         except KeyboardInterrupt:
             stopper.signum = stopper.signum or signal.SIGINT
         if stopper.signum is not None:
@@ -461,6 +420,19 @@ def produce(
             click.echo(orjson.dumps(summary.to_dict(), option=orjson.OPT_INDENT_2).decode())
             return
         print_summary(summary, Console())
+
+
+def job_config(options: dict[str, Any]) -> JobConfig:
+    """``produce``'s options as a JobConfig: each option's destination is a field name and its
+    callback converts the value, except the Kafka client settings, where a properties file
+    and KEY=VALUE options (later wins) make one field each."""
+    fields = dict(options)
+    for client in ("producer", "consumer"):
+        fields[f"{client}_overrides"] = client_overrides(
+            properties_file=fields.pop(f"{client}_config_file"),
+            kv=fields.pop(f"{client}_config"),
+        )
+    return JobConfig(**fields)
 
 
 def _start_line(prepared: Prepared) -> str:
@@ -557,17 +529,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     the same options as ``yangkey produce``."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        produce.main(args=args, prog_name="produce_keyed.py", standalone_mode=False)
+        # Standalone: click reports usage errors itself and always ends with SystemExit.
+        produce.main(args=args, prog_name="produce_keyed.py")
     except SystemExit as exc:
-        return int(exc.code or 0) if isinstance(exc.code, int) else 1
-    except YangkeyError as exc:
-        print(f"error: {exc.message()}", file=sys.stderr)
-        return 1
-    except Exception as exc:  # click usage errors and the like
-        from click import ClickException  # noqa: PLC0415
-
-        if isinstance(exc, ClickException):
-            exc.show()
-            return exc.exit_code
-        raise
+        return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     return 0

@@ -16,12 +16,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from yangkey.errors import ConfigError
+from yangkey.spark.session import spark_failure
 from yangkey.spark.ship_env import EXECUTOR_PYTHON
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from yangkey.spark.job import JobConfig
+    from yangkey.spark.config import JobConfig
 
 TIMEOUT_CONF = "spark.yangkey.preflight.timeout"
 DEFAULT_TIMEOUT = 90.0
@@ -137,8 +138,6 @@ def check_executors(
 def _task_failure(exc: BaseException) -> str:
     """The executor-side cause of a failed probe (``Cannot run program …``, a Python version
     mismatch…) without Spark's "Job aborted due to stage failure" wrapping."""
-    from yangkey.spark.job import spark_failure  # noqa: PLC0415 - job imports this module
-
     match = _LAST_FAILURE.search(str(exc))
     if match and "PythonException" not in match.group(1):  # those: the Python-side line below
         return f"the probe task failed: {match.group(1).strip()}"

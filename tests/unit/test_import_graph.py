@@ -1,0 +1,101 @@
+"""The package's import graph, read from the source: lazy imports inside functions count (a
+cycle through them is still one a reader has to untangle), ``if TYPE_CHECKING:`` ones do not
+(they never run)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "yangkey"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    nodes: list[ast.AST] = []
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
+            pending.extend(node.orelse)
+            continue
+        nodes.append(node)
+        pending.extend(ast.iter_child_nodes(node))
+    return nodes
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the yangkey modules it imports (``from yangkey.x import y`` counts as an
+    import of ``yangkey.x.y`` when that is a module, else of ``yangkey.x``)."""
+    paths = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        targets: set[str] = set()
+        for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    child = f"{node.module}.{alias.name}"
+                    targets.add(child if child in paths else node.module)
+        graph[name] = {t for t in targets if t in paths and t not in (name, "yangkey")}
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle as a list of modules (first == last), or None for a DAG."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for target in sorted(graph.get(node, ())):
+            if state.get(target) == 1:
+                return [*path[path.index(target) :], target]
+            if target not in state and (cycle := visit(target)) is not None:
+                return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)) is not None:
+            return cycle
+    return None
+
+
+def test_find_cycle_sees_a_cycle_and_a_dag() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_the_graph_sees_lazy_and_from_imports() -> None:
+    graph = import_graph()
+    assert "yangkey.spark.job" in graph["yangkey.spark.commands"]
+    assert "yangkey.errors" in graph["yangkey.spark.session"]
+    assert "yangkey.clickhouse.ingest" in graph["yangkey.demo"]  # inside a function
+    assert "yangkey.schema" not in graph["yangkey.library"]  # under TYPE_CHECKING only
+
+
+@pytest.mark.parametrize("package", ["yangkey.spark", "yangkey"])
+def test_no_import_cycle(package: str) -> None:
+    graph = {
+        name: {t for t in targets if t.startswith(package)}
+        for name, targets in import_graph().items()
+        if name.startswith(package)
+    }
+    assert find_cycle(graph) is None
+
+
+def test_command_modules_do_not_import_the_cli_back() -> None:
+    # The CLI's lazy group imports the edge commands by name; an import of yangkey.cli from
+    # one of them would be a loop that no import statement in cli.py shows.
+    importers = sorted(name for name, targets in import_graph().items() if "yangkey.cli" in targets)
+    assert importers == []

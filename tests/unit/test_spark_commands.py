@@ -1,0 +1,119 @@
+"""``yangkey produce``'s options -> JobConfig, and its error reporting (no Spark started)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from yangkey.spark.commands import job_config, main, produce
+from yangkey.spark.config import JobConfig
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "subscriptions.yaml"
+REQUIRED = ["--subscriptions", "subs.yaml", "--input", "in.jsonl"]
+
+
+def _options(*args: str) -> dict[str, Any]:
+    ctx = produce.make_context("produce", [*REQUIRED, *args])
+    options = dict(ctx.params)
+    options.pop("as_json")
+    return options
+
+
+def test_option_defaults_are_the_job_configs_defaults() -> None:
+    # Two sources of defaults (click's and the dataclass's) must not drift apart: the
+    # spark-submit entry, the demo and the tests build JobConfig without click.
+    from_cli = job_config(_options())
+    from_code = JobConfig(subscriptions="subs.yaml", inputs=("in.jsonl",))
+    assert from_cli == from_code
+
+
+def test_every_option_lands_in_a_field() -> None:
+    config = job_config(
+        _options(
+            "--no-keys",
+            "--no-learn",
+            "--topic-config",
+            "min.insync.replicas=2",
+            "--spark-conf",
+            "spark.executor.memory=4g",
+            "--split-size",
+            "2k",
+            "--outage-budget",
+            "3s",
+            "--transactional-id-prefix",
+            "acl",
+            "--producer-config",
+            "compression.type=zstd",
+            "--consumer-config",
+            "fetch.min.bytes=1",
+            "--delivery",
+            "at-least-once",
+            "--spark-log-level",
+            "warn",
+            "--stream",
+            "--trigger-interval",
+            "10s",
+        )
+    )
+    assert config.keys is False and config.learn is False
+    assert config.topic_configs == {"min.insync.replicas": "2"}
+    assert config.spark_conf == {"spark.executor.memory": "4g"}
+    assert config.split_size == 2048 and config.outage_budget == 3.0
+    assert config.transactional_prefix == "acl"
+    assert config.producer_overrides == {"compression.type": "zstd"}
+    assert config.consumer_overrides == {"fetch.min.bytes": "1"}
+    assert config.delivery == "at-least-once" and config.spark_log_level == "WARN"
+    assert config.stream and config.trigger_interval == "10s"
+    # No option is left over nor invented: every destination but --json is a field (the
+    # client settings through their overrides).
+    fields = {f.name for f in dataclasses.fields(JobConfig)}
+    merged = {"producer_config", "producer_config_file", "consumer_config", "consumer_config_file"}
+    destinations = {p.name for p in produce.params} - {"as_json"}
+    assert destinations - merged <= fields
+
+
+def test_properties_file_and_options_make_one_field(tmp_path: Path) -> None:
+    properties = tmp_path / "producer.properties"
+    properties.write_text("linger.ms=5\ncompression.type=lz4\n", encoding="utf-8")
+    config = job_config(
+        _options(
+            "--producer-config-file", str(properties), "--producer-config", "compression.type=zstd"
+        )
+    )
+    assert config.producer_overrides == {"linger.ms": "5", "compression.type": "zstd"}
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["--spark-conf", "spark.executor.memory"], "--spark-conf"),
+        (["--topic-config", "=2"], "--topic-config"),
+        (["--outage-budget", "forever"], "--outage-budget"),
+        (["--trigger-interval", "soon", "--stream"], "--trigger-interval"),
+        (["--split-size", "big"], "--split-size"),
+    ],
+)
+def test_bad_option_values_are_usage_errors(args: list[str], option: str) -> None:
+    result = CliRunner().invoke(
+        produce, ["--subscriptions", str(EXAMPLE), "--input", "x", "--dry-run", *args]
+    )
+    assert result.exit_code == 2, result.output
+    assert f"Invalid value for '{option}'" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_spark_submit_main_reports_through_the_same_error_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "none.yaml"
+    code = main(["--subscriptions", str(missing), "--input", "x", "--dry-run"])
+    captured = capsys.readouterr()
+    assert code == 1
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and str(missing) in lines[0]
+    assert main(["--subscriptions", str(EXAMPLE), "--input", "x", "--split-size", "big"]) == 2

@@ -1,0 +1,73 @@
+"""What a producer run is asked to do: :class:`JobConfig` and the defaults it starts from."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from yangkey.spark.kafka_source import DEFAULT_OUTAGE_BUDGET
+from yangkey.spark.transform import LayoutChoice
+
+Delivery = Literal["exactly-once", "at-least-once"]
+
+DEFAULT_SPLIT_SIZE = 64 * 1024 * 1024
+DEFAULT_MAX_RECORDS_PER_TASK = 250_000
+SPARK_PRODUCER_DEFAULTS: Mapping[str, object] = {
+    # A broker outage longer than this fails the task (and, after retries, the job).
+    "message.timeout.ms": 120_000,
+    # Spark batches are big: 10 min per task transaction (the broker's default max is 15).
+    "transaction.timeout.ms": 600_000,
+    "queue.buffering.max.messages": 200_000,
+    "batch.num.messages": 10_000,
+}
+TEST_FAIL_AFTER_ENV = "YANGKEY_TEST_FAIL_AFTER"
+TEST_FAIL_AFTER_CONF = "spark.yangkey.test.fail_after"
+
+
+@dataclass
+class JobConfig:
+    """Everything ``yangkey produce`` and ``spark_jobs/produce_keyed.py`` accept."""
+
+    subscriptions: str
+    inputs: tuple[str, ...]
+    bootstrap: str | None = None
+    master: str | None = None
+    stream: bool = False
+    checkpoint: str | None = None
+    producer_overrides: Mapping[str, object] = field(default_factory=dict)
+    consumer_overrides: Mapping[str, object] = field(default_factory=dict)
+    source_bootstrap: str | None = None
+    keys: bool | None = None
+    single_topic: str | None = None
+    learn: bool = True
+    default_node: str | None = None
+    yang_dirs: tuple[str, ...] = ()
+    schema_id: int | None = None
+    create_topics: bool = False
+    topic_configs: Mapping[str, str] = field(default_factory=dict)
+    delivery: Delivery = "exactly-once"
+    transactional_prefix: str = "yangkey"
+    run_id: str | None = None
+    start: str = "earliest"
+    until: str = "latest"
+    layout: LayoutChoice = "auto"
+    split_size: int = DEFAULT_SPLIT_SIZE
+    max_records_per_task: int = DEFAULT_MAX_RECORDS_PER_TASK
+    dry_run: bool = False
+    trigger_interval: str | None = None
+    available_now: bool = False
+    max_per_trigger: int | None = None
+    spark_conf: Mapping[str, str] = field(default_factory=dict)
+    spark_log_level: str = "ERROR"
+    app_name: str = "yangkey-produce"
+    preflight: bool = True
+    """Check the broker and the topics on the driver before starting (tests turn it off)."""
+    ship_env: bool = False
+    """Executors run ``./environment/bin/python`` from ``spark.archives`` (``--ship-env``)."""
+    fail_after: int | None = None
+    """Test hook (``yangkey.test.fail_after``): attempt 0 of each task crashes after N."""
+    outage_budget: float = DEFAULT_OUTAGE_BUDGET
+    """Seconds metadata and offset look-ups of kafka:// inputs retry while the broker is down."""
+    restart_on_failure: int = 0
+    """--stream: restart the query this many times after a failure (from its checkpoint)."""

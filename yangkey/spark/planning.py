@@ -1,0 +1,332 @@
+"""Everything the driver settles before Spark starts: the compiled catalog, the producer and
+consumer settings, the topics, the run id, and the plan of what each task reads.
+
+A configuration error found here costs no JVM. A batch run id that already has commit
+markers resumes: the plan keeps only what its markers do not cover
+(:mod:`yangkey.spark.markers`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from yangkey.catalog import Catalog
+from yangkey.errors import ConfigError
+from yangkey.kafka.config import connection_settings, consumer_config, producer_config
+from yangkey.spark.config import (
+    SPARK_PRODUCER_DEFAULTS,
+    TEST_FAIL_AFTER_CONF,
+    TEST_FAIL_AFTER_ENV,
+    JobConfig,
+)
+from yangkey.spark.executors import local_input_warnings
+from yangkey.spark.files import is_local, local_path, plan_files
+from yangkey.spark.kafka_source import KafkaRange, parse_kafka_input, plan_kafka
+from yangkey.spark.markers import (
+    HadoopCheckpoint,
+    LocalCheckpoint,
+    Marker,
+    MarkerStore,
+    PlannedRange,
+    StreamIdentity,
+    check_no_foreign_markers,
+    resume_plan,
+    stream_identity,
+)
+from yangkey.spark.preflight import admin_for, check_topics, topic_specs
+from yangkey.spark.sink import SinkSpec
+from yangkey.spark.transform import DEFAULT_MAX_MESSAGE_BYTES, BuilderSpec, FileRange
+
+
+@dataclass
+class Prepared:
+    """The driver's view of a run before Spark starts."""
+
+    builder_spec: BuilderSpec
+    catalog: Catalog
+    sink: SinkSpec
+    source_config: dict[str, object]
+    warnings: list[str] = field(default_factory=list)
+    created_topics: tuple[str, ...] = ()
+    plan: list[tuple[int, PlannedRange]] = field(default_factory=list)
+    """Batch: one (task number, range) per Spark partition (file ranges, raw-topic offsets)."""
+    committed: list[Marker] = field(default_factory=list)
+    """Batch: markers of tasks an earlier attempt of this run committed (not run again)."""
+    fenced: int = 0
+    """Transactions of an interrupted attempt of this run that were aborted at start."""
+    stream: StreamIdentity | None = None
+    """Streaming: the checkpoint's identity, once bound."""
+    remote: list[str] = field(default_factory=list)
+    """Batch: Hadoop URIs read with Spark's binaryFile source instead."""
+    py_files: list[str] = field(default_factory=list)
+    """Added to the executors' Python path (``--ship-env``: an editable yangkey's code)."""
+
+
+def _milliseconds(config: Mapping[str, object], key: str) -> int:
+    try:
+        return int(str(config[key]))
+    except ValueError:
+        raise ConfigError(
+            f"{key}={config[key]!r}: expected a number of milliseconds", source="producer config"
+        ) from None
+
+
+def _fail_after(config: JobConfig) -> int | None:
+    if config.fail_after is not None:
+        return config.fail_after
+    text = os.environ.get(TEST_FAIL_AFTER_ENV) or config.spark_conf.get(TEST_FAIL_AFTER_CONF)
+    if not text:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ConfigError(f"{text!r} is not a number", source=TEST_FAIL_AFTER_ENV) from None
+
+
+_RUN_ID = re.compile(r"^[A-Za-z0-9_.]{1,64}$")
+
+
+def legacy_stream_run_id(checkpoint: str) -> str:
+    """The run id of a checkpoint made before checkpoints carried an identity."""
+    absolute = str(Path(checkpoint).expanduser().resolve())
+    return "s" + hashlib.sha256(absolute.encode()).hexdigest()[:12]
+
+
+def default_run_id(config: JobConfig, subscriptions_text: str = "") -> str:
+    """``--run-id``, else: batch, derived from what the command reads and writes, so running
+    the same command again resumes (and produces only what is new); streaming, a placeholder
+    that the checkpoint's identity replaces (:func:`yangkey.spark.markers.stream_identity`)."""
+    if config.run_id:
+        if not _RUN_ID.match(config.run_id):
+            raise ConfigError(
+                f"{config.run_id!r}: use 1-64 letters, digits, '_' or '.'", source="--run-id"
+            )
+        return config.run_id
+    if config.stream and config.checkpoint:
+        return legacy_stream_run_id(config.checkpoint)
+    if config.dry_run:
+        return uuid.uuid4().hex[:12]
+    inputs = [uri if not is_local(uri) else str(local_path(uri).resolve()) for uri in config.inputs]
+    what = {
+        "subscriptions": hashlib.sha256(subscriptions_text.encode()).hexdigest(),
+        "inputs": inputs,
+        "from": config.start,
+        "until": config.until,
+        "bootstrap": config.bootstrap,
+        "source": config.source_bootstrap,
+        "knobs": [config.keys, config.single_topic, config.learn, config.default_node],
+        "schema": config.schema_id,
+        "layout": config.layout,
+        "delivery": config.delivery,
+    }
+    return "b" + hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def prepare(config: JobConfig) -> Prepared:
+    """Compile the catalog, build client configs, check or create topics: all on the driver,
+    before any JVM starts, so configuration errors cost nothing."""
+    if not config.inputs:
+        raise ConfigError(
+            "give at least one --input (a file, a directory or kafka://TOPIC)", source="produce"
+        )
+    if config.stream and not config.checkpoint:
+        raise ConfigError(
+            "--stream needs --checkpoint DIR (where Spark records progress)", source="produce"
+        )
+    if config.stream and len(config.inputs) != 1:
+        raise ConfigError("--stream reads exactly one --input", source="produce")
+    builder_spec = BuilderSpec.from_file(
+        config.subscriptions,
+        yang_dirs=config.yang_dirs,
+        keys=config.keys,
+        single_topic=config.single_topic,
+        learn=config.learn,
+        schema_id=config.schema_id,
+        default_node=config.default_node,
+    )
+    catalog = builder_spec.catalog()
+    builder_spec.knobs(catalog)  # validates the knob combination early
+    exactly_once = config.delivery == "exactly-once"
+    overrides = dict(config.producer_overrides)
+    if "transactional.id" in overrides:
+        raise ConfigError(
+            "transactional.id is derived per task (prefix, run id, partition); set"
+            " --transactional-id-prefix or --run-id instead",
+            source="producer config",
+        )
+    defaults = dict(SPARK_PRODUCER_DEFAULTS)
+    if not exactly_once:
+        defaults.pop("transaction.timeout.ms")
+    merged = {**defaults, **overrides}
+    message_ms = _milliseconds(merged, "message.timeout.ms")
+    if exactly_once:
+        # librdkafka refuses message.timeout.ms > transaction.timeout.ms: the value the
+        # operator set wins and the default of the other one adjusts to it.
+        transaction_ms = _milliseconds(merged, "transaction.timeout.ms")
+        if message_ms > transaction_ms:
+            if "message.timeout.ms" not in overrides:
+                message_ms = merged["message.timeout.ms"] = transaction_ms
+            elif "transaction.timeout.ms" not in overrides:
+                merged["transaction.timeout.ms"] = message_ms
+            else:
+                raise ConfigError(
+                    f"message.timeout.ms ({message_ms}) must not exceed transaction.timeout.ms"
+                    f" ({transaction_ms})",
+                    source="producer config",
+                )
+    if config.dry_run:
+        producer = dict(merged)
+        producer.setdefault("bootstrap.servers", config.bootstrap or "dry-run:9092")
+    else:
+        producer = producer_config(config.bootstrap, merged)
+    if exactly_once and (
+        str(producer.get("enable.idempotence", "true")).lower() == "false"
+        or str(producer.get("acks", "all")).lower() not in ("all", "-1")
+    ):
+        raise ConfigError(
+            "exactly-once delivery needs acks=all and idempotence; drop those settings or pass"
+            " --delivery at-least-once",
+            source="producer config",
+        )
+    delivery_seconds = message_ms / 1000.0
+    timeout = delivery_seconds + max(2.0, min(10.0, delivery_seconds / 4))
+    sink = SinkSpec(
+        producer_config=producer,
+        dead_letter_topic=catalog.dead_letter_topic,
+        run_id=default_run_id(config, builder_spec.subscriptions_text),
+        transactional_prefix=config.transactional_prefix,
+        exactly_once=exactly_once,
+        timeout=timeout,
+        fail_after=_fail_after(config),
+        dry_run=config.dry_run,
+    )
+    source_config: dict[str, object] = {}
+    if any(uri.startswith("kafka://") for uri in config.inputs):
+        source_bootstrap = config.source_bootstrap or config.bootstrap
+        source_config = consumer_config(
+            source_bootstrap,
+            f"{config.transactional_prefix}-reader-{sink.run_id}",
+            {"enable.partition.eof": False, **config.consumer_overrides},
+        )
+    prepared = Prepared(builder_spec, catalog, sink, source_config)
+    prepared.warnings.extend(local_input_warnings(config))
+    if not config.dry_run and config.preflight:
+        created, warned, limit = check_topics(
+            sink.producer_config,
+            topic_specs(catalog, config.single_topic),
+            create=config.create_topics,
+            extra_configs=config.topic_configs,
+        )
+        prepared.created_topics = created
+        prepared.warnings.extend(warned)
+        _fit_message_limit(prepared, limit)
+    if config.stream and is_local(str(config.checkpoint)):
+        bind_checkpoint(config, prepared)
+    if not config.stream:
+        plan, prepared.remote = plan_inputs(config, source_config)
+        prepared.plan = list(enumerate(plan))
+        if exactly_once and not config.dry_run and config.preflight and plan:
+            _resume(config, prepared, plan)
+    return prepared
+
+
+def _fit_message_limit(prepared: Prepared, topic_limit: int | None) -> None:
+    """Size-check against the smaller of the producer's and the topics' limits; a producer
+    limit above a topic's would let librdkafka build batches the broker refuses."""
+    producer = dict(prepared.sink.producer_config)
+    limit = int(str(producer.get("message.max.bytes", DEFAULT_MAX_MESSAGE_BYTES)))
+    if topic_limit is not None and topic_limit < limit:
+        limit = topic_limit
+        producer["message.max.bytes"] = limit
+    prepared.sink = replace(prepared.sink, producer_config=producer, max_message_bytes=limit)
+
+
+def _resume(config: JobConfig, prepared: Prepared, plan: list[PlannedRange]) -> None:
+    """Fence what an interrupted attempt of this run left open, then plan what its markers
+    do not cover under task numbers it never used."""
+    sink = prepared.sink
+    store = MarkerStore(
+        admin_for(sink.producer_config),
+        connection_settings(sink.producer_config),
+        sink.transactional_prefix,
+        sink.run_id,
+        sink.dead_letter_topic,
+    )
+    markers, handed_out = store.read()
+    open_tasks = [task for task in range(handed_out) if task not in markers]
+    if open_tasks:
+        prepared.fenced = store.fence(open_tasks)
+        markers, handed_out = store.read()  # a commit the fenced attempt had begun completes
+    resumed = resume_plan(plan, markers, handed_out, config.split_size, sink.run_id)
+    prepared.plan = resumed.plan
+    prepared.committed = resumed.committed
+    if resumed.plan:
+        store.record(resumed.plan[-1][0] + 1)
+
+
+def plan_inputs(
+    config: JobConfig, source_config: Mapping[str, object]
+) -> tuple[list[FileRange | KafkaRange], list[str]]:
+    """Batch inputs -> (planned ranges, Hadoop URIs for Spark's binaryFile source).
+
+    Runs on the driver before Spark starts: a missing file or raw topic costs no JVM.
+    """
+    plan: list[FileRange | KafkaRange] = []
+    remote: list[str] = []
+    for uri in config.inputs:
+        if uri.startswith("kafka://"):
+            plan.extend(
+                plan_kafka(
+                    parse_kafka_input(uri),
+                    source_config,
+                    config.start,
+                    config.until,
+                    config.max_records_per_task,
+                    config.outage_budget,
+                )
+            )
+        elif is_local(uri):
+            plan.extend(plan_files(uri, config.split_size, config.layout))
+        else:
+            remote.append(uri)
+    if remote and plan:
+        raise ConfigError("mix local inputs and Hadoop URIs in separate runs", source="--input")
+    return plan, remote
+
+
+def bind_checkpoint(
+    config: JobConfig, prepared: Prepared, session: SparkSession | None = None
+) -> StreamIdentity:
+    """Tie the stream's run id to the checkpoint's identity; refuse foreign markers ahead."""
+    checkpoint = str(config.checkpoint)
+    files: LocalCheckpoint | HadoopCheckpoint
+    if is_local(checkpoint):
+        files = LocalCheckpoint(checkpoint)
+    else:
+        files = HadoopCheckpoint(checkpoint, session)
+    try:
+        identity = stream_identity(files, config.run_id, legacy_stream_run_id(checkpoint))
+    except OSError as exc:
+        raise ConfigError(f"cannot use the checkpoint: {exc}", source=checkpoint) from None
+    sink = replace(prepared.sink, run_id=identity.run_id, identity=identity.identity)
+    prepared.sink = sink
+    prepared.stream = identity
+    if sink.exactly_once and not sink.dry_run and config.preflight:
+        store = MarkerStore(
+            admin_for(sink.producer_config),
+            connection_settings(sink.producer_config),
+            sink.transactional_prefix,
+            sink.run_id,
+            sink.dead_letter_topic,
+        )
+        check_no_foreign_markers(store.read()[0], identity, checkpoint)
+    return identity

@@ -1,0 +1,152 @@
+"""The SparkSession of a run, and Spark's failures turned back into one clear error."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+import tempfile
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from yangkey import errors as yangkey_errors
+from yangkey.errors import YangkeyError
+from yangkey.spark.config import JobConfig
+
+DEFAULT_MASTER = "local[*]"
+WORKER_DAEMON_CONF = {"spark.python.daemon.module": "yangkey.spark.daemon"}
+"""Python workers that die with the JVM that started them (:mod:`yangkey.spark.daemon`)."""
+
+
+def spark_failure(exc: BaseException, what: str = "the Spark job") -> YangkeyError:
+    """A Spark/Py4J exception -> the YangkeyError a task raised, or one clear line."""
+    if isinstance(exc, YangkeyError):
+        return exc
+    text = str(exc)
+    found: tuple[str, str] | None = None
+    for line in text.splitlines():
+        marker = line.find("yangkey.errors.")
+        if marker < 0:
+            continue
+        name, sep, message = line[marker + len("yangkey.errors.") :].partition(": ")
+        if sep and name.isidentifier():
+            found = (name, message.strip())
+    attempts = ""
+    for line in text.splitlines():
+        if "failed" in line and "times, most recent failure" in line:
+            start = line.find("failed ")
+            attempts = line[start : line.find(",", start)].strip()
+            break
+    if found is not None:
+        name, message = found
+        cls = getattr(yangkey_errors, name, YangkeyError)
+        if not (isinstance(cls, type) and issubclass(cls, YangkeyError)):
+            cls = YangkeyError
+        suffix = f" (task {attempts})" if attempts else ""
+        source, sep, reason = message.partition(": ")
+        if not sep:
+            source, reason = "spark task", message
+        return cls(reason + suffix, source=source)
+    candidates = [
+        match.group(1)
+        for line in text.splitlines()
+        if (match := _EXCEPTION_LINE.match(line.strip())) is not None
+    ]
+    python_side = [c for c in candidates if not c.startswith(("org.", "java.", "scala."))]
+    if python_side:
+        reason = python_side[-1]
+    elif candidates:
+        reason = candidates[0]
+    else:
+        reason = next((line for line in text.splitlines() if line.strip()), type(exc).__name__)
+    return YangkeyError(f"{what} failed: {reason.strip()}", source="spark")
+
+
+_EXCEPTION_LINE = re.compile(r"^(?::\s*)?([\w.$]+(?:Error|Exception|Crash)\b(?::.*)?)$")
+
+
+def _quiet_log4j2(level: str) -> Path:
+    """A log4j2 config for the driver JVM: Spark's console layout at ``level``."""
+    path = Path(tempfile.gettempdir()) / f"yangkey-log4j2-{level.lower()}.properties"
+    if not path.exists():
+        path.write_text(
+            f"rootLogger.level = {level.lower()}\n"
+            "rootLogger.appenderRef.stderr.ref = console\n"
+            "appender.console.type = Console\n"
+            "appender.console.name = console\n"
+            "appender.console.target = SYSTEM_ERR\n"
+            "appender.console.layout.type = PatternLayout\n"
+            "appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex\n",
+            encoding="utf-8",
+        )
+    return path
+
+
+def worker_python(
+    master: str | None, spark_conf: Mapping[str, str], environ: Mapping[str, str]
+) -> str | None:
+    """The interpreter Spark's Python workers must run, or None to leave PySpark's choice.
+
+    The user's ``spark.pyspark.python`` wins, then their ``PYSPARK_PYTHON``; otherwise a local
+    master runs this very interpreter, the one that imported yangkey. Cluster masters keep
+    Spark's own resolution: the environment ships with ``--archives`` (see the README).
+    """
+    chosen = spark_conf.get("spark.pyspark.python")
+    if chosen:
+        return chosen
+    if environ.get("PYSPARK_PYTHON"):
+        return None
+    if (master or "").startswith("local"):
+        return sys.executable
+    return None
+
+
+def build_session(config: JobConfig) -> SparkSession:
+    """``SparkSession`` for the job: ``--master`` if given, else spark-submit's, else local."""
+    builder: Any = SparkSession.builder.appName(config.app_name)
+    master = config.master
+    if master is None and "PYSPARK_GATEWAY_PORT" not in os.environ:
+        master = DEFAULT_MASTER  # plain Python, not spark-submit: run locally
+    if master is not None:
+        builder = builder.master(master)
+    settings: dict[str, str] = {
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "8",
+    }
+    python = worker_python(master, config.spark_conf, os.environ)
+    if python is not None:
+        # Python workers run SparkContext.pythonExec, which PySpark takes from this variable
+        # (else `python3` on PATH, which need not see yangkey); the builder's
+        # spark.pyspark.python does not reach it when the driver is plain Python.
+        os.environ["PYSPARK_PYTHON"] = python
+    launching = "PYSPARK_GATEWAY_PORT" not in os.environ
+    if launching and "spark.driver.extraJavaOptions" not in config.spark_conf:
+        # Our JVM: keep its start-up chatter below the chosen level from the first line.
+        settings["spark.driver.extraJavaOptions"] = (
+            f"-Dlog4j2.configurationFile=file:{_quiet_log4j2(config.spark_log_level)}"
+        )
+    if launching and (master or "").startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    settings.update(config.spark_conf)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*pandas.*", category=FutureWarning)
+        session: SparkSession = builder.getOrCreate()
+    session.sparkContext.setLogLevel(config.spark_log_level)
+    return session
+
+
+def quiet_query_errors(session: SparkSession) -> None:
+    """A failed query is reported as one ``error:`` line (or a restart warning): Spark's own
+    log of it, a JVM stack trace, would only bury that line."""
+    with contextlib.suppress(Exception):
+        jvm: Any = getattr(session, "_jvm")  # noqa: B009 - private, untyped
+        jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
+            "org.apache.spark.sql.execution.streaming", jvm.org.apache.logging.log4j.Level.OFF
+        )

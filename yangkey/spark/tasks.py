@@ -1,0 +1,67 @@
+"""The function every Spark partition runs: its records (a planned file range or raw-topic
+offsets, binaryFile rows, or a micro-batch's rows) through the transform into the sink.
+
+Each planned range carries its task number, which names its transactional id and commit
+marker; the partition returns its counts and the driver sums those of successful attempts
+only (exact under retries).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from pyspark import TaskContext
+
+from yangkey.spark.files import binary_files, read_file_range
+from yangkey.spark.kafka_source import KafkaRange, read_kafka_range
+from yangkey.spark.markers import PlannedRange, kafka_range_key
+from yangkey.spark.sink import PartitionResult, SinkSpec, produce_partition
+from yangkey.spark.transform import LayoutChoice, RawRecord, builder_for, split_records
+
+
+def planned_input(
+    planned: PlannedRange, source_config: Mapping[str, object]
+) -> tuple[str, Iterable[RawRecord]]:
+    """(range key, records) of one planned range."""
+    if isinstance(planned, KafkaRange):
+        return kafka_range_key(planned), read_kafka_range(source_config, planned)
+    return read_file_range(planned)
+
+
+def partition_task(
+    builder_spec: Any,
+    sink: SinkSpec,
+    batch_id: int,
+    kind: str,
+    source_config: Mapping[str, object],
+    layout: LayoutChoice,
+    progress: Any,
+) -> Callable[[int, Iterable[Any]], Iterable[PartitionResult]]:
+    """``plan`` partitions hold one (task number, range); ``files`` binaryFile rows (batch);
+    ``files-stream`` the same in a micro-batch; ``records`` streaming (value, position)."""
+
+    def run(index: int, items: Iterable[Any]) -> Iterable[PartitionResult]:
+        context = TaskContext.get()
+        task = context.partitionId() if context is not None else index
+        attempt = context.attemptNumber() if context is not None else 0
+        builder = builder_for(builder_spec.value)
+        records: Iterable[RawRecord]
+        key = ""
+        if kind == "plan":
+            task, planned = next(iter(items))  # one planned range per Spark partition
+            key, records = planned_input(planned, source_config)
+        elif kind == "files":
+            key, records = binary_files(items, layout)
+        elif kind == "files-stream":
+            records = (
+                r for row in items for r in split_records(bytes(row[1]), str(row[0]), layout)
+            )
+        else:
+            records = ((bytes(row[0] or b""), str(row[1])) for row in items)
+        result = produce_partition(records, builder, sink, task, attempt, batch_id, key)
+        if progress is not None:
+            progress.add(result.tally.records)
+        yield result
+
+    return run
