@@ -8,26 +8,24 @@ keyed messages (MessageBuilder) with the instance feed header that ingest adds
 
 from __future__ import annotations
 
-import itertools
 import json
 import tempfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from typed_helpers import IF, Pipe, edit, envelope, iface_value, patch, path
 
 from yangkey.catalog import Catalog, load_catalog
 from yangkey.clickhouse import ClickHouseError
-from yangkey.clickhouse.apply import ChdbConnection, apply, validate
+from yangkey.clickhouse.apply import ChdbConnection, validate
 from yangkey.clickhouse.columns import derive_columns, typed_topics
 from yangkey.clickhouse.ddl import DdlOptions, render_catalog, topic_tables
-from yangkey.clickhouse.identifiers import qualified
-from yangkey.clickhouse.ingest import QueueRow, add_instances, insert_rows
+from yangkey.clickhouse.ingest import QueueRow, add_instances
 from yangkey.clickhouse.instances import HEADER_INSTANCES, CatalogFeeds
-from yangkey.records import MessageBuilder
+from yangkey.records import MessageBuilder, ProducerKnobs
 from yangkey.schema import SchemaContext
 from yangkey.templates import compile_subscription
 
@@ -40,8 +38,6 @@ NS_YP = "urn:ietf:params:xml:ns:yang:ietf-yang-push"
 NS_TY = "urn:example:yangkey:yk-typed"
 IF_TOPIC = "netops-current-state-if-interfaces-interface"
 STATS_TOPIC = "netops-stats-if-interfaces-interface-statistics"
-IF = "/ietf-interfaces:interfaces/interface"
-_databases = itertools.count()
 
 
 def columns_of(xpath: str, schema: SchemaContext, *extra: str) -> dict[str, str]:
@@ -143,85 +139,6 @@ def typed_catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
         "    type: on-change-sync\n"
     )
     return load_catalog(path)
-
-
-@dataclass
-class Pipe:
-    """One fresh embedded database fed like ``yangkey ingest`` feeds it."""
-
-    conn: ChdbConnection
-    catalog: Catalog
-    db: str = field(default_factory=lambda: f"yk_typed_{next(_databases)}")
-    offsets: Iterator[int] = field(default_factory=itertools.count)
-
-    def __post_init__(self) -> None:
-        self.builder = MessageBuilder(self.catalog, strict=True)
-        self.feeds = CatalogFeeds(self.catalog)
-        options = DdlOptions(database=self.db, mode="embedded")
-        apply(self.conn, render_catalog(self.catalog, options), self.db)
-
-    def send(self, raw: str | bytes, *, topic: str | None = None) -> None:
-        data = raw.encode() if isinstance(raw, str) else raw
-        messages = self.builder.build(data, "test")
-        assert isinstance(messages, list), messages
-        for message in messages:
-            if topic is not None and message.topic != topic:
-                continue
-            row = QueueRow(
-                message.topic, 0, next(self.offsets), message.key, message.value,
-                list(message.headers), 1_790_000_000_000,
-            )
-            row = add_instances(self.feeds, row)
-            assert any(name == HEADER_INSTANCES for name, _ in row.headers)
-            insert_rows(self.conn, self.db, message.topic, [row])
-        assert self.feeds.failures == 0, self.feeds.first_failure
-
-    def table(self, topic: str, which: str) -> str:
-        return qualified(self.db, getattr(topic_tables(topic, self.db), which))
-
-    def rows(self, sql: str) -> list[dict[str, Any]]:
-        return self.conn.query(sql)
-
-    def now(self, topic: str, columns: str) -> dict[str, dict[str, Any]]:
-        """The live instances of ``topic``: instance path -> selected columns."""
-        rows = self.rows(
-            f"SELECT instance_path, {columns} FROM {self.table(topic, 'instances')} "
-            "ORDER BY instance_path"
-        )
-        return {row.pop("instance_path"): row for row in rows}
-
-
-def envelope(data: dict[str, Any], *, seq: int, time: str = "2026-11-20T10:00:00Z",
-             sub: int = 1042, host: str = "pe1") -> str:
-    return json.dumps({"ietf-yp-notification:envelope": {
-        "event-time": time, "hostname": host, "sequence-number": seq,
-        "contents": {"ietf-yang-push:push-update": {"id": sub, "datastore-contents": data}},
-    }})
-
-
-def patch(edits: list[dict[str, Any]], *, seq: int, time: str, sub: int = 1042) -> str:
-    return json.dumps({"ietf-yp-notification:envelope": {
-        "event-time": time, "hostname": "pe1", "sequence-number": seq,
-        "contents": {"ietf-yang-push:push-change-update": {
-            "id": sub,
-            "datastore-changes": {"yang-patch": {"patch-id": "p", "edit": edits}},
-        }},
-    }})
-
-
-def edit(op: str, target: str, value: dict[str, Any] | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"edit-id": f"{op}-{target}", "operation": op, "target": target}
-    if value is not None:
-        out["value"] = value
-    return out
-
-
-def iface_value(name: str, **leaves: Any) -> dict[str, Any]:
-    return {"ietf-interfaces:interface": [{"name": name, **leaves}]}
-
-
-def path(name: str) -> str:
-    return f"{IF}[name='{name}']"
 
 
 INTERFACES_JSON = {"ietf-interfaces:interfaces": {"interface": [
@@ -487,3 +404,21 @@ def test_server_ddl_creates_on_chdb_over_the_kafka_engine(
         "SELECT name FROM system.tables WHERE database = 'typed_server'")}
     assert {tables.ihist, tables.istate, tables.instances, tables.mv_ihist,
             tables.mv_istate} <= created
+
+
+@pytest.mark.parametrize("raw", [envelope(INTERFACES_JSON, seq=1), INTERFACES_XML],
+                         ids=["json", "xml"])
+def test_ingest_computes_the_feed_the_producer_sends(
+    example_catalog: Catalog, raw: str
+) -> None:
+    with_feed = MessageBuilder(example_catalog, strict=True).build(raw.encode(), "t")
+    knobs = ProducerKnobs.from_catalog(example_catalog, instances=False)
+    without = MessageBuilder(example_catalog, knobs, strict=True).build(raw.encode(), "t")
+    assert isinstance(with_feed, list) and isinstance(without, list)
+    feeds = CatalogFeeds(example_catalog)
+    for sent, bare in zip(with_feed, without, strict=True):
+        assert bare.header(HEADER_INSTANCES) is None
+        row = QueueRow(bare.topic, 0, 0, bare.key, bare.value, list(bare.headers))
+        added = dict(add_instances(feeds, row).headers)[HEADER_INSTANCES]
+        assert added is not None and added == sent.header(HEADER_INSTANCES).encode()
+        assert len(json.loads(added)) == 2  # eth0 and eth1
