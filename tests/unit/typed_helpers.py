@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,20 +38,29 @@ class Pipe:
         apply(self.conn, render_catalog(self.catalog, options), self.db)
 
     def send(self, raw: str | bytes, *, topic: str | None = None) -> None:
-        data = raw.encode() if isinstance(raw, str) else raw
-        messages = self.builder.build(data, "test")
-        assert isinstance(messages, list), messages
-        for message in messages:
-            if topic is not None and message.topic != topic:
-                continue
-            row = QueueRow(
-                message.topic, 0, next(self.offsets), message.key, message.value,
-                list(message.headers), 1_790_000_000_000,
-            )
-            row = add_instances(self.feeds, row)
-            assert any(name == HEADER_INSTANCES for name, _ in row.headers)
-            insert_rows(self.conn, self.db, message.topic, [row])
-            self.replays.append(row)
+        """Produce ``raw`` and insert its messages (of ``topic`` only, if given)."""
+        self.send_all([raw], topic=topic)
+
+    def send_all(self, records: Sequence[str | bytes], *, topic: str | None = None) -> None:
+        """:meth:`send` for many records, one insert per topic (as one ingest batch)."""
+        batches: dict[str, list[QueueRow]] = {}
+        for raw in records:
+            data = raw.encode() if isinstance(raw, str) else raw
+            messages = self.builder.build(data, "test")
+            assert isinstance(messages, list), messages
+            for message in messages:
+                if topic is not None and message.topic != topic:
+                    continue
+                row = QueueRow(
+                    message.topic, 0, next(self.offsets), message.key, message.value,
+                    list(message.headers), 1_790_000_000_000,
+                )
+                row = add_instances(self.feeds, row)
+                assert any(name == HEADER_INSTANCES for name, _ in row.headers)
+                batches.setdefault(message.topic, []).append(row)
+        for name, rows in batches.items():
+            insert_rows(self.conn, self.db, name, rows)
+            self.replays += rows
         assert self.feeds.failures == 0, self.feeds.first_failure
 
     def table(self, topic: str, which: str) -> str:
