@@ -383,8 +383,9 @@ def test_instance_ddl_parses_with_clickhouse(
     names = {s.name for s in statements}
     for topic in typed_topics(example_catalog):
         tables = topic_tables(topic, "yangkey", cluster=flavour.cluster is not None)
-        for name in (tables.ihist, tables.ihist_local, tables.istate, tables.instances,
-                     tables.mv_ihist, tables.mv_istate):
+        for name in (tables.ihist, tables.ihist_local, tables.istate, tables.istate_local,
+                     tables.instances, tables.iparsed, tables.mv_iparse, tables.mv_ihist,
+                     tables.mv_istate):
             assert f"yangkey.{name}" in names
 
 

@@ -196,24 +196,36 @@ class Column:
             return "String"
         return self.storage.column_type()
 
-    def extract(self, instance: str) -> str:
-        """SQL reading this column from the instance feed object ``instance`` (a JSON text)."""
-        from yangkey.clickhouse.identifiers import quote_literal  # noqa: PLC0415
+    @property
+    def feed_type(self) -> str:
+        """How the instance feed carries the value (JSON): text, or an array of texts."""
+        return "Array(String)" if self.kind == "leaf-list" else "Nullable(String)"
 
-        member = quote_literal(self.name)
-        text = f"JSONExtract({instance}, {member}, 'Nullable(String)')"
+    def convert(self, text: str) -> str:
+        """SQL turning ``text`` (of :attr:`feed_type`) into the column's type."""
         if self.kind == "leaf-list":
             element = self.storage.convert.format(x="_yk_v")
             if self.storage.nullable:
                 element = f"assumeNotNull({element})"
-            return (
-                f"arrayMap(_yk_v -> {element}, JSONExtract({instance}, {member}, 'Array(String)'))"
-            )
+            return f"arrayMap(_yk_v -> {element}, {text})"
         if self.kind == "list":
             return f"ifNull({text}, '[]')"
         if self.kind == "key":
             return f"assumeNotNull({self.storage.convert.format(x=text)})"
         return self.storage.convert.format(x=text)
+
+
+def feed_tuple_type(columns: Sequence[Column]) -> str:
+    """The named Tuple that reads a whole instance object of the feed in one JSON parse."""
+    from yangkey.clickhouse.identifiers import quote_identifier  # noqa: PLC0415
+
+    members = [
+        "`@path` String",
+        "`@op` String",
+        "`@under` String",
+        *(f"{quote_identifier(c.name)} {c.feed_type}" for c in columns),
+    ]
+    return f"Tuple({', '.join(members)})"
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,19 @@ for a ClickHouse file name is cut and given a hash, see :func:`table_base`):
 view ``T__mv_errors``
     rows with an ``error`` into the database-wide ``errors`` table.
 
+Per topic whose typed columns are known (:func:`yangkey.clickhouse.columns.typed_topics`; the
+instance feed: docs/design.md#instance-feed):
+
+``T__iparsed`` + view ``T__mv_iparse``
+    a ``Null`` table: the ``yangkey-instances`` header of each good message exploded, one row
+    per instance, each JSON object read once into typed columns.
+``T__ihist`` + view ``T__mv_ihist``
+    instance history, ``MergeTree ORDER BY (node, instance_path, event_time)``, TTL = retention.
+``T__istate`` + view ``T__mv_istate``, view ``T__instances``
+    instance state, ``AggregatingMergeTree ORDER BY (node, instance_path)`` with one
+    ``max((version, value))`` per leaf (yang-patch: a leaf keeps the value of the highest
+    version that carried it); ``T__instances`` shows the live instances.
+
 Per database: ``errors`` (undecodable messages of every topic plus the dead-letter topic, whose
 queue ``D__queue`` has the view ``D__mv_errors``), and the ``Merge`` tables ``history`` and
 ``current_state`` over every topic's tables. In cluster mode each stored table ``X`` is
@@ -42,7 +55,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import jinja2
 
 from yangkey import messages
-from yangkey.clickhouse.columns import HEADER_INSTANCES, TypedTopic
+from yangkey.clickhouse.columns import HEADER_INSTANCES, TypedTopic, feed_tuple_type
 from yangkey.clickhouse.identifiers import (
     check_database_name,
     qualified,
@@ -174,6 +187,9 @@ class TopicTables:
     istate_local: str
     instances: str
     """View: the live instances now."""
+    iparsed: str
+    """Null table: the instance feed read, one row per instance."""
+    mv_iparse: str
     mv_ihist: str
     mv_istate: str
 
@@ -199,6 +215,8 @@ def topic_tables(topic: str, database: str, *, cluster: bool = False) -> TopicTa
         istate=f"{base}__istate",
         istate_local=f"{base}__istate{local}",
         instances=f"{base}__instances",
+        iparsed=f"{base}__iparsed",
+        mv_iparse=f"{base}__mv_iparse",
         mv_ihist=f"{base}__mv_ihist",
         mv_istate=f"{base}__mv_istate",
     )
@@ -456,10 +474,10 @@ class _Renderer:
                 ("subscription_id", "SimpleAggregateFunction(max, UInt64)"),
                 ("event_time", "SimpleAggregateFunction(max, DateTime64(9, 'UTC'))"),
                 ("version", "SimpleAggregateFunction(max, UInt256)"),
-                ("deleted", "AggregateFunction(argMax, UInt8, UInt256)"),
+                ("deleted", "SimpleAggregateFunction(max, Tuple(UInt256, UInt8))"),
                 *((c.name, f"SimpleAggregateFunction(any, {c.type})") for c in key_columns),
                 *(
-                    (c.name, f"AggregateFunction(argMax, Tuple({state_types[c.name]}), UInt256)")
+                    (c.name, f"SimpleAggregateFunction(max, Tuple(UInt256, {state_types[c.name]}))")
                     for c in value_columns
                 ),
             ],
@@ -479,15 +497,24 @@ class _Renderer:
             source=names.istate,
             **columns,
         )
+        typed_columns = [(c.name, c.type) for c in typed.columns]
+        self.add(
+            "table",
+            names.iparsed,
+            "instance_parsed_table.sql.j2",
+            for_topic=spec.name,
+            table=names.iparsed,
+            typed_columns=typed_columns,
+        )
         self.add(
             "view",
             names.mv_ihist,
             "mv_instance_history.sql.j2",
             for_topic=spec.name,
             view=names.mv_ihist,
-            source=names.parsed,
+            source=names.iparsed,
             target=names.ihist,
-            columns=typed.columns,
+            typed_columns=typed_columns,
         )
         self.add(
             "view",
@@ -495,10 +522,21 @@ class _Renderer:
             "mv_instance_state.sql.j2",
             for_topic=spec.name,
             view=names.mv_istate,
-            source=names.parsed,
+            source=names.iparsed,
             target=names.istate,
             state_types=state_types,
             **columns,
+        )
+        self.add(
+            "view",
+            names.mv_iparse,
+            "mv_instance_parse.sql.j2",
+            for_topic=spec.name,
+            view=names.mv_iparse,
+            source=names.parsed,
+            target=names.iparsed,
+            columns=typed.columns,
+            tuple_type=feed_tuple_type(typed.columns),
         )
 
     def dead_letter(self, topic: str) -> None:
