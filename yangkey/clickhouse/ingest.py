@@ -597,10 +597,12 @@ def ingest(
         mode="embedded",
         dead_letter_topic=catalog.dead_letter_topic if dead_letter else None,
     )
+    from yangkey.catalog import Catalog  # noqa: PLC0415
     from yangkey.clickhouse.instances import CatalogFeeds  # noqa: PLC0415 - needs yangson
 
-    feeds = CatalogFeeds(catalog)
-    statements = render_ddl(catalog.topics, options, feeds.typed)
+    # only a compiled catalog knows its topics' schemas (a stand-in with topics only does not)
+    feeds = CatalogFeeds(catalog) if isinstance(catalog, Catalog) else None
+    statements = render_ddl(catalog.topics, options, feeds.typed if feeds else None)
     topics = [spec.name for spec in catalog.topics]
     if dead_letter:
         topics.append(catalog.dead_letter_topic)
@@ -621,7 +623,7 @@ def ingest(
             feeds=feeds,
         )
     finally:
-        if feeds.failures and progress:
+        if feeds is not None and feeds.failures and progress:
             log(
                 f"ingest: {feeds.failures} message(s) gave no instance rows (message-level "
                 f"rows stored): {feeds.first_failure}"

@@ -19,7 +19,7 @@ when the producer did not.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +29,7 @@ from yangkey.clickhouse.columns import HEADER_INSTANCES, Column, TypedTopic
 from yangkey.errors import NotificationError, YangkeyError
 from yangkey.keys import _edit_tree, _entries, _lookup, _passes_filters
 from yangkey.notifications import decode
+from yangkey.values import canon_integer
 from yangkey.xpath import quote
 
 if TYPE_CHECKING:
@@ -153,7 +154,7 @@ class InstanceFeed:
         if self.leaf_target:
             leaf = self.tree[""]
             assert isinstance(leaf, _Leaf)
-            out[leaf.column.name] = _value(leaf.column, value)
+            out[leaf.name] = leaf.value(value)
         elif isinstance(value, dict):
             _flatten(self.tree, value, out)
         return out
@@ -226,9 +227,15 @@ def _pinned_key(branch: Branch, column: Column) -> str:
     return ""
 
 
-@dataclass(frozen=True)
 class _Leaf:
-    column: Column
+    """One column in the plan, with the function giving its feed value (chosen once)."""
+
+    __slots__ = ("column", "name", "value")
+
+    def __init__(self, column: Column) -> None:
+        self.column = column
+        self.name = column.name
+        self.value: Callable[[Any], Any] = _converter(column)
 
 
 _Plan = dict[str, "_Leaf | _Plan"]
@@ -252,31 +259,43 @@ def _plan(columns: Iterator[Column] | Sequence[Column]) -> _Plan:
 
 def _flatten(plan: _Plan, data: dict[str, Any], out: dict[str, Any]) -> None:
     for member, value in data.items():
-        if not isinstance(member, str):
-            continue  # the _DELETED marker of an edit tree
         target = plan.get(member)
-        if target is None and ":" in member:
+        if target is None:
+            if type(member) is not str or ":" not in member:
+                continue  # the _DELETED marker of an edit tree, or not in this schema
             # a qualified member where the module does not change is still valid RFC 7951
             target = plan.get(member.rpartition(":")[2])
-        if target is None:
-            continue  # not in the schema of this topic: ignored, like the key walk does
-        if isinstance(target, _Leaf):
-            out[target.column.name] = _value(target.column, value)
-        elif isinstance(value, dict):
-            _flatten(target, value, out)
+            if target is None:
+                continue  # not in the schema of this topic: ignored, like the key walk does
+        if type(target) is _Leaf:
+            out[target.name] = target.value(value)
+        elif type(value) is dict:
+            _flatten(target, value, out)  # type: ignore[arg-type]
         # an empty container in XML decodes to "": it carries nothing
 
 
-def _value(column: Column, value: Any) -> Any:
+def _integer_text(value: Any) -> str:
+    """An integer leaf as text for ClickHouse's toIntN: a JSON number, or the text (XML, or a
+    64-bit value in JSON) with surrounding whitespace dropped. Leading zeros and a ``+`` parse
+    the same; text that is no integer becomes NULL in its column rather than a rejection."""
+    if type(value) is int:
+        return str(value)
+    if type(value) is str:
+        return value.strip()
+    return canon_integer(value)
+
+
+def _converter(column: Column) -> Callable[[Any], Any]:
     if column.kind == "list":
-        return orjson.dumps(_canonical_tree(_entries(value))).decode()
+        return lambda value: orjson.dumps(_canonical_tree(_entries(value))).decode()
+    canon = _integer_text if column.canon is canon_integer else column.canon
     if column.kind == "leaf-list":
-        return [column.canon(item) for item in _entries(value)]
+        return lambda value: [canon(item) for item in _entries(value)]
     if column.storage.yang == "bits":
-        return " ".join(str(value).split())
+        return lambda value: " ".join(str(value).split())
     if column.storage.yang == "empty":
-        return "true"
-    return column.canon(value)
+        return lambda _value: "true"
+    return canon
 
 
 def _canonical_tree(value: Any) -> Any:
