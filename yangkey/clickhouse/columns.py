@@ -22,8 +22,8 @@ yang:date-and-time                          DateTime64(9, 'UTC')
 inet addresses, string, binary, union,      String (canonical text: IPv6 per RFC 5952)
 leafref to those, other
 leaf-list of T                              Array(T)
-list below the target                       String: RFC 7951 JSON array of its entries, every
-                                            leaf value as canonical text
+list below the target, anydata, anyxml       String: JSON array of its entries (or of the
+                                            anydata value), every leaf value as text
 ==========================================  ======================================================
 
 Enumerations are ``LowCardinality(String)`` rather than ``Enum8``: a device on a newer module
@@ -287,6 +287,10 @@ class _Deriver:
                 self.add(".".join(path), "leaf", path, child)
             elif isinstance(child, InternalNode):
                 self.subtree(child, path, child.ns)
+            else:  # anydata / anyxml: its content as JSON text, like a nested list
+                self.columns.append(
+                    Column(".".join(path), "list", path, _STRING, _no_canon, child.ns)
+                )
 
 
 def _no_canon(value: object) -> str:  # pragma: no cover - list columns are not canonicalised

@@ -6,11 +6,15 @@ into a JSON array, once, in Python, where the tree is already parsed; the materi
 only ``ARRAY JOIN`` it and read each column by name (docs/design.md#instance-feed).
 
 Each object has ``@path`` (the instance's concrete XPath, as in the message key), ``@op``
-(``replace`` for a push-update, the yang-patch operation of an edit) and one member per column
-the message *carries*, named like the column (:mod:`yangkey.clickhouse.columns`), with the
-canonical text of the value (leaf-list: array of texts; nested list: RFC 7951 JSON text;
-``null``: the leaf is absent under a replace, i.e. it no longer exists). A member that is not
-there was not carried: a merge leaves that leaf as it was.
+(``replace`` for a push-update, the yang-patch operation of an edit), ``@under`` for an edit
+below the instance (the column prefix of its target), and one member per leaf the message
+carries, named like the column (:mod:`yangkey.clickhouse.columns`), with the canonical text of
+the value (leaf-list: array of texts; nested list: JSON text). What a replace, create, delete or
+remove does not carry (under ``@under``) is gone; what a merge does not carry stays as it was.
+
+Not covered: a delete or remove *above* the target (``interface=eth0`` on a topic whose target
+is ``interface/statistics``) names no instance of the target, so it has no row here; the
+message-level tables still have it.
 
 It travels in the ``yangkey-instances`` header of the keyed message, so the same views serve
 the Kafka engine (server mode) and ``yangkey ingest`` (embedded), which adds the header itself
@@ -41,8 +45,6 @@ __all__ = ["HEADER_INSTANCES", "InstanceFeed"]
 
 #: Edits that end the instance (or, below the target, the leaves under their target).
 REMOVING = frozenset({"delete", "remove"})
-#: Edits whose value is the whole new content of their target.
-REPLACING = frozenset({"replace", "create"})
 
 
 @dataclass(frozen=True)
