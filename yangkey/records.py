@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from yangkey.catalog import Catalog, CatalogEntry
+from yangkey.clickhouse.instances import HEADER_INSTANCES, InstanceFeed
 from yangkey.errors import ConfigError, InputError, NotificationError, YangkeyError
 from yangkey.messages import (
     HEADER_CONTENT_TYPE,
@@ -51,6 +52,9 @@ class ProducerKnobs:
     learn: bool = True
     """Off: never learn, even when the subscriptions file says ``learn: true`` (the file
     decides whether learning is allowed at all)."""
+    instances: bool = True
+    """The ``yangkey-instances`` header: the typed instance rows of each message for the
+    ClickHouse instance tables (docs/design.md#instance-feed); per-branch topics only."""
 
     def __post_init__(self) -> None:
         problem = topic_name_problem(self.single_topic)
@@ -96,6 +100,22 @@ class MessageBuilder:
         """Let exceptions that are not a YangkeyError (bugs) propagate instead of rejecting."""
         self.bugs: dict[tuple[Any, ...], int] = {}
         """Bugs seen, by (exception type, file, line) where raised."""
+        self._feeds: dict[str, InstanceFeed] = {}
+        self.feed_failures = 0
+        """Messages sent without the instance header: a leaf value the feed could not read."""
+
+    def _feed(self, entry: CatalogEntry, index: int) -> InstanceFeed:
+        topic = entry.topics[index]
+        feed = self._feeds.get(topic)
+        if feed is None:
+            from yangkey.clickhouse.columns import catalog_modules, derive_columns  # noqa: PLC0415
+
+            branch = entry.compiled.branches[index]
+            modules = sorted({*catalog_modules(self.catalog), *entry.compiled.modules})
+            feed = self._feeds[topic] = InstanceFeed(
+                branch, derive_columns(branch, self.schema, modules)
+            )
+        return feed
 
     def fixed_headers(
         self, entry: CatalogEntry, content_type: str
@@ -178,5 +198,13 @@ class MessageBuilder:
             if not xpaths:
                 continue
             key = derived.branch_key(index) if self.knobs.keys else None
-            messages.append(KeyedMessage(entry.topics[index], key, raw, header_tuple))
+            headers = header_tuple
+            if self.knobs.instances:
+                try:
+                    headers = (*headers, (HEADER_INSTANCES, self._feed(entry, index).header(note)))
+                except YangkeyError as exc:
+                    # the message is still good for its key and the message-level tables
+                    self.feed_failures += 1
+                    _log.warning("%s: no instance rows: %s", source, exc)
+            messages.append(KeyedMessage(entry.topics[index], key, raw, headers))
         return messages

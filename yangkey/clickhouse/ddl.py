@@ -21,6 +21,19 @@ for a ClickHouse file name is cut and given a hash, see :func:`table_base`):
 view ``T__mv_errors``
     rows with an ``error`` into the database-wide ``errors`` table.
 
+Per topic whose typed columns are known (:func:`yangkey.clickhouse.columns.typed_topics`; the
+instance feed: docs/design.md#instance-feed):
+
+``T__iparsed`` + view ``T__mv_iparse``
+    a ``Null`` table: the ``yangkey-instances`` header of each good message exploded, one row
+    per instance, each JSON object read once into typed columns.
+``T__ihist`` + view ``T__mv_ihist``
+    instance history, ``MergeTree ORDER BY (node, instance_path, event_time)``, TTL = retention.
+``T__istate`` + view ``T__mv_istate``, view ``T__instances``
+    instance state, ``AggregatingMergeTree ORDER BY (node, instance_path)`` with one
+    ``max((version, value))`` per leaf (yang-patch: a leaf keeps the value of the highest
+    version that carried it); ``T__instances`` shows the live instances.
+
 Per database: ``errors`` (undecodable messages of every topic plus the dead-letter topic, whose
 queue ``D__queue`` has the view ``D__mv_errors``), and the ``Merge`` tables ``history`` and
 ``current_state`` over every topic's tables. In cluster mode each stored table ``X`` is
@@ -42,6 +55,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import jinja2
 
 from yangkey import messages
+from yangkey.clickhouse.columns import HEADER_INSTANCES, TypedTopic, feed_tuple_type
 from yangkey.clickhouse.identifiers import (
     check_database_name,
     qualified,
@@ -165,6 +179,19 @@ class TopicTables:
     mv_history: str
     mv_current: str
     mv_errors: str
+    ihist: str
+    """Instance history (typed, one row per instance per message)."""
+    ihist_local: str
+    istate: str
+    """Instance state (per-leaf yang-patch merge; read through ``instances``)."""
+    istate_local: str
+    instances: str
+    """View: the live instances now."""
+    iparsed: str
+    """Null table: the instance feed read, one row per instance."""
+    mv_iparse: str
+    mv_ihist: str
+    mv_istate: str
 
 
 def topic_tables(topic: str, database: str, *, cluster: bool = False) -> TopicTables:
@@ -183,6 +210,15 @@ def topic_tables(topic: str, database: str, *, cluster: bool = False) -> TopicTa
         mv_history=f"{base}__mv_history",
         mv_current=f"{base}__mv_current",
         mv_errors=f"{base}__mv_errors",
+        ihist=f"{base}__ihist",
+        ihist_local=f"{base}__ihist{local}",
+        istate=f"{base}__istate",
+        istate_local=f"{base}__istate{local}",
+        instances=f"{base}__instances",
+        iparsed=f"{base}__iparsed",
+        mv_iparse=f"{base}__mv_iparse",
+        mv_ihist=f"{base}__mv_ihist",
+        mv_istate=f"{base}__mv_istate",
     )
 
 
@@ -241,12 +277,14 @@ _HEADERS = {
     "error": messages.HEADER_ERROR,
     "error_kind": messages.HEADER_ERROR_KIND,
     "source": messages.HEADER_SOURCE,
+    "instances": HEADER_INSTANCES,
 }
 
 
 class _Renderer:
-    def __init__(self, options: DdlOptions) -> None:
+    def __init__(self, options: DdlOptions, typed: Mapping[str, TypedTopic]) -> None:
         self.options = options
+        self.typed = typed
         self.env = environment()
         self.base_context: dict[str, object] = {
             "opts": options,
@@ -393,6 +431,9 @@ class _Renderer:
             # a compacted topic's current-state table has no TTL (see above)
             keeps_current=with_current and spec.compaction,
         )
+        typed = self.typed.get(spec.name)
+        if typed is not None:
+            self.instance_tables(spec, names, typed)
         self.queue(names.queue, spec.name)
         self.add(
             "view",
@@ -402,6 +443,100 @@ class _Renderer:
             view=names.mv_parse,
             source=names.queue,
             target=names.parsed,
+        )
+
+    def instance_tables(self, spec: TopicLike, names: TopicTables, typed: TypedTopic) -> None:
+        """Instance history, instance state, the view over it, and their views from parsed."""
+        key_columns = [c for c in typed.columns if c.kind == "key"]
+        value_columns = [c for c in typed.columns if c.kind != "key"]
+        sharding = "cityHash64(node, instance_path)"
+        common: dict[str, object] = {"target": typed.target}
+        self.stored_table(
+            "instance_history_table.sql.j2",
+            names.ihist,
+            names.ihist_local,
+            spec.name,
+            sharding,
+            retention_seconds=spec.retention_seconds,
+            typed_columns=[(c.name, c.type, "") for c in typed.columns],
+            **common,
+        )
+        state_types = {c.name: _plain(c.type) for c in value_columns}
+        self.stored_table(
+            "instance_state_table.sql.j2",
+            names.istate,
+            names.istate_local,
+            spec.name,
+            sharding,
+            state_columns=[
+                ("node", "LowCardinality(String)"),
+                ("instance_path", "String"),
+                ("subscription_id", "SimpleAggregateFunction(max, UInt64)"),
+                ("event_time", "SimpleAggregateFunction(max, DateTime64(9, 'UTC'))"),
+                ("version", "SimpleAggregateFunction(max, UInt256)"),
+                ("deleted", "SimpleAggregateFunction(max, Tuple(UInt256, UInt8))"),
+                *((c.name, f"SimpleAggregateFunction(any, {c.type})") for c in key_columns),
+                *(
+                    (c.name, f"SimpleAggregateFunction(max, Tuple(UInt256, {state_types[c.name]}))")
+                    for c in value_columns
+                ),
+            ],
+            view=names.instances,
+            **common,
+        )
+        columns: dict[str, object] = {
+            "key_columns": key_columns,
+            "value_columns": value_columns,
+        }
+        self.add(
+            "view",
+            names.instances,
+            "instances_view.sql.j2",
+            for_topic=spec.name,
+            view=names.instances,
+            source=names.istate,
+            **columns,
+        )
+        typed_columns = [(c.name, c.type) for c in typed.columns]
+        self.add(
+            "table",
+            names.iparsed,
+            "instance_parsed_table.sql.j2",
+            for_topic=spec.name,
+            table=names.iparsed,
+            typed_columns=typed_columns,
+        )
+        self.add(
+            "view",
+            names.mv_ihist,
+            "mv_instance_history.sql.j2",
+            for_topic=spec.name,
+            view=names.mv_ihist,
+            source=names.iparsed,
+            target=names.ihist,
+            typed_columns=typed_columns,
+        )
+        self.add(
+            "view",
+            names.mv_istate,
+            "mv_instance_state.sql.j2",
+            for_topic=spec.name,
+            view=names.mv_istate,
+            source=names.iparsed,
+            target=names.istate,
+            state_types=state_types,
+            **columns,
+        )
+        self.add(
+            "view",
+            names.mv_iparse,
+            "mv_instance_parse.sql.j2",
+            for_topic=spec.name,
+            view=names.mv_iparse,
+            source=names.parsed,
+            target=names.iparsed,
+            columns=typed.columns,
+            tuple_type=feed_tuple_type(typed.columns),
         )
 
     def dead_letter(self, topic: str) -> None:
@@ -445,8 +580,15 @@ class _Renderer:
         )
 
 
-def render_ddl(topics: Sequence[TopicLike], options: DdlOptions) -> list[Statement]:
-    """Every statement for ``topics``, in dependency order; deterministic for equal input."""
+def render_ddl(
+    topics: Sequence[TopicLike],
+    options: DdlOptions,
+    typed: Mapping[str, TypedTopic] | None = None,
+) -> list[Statement]:
+    """Every statement for ``topics``, in dependency order; deterministic for equal input.
+
+    ``typed`` maps topic names to their typed columns (:func:`typed_topics` of a catalog): those
+    topics also get instance tables."""
     seen: dict[str, str] = {}
     for spec in topics:
         base = table_base(spec.name, options.database)
@@ -460,7 +602,7 @@ def render_ddl(topics: Sequence[TopicLike], options: DdlOptions) -> list[Stateme
         raise ConfigError(
             f"dead-letter topic {options.dead_letter_topic!r} is also a subscription topic"
         )
-    renderer = _Renderer(options)
+    renderer = _Renderer(options, typed or {})
     if options.kafka_brokers is not None and options.mode == "server":
         renderer.add("named-collection", options.kafka_collection, "named_collection.sql.j2")
     renderer.add("database", options.database, "database.sql.j2")
@@ -484,7 +626,29 @@ def render_catalog(catalog: Catalog, options: DdlOptions) -> list[Statement]:
     """:func:`render_ddl` for a compiled catalog, with its dead-letter topic."""
     if options.dead_letter_topic is None:
         options = replace(options, dead_letter_topic=catalog.dead_letter_topic)
-    return render_ddl(catalog.topics, options)
+    from yangkey.clickhouse.columns import typed_topics  # noqa: PLC0415 - yangson on demand
+
+    return render_ddl(catalog.topics, options, typed_topics(catalog))
+
+
+def _plain(clickhouse_type: str) -> str:
+    """``clickhouse_type`` without LowCardinality wrappers: an aggregate state's argument type
+    must be what the view's CAST yields, and LowCardinality inside a Tuple buys nothing."""
+    marker = "LowCardinality("
+    while marker in clickhouse_type:
+        start = clickhouse_type.index(marker)
+        depth, end = 0, start + len(marker)
+        for end in range(start + len(marker), len(clickhouse_type)):
+            char = clickhouse_type[end]
+            if char == "(":
+                depth += 1
+            elif char == ")":
+                if depth == 0:
+                    break
+                depth -= 1
+        inner = clickhouse_type[start + len(marker) : end]
+        clickhouse_type = clickhouse_type[:start] + inner + clickhouse_type[end + 1 :]
+    return clickhouse_type
 
 
 def to_script(statements: Iterable[Statement], header: Iterable[str] = ()) -> str:

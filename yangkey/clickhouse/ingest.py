@@ -33,7 +33,7 @@ import struct
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +41,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from yangkey.clickhouse import ClickHouseError
 from yangkey.clickhouse.apply import ChdbConnection, Connection, apply, open_embedded
+from yangkey.clickhouse.columns import HEADER_INSTANCES
 from yangkey.clickhouse.ddl import ERRORS_TABLE, DdlOptions, render_ddl, topic_tables
 from yangkey.clickhouse.identifiers import qualified
 from yangkey.errors import BrokerError, ConfigError
@@ -48,6 +49,7 @@ from yangkey.kafka.config import consumer_config, kafka_reason
 
 if TYPE_CHECKING:
     from yangkey.catalog import Catalog
+    from yangkey.clickhouse.instances import CatalogFeeds
 
 DEFAULT_GROUP = "yangkey-embedded"
 DEFAULT_BATCH_SIZE = 10_000
@@ -190,6 +192,18 @@ def row_from_message(message: Any) -> QueueRow:
         error=error,
         raw_message=(value or b"") if error else b"",
     )
+
+
+def add_instances(feeds: CatalogFeeds, row: QueueRow) -> QueueRow:
+    """``row`` with the instance feed header (docs/design.md#instance-feed), computed here when
+    the producer did not send it; a value that does not decode keeps its message-level rows
+    and is counted in ``feeds.failures``."""
+    if row.error or not row.value or any(name == HEADER_INSTANCES for name, _ in row.headers):
+        return row
+    header = feeds.header(row.topic, row.value, f"{row.topic} [{row.partition}] @{row.offset}")
+    if header is None:
+        return row
+    return replace(row, headers=[*row.headers, (HEADER_INSTANCES, header)])
 
 
 # -- the loop ------------------------------------------------------------------------------
@@ -407,8 +421,10 @@ def consume_into(
     assignment_timeout: float = 60.0,
     log: Callable[[str], None] = _stderr,
     should_stop: Callable[[], bool] | None = None,
+    feeds: CatalogFeeds | None = None,
 ) -> IngestResult:
-    """Consume ``topics`` into their (already created) queue tables of ``database``."""
+    """Consume ``topics`` into their (already created) queue tables of ``database``; with
+    ``feeds``, records get the instance feed header (:func:`add_instances`)."""
     if not 1 <= batch_size <= MAX_BATCH_SIZE:
         raise ConfigError(f"batch size must be between 1 and {MAX_BATCH_SIZE}")
     # the pipeline's consumer defaults (no auto commit, read_committed, earliest) under the
@@ -500,6 +516,8 @@ def consume_into(
                         log(f"ingest: Kafka reports {error.str()}")
                     continue
                 row = row_from_message(message)
+                if feeds is not None:
+                    row = add_instances(feeds, row)
                 if row.error:
                     result.decode_errors += 1
                 rows.setdefault(row.topic, []).append(row)
@@ -579,7 +597,12 @@ def ingest(
         mode="embedded",
         dead_letter_topic=catalog.dead_letter_topic if dead_letter else None,
     )
-    statements = render_ddl(catalog.topics, options)
+    from yangkey.catalog import Catalog  # noqa: PLC0415
+    from yangkey.clickhouse.instances import CatalogFeeds  # noqa: PLC0415 - needs yangson
+
+    # only a compiled catalog knows its topics' schemas (a stand-in with topics only does not)
+    feeds = CatalogFeeds(catalog) if isinstance(catalog, Catalog) else None
+    statements = render_ddl(catalog.topics, options, feeds.typed if feeds else None)
     topics = [spec.name for spec in catalog.topics]
     if dead_letter:
         topics.append(catalog.dead_letter_topic)
@@ -597,7 +620,13 @@ def ingest(
             progress=progress,
             kafka_config=kafka_config,
             log=log,
+            feeds=feeds,
         )
     finally:
+        if feeds is not None and feeds.failures and progress:
+            log(
+                f"ingest: {feeds.failures} message(s) gave no instance rows (message-level "
+                f"rows stored): {feeds.first_failure}"
+            )
         if connection is None:
             conn.close()

@@ -1,0 +1,235 @@
+"""Typed instance tables benchmark on embedded ClickHouse (chdb); prints figures and ratios.
+
+1. Ingestion through the typed views: queue rows of the example counters topic
+   (``/ietf-interfaces:interfaces/interface/statistics``), each message carrying
+   ``--per-message`` interfaces in its ``yangkey-instances`` header, inserted into the embedded
+   queue table (parse view, message-level history/current/errors, instance history, instance
+   state: every view fires), against a bare insert of the same instance rows into a MergeTree
+   with the instance history's columns. Both are ``INSERT ... SELECT`` (the engine alone).
+2. The instance feed in Python (producer or ingest side): notifications decoded and turned into
+   the header, per instance.
+3. The README's per-minute ``in-octets`` rate query over ``--rate-rows`` instance rows of the
+   instance history (``--rate-rows 10000000`` for the issue's figure).
+
+    python benchmarks/bench_typed.py [--messages 20000] [--per-message 10]
+        [--feed-notifications 2000] [--rate-rows 1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from yangkey.catalog import load_catalog
+from yangkey.clickhouse.apply import ChdbConnection, apply
+from yangkey.clickhouse.ddl import DdlOptions, render_catalog, topic_tables
+from yangkey.clickhouse.identifiers import qualified
+from yangkey.clickhouse.instances import CatalogFeeds
+from yangkey.notifications import decode
+
+ROOT = Path(__file__).resolve().parents[1]
+TOPIC = "netops-stats-if-interfaces-interface-statistics"
+DB = "yangkey"  # the README's cookbook names it
+IF = "/ietf-interfaces:interfaces/interface"
+
+
+def timed(label: str, function: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    function()
+    elapsed = time.perf_counter() - start
+    print(f"  {label:<62} {elapsed:8.3f} s")
+    return elapsed
+
+
+def queue_rows(messages: int, per_message: int) -> str:
+    """A SELECT from numbers() giving queue rows with the instance feed header: message m is
+    node pe<m % 100> reporting interfaces eth0..eth<per_message - 1>, 10 s after the last."""
+    instance = (
+        f"concat('{{\"@path\":\"{IF}[name=''eth', toString(i), "
+        '\'\'\']/statistics","@op":"replace",\''
+        ', \'"interface.name":"eth\', toString(i), \'","in-octets":"\', '
+        'toString(number * 1000 + i), \'","out-octets":"\', toString(number * 500 + i), '
+        '\'","in-errors":"0","discontinuity-time":"2026-01-01T00:00:00Z"}\')'
+    )
+    return f"""
+        SELECT
+            concat('{{"m":', toString(number), '}}') AS value,
+            '{TOPIC}' AS _topic,
+            concat('pe', toString(number % 100), '\\n1043\\n',
+                   arrayStringConcat(arrayMap(i -> concat('{IF}[name=''eth', toString(i),
+                                                          ''']/statistics'),
+                                              range({per_message})), ' | ')) AS _key,
+            number AS _offset,
+            number % 6 AS _partition,
+            toDateTime(1790000000 + intDiv(number, 100) * 10) AS _timestamp,
+            toDateTime64(1790000000 + intDiv(number, 100) * 10, 3) AS _timestamp_ms,
+            ['content-type', 'yangkey-event-time', 'yangkey-sequence-number',
+             'yangkey-generation', 'yangkey-instances'] AS `_headers.name`,
+            ['application/yang-data+json',
+             toString(toDateTime64(now() - 86400 + intDiv(number, 100) * 10, 0, 'UTC')),
+             toString(number), '1',
+             concat('[', arrayStringConcat(arrayMap(i -> {instance}, range({per_message})), ','),
+                    ']')] AS `_headers.value`,
+            '' AS _raw_message,
+            '' AS _error
+        FROM numbers({messages})
+    """
+
+
+def notification(n: int, interfaces: int) -> bytes:
+    """A periodic counters push-update of node pe<n % 100>."""
+    stats = [
+        {
+            "name": f"eth{i}",
+            "statistics": {
+                "in-octets": str(n * 1000 + i),
+                "out-octets": str(n * 500 + i),
+                "in-errors": 0,
+                "discontinuity-time": "2026-01-01T00:00:00Z",
+            },
+        }
+        for i in range(interfaces)
+    ]
+    update = {
+        "id": 1043,
+        "datastore-contents": {"ietf-interfaces:interfaces": {"interface": stats}},
+    }
+    envelope = {
+        "event-time": "2026-11-20T10:00:00Z",
+        "hostname": f"pe{n % 100}",
+        "sequence-number": n,
+        "contents": {"ietf-yang-push:push-update": update},
+    }
+    return json.dumps({"ietf-yp-notification:envelope": envelope}).encode()
+
+
+def cookbook(name: str) -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```sql\n(.*?)```", readme, re.DOTALL)
+    return next(b for b in blocks if b.startswith(f"-- cookbook: {name}\n"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--messages", type=int, default=20_000)
+    parser.add_argument("--per-message", type=int, default=10)
+    parser.add_argument("--feed-notifications", type=int, default=2_000)
+    parser.add_argument("--rate-rows", type=int, default=1_000_000)
+    args = parser.parse_args()
+    catalog = load_catalog(ROOT / "examples" / "subscriptions.yaml")
+    names = topic_tables(TOPIC, DB)
+    ihist = qualified(DB, names.ihist)
+    with tempfile.TemporaryDirectory() as path:
+        conn = ChdbConnection(path)
+        try:
+            version = conn.query("SELECT version() AS v")[0]["v"]
+            instances = args.messages * args.per_message
+            print(
+                f"chdb {version}, {args.messages:,} messages x {args.per_message} interfaces = "
+                f"{instances:,} instance rows"
+            )
+            apply(conn, render_catalog(catalog, DdlOptions(database=DB, mode="embedded")), DB)
+            if args.messages > 0:
+                print("\n1. ingestion through the typed views (INSERT ... SELECT FROM numbers)")
+                rows_sql = queue_rows(args.messages, args.per_message)
+                staged = qualified(DB, "bench_queue_rows")
+                conn.command(f"CREATE TABLE {staged} ENGINE = Memory AS {rows_sql}")
+                t_pipe = timed(
+                    "queue -> parse -> message tables + instance history + state",
+                    lambda: conn.command(
+                        f"INSERT INTO {qualified(DB, names.queue)} SELECT * FROM {staged}"
+                    ),
+                )
+                stored = conn.query(
+                    f"SELECT (SELECT count() FROM {ihist}) AS h, "
+                    f"(SELECT count() FROM {qualified(DB, names.istate)}) AS s, "
+                    f"(SELECT count() FROM {qualified(DB, 'errors')}) AS e"
+                )[0]
+                assert stored["h"] == instances and stored["e"] == 0, stored
+                same = qualified(DB, "bench_instance_rows")
+                bare = qualified(DB, "bench_bare")
+                conn.command(f"CREATE TABLE {same} ENGINE = Memory AS SELECT * FROM {ihist}")
+                conn.command(
+                    f"CREATE TABLE {bare} AS {ihist} ENGINE = MergeTree "
+                    "ORDER BY (node, instance_path, event_time)"
+                )
+                t_bare = timed(
+                    "the same instance rows into a bare MergeTree (no views)",
+                    lambda: conn.command(f"INSERT INTO {bare} SELECT * FROM {same}"),
+                )
+                print(
+                    f"  typed views {instances / t_pipe:12,.0f} instance rows/s "
+                    f"({args.messages / t_pipe:,.0f} messages/s)"
+                )
+                print(
+                    f"  bare insert {instances / t_bare:12,.0f} rows/s   "
+                    f"(ratio typed/bare time: {t_pipe / t_bare:.1f}x)"
+                )
+                for table in (staged, same, bare):
+                    conn.command(f"DROP TABLE {table}")
+
+            if args.feed_notifications > 0:
+                print(
+                    f"\n2. instance feed in Python, {args.feed_notifications:,} notifications "
+                    f"x {args.per_message} interfaces"
+                )
+                feeds = CatalogFeeds(catalog)
+                feed = feeds.feeds[TOPIC]
+                raws = [notification(n, args.per_message) for n in range(args.feed_notifications)]
+                notes = [decode(raw, "bench", feeds.ns_modules) for raw in raws]
+                t_feed = timed(
+                    "feed from decoded notifications (producer side)",
+                    lambda: [feed.header(note) for note in notes],
+                )
+                t_both = timed(
+                    "decode + feed (ingest side, header missing)",
+                    lambda: [feeds.header(TOPIC, raw, "bench") for raw in raws],
+                )
+                n_inst = args.feed_notifications * args.per_message
+                print(f"  producer side {n_inst / t_feed:12,.0f} instances/s")
+                print(f"  ingest side   {n_inst / t_both:12,.0f} instances/s")
+
+            if args.rate_rows > 0:
+                print(
+                    f"\n3. per-minute in-octets rate (README cookbook) over {args.rate_rows:,} "
+                    "instance rows"
+                )
+                conn.command(f"TRUNCATE TABLE {ihist}")
+                interfaces = 1000
+                conn.command(
+                    f"INSERT INTO {ihist} (node, subscription_id, instance_path, operation, "
+                    "leaves, generation, event_time, sequence_number, kafka_partition, "
+                    "kafka_offset, version, "
+                    "`interface.name`, `in-octets`, `discontinuity-time`) "
+                    f"SELECT concat('pe', toString(number % {interfaces} % 10)), 1043, "
+                    f"concat('{IF}[name=''eth', toString(intDiv(number % {interfaces}, 10)), "
+                    "''']/statistics'), 'replace', ['in-octets'], 1, "
+                    f"toDateTime64(now() - 86400, 9, 'UTC') + toIntervalSecond(intDiv(number, "
+                    f"{interfaces}) * 10), intDiv(number, {interfaces}), 0, number, number, "
+                    f"concat('eth', toString(intDiv(number % {interfaces}, 10))), "
+                    f"intDiv(number, {interfaces}) * 12345, toDateTime64('2026-01-01 00:00:00', 9, "
+                    f"'UTC') FROM numbers({args.rate_rows})"
+                )
+                # counted in the engine: fetching every result row into Python is not the query
+                query = f"SELECT count() AS n FROM ({cookbook('in-octets rate')})"
+                result: list[dict[str, Any]] = []
+                t_rate = timed(
+                    "rate query (window lag per instance, sum per minute)",
+                    lambda: result.extend(conn.query(query)),
+                )
+                print(
+                    f"  {result[0]['n']:,} (node, interface, minute) rows; "
+                    f"{args.rate_rows / t_rate:,.0f} instance rows/s"
+                )
+        finally:
+            conn.close()
+
+
+if __name__ == "__main__":
+    main()
