@@ -423,6 +423,49 @@ def test_core_diff_xml_matches_json(compiled_all, fx_schema, notif, data) -> Non
     assert from_xml == from_json, (text, tree, xml)
 
 
+@SETTINGS
+@given(data=st.data())
+def test_core_diff_xml_pruned_matches_full(compiled_all, fx_schema, notif, data) -> None:
+    """XML contents converted only along what the walkers read (``decode``'s ``wanted``, as
+    MessageBuilder decodes) against the full conversion: the same XPaths per branch, or the
+    same rejection."""
+    text = data.draw(st.sampled_from(SUBSCRIPTIONS))
+    compiled, root = compiled_all[text]
+    tree = xml_expressible(
+        data.draw(st.composite(lambda draw: TreeMaker(root, compiled).tree(draw))())
+    )
+    ns_modules = fx_schema.index.by_namespace
+    deriver = KeyDeriver(compiled)
+    xml = notif.envelope_xml(XmlWriter(fx_schema).document(root, tree), hostname="n", sub_id=1)
+    full = outcome(lambda: deriver.derive(decode(xml, "x", ns_modules)).branch_xpaths)
+    pruned = outcome(
+        lambda: deriver.derive(decode(xml, "x", ns_modules, lambda _: deriver.wanted)).branch_xpaths
+    )
+    event(f"pruned {pruned[0]}")
+    assert pruned == full, (text, tree, xml)
+
+
+def test_core_xml_pruned_leaves_out_what_no_walker_reads(ietf_schema, notif) -> None:
+    """The pruned conversion does leave members out (else the test above proves nothing),
+    and keeps the ones a filter compares."""
+    xml = notif.envelope_xml(
+        '<interfaces xmlns="urn:ietf:params:xml:ns:yang:ietf-interfaces"'
+        ' xmlns:ianaift="urn:ietf:params:xml:ns:yang:iana-if-type"><interface><name>eth0</name>'
+        "<type>ianaift:ethernetCsmacd</type><enabled>true</enabled></interface></interfaces>"
+    )
+    ns_modules = ietf_schema.index.by_namespace
+    for text, kept in [
+        (IF_PATH, {"name"}),
+        (f"{IF_PATH}[type='iana-if-type:ethernetCsmacd']", {"name", "type"}),
+        (f"{IF_PATH}/name | {IF_PATH}/enabled", {"name", "enabled"}),
+    ]:
+        deriver = KeyDeriver(compile_subscription(text, ietf_schema))
+        note = decode(xml, "x", ns_modules, lambda _, d=deriver: d.wanted)
+        entry = note.data["ietf-interfaces:interfaces"]["interface"]
+        assert set(entry) == kept, text
+        assert deriver.derive(note).key == deriver.derive(decode(xml, "x", ns_modules)).key
+
+
 # ------------------------------------------------------------- envelope fast path vs general
 
 FIELD_VALUES: list[Any] = [None, "", "r1", "a\nb", 7, -1, 2**32, True, "7", 1.5, {}, []]
