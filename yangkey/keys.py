@@ -306,16 +306,20 @@ class _EditPlan(NamedTuple):
     """(module, name) of each step: an edit's target must follow it."""
     named: tuple[tuple[KeySlot, ...], ...]
     """Per step, the key slots a target names (the non-positional ones)."""
+    members: tuple[tuple[str, ...], ...]
+    """Per step, the member names of ``named``."""
     key_leaf: tuple[bool, ...]
     """Per step, whether it is a key leaf of the list step before it."""
 
 
 def _edit_plan(branch: Branch) -> _EditPlan:
     steps = branch.steps
+    named = tuple(tuple(slot for slot in step.keys if not slot.positional) for step in steps)
     return _EditPlan(
         steps,
         tuple((step.module, step.name) for step in steps),
-        tuple(tuple(slot for slot in step.keys if not slot.positional) for step in steps),
+        named,
+        tuple(tuple(slot.member for slot in slots) for slots in named),
         tuple(
             bool(index and any(slot.member == step.member for slot in steps[index - 1].keys))
             for index, step in enumerate(steps)
@@ -348,9 +352,7 @@ def _edit_tree(plan: _EditPlan, edit: Edit) -> dict[Any, Any] | None:
                         f"yang-patch target names {len(tstep.keys)} key value(s) for list "
                         f"{step.module}:{step.name}, which has {len(named)}"
                     )
-                entry: dict[Any, Any] = {
-                    slot.member: key for slot, key in zip(named, tstep.keys, strict=True)
-                }
+                entry: dict[Any, Any] = dict(zip(plan.members[index], tstep.keys, strict=True))
             else:
                 entry = {}
             if final and value is not None:
@@ -400,7 +402,8 @@ def _check_value_keys(
     ``eth9``) is contradictory: refuse it rather than let either one pick the key."""
     for slot, wanted in zip(named, target_keys, strict=True):
         given = item.get(slot.member)
-        if given is not None and slot.canon(given) != slot.canon(wanted):
+        # Equal text canonicalizes equally: the canonicalizers run only on a difference.
+        if given is not None and given != wanted and slot.canon(given) != slot.canon(wanted):
             raise NotificationError(
                 f"yang-patch value names {slot.member} {given!r} but the target names "
                 f"{wanted!r} (list {step.module}:{step.name})"
