@@ -200,7 +200,8 @@ def _sequence_number(value: Any, source: str) -> int | None:
 
 
 def _operation(value: Any, source: str) -> str:
-    if value not in OPERATIONS:
+    # The type first: a list or an object is unhashable, and no operation.
+    if not isinstance(value, str) or value not in OPERATIONS:
         raise NotificationError(
             f"yang-patch operation {value!r} is not one of {', '.join(sorted(OPERATIONS))}",
             source=source,
@@ -374,16 +375,29 @@ def _json_push(kind: str, body: dict[str, Any], source: str, note: Notification)
     if not isinstance(edits, list):
         raise NotificationError("yang-patch edit must be a list", source=source)
     parsed: list[Edit] = []
+    targets = _TARGETS
     for edit in edits:
-        if not isinstance(edit, dict) or "target" not in edit or "operation" not in edit:
+        if not isinstance(edit, dict):
             raise NotificationError("yang-patch edit without target or operation", source=source)
+        target = edit.get("target")
+        operation = edit.get("operation")
+        if (target is None and "target" not in edit) or (
+            operation is None and "operation" not in edit
+        ):
+            raise NotificationError("yang-patch edit without target or operation", source=source)
+        edit_id = edit.get("edit-id", "")
         value = edit.get("value")
+        if type(target) is not str:
+            target = str(target)
+        steps = targets.get(target)
         parsed.append(
             Edit(
-                edit_id=str(edit.get("edit-id", "")),
-                operation=_operation(edit["operation"], source),
-                target=parse_target(str(edit["target"]), source),
-                value=value if isinstance(value, dict) else None,
+                edit_id if type(edit_id) is str else str(edit_id),
+                operation
+                if type(operation) is str and operation in OPERATIONS
+                else _operation(operation, source),
+                steps if steps is not None else parse_target(target, source),
+                value if isinstance(value, dict) else None,
             )
         )
     note.edits = tuple(parsed)
