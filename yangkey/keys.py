@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, NoReturn
 
 from yangkey.errors import NoMatchError, NotificationError, YangkeyError
-from yangkey.notifications import Edit, Notification, Wanted
+from yangkey.notifications import Edit, Notification, TargetStep, Wanted
 from yangkey.templates import Branch, CompiledStep, CompiledSubscription, KeySlot
 from yangkey.values import UINT32_MAX, canon_string, node_name_problem, parse_unsigned
 from yangkey.xpath import quote, split_outside_quotes
@@ -310,6 +310,15 @@ class _EditPlan(NamedTuple):
     """Per step, the member names of ``named``."""
     key_leaf: tuple[bool, ...]
     """Per step, whether it is a key leaf of the list step before it."""
+    cacheable: bool
+    """The branch ends in a list and filters on no data: an edit whose target names that
+    list's entry (keys given) yields XPaths that depend on the target alone, since the value
+    can only repeat the keys (checked) or add members no walker reads."""
+    found: dict[tuple[TargetStep, ...], tuple[str, ...] | None]
+    """Cacheable targets -> their XPaths; None for a target the branch does not follow."""
+
+
+_FOUND_MAX = 65536
 
 
 def _edit_plan(branch: Branch) -> _EditPlan:
@@ -324,7 +333,43 @@ def _edit_plan(branch: Branch) -> _EditPlan:
             bool(index and any(slot.member == step.member for slot in steps[index - 1].keys))
             for index, step in enumerate(steps)
         ),
+        bool(steps) and steps[-1].kind == "list" and not any(step.filters for step in steps),
+        {},
     )
+
+
+def _edit_xpaths(plan: _EditPlan, walk: Walker, edit: Edit, found: list[str]) -> None:
+    """Append the XPaths of one edit: from the plan's cache when the target allows it (the
+    value's keys still checked against the target's, as :func:`_edit_tree` does)."""
+    target = edit.target
+    last = len(plan.steps) - 1
+    keys = target[last].keys if plan.cacheable and len(target) > last else None
+    if keys is None:
+        tree = _edit_tree(plan, edit)
+        if tree is not None:
+            walk(tree, found)
+        return
+    cache = plan.found
+    if target in cache:
+        xpaths = cache[target]
+        if xpaths is None:
+            return
+        value = edit.value if len(target) == last + 1 else None
+        if value is not None:
+            step = plan.steps[last]
+            content = _lookup(value, step)
+            for item in content if isinstance(content, list) else (content,):
+                if isinstance(item, dict):
+                    _check_value_keys(step, plan.named[last], keys, item)
+        found.extend(xpaths)
+        return
+    tree = _edit_tree(plan, edit)
+    start = len(found)
+    if tree is not None:
+        walk(tree, found)  # raises before anything is cached if the target is bad
+    if len(cache) >= _FOUND_MAX:
+        cache.clear()
+    cache[target] = None if tree is None else tuple(found[start:])
 
 
 def _edit_tree(plan: _EditPlan, edit: Edit) -> dict[Any, Any] | None:
@@ -501,9 +546,7 @@ class KeyDeriver:
                 walk(notification.data, found)
             else:
                 for edit in notification.edits:
-                    tree = _edit_tree(plan, edit)
-                    if tree is not None:
-                        walk(tree, found)
+                    _edit_xpaths(plan, walk, edit, found)
             per_branch.append(found)
         return per_branch
 

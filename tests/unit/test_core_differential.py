@@ -315,6 +315,28 @@ def test_core_diff_walker_matches_reference_yang_patch(compiled_all, data) -> No
     assert generated(KeyDeriver(compiled), note) == expected, (compiled.xpath, edits)
 
 
+@SETTINGS
+@given(data=st.data())
+def test_core_diff_edit_cache_matches_reference(compiled_all, data) -> None:
+    """One deriver across notifications, as a pipeline keeps it: edits whose targets it has
+    seen (with other values, from the small value pools) come from its per-target cache, and
+    still match the reference, rejections included."""
+    compiled, root = compiled_all[data.draw(st.sampled_from(SUBSCRIPTIONS))]
+    deriver = KeyDeriver(compiled)
+    batches = data.draw(
+        st.lists(
+            st.lists(edit_strategy(compiled, root), min_size=1, max_size=3), min_size=2, max_size=4
+        )
+    )
+    for edits in [*batches, [edit for batch in batches for edit in batch]]:
+        note = Notification(
+            "generated", CONTENT_TYPE_JSON, "push-change-update", "n", 1, edits=tuple(edits)
+        )
+        expected = outcome(lambda note=note: reference_xpaths(compiled, root, note))
+        assert generated(deriver, note) == expected, (compiled.xpath, edits)
+    event(f"cached targets {sum(len(plan.found) for plan in deriver.plans) > 0}")
+
+
 # ------------------------------------------------------------------ XML vs JSON
 
 
@@ -531,3 +553,21 @@ def test_core_diff_envelope_fast_path_matches_general(ietf_schema, document) -> 
         )
     )
     assert fast == general
+
+
+def test_core_edit_cache_still_checks_value_keys(ietf_schema) -> None:
+    """A target seen before comes from the cache, but a value naming another entry than the
+    target is refused all the same (as the first time, when the tree is built)."""
+    deriver = KeyDeriver(compile_subscription(IF_PATH, ietf_schema))
+    target = parse_target(f"{IF_PATH}=eth0", "t")
+
+    def note(name: str) -> Notification:
+        value = {"ietf-interfaces:interface": [{"name": name, "mtu": 1500}]}
+        edit = Edit("e", "merge", target, value)
+        return Notification("t", CONTENT_TYPE_JSON, "push-change-update", "n", 1, edits=(edit,))
+
+    assert deriver.derive(note("eth0")).xpaths == (f"{IF_PATH}[name='eth0']",)
+    assert deriver.plans[0].found  # the target is cached now
+    assert deriver.derive(note("eth0")).xpaths == (f"{IF_PATH}[name='eth0']",)
+    with pytest.raises(YangkeyError, match="the target names 'eth0'"):
+        deriver.derive(note("eth9"))
