@@ -531,6 +531,7 @@ _CONVERTERS: dict[int, tuple[Mapping[str, str], _XmlConverter]] = {}
 
 
 def _converter(ns_modules: Mapping[str, str]) -> _XmlConverter:
+    """The converter of a namespace map (a schema index's, built once and never changed)."""
     cached = _CONVERTERS.get(id(ns_modules))
     if cached is not None and cached[0] is ns_modules:
         return cached[1]
