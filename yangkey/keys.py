@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, NoReturn
 
 from yangkey.errors import NoMatchError, NotificationError, YangkeyError
-from yangkey.notifications import Edit, Notification
+from yangkey.notifications import Edit, Notification, TargetStep, Wanted
 from yangkey.templates import Branch, CompiledStep, CompiledSubscription, KeySlot
 from yangkey.values import UINT32_MAX, canon_string, node_name_problem, parse_unsigned
 from yangkey.xpath import quote, split_outside_quotes
@@ -66,11 +66,6 @@ def parse_key(key: bytes | str) -> ParsedKey:
         reason = f"subscription id {subscription!r} is not a uint32 in ASCII decimal"
         raise YangkeyError(reason, source="key")
     return ParsedKey(node, subscription_id, tuple(split_outside_quotes(xpaths, XPATH_SEPARATOR)))
-
-
-def _entries(value: Any) -> list[Any]:
-    # A single list entry in XML decodes to a dict, not a one-element list.
-    return value if isinstance(value, list) else [value]
 
 
 def _lookup(node: dict[str, Any], step: CompiledStep) -> Any:
@@ -303,36 +298,115 @@ def compile_walker(branch: Branch) -> Walker:
     return _WalkerSource(branch).build()
 
 
-def _edit_tree(branch: Branch, edit: Edit) -> dict[Any, Any] | None:
-    """The data an edit describes, as a tree the walker can read; None if it cannot match."""
+class _EditPlan(NamedTuple):
+    """What :func:`_edit_tree` needs of a branch, worked out once per branch."""
+
+    steps: tuple[CompiledStep, ...]
+    path: tuple[tuple[str, str], ...]
+    """(module, name) of each step: an edit's target must follow it."""
+    named: tuple[tuple[KeySlot, ...], ...]
+    """Per step, the key slots a target names (the non-positional ones)."""
+    members: tuple[tuple[str, ...], ...]
+    """Per step, the member names of ``named``."""
+    key_leaf: tuple[bool, ...]
+    """Per step, whether it is a key leaf of the list step before it."""
+    cacheable: bool
+    """The branch ends in a list and filters on no data: an edit whose target names that
+    list's entry (keys given) yields XPaths that depend on the target alone, since the value
+    can only repeat the keys (checked) or add members no walker reads."""
+    found: dict[tuple[TargetStep, ...], tuple[str, ...] | None]
+    """Cacheable targets -> their XPaths; None for a target the branch does not follow."""
+
+
+_FOUND_MAX = 65536
+
+
+def _edit_plan(branch: Branch) -> _EditPlan:
     steps = branch.steps
+    named = tuple(tuple(slot for slot in step.keys if not slot.positional) for step in steps)
+    return _EditPlan(
+        steps,
+        tuple((step.module, step.name) for step in steps),
+        named,
+        tuple(tuple(slot.member for slot in slots) for slots in named),
+        tuple(
+            bool(index and any(slot.member == step.member for slot in steps[index - 1].keys))
+            for index, step in enumerate(steps)
+        ),
+        bool(steps) and steps[-1].kind == "list" and not any(step.filters for step in steps),
+        {},
+    )
+
+
+def _edit_xpaths(plan: _EditPlan, walk: Walker, edit: Edit, found: list[str]) -> None:
+    """Append the XPaths of one edit: from the plan's cache when the target allows it (the
+    value's keys still checked against the target's, as :func:`_edit_tree` does)."""
+    target = edit.target
+    last = len(plan.steps) - 1
+    keys = target[last].keys if plan.cacheable and len(target) > last else None
+    if keys is None:
+        tree = _edit_tree(plan, edit)
+        if tree is not None:
+            walk(tree, found)
+        return
+    cache = plan.found
+    if target in cache:
+        xpaths = cache[target]
+        if xpaths is None:
+            return
+        value = edit.value if len(target) == last + 1 else None
+        if value is not None:
+            step = plan.steps[last]
+            content = _lookup(value, step)
+            for item in content if isinstance(content, list) else (content,):
+                if isinstance(item, dict):
+                    _check_value_keys(step, plan.named[last], keys, item)
+        found.extend(xpaths)
+        return
+    tree = _edit_tree(plan, edit)
+    start = len(found)
+    if tree is not None:
+        walk(tree, found)  # raises before anything is cached if the target is bad
+    if len(cache) >= _FOUND_MAX:
+        cache.clear()
+    cache[target] = None if tree is None else tuple(found[start:])
+
+
+def _edit_tree(plan: _EditPlan, edit: Edit) -> dict[Any, Any] | None:
+    """The data an edit describes, as a tree the walker can read; None if it cannot match."""
+    steps = plan.steps
     target = edit.target
     depth = min(len(target), len(steps))
-    for step, tstep in zip(steps, target[:depth], strict=False):
-        if step.module != tstep.module or step.name != tstep.name:
+    path = plan.path
+    for index in range(depth):
+        if target[index][:2] != path[index]:
             return None
     root: dict[Any, Any] = {}
     cursor: dict[Any, Any] = root
     value = edit.value if len(target) <= len(steps) else None
+    final_index = depth - 1
     for index in range(depth):
         step, tstep = steps[index], target[index]
-        final = index == depth - 1
-        if step.kind == "list":
-            entry: dict[Any, Any] = {}
+        final = index == final_index
+        kind = step.kind
+        if kind == "list":
+            named = plan.named[index]
             if tstep.keys is not None:
-                named = [slot for slot in step.keys if not slot.positional]
                 if len(tstep.keys) != len(named):
                     raise NotificationError(
                         f"yang-patch target names {len(tstep.keys)} key value(s) for list "
                         f"{step.module}:{step.name}, which has {len(named)}"
                     )
-                entry.update(zip((slot.member for slot in named), tstep.keys, strict=True))
+                entry: dict[Any, Any] = dict(zip(plan.members[index], tstep.keys, strict=True))
+            else:
+                entry = {}
             if final and value is not None:
                 content = _lookup(value, step)
                 if tstep.keys is None:
                     cursor[step.member] = content
                     break
-                for item in _entries(content):
+                # A single list entry in XML decodes to a dict, not a one-element list.
+                for item in content if isinstance(content, list) else (content,):
                     if isinstance(item, dict):
                         _check_value_keys(step, named, tstep.keys, item)
                         entry.update(item)
@@ -340,7 +414,7 @@ def _edit_tree(branch: Branch, edit: Edit) -> dict[Any, Any] | None:
                 entry[_DELETED] = True
             cursor[step.member] = [entry]
             cursor = entry
-        elif step.kind == "container":
+        elif kind == "container":
             if final and value is not None:
                 content = _lookup(value, step)
                 cursor[step.member] = content if isinstance(content, dict) else {}
@@ -348,14 +422,14 @@ def _edit_tree(branch: Branch, edit: Edit) -> dict[Any, Any] | None:
             container: dict[Any, Any] = {_DELETED: True} if final else {}
             cursor[step.member] = container
             cursor = container
-        elif step.kind == "leaf-list":
+        elif kind == "leaf-list":
             if tstep.keys:
                 cursor[step.member] = list(tstep.keys)
             elif value is not None:
                 cursor[step.member] = _lookup(value, step)
             else:
                 break  # deleting a whole leaf-list names no value (its entries are still checked)
-        elif not (index and any(slot.member == step.member for slot in steps[index - 1].keys)):
+        elif not plan.key_leaf[index]:
             # A key leaf is there exactly when the target names the entry's keys: the edit's
             # value never stands in for them.
             content = _lookup(value, step) if value is not None else None
@@ -364,13 +438,17 @@ def _edit_tree(branch: Branch, edit: Edit) -> dict[Any, Any] | None:
 
 
 def _check_value_keys(
-    step: CompiledStep, named: list[KeySlot], target_keys: tuple[str, ...], item: dict[str, Any]
+    step: CompiledStep,
+    named: tuple[KeySlot, ...],
+    target_keys: tuple[str, ...],
+    item: dict[str, Any],
 ) -> None:
     """An edit whose value names another list entry than its target (target ``eth0``, value
     ``eth9``) is contradictory: refuse it rather than let either one pick the key."""
     for slot, wanted in zip(named, target_keys, strict=True):
         given = item.get(slot.member)
-        if given is not None and slot.canon(given) != slot.canon(wanted):
+        # Equal text canonicalizes equally: the canonicalizers run only on a difference.
+        if given is not None and given != wanted and slot.canon(given) != slot.canon(wanted):
             raise NotificationError(
                 f"yang-patch value names {slot.member} {given!r} but the target names "
                 f"{wanted!r} (list {step.module}:{step.name})"
@@ -406,28 +484,69 @@ class DerivedKey(NamedTuple):
         return f"{self.node}\n{self.subscription_id}\n{XPATH_SEPARATOR.join(xpaths)}".encode()
 
 
+def _merge_wanted(a: Wanted | None, b: Wanted | None) -> Wanted | None:
+    if a is None or b is None:
+        return None
+    merged = dict(a)
+    for member, below in b.items():
+        merged[member] = _merge_wanted(merged[member], below) if member in merged else below
+    return merged
+
+
+def _branch_wanted(steps: tuple[CompiledStep, ...]) -> Wanted:
+    """What a branch's walker reads: each step's member, below a list step its key leaves,
+    at every step the leaves its data filters compare; a leaf or leaf-list target whole."""
+    below: Wanted | None = None
+    for index in range(len(steps) - 1, -1, -1):
+        step = steps[index]
+        level: Wanted | None = None
+        if step.kind in ("list", "container"):
+            level = {}
+            for slot in step.keys:
+                if slot.member and not slot.positional:
+                    prefix, colon, name = slot.member.rpartition(":")
+                    level[(prefix if colon else step.module, name)] = None
+            for data_filter in step.filters:
+                module, _, name = data_filter.qualified_member.partition(":")
+                level[(module, name)] = None
+            if index + 1 < len(steps):
+                after = steps[index + 1]
+                member = (after.module, after.name)
+                level[member] = _merge_wanted(level[member], below) if member in level else below
+        below = level
+    root: Wanted = {}
+    if steps:
+        root[(steps[0].module, steps[0].name)] = below
+    return root
+
+
 class KeyDeriver:
     """Phase 3 for one compiled subscription."""
 
-    __slots__ = ("branches", "compiled", "walkers")
+    __slots__ = ("branches", "compiled", "plans", "walkers", "wanted")
 
     def __init__(self, compiled: CompiledSubscription) -> None:
         self.compiled = compiled
         self.branches = compiled.branches
         self.walkers = tuple(compile_walker(branch) for branch in compiled.branches)
+        self.plans = tuple(_edit_plan(branch) for branch in compiled.branches)
+        wanted: Wanted | None = {}
+        for branch in compiled.branches:
+            wanted = _merge_wanted(wanted, _branch_wanted(branch.steps))
+        assert wanted is not None  # a merge of dicts is a dict
+        self.wanted: Wanted = wanted
+        """What the walkers read (:func:`yangkey.notifications.decode`'s ``wanted``)."""
 
     def instances(self, notification: Notification) -> list[list[str]]:
         """Concrete XPaths per branch (unsorted, may repeat)."""
         per_branch: list[list[str]] = []
-        for branch, walk in zip(self.branches, self.walkers, strict=True):
+        for plan, walk in zip(self.plans, self.walkers, strict=True):
             found: list[str] = []
             if notification.kind == "push-update":
                 walk(notification.data, found)
             else:
                 for edit in notification.edits:
-                    tree = _edit_tree(branch, edit)
-                    if tree is not None:
-                        walk(tree, found)
+                    _edit_xpaths(plan, walk, edit, found)
             per_branch.append(found)
         return per_branch
 

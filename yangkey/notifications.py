@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple, TypeAlias
 from urllib.parse import unquote_to_bytes
 
 import orjson
@@ -41,22 +41,28 @@ OPERATIONS = frozenset({"create", "delete", "insert", "merge", "move", "replace"
 _BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 
-@dataclass(frozen=True, slots=True)
-class TargetStep:
+class TargetStep(NamedTuple):
+    # NamedTuples, not frozen dataclasses: built per edit, and hashed in C when a parsed
+    # target is a cache key.
     module: str
     name: str
     keys: tuple[str, ...] | None
     """Percent-decoded ``=k1,k2`` values, or None when the step names no instance."""
 
 
-@dataclass(frozen=True, slots=True)
-class Edit:
+class Edit(NamedTuple):
     """One yang-patch edit: ``value`` is the data at ``target`` (None for delete/remove)."""
 
     edit_id: str
     operation: str
     target: tuple[TargetStep, ...]
     value: Any
+
+
+Wanted: TypeAlias = "dict[tuple[str, str], Wanted | None]"
+"""The data a key derivation reads: (module, local name) of each member it looks up at a
+level -> what it reads below that member (None: everything). XML push-update contents are
+converted only along it (:func:`decode`'s ``wanted``)."""
 
 
 @dataclass(slots=True)
@@ -90,8 +96,31 @@ def _find(obj: Mapping[str, Any], name: str) -> Any:
     return None
 
 
+_TARGETS: dict[str, tuple[TargetStep, ...]] = {}
+_TARGETS_MAX = 65536
+
+
 def parse_target(target: str, source: str) -> tuple[TargetStep, ...]:
-    """A RESTCONF data resource identifier (RFC 8040 section 3.5.3): ``/m:a/b=k1,k2/m2:c``."""
+    """A RESTCONF data resource identifier (RFC 8040 section 3.5.3): ``/m:a/b=k1,k2/m2:c``.
+
+    Targets repeat from one on-change notification to the next (the same interfaces change
+    again): each text is parsed once, and the same tuple returned after that.
+    """
+    steps = _TARGETS.get(target)
+    if steps is None:
+        steps = _parse_target(target, source)
+        if len(_TARGETS) >= _TARGETS_MAX:
+            _TARGETS.clear()
+        _TARGETS[target] = steps
+    return steps
+
+
+def clear_target_cache() -> None:
+    """Forget every parsed target (benchmarks measure the first sight of a target with it)."""
+    _TARGETS.clear()
+
+
+def _parse_target(target: str, source: str) -> tuple[TargetStep, ...]:
     if not target.startswith("/"):
         raise NotificationError(f"yang-patch target {target!r} must start with '/'", source=source)
     steps: list[TargetStep] = []
@@ -176,7 +205,8 @@ def _sequence_number(value: Any, source: str) -> int | None:
 
 
 def _operation(value: Any, source: str) -> str:
-    if value not in OPERATIONS:
+    # The type first: a list or an object is unhashable, and no operation.
+    if not isinstance(value, str) or value not in OPERATIONS:
         raise NotificationError(
             f"yang-patch operation {value!r} is not one of {', '.join(sorted(OPERATIONS))}",
             source=source,
@@ -350,16 +380,29 @@ def _json_push(kind: str, body: dict[str, Any], source: str, note: Notification)
     if not isinstance(edits, list):
         raise NotificationError("yang-patch edit must be a list", source=source)
     parsed: list[Edit] = []
+    targets = _TARGETS
     for edit in edits:
-        if not isinstance(edit, dict) or "target" not in edit or "operation" not in edit:
+        if not isinstance(edit, dict):
             raise NotificationError("yang-patch edit without target or operation", source=source)
+        target = edit.get("target")
+        operation = edit.get("operation")
+        if (target is None and "target" not in edit) or (
+            operation is None and "operation" not in edit
+        ):
+            raise NotificationError("yang-patch edit without target or operation", source=source)
+        edit_id = edit.get("edit-id", "")
         value = edit.get("value")
+        if type(target) is not str:
+            target = str(target)
+        steps = targets.get(target)
         parsed.append(
             Edit(
-                edit_id=str(edit.get("edit-id", "")),
-                operation=_operation(edit["operation"], source),
-                target=parse_target(str(edit["target"]), source),
-                value=value if isinstance(value, dict) else None,
+                edit_id if type(edit_id) is str else str(edit_id),
+                operation
+                if type(operation) is str and operation in OPERATIONS
+                else _operation(operation, source),
+                steps if steps is not None else parse_target(target, source),
+                value if isinstance(value, dict) else None,
             )
         )
     note.edits = tuple(parsed)
@@ -369,13 +412,24 @@ def _json_push(kind: str, body: dict[str, Any], source: str, note: Notification)
 # ---------------------------------------------------------------------------------------- XML
 
 
+_TagTrie: TypeAlias = "tuple[tuple[str, ...], dict[str, _TagTrie | None]]"
+"""A :data:`Wanted` in lxml tags: the tags to read at a level, and what to read below each."""
+
+
 class _XmlConverter:
-    """XML elements -> the JSON-shaped tree, with namespaces mapped to module names."""
+    """XML elements -> the JSON-shaped tree, with namespaces mapped to module names.
+
+    One per namespace map (:func:`_converter`), so the tag splits it caches serve every
+    notification."""
 
     def __init__(self, ns_modules: Mapping[str, str]) -> None:
         self.ns_modules = ns_modules
         self.names: dict[tuple[str, str | None], tuple[str, str]] = {}
         """(tag, parent module) -> (member name, module): tags repeat, each is split once."""
+        self.namespaces: dict[str, list[str]] = {}
+        for ns, module in ns_modules.items():
+            self.namespaces.setdefault(module, []).append(ns)
+        self.tries: dict[int, tuple[Wanted, _TagTrie]] = {}
 
     def module(self, ns: str) -> str:
         return self.ns_modules.get(ns, "{" + ns + "}")
@@ -393,6 +447,8 @@ class _XmlConverter:
         ns, local = _split(tag)
         module = self.module(ns)
         named = (local if module == parent_module else f"{module}:{local}", module)
+        if len(self.names) >= 100_000:
+            self.names.clear()  # tags come from the input: the cache must not grow without end
         self.names[(tag, parent_module)] = named
         return named
 
@@ -417,6 +473,73 @@ class _XmlConverter:
             else:
                 result[member] = value
         return result
+
+    def trie(self, wanted: Wanted) -> _TagTrie:
+        cached = self.tries.get(id(wanted))
+        if cached is not None and cached[0] is wanted:
+            return cached[1]
+        if len(self.tries) >= 1024:
+            self.tries.clear()
+        trie = self._trie(wanted)
+        self.tries[id(wanted)] = (wanted, trie)  # the Wanted kept alive: its id stays its own
+        return trie
+
+    def _trie(self, wanted: Wanted) -> _TagTrie:
+        below: dict[str, _TagTrie | None] = {}
+        for (module, local), inner in wanted.items():
+            for ns in self.namespaces.get(module, ()):
+                below[f"{{{ns}}}{local}"] = None if inner is None else self._trie(inner)
+        return tuple(below), below
+
+    def pruned(
+        self, element: etree._Element, parent_module: str | None, trie: _TagTrie
+    ) -> dict[str, Any]:
+        """:meth:`members` of ``element`` along ``trie`` only: lxml filters the children by
+        tag in C, so the members no walker reads never become Python objects. An element with
+        element children is a dict and one without is text, whatever is left out: the
+        walkers' type checks see what the full conversion gives."""
+        tags, below = trie
+        result: dict[str, Any] = {}
+        if not tags:
+            return result
+        repeated: set[str] = set()
+        names = self.names
+        for child in element.iterchildren(*tags):
+            tag = child.tag
+            member, module = names.get((tag, parent_module)) or self.name(tag, parent_module)
+            value: Any
+            if len(child):
+                inner = below[tag]
+                value = (
+                    self.members(child, module)
+                    if inner is None
+                    else self.pruned(child, module, inner)
+                )
+            else:
+                value = self.leaf(child)
+            if member in result:
+                if member not in repeated:
+                    result[member] = [result[member]]
+                    repeated.add(member)
+                result[member].append(value)
+            else:
+                result[member] = value
+        return result
+
+
+_CONVERTERS: dict[int, tuple[Mapping[str, str], _XmlConverter]] = {}
+
+
+def _converter(ns_modules: Mapping[str, str]) -> _XmlConverter:
+    """The converter of a namespace map (a schema index's, built once and never changed)."""
+    cached = _CONVERTERS.get(id(ns_modules))
+    if cached is not None and cached[0] is ns_modules:
+        return cached[1]
+    if len(_CONVERTERS) >= 64:
+        _CONVERTERS.clear()
+    converter = _XmlConverter(ns_modules)
+    _CONVERTERS[id(ns_modules)] = (ns_modules, converter)
+    return converter
 
 
 def _split(tag: Any) -> tuple[str, str]:
@@ -474,8 +597,16 @@ def _first_element(element: etree._Element | None) -> etree._Element | None:
     return next((c for c in element if isinstance(c.tag, str)), None)
 
 
+Selector = Callable[[Notification], "Wanted | None"]
+"""Given the notification's node and subscription id, what its key derivation reads."""
+
+
 def _xml_notification(
-    element: etree._Element, source: str, note: Notification, conv: _XmlConverter
+    element: etree._Element,
+    source: str,
+    note: Notification,
+    conv: _XmlConverter,
+    wanted: Selector | None = None,
 ) -> Notification:
     namespace, local = _split(element.tag)
     kids = _Children(element, source)
@@ -502,7 +633,7 @@ def _xml_notification(
         inner = _first_element(kids.one("payload"))
         if inner is None:
             raise NotificationError("telemetry message has no payload", source=source)
-        return _xml_notification(inner, source, note, conv)
+        return _xml_notification(inner, source, note, conv, wanted)
     if local == "envelope":
         note.event_time = _text(kids, "event-time") or note.event_time
         note.node = _name_text(kids, "hostname", "hostname") or note.node
@@ -510,7 +641,7 @@ def _xml_notification(
         inner = _first_element(kids.one("contents"))
         if inner is None:
             raise NotificationError("envelope has no contents", source=source)
-        return _xml_notification(inner, source, note, conv)
+        return _xml_notification(inner, source, note, conv, wanted)
     if local == "notification":
         note.event_time = _text(kids, "eventTime") or note.event_time
         note.node = _name_text(kids, "hostname", "hostname") or note.node
@@ -522,14 +653,19 @@ def _xml_notification(
             push = kids.one("push-change-update")
         if push is None:
             raise NotificationError("NETCONF notification carries no push-update", source=source)
-        return _xml_notification(push, source, note, conv)
+        return _xml_notification(push, source, note, conv, wanted)
     if local in ("push-update", "push-change-update"):
         note.kind = "push-update" if local == "push-update" else "push-change-update"
         note.subscription_id = _subscription_id(_text(kids, "id"), source)
         if note.kind == "push-update":
             contents = kids.one("datastore-contents")
-            children = [] if contents is None else [c for c in contents if isinstance(c.tag, str)]
-            note.data = conv.members(children, None)
+            selected = None if wanted is None or contents is None else wanted(note)
+            if selected is not None:
+                assert contents is not None
+                note.data = conv.pruned(contents, None, conv.trie(selected))
+            else:
+                children = [] if contents is None else list(contents)
+                note.data = conv.members(children, None)
             return note
         changes = kids.one("datastore-changes")
         patch = None if changes is None else _Children(changes, source).one("yang-patch")
@@ -567,8 +703,18 @@ def _xml_notification(
     )
 
 
-def decode(raw: bytes | str, source: str, ns_modules: Mapping[str, str]) -> Notification:
-    """Bytes of one notification -> :class:`Notification`; errors name ``source``."""
+def decode(
+    raw: bytes | str,
+    source: str,
+    ns_modules: Mapping[str, str],
+    wanted: Selector | None = None,
+) -> Notification:
+    """Bytes of one notification -> :class:`Notification`; errors name ``source``.
+
+    ``wanted``: for an XML push-update, called with the notification once its node and
+    subscription id are known; what it returns (a :class:`~yangkey.keys.KeyDeriver`'s
+    ``wanted``) limits ``data`` to what that derivation reads. None converts everything.
+    """
     data = raw.encode("utf-8") if isinstance(raw, str) else raw
     start = data[:1]
     if start not in (b"{", b"<"):
@@ -576,7 +722,7 @@ def decode(raw: bytes | str, source: str, ns_modules: Mapping[str, str]) -> Noti
     if start == b"<":
         root = parse_xml(data, source)
         note = Notification(source, CONTENT_TYPE_XML, "push-update")
-        return _xml_notification(root, source, note, _XmlConverter(ns_modules))
+        return _xml_notification(root, source, note, _converter(ns_modules), wanted)
     if start in (b"{", b"["):
         try:
             obj = orjson.loads(data)

@@ -32,7 +32,7 @@ from yangkey.messages import (
     KeyedMessage,
     Rejection,
 )
-from yangkey.notifications import decode
+from yangkey.notifications import Notification, Wanted, decode
 from yangkey.schema import SchemaContext
 from yangkey.topics import topic_name_problem
 
@@ -52,9 +52,11 @@ class ProducerKnobs:
     learn: bool = True
     """Off: never learn, even when the subscriptions file says ``learn: true`` (the file
     decides whether learning is allowed at all)."""
-    instances: bool = True
+    instances: bool = False
     """The ``yangkey-instances`` header: the typed instance rows of each message for the
-    ClickHouse instance tables (docs/design.md#instance-feed); per-branch topics only."""
+    ClickHouse instance tables (docs/design.md#instance-feed); per-branch topics only. Off by
+    default: it costs the producer 2.5-3x (benchmarks/bench_typed.py) and ``yangkey ingest``
+    computes the same rows itself; a server's Kafka engine tables need it on."""
 
     def __post_init__(self) -> None:
         problem = topic_name_problem(self.single_topic)
@@ -103,6 +105,8 @@ class MessageBuilder:
         self._feeds: dict[str, InstanceFeed] = {}
         self.feed_failures = 0
         """Messages sent without the instance header: a leaf value the feed could not read."""
+        self._indexed: tuple[CatalogEntry, ...] | None = None
+        self._by_id: dict[int, tuple[CatalogEntry, ...]] = {}
 
     def _feed(self, entry: CatalogEntry, index: int) -> InstanceFeed:
         topic = entry.topics[index]
@@ -116,6 +120,29 @@ class MessageBuilder:
                 branch, derive_columns(branch, self.schema, modules)
             )
         return feed
+
+    def entry(self, subscription_id: int, node: str | None) -> CatalogEntry | None:
+        """:meth:`Catalog.entry` by a dict: the cost per notification stays the same from ten
+        subscriptions to ten thousand."""
+        entries = self.catalog.entries
+        if entries is not self._indexed:
+            by_id: dict[int, list[CatalogEntry]] = {}
+            for entry in entries:
+                by_id.setdefault(entry.id, []).append(entry)
+            self._by_id = {key: tuple(value) for key, value in by_id.items()}
+            self._indexed = entries
+        for entry in self._by_id.get(subscription_id, ()):
+            if entry.applies_to(node):
+                return entry
+        return None
+
+    def _wanted(self, note: Notification) -> Wanted | None:
+        """What the key derivation of ``note``'s subscription reads (for XML decoding)."""
+        if note.subscription_id is None or self.knobs.instances:
+            # the instance feed reads every leaf, not only what the keys need
+            return None
+        entry = self.entry(note.subscription_id, note.node or self.default_node)
+        return None if entry is None else entry.deriver.wanted
 
     def fixed_headers(
         self, entry: CatalogEntry, content_type: str
@@ -167,10 +194,12 @@ class MessageBuilder:
                 "(limits.max_notification_bytes)",
                 source=source,
             )
-        note = decode(raw, source, self.ns_modules)
+        # The entry _wanted picks for an XML push-update is the one looked up below: node and
+        # subscription id are final by then (wrappers are read outside in).
+        note = decode(raw, source, self.ns_modules, self._wanted)
         if note.subscription_id is None:
             raise NotificationError("the notification carries no subscription id", source=source)
-        entry = self.catalog.entry(note.subscription_id, note.node or self.default_node)
+        entry = self.entry(note.subscription_id, note.node or self.default_node)
         if entry is None:
             if not self.knobs.learn:
                 raise NotificationError(

@@ -45,12 +45,26 @@ def parse_unsigned(value: Any, maximum: int) -> int | None:
     return number if 0 <= number <= maximum else None
 
 
+_GOOD_NODE_NAMES: set[str] = set()
+
+
 def node_name_problem(name: str) -> str | None:
     """Why ``name`` cannot be the first line of a message key, or None when it can.
 
     A line feed would split the key; other control characters and surrounding spaces make two
     names that look alike and key differently (XML and JSON would disagree on stripping).
     """
+    if name in _GOOD_NODE_NAMES:
+        return None  # every notification of a node asks again (decode, then derive)
+    problem = _node_name_problem(name)
+    if problem is None and type(name) is str:
+        if len(_GOOD_NODE_NAMES) >= 65536:
+            _GOOD_NODE_NAMES.clear()
+        _GOOD_NODE_NAMES.add(name)
+    return problem
+
+
+def _node_name_problem(name: str) -> str | None:
     if "\n" in name:
         return "contains a line feed"
     if not name.isprintable():

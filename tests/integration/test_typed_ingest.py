@@ -85,7 +85,9 @@ def test_ingest_fills_the_instance_tables(
     topic = catalog.topics[0].name
     ensure_topics(bootstrap, [KafkaTopic(topic, partitions=2, compaction=True),
                               KafkaTopic(catalog.dead_letter_topic, partitions=1)])
-    with_feed = MessageBuilder(catalog, strict=True)
+    with_feed = MessageBuilder(
+        catalog, ProducerKnobs.from_catalog(catalog, instances=True), strict=True
+    )
     no_feed = MessageBuilder(
         catalog, ProducerKnobs.from_catalog(catalog, instances=False), strict=True
     )

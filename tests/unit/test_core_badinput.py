@@ -549,3 +549,26 @@ def test_badinput_produce_subscriptions_not_utf8(tmp_path: Path) -> None:
     path = write(tmp_path, "latin1.yaml", b"organisation_prefix: caf\xe9\n")
     result = run("produce", "--subscriptions", path, "--input", path, "--dry-run")
     assert_one_error(result, "latin1.yaml", "not UTF-8")
+
+
+@pytest.mark.parametrize("operation", [[1], {"merge": 1}, 5, None])
+def test_badinput_yang_patch_operation_not_a_string(operation: Any) -> None:
+    """An operation that is an array or an object (unhashable) is a clean rejection, not a
+    TypeError from the set lookup."""
+    patch = {"patch-id": "p", "edit": [{"edit-id": "1", "operation": operation, "target": IF}]}
+    raw = json.dumps(
+        {
+            "ietf-yp-notification:envelope": {
+                "hostname": "r1",
+                "sequence-number": 1,
+                "contents": {
+                    "ietf-yang-push:push-change-update": {
+                        "id": 1,
+                        "datastore-changes": {"ietf-yang-patch:yang-patch": patch},
+                    }
+                },
+            }
+        }
+    ).encode()
+    with pytest.raises(NotificationError, match="yang-patch operation"):
+        decode(raw, "p.json", {})

@@ -315,6 +315,28 @@ def test_core_diff_walker_matches_reference_yang_patch(compiled_all, data) -> No
     assert generated(KeyDeriver(compiled), note) == expected, (compiled.xpath, edits)
 
 
+@SETTINGS
+@given(data=st.data())
+def test_core_diff_edit_cache_matches_reference(compiled_all, data) -> None:
+    """One deriver across notifications, as a pipeline keeps it: edits whose targets it has
+    seen (with other values, from the small value pools) come from its per-target cache, and
+    still match the reference, rejections included."""
+    compiled, root = compiled_all[data.draw(st.sampled_from(SUBSCRIPTIONS))]
+    deriver = KeyDeriver(compiled)
+    batches = data.draw(
+        st.lists(
+            st.lists(edit_strategy(compiled, root), min_size=1, max_size=3), min_size=2, max_size=4
+        )
+    )
+    for edits in [*batches, [edit for batch in batches for edit in batch]]:
+        note = Notification(
+            "generated", CONTENT_TYPE_JSON, "push-change-update", "n", 1, edits=tuple(edits)
+        )
+        expected = outcome(lambda note=note: reference_xpaths(compiled, root, note))
+        assert generated(deriver, note) == expected, (compiled.xpath, edits)
+    event(f"cached targets {sum(len(plan.found) for plan in deriver.plans) > 0}")
+
+
 # ------------------------------------------------------------------ XML vs JSON
 
 
@@ -423,6 +445,49 @@ def test_core_diff_xml_matches_json(compiled_all, fx_schema, notif, data) -> Non
     assert from_xml == from_json, (text, tree, xml)
 
 
+@SETTINGS
+@given(data=st.data())
+def test_core_diff_xml_pruned_matches_full(compiled_all, fx_schema, notif, data) -> None:
+    """XML contents converted only along what the walkers read (``decode``'s ``wanted``, as
+    MessageBuilder decodes) against the full conversion: the same XPaths per branch, or the
+    same rejection."""
+    text = data.draw(st.sampled_from(SUBSCRIPTIONS))
+    compiled, root = compiled_all[text]
+    tree = xml_expressible(
+        data.draw(st.composite(lambda draw: TreeMaker(root, compiled).tree(draw))())
+    )
+    ns_modules = fx_schema.index.by_namespace
+    deriver = KeyDeriver(compiled)
+    xml = notif.envelope_xml(XmlWriter(fx_schema).document(root, tree), hostname="n", sub_id=1)
+    full = outcome(lambda: deriver.derive(decode(xml, "x", ns_modules)).branch_xpaths)
+    pruned = outcome(
+        lambda: deriver.derive(decode(xml, "x", ns_modules, lambda _: deriver.wanted)).branch_xpaths
+    )
+    event(f"pruned {pruned[0]}")
+    assert pruned == full, (text, tree, xml)
+
+
+def test_core_xml_pruned_leaves_out_what_no_walker_reads(ietf_schema, notif) -> None:
+    """The pruned conversion does leave members out (else the test above proves nothing),
+    and keeps the ones a filter compares."""
+    xml = notif.envelope_xml(
+        '<interfaces xmlns="urn:ietf:params:xml:ns:yang:ietf-interfaces"'
+        ' xmlns:ianaift="urn:ietf:params:xml:ns:yang:iana-if-type"><interface><name>eth0</name>'
+        "<type>ianaift:ethernetCsmacd</type><enabled>true</enabled></interface></interfaces>"
+    )
+    ns_modules = ietf_schema.index.by_namespace
+    for text, kept in [
+        (IF_PATH, {"name"}),
+        (f"{IF_PATH}[type='iana-if-type:ethernetCsmacd']", {"name", "type"}),
+        (f"{IF_PATH}/name | {IF_PATH}/enabled", {"name", "enabled"}),
+    ]:
+        deriver = KeyDeriver(compile_subscription(text, ietf_schema))
+        note = decode(xml, "x", ns_modules, lambda _, d=deriver: d.wanted)
+        entry = note.data["ietf-interfaces:interfaces"]["interface"]
+        assert set(entry) == kept, text
+        assert deriver.derive(note).key == deriver.derive(decode(xml, "x", ns_modules)).key
+
+
 # ------------------------------------------------------------- envelope fast path vs general
 
 FIELD_VALUES: list[Any] = [None, "", "r1", "a\nb", 7, -1, 2**32, True, "7", 1.5, {}, []]
@@ -488,3 +553,21 @@ def test_core_diff_envelope_fast_path_matches_general(ietf_schema, document) -> 
         )
     )
     assert fast == general
+
+
+def test_core_edit_cache_still_checks_value_keys(ietf_schema) -> None:
+    """A target seen before comes from the cache, but a value naming another entry than the
+    target is refused all the same (as the first time, when the tree is built)."""
+    deriver = KeyDeriver(compile_subscription(IF_PATH, ietf_schema))
+    target = parse_target(f"{IF_PATH}=eth0", "t")
+
+    def note(name: str) -> Notification:
+        value = {"ietf-interfaces:interface": [{"name": name, "mtu": 1500}]}
+        edit = Edit("e", "merge", target, value)
+        return Notification("t", CONTENT_TYPE_JSON, "push-change-update", "n", 1, edits=(edit,))
+
+    assert deriver.derive(note("eth0")).xpaths == (f"{IF_PATH}[name='eth0']",)
+    assert deriver.plans[0].found  # the target is cached now
+    assert deriver.derive(note("eth0")).xpaths == (f"{IF_PATH}[name='eth0']",)
+    with pytest.raises(YangkeyError, match="the target names 'eth0'"):
+        deriver.derive(note("eth9"))

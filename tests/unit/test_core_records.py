@@ -353,3 +353,21 @@ def test_core_records_learns_xml_prefixed_xpath_filter() -> None:
     assert message.key == (
         f"router-nyc-01\n1042\n{IF}[name='eth0'] | {IF}[name='eth1'] | {IF}[name='lo']"
     ).encode()
+
+
+def test_core_records_entry_index_agrees_with_catalog_scan() -> None:
+    """MessageBuilder looks entries up by a dict (the cost stays flat with the catalog's size,
+    benchmarks/bench_curves.py): it answers what Catalog.entry's scan answers, node patterns
+    included."""
+    text = (
+        "subscriptions:\n"
+        f"  - id: 1\n    xpath: {IF}\n    node: 'pe*'\n"
+        "  - id: 2\n    xpath: /ietf-system:system/clock\n"
+        f"  - id: 3\n    xpath: \"{IF}[name='x']\"\n    node: 'core-?'\n"
+    )
+    catalog = build_catalog(parse_subscriptions(text))
+    builder = MessageBuilder(catalog)
+    for subscription_id in (0, 1, 2, 3, 4):
+        for node in (None, "pe-7", "core-1", "core-12", "x"):
+            assert builder.entry(subscription_id, node) is catalog.entry(subscription_id, node)
+    assert builder.entry(1, "core-1") is None  # the node pattern is applied, not just the id

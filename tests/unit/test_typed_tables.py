@@ -412,7 +412,8 @@ def test_server_ddl_creates_on_chdb_over_the_kafka_engine(
 def test_ingest_computes_the_feed_the_producer_sends(
     example_catalog: Catalog, raw: str
 ) -> None:
-    with_feed = MessageBuilder(example_catalog, strict=True).build(raw.encode(), "t")
+    feed_on = ProducerKnobs.from_catalog(example_catalog, instances=True)
+    with_feed = MessageBuilder(example_catalog, feed_on, strict=True).build(raw.encode(), "t")
     knobs = ProducerKnobs.from_catalog(example_catalog, instances=False)
     without = MessageBuilder(example_catalog, knobs, strict=True).build(raw.encode(), "t")
     assert isinstance(with_feed, list) and isinstance(without, list)
