@@ -285,6 +285,11 @@ def compile_from_options(
             "init",
             "Write a starter subscriptions.yaml and print the next commands.",
         ),
+        "sample": (
+            "yangkey.sample",
+            "sample",
+            "Write example notifications (JSON lines) and their expected outcome.",
+        ),
     },
     epilog=EPILOG_EXAMPLES,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
