@@ -302,6 +302,7 @@ def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
     type=click.Choice(
         ["ALL", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF"], case_sensitive=False
     ),
+    help="Log level of Spark's own (log4j) logging on stderr.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def produce(
