@@ -454,7 +454,6 @@ def expected_document(data: DataSet) -> dict[str, Any]:
 )
 @click.option(
     "--count",
-    "-n",
     type=click.IntRange(MIN_COUNT, 100_000_000),
     default=None,
     help="Exactly this many notifications, spread over as many nodes as it takes"
@@ -468,7 +467,11 @@ def expected_document(data: DataSet) -> dict[str, Any]:
     help="Interfaces per node.",
 )
 @click.option(
-    "--seed", type=int, default=7, show_default=True, help="Random seed: same seed, same data."
+    "--seed",
+    type=int,
+    default=7,
+    show_default=True,
+    help="Random seed: same seed, same notifications (event times aside).",
 )
 @click.option(
     "--expected",
@@ -485,7 +488,7 @@ def sample(output: Any, count: int | None, interfaces: int, seed: int, expected_
     yang-patch edits and a delete), counters, IPv4 addresses, hardware inventory, the system
     clock and DNS search domains, as JSON and XML, in every envelope yangkey reads. A replayed
     older update and 4 bad notifications (dead-lettered by `produce`) are mixed in. Event times
-    start an hour ago, so the data outlives the tables' retention for a while.
+    start an hour ago (to the minute): the tables expire rows by event time plus retention.
 
     \b
     Examples:
