@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Thin wrapper: `scripts/kafka.sh start|stop|status|install [options]` runs the same code as
 # `yangkey kafka ...`, usable before the package's console script is installed.
-# Run from the repository root so the default state dir (.yangkey/kafka) is the usual one.
+# Brokers are recorded per user ($XDG_STATE_HOME/yangkey), so any directory will do.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export PYTHONPATH="${here}${PYTHONPATH:+:${PYTHONPATH}}"

@@ -8,8 +8,11 @@ attempts per task, so tests of task retries see Spark retry a failed task (plain
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +28,11 @@ SPARK_TEST_MASTER = "local[2,2]"
 # An exception that is not a YangkeyError is a bug: tests see it raised, never as a rejection
 # (records.MessageBuilder; inherited by the CLI, Spark and demo processes tests start).
 os.environ.setdefault("YANGKEY_STRICT", "1")
+
+# `yangkey kafka start` records brokers per user ($XDG_STATE_HOME/yangkey): tests (and the
+# processes they start) record theirs in a directory of their own, never the user's.
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="yangkey-test-state-")
+atexit.register(shutil.rmtree, os.environ["XDG_STATE_HOME"], True)
 
 # Optional dependencies absent from this environment (`pip install yangkey[test]` has none):
 # a test that needs one is skipped, naming the extra, instead of failing. With every extra

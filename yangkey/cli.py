@@ -263,6 +263,11 @@ def compile_from_options(
             "init",
             "Write a starter subscriptions.yaml and print the next commands.",
         ),
+        "sample": (
+            "yangkey.sample",
+            "sample",
+            "Write example notifications (JSON lines) and their expected outcome.",
+        ),
     },
     epilog=EPILOG_EXAMPLES,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
@@ -283,7 +288,14 @@ def main() -> None:
 @schema_options
 @reports_errors
 def normalize(filter_file: str, yang_dirs: tuple[str, ...], yang_library: str | None) -> None:
-    """Phase 1: print the XPath union of a subtree filter (FILTER_FILE, or - for stdin)."""
+    """Phase 1: print the XPath union of a subtree filter (FILTER_FILE, or - for stdin).
+
+    \b
+    Examples:
+      yangkey normalize filter.xml
+      echo '<system xmlns="urn:ietf:params:xml:ns:yang:ietf-system"><clock/></system>' \\
+        | yangkey normalize -
+    """
     from yangkey.schema import SchemaContext  # noqa: PLC0415
     from yangkey.subtree import normalize_subtree  # noqa: PLC0415
 
@@ -460,6 +472,12 @@ def key(
     separated by LF, with no trailing newline. JSON (RFC 7951) and XML notifications are
     accepted, bare or wrapped in an envelope, NETCONF <notification>, ietf-restconf
     notification or telemetry message.
+
+    \b
+    Examples:
+      yangkey key --xpath /ietf-interfaces:interfaces/interface notification.json
+      yangkey sample | head -n 1 | yangkey key --xpath /ietf-interfaces:interfaces/interface --json
+      yangkey key --subtree filter.xml --node pe1.nyc --subscription-id 7 notification.xml
     """
     from yangkey.keys import KeyDeriver  # noqa: PLC0415
     from yangkey.notifications import decode  # noqa: PLC0415
@@ -501,6 +519,11 @@ def keys(
 
     A rejected line prints {"error": ..., "line": N} and the batch goes on; the exit status is
     1 if any line was rejected.
+
+    \b
+    Examples:
+      yangkey keys --xpath /ietf-interfaces:interfaces/interface notifications.jsonl
+      yangkey sample | yangkey keys --xpath /ietf-interfaces:interfaces/interface --prefix netops
     """
     from yangkey.inputs import bounded_lines, open_input, source_name  # noqa: PLC0415
     from yangkey.keys import KeyDeriver  # noqa: PLC0415
@@ -557,11 +580,24 @@ def catalog() -> None:
     type=click.Path(dir_okay=False),
     help="The subscriptions YAML file.",
 )
-@click.option("--yang-dir", "yang_dirs", multiple=True, type=click.Path(file_okay=False))
+@click.option(
+    "--yang-dir",
+    "yang_dirs",
+    multiple=True,
+    type=click.Path(file_okay=False),
+    help="Directory of .yang modules, searched before $YANGKEY_YANG_PATH and the modules"
+    " shipped with pyang. Repeatable.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @reports_errors
 def catalog_show(subscriptions_file: str, yang_dirs: tuple[str, ...], as_json: bool) -> None:
-    """Compile a subscriptions file and show every branch with its template and topic."""
+    """Compile a subscriptions file and show every branch with its template and topic.
+
+    \b
+    Examples:
+      yangkey catalog show --subscriptions subscriptions.yaml
+      yangkey catalog show --subscriptions subscriptions.yaml --json | jq '.topics[].name'
+    """
     from yangkey.catalog import load_catalog  # noqa: PLC0415
 
     compiled = load_catalog(subscriptions_file, yang_dirs=yang_dirs)

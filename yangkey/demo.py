@@ -363,7 +363,13 @@ def example_subscriptions() -> Iterator[Path]:
     help="Where the generated notifications and the chdb data go.",
 )
 @click.option("--bootstrap", help="Use this Kafka broker instead of starting the embedded one.")
-@click.option("--nodes", type=click.IntRange(1, 10_000), default=4, show_default=True)
+@click.option(
+    "--nodes",
+    type=click.IntRange(1, 10_000),
+    default=4,
+    show_default=True,
+    help="Nodes sending telemetry.",
+)
 @click.option(
     "--interfaces",
     type=click.IntRange(2, 10_000),
@@ -455,7 +461,8 @@ def init(directory: Path, force: bool) -> None:
         f"  yangkey catalog show --subscriptions {shown}\n"
         "  # the whole pipeline on generated data: Kafka, Spark and ClickHouse on this machine\n"
         f"  yangkey demo --subscriptions {shown}\n"
-        "  # your own notifications (JSON lines), keyed onto their topics\n"
+        "  # notifications (JSON lines; or your own), keyed onto their topics\n"
+        "  yangkey sample -o notifications.jsonl --expected expected.json\n"
         "  BOOTSTRAP=$(yangkey kafka start)\n"
         f"  yangkey produce --subscriptions {shown} --input notifications.jsonl"
         ' --bootstrap "$BOOTSTRAP" --create-topics'

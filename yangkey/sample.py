@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import click
 import orjson
 
 IF_NS = "urn:ietf:params:xml:ns:yang:ietf-interfaces"
@@ -102,6 +103,13 @@ def _xml_interfaces(
     ).encode()
 
 
+def _address(n: int) -> str:
+    """A valid IPv4 address per node, the documentation range for the first 254."""
+    if n < 254:
+        return f"192.0.2.{n + 1}"
+    return f"10.{(n >> 16) & 255}.{(n >> 8) & 255}.{n & 255}"
+
+
 def _telemetry(node: str, when: datetime, body: dict[str, Any]) -> bytes:
     stamp = when.isoformat().replace("+00:00", "Z")
     return orjson.dumps(
@@ -124,9 +132,11 @@ def generate(
     rounds: int = 3,
     seed: int = 7,
     start: datetime | None = None,
+    extra_rounds: int = 0,
 ) -> DataSet:
-    """A data set of roughly ``nodes * (interfaces * rounds + 10)`` notifications, the first
-    stamped ``start`` (default :func:`default_start`)."""
+    """A data set of ``nodes * (interfaces + rounds + 7) + extra_rounds + 4`` notifications
+    (one fewer per node without rounds: no replay; 4 bad ones), the first stamped ``start`` (default
+    :func:`default_start`). The first ``extra_rounds`` nodes get one on-change round more."""
     rng = random.Random(seed)
     records: list[bytes] = []
     expected = Expected()
@@ -177,7 +187,7 @@ def generate(
             note_current(node, 1042, f"/ietf-interfaces:interfaces/interface[name='{name}']", when)
         # On-change: yang-patch edits flipping oper-status, in several rounds.
         replay: tuple[bytes, str] | None = None
-        for _ in range(rounds):
+        for _ in range(rounds + (n < extra_rounds)):
             name = rng.choice(names)
             if (node, name) in expected.deleted:
                 continue
@@ -289,7 +299,7 @@ def generate(
                                 {
                                     "name": names[0],
                                     "ietf-ip:ipv4": {
-                                        "address": [{"ip": f"192.0.2.{n + 1}", "prefix-length": 24}]
+                                        "address": [{"ip": _address(n), "prefix-length": 24}]
                                     },
                                 }
                             ]
@@ -302,7 +312,7 @@ def generate(
             node,
             1100,
             "/ietf-interfaces:interfaces/interface"
-            f"[name='{names[0]}']/ietf-ip:ipv4/address[ip='192.0.2.{n + 1}']",
+            f"[name='{names[0]}']/ietf-ip:ipv4/address[ip='{_address(n)}']",
             when,
         )
         seq += 1
@@ -387,3 +397,120 @@ def iter_jsonl(records: list[bytes]) -> Iterator[bytes]:
     """One record per line (XML and JSON alike carry no raw newline here)."""
     for raw in records:
         yield raw.replace(b"\n", b" ") + b"\n"
+
+
+BAD_RECORDS = 4
+MIN_COUNT = 18
+"""One node with 6 interfaces and 1 on-change round, plus the bad records."""
+
+
+def generate_count(
+    count: int, interfaces: int = 6, seed: int = 7, start: datetime | None = None
+) -> DataSet:
+    """Exactly ``count`` notifications: as many nodes as give each about 3 on-change rounds,
+    the remainder spread as extra rounds."""
+    per_node = interfaces + 7  # besides its rounds (at least one), see generate()
+    budget = count - BAD_RECORDS
+    nodes = max(1, budget // (per_node + 3))
+    rest = budget - nodes * per_node  # the rounds of every node
+    if rest < nodes:
+        raise click.BadParameter(
+            f"at least {nodes * per_node + BAD_RECORDS} with --interfaces {interfaces}",
+            param_hint="--count",
+        )
+    data = generate(nodes, interfaces, rest // nodes, seed, start, extra_rounds=rest % nodes)
+    assert len(data.records) == count, (len(data.records), count)
+    return data
+
+
+def expected_document(data: DataSet) -> dict[str, Any]:
+    """The outcome a correct pipeline ends with, as JSON: what ``--expected`` writes."""
+    expected = data.expected
+    return {
+        "notifications": len(data.records),
+        "rejected": expected.bad,
+        "current_state": [
+            {"node": node, "subscription_id": sub, "xpaths": xpaths, "event_time": when}
+            for (node, sub, xpaths), when in sorted(expected.current.items())
+        ],
+        "interfaces": [
+            {"node": node, "interface": name, "oper_status": status}
+            for (node, name), status in sorted(expected.interface_status.items())
+        ],
+        "deleted_interfaces": [
+            {"node": node, "interface": name} for node, name in sorted(expected.deleted)
+        ],
+    }
+
+
+@click.command("sample")
+@click.option(
+    "--output",
+    "-o",
+    type=click.File("wb", atomic=True),
+    default="-",
+    show_default=True,
+    help="Where the notifications go, one per line (JSON or XML); - is stdout.",
+)
+@click.option(
+    "--count",
+    type=click.IntRange(MIN_COUNT, 1_000_000),
+    default=None,
+    help="Exactly this many notifications, spread over as many nodes as it takes"
+    " [default: the demo's 4 nodes, 68 notifications]. The data set is built in memory"
+    " (about 4 KB per notification): repeat with other --seed values for more.",
+)
+@click.option(
+    "--interfaces",
+    type=click.IntRange(2, 10_000),
+    default=6,
+    show_default=True,
+    help="Interfaces per node.",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=7,
+    show_default=True,
+    help="Random seed: same seed, same notifications (event times aside).",
+)
+@click.option(
+    "--expected",
+    "expected_file",
+    type=click.File("wb", atomic=True),
+    default=None,
+    help="Also write the expected outcome as JSON: notification and rejected counts, the"
+    " newest event time per message key, each interface's last oper-status.",
+)
+def sample(output: Any, count: int | None, interfaces: int, seed: int, expected_file: Any) -> None:
+    """Write example YANG-Push notifications for the example subscriptions (`yangkey init`).
+
+    The demo's data set: several nodes stream interface state (sync-on-start, then on-change
+    yang-patch edits and a delete), counters, IPv4 addresses, hardware inventory, the system
+    clock and DNS search domains, as JSON and XML, in every envelope yangkey reads. A replayed
+    older update and 4 bad notifications (dead-lettered by `produce`) are mixed in. Event times
+    start an hour ago (to the minute): the tables expire rows by event time plus retention.
+
+    \b
+    Examples:
+      yangkey sample -o notifications.jsonl --expected expected.json
+      yangkey sample --count 200000 --seed 1 -o big.jsonl
+      yangkey sample | head -1 > notification.json
+    """
+    if count is None:
+        data = generate(interfaces=interfaces, seed=seed)
+    else:
+        data = generate_count(count, interfaces, seed)
+    with output:
+        output.writelines(iter_jsonl(data.records))
+    if expected_file is not None:
+        with expected_file:
+            expected_file.write(
+                orjson.dumps(expected_document(data), option=orjson.OPT_INDENT_2) + b"\n"
+            )
+    where = "stdout" if output.name == "<stdout>" else output.name
+    click.echo(
+        f"wrote {len(data.records):,} notifications ({data.expected.bad} bad) to {where};"
+        f" {len(data.expected.current):,} message keys expected in current state",
+        err=True,
+    )

@@ -207,41 +207,56 @@ def test_log_compaction_leaves_the_last_value_per_key(
     print(f"compaction observed after {elapsed:.1f}s")
 
 
-def test_cli_start_status_stop_in_separate_processes(tmp_path: Path) -> None:
-    """``yangkey kafka start`` leaves a broker behind that a later ``stop`` can find."""
-    state_dir = tmp_path / "state"
+def test_cli_broker_follows_the_user_across_directories(tmp_path: Path) -> None:
+    """``yangkey kafka start`` records its broker per user: ``status`` and ``stop`` run from
+    other directories find it, and a second ``stop`` has nothing to stop (exit 1)."""
+    xdg = tmp_path / "xdg"
+    env = {**os.environ, "XDG_STATE_HOME": str(xdg)}
+    dirs = {name: tmp_path / name for name in ("a", "b", "c")}
+    for path in dirs.values():
+        path.mkdir()
     cli = [sys.executable, "-m", "yangkey.kafka.commands"]
 
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
+    def run(*args: str, cwd: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [*cli, *args, "--state-dir", str(state_dir)],
+            [*cli, *args],
+            cwd=dirs[cwd],
+            env=env,
             capture_output=True,
             text=True,
             timeout=180,
             check=False,
         )
 
-    started = run("start")
+    started = run("start", cwd="a")
+    state_dir = xdg / "yangkey" / "kafka"
+    state = BrokerState.read(state_dir)
     try:
         assert started.returncode == 0, started.stderr
         bootstrap = started.stdout.strip()
         assert bootstrap.startswith("127.0.0.1:")
-        state = BrokerState.read(state_dir)
         assert state is not None and state.alive() and state.bootstrap == bootstrap
-        assert broker_answers(bootstrap)
+        assert list(dirs["a"].iterdir()) == []  # nothing recorded in the working directory
 
-        again = run("start")
+        again = run("start", cwd="b")
         assert again.returncode == 1
         assert "already running" in again.stderr
 
-        status = run("status", "--json")
-        assert status.returncode == 0, status.stderr
-        assert json.loads(status.stdout)["answers"] is True
+        address = run("status", "--bootstrap", cwd="b")
+        assert (address.returncode, address.stdout) == (0, bootstrap + "\n"), address.stderr
+        listing = run("status", "--json", cwd="c")
+        assert listing.returncode == 0, listing.stderr
+        [entry] = json.loads(listing.stdout)
+        assert entry["answers"] is True and entry["state_dir"] == str(state_dir.resolve())
     finally:
-        stopped = run("stop")
+        stopped = run("stop", cwd="c")
     assert stopped.returncode == 0, stopped.stderr
     assert not state.alive()
     assert not (state_dir / "broker.json").exists()
     assert not Path(state.data_dir).exists()
-    assert run("status").returncode == 1
-    assert run("stop").returncode == 0  # nothing to stop is fine
+    assert run("status", cwd="b").returncode == 1
+    for args in (("stop",), ("status", "--bootstrap")):
+        nothing = run(*args, cwd="a")
+        assert nothing.returncode == 1
+        assert nothing.stderr.startswith("error: kafka "), nothing.stderr
+        assert len(nothing.stderr.splitlines()) == 1, nothing.stderr

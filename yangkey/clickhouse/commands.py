@@ -77,7 +77,12 @@ def _render_options(function: F) -> F:
             help="Consumer group of the Kafka tables (one '<group>.<topic>' per topic).",
         ),
         click.option(
-            "--num-consumers", default=1, show_default=True, type=click.IntRange(1, _UINT64_MAX)
+            "--num-consumers",
+            default=1,
+            show_default=True,
+            type=click.IntRange(1, _UINT64_MAX),
+            help="kafka_num_consumers of each Kafka engine table (server mode): consumers per"
+            " topic, at most its partition count.",
         ),
         click.option(
             "--current-state",
@@ -176,7 +181,14 @@ def generate(
     current_state: str,
     output_dir: Path | None,
 ) -> None:
-    """Render the DDL, one .sql file per mode, in a stable order (reproducible output)."""
+    """Render the DDL, one .sql file per mode, in a stable order (reproducible output).
+
+    \b
+    Examples:
+      yangkey ddl generate --subscriptions subscriptions.yaml --mode embedded
+      yangkey ddl generate --subscriptions subscriptions.yaml -o ddl/
+      yangkey ddl generate --subscriptions subscriptions.yaml --mode server --cluster main
+    """
     from yangkey.clickhouse.ddl import render_catalog, to_script  # noqa: PLC0415
 
     catalog = _load_catalog(subscriptions, yang_dirs)
@@ -239,7 +251,14 @@ def apply_command(
     num_consumers: int,
     current_state: str,
 ) -> None:
-    """Create the database, tables and views (idempotent: existing objects are kept)."""
+    """Create the database, tables and views (idempotent: existing objects are kept).
+
+    \b
+    Examples:
+      yangkey ddl apply --subscriptions subscriptions.yaml --embedded ch
+      CLICKHOUSE_PASSWORD=secret yangkey ddl apply --subscriptions subscriptions.yaml \\
+          --clickhouse http://yangkey@localhost:8123
+    """
     from yangkey.clickhouse.apply import apply  # noqa: PLC0415
     from yangkey.clickhouse.ddl import render_catalog  # noqa: PLC0415
 
@@ -282,7 +301,9 @@ def apply_command(
     type=click.Path(file_okay=False),
     help="Embedded ClickHouse (chdb) data directory.",
 )
-@click.option("--database", "-d", default="yangkey", show_default=True)
+@click.option(
+    "--database", "-d", default="yangkey", show_default=True, help="Database of the tables."
+)
 @click.option("--follow", "-f", is_flag=True, help="Keep consuming (default: stop when caught up).")
 @click.option("--group", default="yangkey-embedded", show_default=True, help="Consumer group.")
 @click.option(
@@ -324,7 +345,18 @@ def ingest(
     kafka_config: tuple[str, ...],
     kafka_properties: str | None,
 ) -> None:
-    """Consume the catalog topics into embedded ClickHouse (creates the tables first)."""
+    """Consume the catalog topics into embedded ClickHouse (creates the tables first).
+
+    Stops when every partition is caught up, or with --follow keeps consuming until Ctrl-C
+    or SIGTERM (both commit the last batch, then exit 0). Offsets are committed only after
+    the rows are stored.
+
+    \b
+    Examples:
+      yangkey ingest --subscriptions subscriptions.yaml --bootstrap "$BOOTSTRAP" --embedded ch
+      yangkey ingest --subscriptions subscriptions.yaml --bootstrap kafka:9092 \\
+          --embedded /var/lib/yangkey/ch --follow --batch-size 50000
+    """
     from yangkey.clickhouse.ingest import ingest as run_ingest  # noqa: PLC0415
     from yangkey.kafka.config import client_overrides  # noqa: PLC0415
 
@@ -408,11 +440,29 @@ def emit_rows(rows: Sequence[dict[str, Any]], fmt: str, *, title: str = "") -> N
 @_target_options
 @click.option("--database", "-d", default=None, help="Database [default: URL path or yangkey].")
 @click.option("--node", "-n", default=None, help="Node name.")
-@click.option("--subscription-id", "-i", type=click.IntRange(0, _UINT32_MAX), default=None)
+@click.option(
+    "--subscription-id",
+    "-i",
+    type=click.IntRange(0, _UINT32_MAX),
+    default=None,
+    help="Only keys of this subscription id.",
+)
 @click.option("--xpath-prefix", "-x", default=None, help="Keep keys with an XPath starting so.")
 @click.option("--topic", "-t", default=None, help="Only this topic's current-state table.")
-@click.option("--limit", type=click.IntRange(1, _UINT64_MAX), default=None)
-@click.option("--format", "fmt", type=_FORMATS, default="table", show_default=True)
+@click.option(
+    "--limit",
+    type=click.IntRange(1, _UINT64_MAX),
+    default=None,
+    help="At most this many keys (in message key order) [default: all].",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=_FORMATS,
+    default="table",
+    show_default=True,
+    help="table for people; json (one object per line) or csv for scripts.",
+)
 @reports_errors
 def state(
     *,
@@ -426,7 +476,15 @@ def state(
     limit: int | None,
     fmt: str,
 ) -> None:
-    """Current state: the latest message per key (current generation)."""
+    """Current state: the latest message per key (current generation).
+
+    \b
+    Examples:
+      yangkey state --node pe1.nyc --embedded ch
+      yangkey state --subscription-id 1042 --xpath-prefix /ietf-interfaces: --embedded ch \\
+          --format json
+      yangkey state --node pe1.nyc --clickhouse http://yangkey@localhost:8123
+    """
     from yangkey.clickhouse.queries import current_state  # noqa: PLC0415
 
     conn, url_database = _connect(clickhouse, embedded)
@@ -451,20 +509,45 @@ def state(
 @click.option(
     "--key", "-k", default=None, help="Full message key (use $'node\\nid\\nxpath' in a shell)."
 )
-@click.option("--node", "-n", default=None)
-@click.option("--subscription-id", "-i", type=click.IntRange(0, _UINT32_MAX), default=None)
-@click.option("--topic", "-t", default=None)
+@click.option("--node", "-n", default=None, help="Messages of this node.")
+@click.option(
+    "--subscription-id",
+    "-i",
+    type=click.IntRange(0, _UINT32_MAX),
+    default=None,
+    help="Only messages of this subscription id.",
+)
+@click.option("--topic", "-t", default=None, help="Messages of this topic (its history table).")
 @click.option("--since", default=None, help="RFC 3339 time, inclusive.")
 @click.option("--until", default=None, help="RFC 3339 time, exclusive.")
-@click.option("--limit", type=click.IntRange(1, _UINT64_MAX), default=100, show_default=True)
+@click.option(
+    "--limit",
+    type=click.IntRange(1, _UINT64_MAX),
+    default=100,
+    show_default=True,
+    help="Messages per page; the cursor of the next page goes to stderr.",
+)
 @click.option("--after", default=None, help="Cursor token printed by the previous page.")
-@click.option("--order", type=click.Choice(["time", "offset"]), default="time", show_default=True)
+@click.option(
+    "--order",
+    type=click.Choice(["time", "offset"]),
+    default="time",
+    show_default=True,
+    help="time: by event time, sequence number and key; offset: by Kafka position.",
+)
 @click.option(
     "--current-generation",
     is_flag=True,
     help="Only messages of the newest generation of their subscription.",
 )
-@click.option("--format", "fmt", type=_FORMATS, default="table", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=_FORMATS,
+    default="table",
+    show_default=True,
+    help="table for people; json (one object per line) or csv for scripts.",
+)
 @reports_errors
 def history(
     *,
@@ -483,7 +566,14 @@ def history(
     current_generation: bool,
     fmt: str,
 ) -> None:
-    """History of messages, one page at a time (the next-page cursor goes to stderr)."""
+    """History of messages, one page at a time (the next-page cursor goes to stderr).
+
+    \b
+    Examples:
+      yangkey history --node pe1.nyc --since 2026-11-20T10:00:00Z --limit 50 --embedded ch
+      yangkey history --key $'pe1.nyc\\n2001\\n/ietf-system:system/clock' --embedded ch
+      yangkey history --node pe1.nyc --embedded ch --after TOKEN   # the next page
+    """
     from yangkey.clickhouse.queries import (  # noqa: PLC0415
         check_time,
         decode_cursor,

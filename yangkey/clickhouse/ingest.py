@@ -27,12 +27,15 @@ partitions back at once instead of waiting out the dead member's session timeout
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import signal
 import struct
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -243,14 +246,29 @@ class IngestResult:
 
 
 class _Reporter:
-    """Rich live table on a terminal, plain lines otherwise (every ``interval`` seconds)."""
+    """Rich live table on a terminal, plain lines otherwise (every ``interval`` seconds while
+    messages arrive, every ``idle_interval`` seconds while none do)."""
 
-    def __init__(self, enabled: bool, log: Callable[[str], None], interval: float = 5.0) -> None:
+    idle_after = 2.0
+    """Seconds without a message before the report says "waiting for messages"."""
+
+    def __init__(
+        self,
+        enabled: bool,
+        log: Callable[[str], None],
+        interval: float = 5.0,
+        idle_interval: float = 60.0,
+    ) -> None:
         self.enabled = enabled
         self.log = log
         self.interval = interval
+        self.idle_interval = idle_interval
         self.started = time.monotonic()
         self.last_line = self.started
+        self.line_total = 0
+        self.last_message = self.started
+        self.seen_total = 0
+        self.said_waiting = False
         self.live: Any = None
         if enabled and sys.stderr.isatty():
             from rich.console import Console  # noqa: PLC0415
@@ -265,6 +283,8 @@ class _Reporter:
         done = state == "done"
         elapsed = result.seconds if done else time.monotonic() - self.started
         rate = result.total / max(elapsed, 1e-9)
+        # an average that only decays while nothing arrives says nothing: no rate when idle
+        shown_rate = "" if state == WAITING else f" ({rate:,.0f}/s)"
         table = Table(title=f"yangkey ingest - {state}", title_justify="left")
         table.add_column("topic")
         table.add_column("messages", justify="right")
@@ -276,7 +296,7 @@ class _Reporter:
             table.add_row(topic, f"{result.messages.get(topic, 0):,}", errors, expired)
         table.add_row(
             "[bold]total[/bold]",
-            f"[bold]{result.total:,}[/bold] ({rate:,.0f}/s)",
+            f"[bold]{result.total:,}[/bold]{shown_rate}",
             f"{result.total_errors:,}" if done else f"{result.decode_errors:,} undecodable",
             f"{result.total_expired:,}" if done else "",
         )
@@ -285,14 +305,26 @@ class _Reporter:
     def update(self, result: IngestResult, state: str = "consuming") -> None:
         if not self.enabled:
             return
-        if self.live is not None:
-            self.live.update(self._table(result, state))
-            return
         now = time.monotonic()
-        if now - self.last_line >= self.interval:
-            self.last_line = now
-            rate = result.total / max(now - self.started, 1e-9)
+        if result.total != self.seen_total:
+            self.seen_total = result.total
+            self.last_message = now
+            self.said_waiting = False
+        idle = now - self.last_message >= self.idle_after
+        if self.live is not None:
+            self.live.update(self._table(result, WAITING if idle else state))
+            return
+        if idle:
+            # the first waiting line comes at the usual pace, the next ones far less often
+            pause = self.idle_interval if self.said_waiting else self.interval
+            if now - self.last_line >= pause:
+                self.log(f"ingest: {result.total} messages so far, {WAITING}")
+                self.last_line, self.line_total = now, result.total
+                self.said_waiting = True
+        elif now - self.last_line >= self.interval:
+            rate = (result.total - self.line_total) / max(now - self.last_line, 1e-9)
             self.log(f"ingest: {result.total} messages ({rate:.0f}/s) in {result.batches} batches")
+            self.last_line, self.line_total = now, result.total
 
     def close(self, result: IngestResult, *, failed: bool = False) -> None:
         if self.live is not None:
@@ -309,8 +341,31 @@ class _Reporter:
             )
 
 
+WAITING = "waiting for messages"
+
+
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def _sigterm_stops() -> Iterator[Callable[[], bool]]:
+    """While the block runs, SIGTERM (a service manager, ``kill``) asks the consume loop to
+    stop after the batch it is on, like Ctrl-C: commit, summary, exit 0. A flag rather than
+    an exception, so that a batch is never cut between its insert and its commit."""
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: False
+        return
+
+    def on_term(signum: int, _frame: object) -> None:
+        received.append(signum)
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield lambda: bool(received)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _errors_since(
@@ -449,6 +504,8 @@ def consume_into(
         ) from None
     reporter = _Reporter(progress, log)
     failed = False
+    terminated = contextlib.ExitStack()
+    sigterm = terminated.enter_context(_sigterm_stops())
     try:
         identity = DatabaseIdentity(conn, database) if isinstance(conn, ChdbConnection) else None
         try:
@@ -495,6 +552,10 @@ def consume_into(
         consumer.subscribe(present, on_assign=on_assign, on_revoke=on_revoke, on_lost=on_revoke)
         waiting_since = time.monotonic()
         while True:
+            if sigterm():
+                if progress:
+                    log("ingest: terminated (SIGTERM); the last batch was committed")
+                break
             if should_stop is not None and should_stop():
                 break
             messages = consumer.consume(num_messages=batch_size, timeout=poll_timeout)
@@ -562,6 +623,7 @@ def consume_into(
         failed = True
         raise
     finally:
+        terminated.close()
         consumer.close()
         result.seconds = time.monotonic() - started
         try:

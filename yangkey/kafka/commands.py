@@ -18,26 +18,56 @@ from types import FrameType
 import click
 from rich.console import Console
 
-from yangkey.errors import YangkeyError
+from yangkey.errors import BrokerError, YangkeyError
 from yangkey.kafka.broker import DEFAULT_HEAP, EmbeddedKafka
 from yangkey.kafka.config import parse_kv
 from yangkey.kafka.install import KAFKA_VERSION, install_kafka, installed_jars
 from yangkey.kafka.install import kafka_home as cache_home
-from yangkey.kafka.process import STATE_FILE, BrokerState, broker_answers, stop_recorded
+from yangkey.kafka.process import (
+    STATE_FILE,
+    BrokerState,
+    broker_answers,
+    default_state_dir,
+    recorded_state_dirs,
+    stop_recorded,
+)
 from yangkey.reporting import fail
-
-DEFAULT_STATE_DIR = Path(".yangkey") / "kafka"
 
 _err = Console(stderr=True, highlight=False, soft_wrap=True)  # paths must stay copyable
 
 _state_dir_option = click.option(
     "--state-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    default=DEFAULT_STATE_DIR,
-    show_default=True,
-    help=f"Where the running broker is recorded ({STATE_FILE}) and keeps its data. Use the"
-    " same value for start, status and stop; different values allow several brokers.",
+    default=None,
+    help=f"Where the broker is recorded ({STATE_FILE}) and keeps its data [default:"
+    " $XDG_STATE_HOME/yangkey/kafka, else ~/.local/state/yangkey/kafka]. Every state dir in use"
+    " is registered per user, so status and stop find a broker from any directory; give"
+    " different values to run several brokers.",
 )
+
+
+def _target(state_dir: Path | None, command: str) -> Path:
+    """The state dir a command acts on: the one named, else the default one when it holds a
+    broker or nothing else does, else the only one recorded."""
+    if state_dir is not None:
+        return state_dir.resolve()
+    default = default_state_dir().resolve()
+    recorded = recorded_state_dirs()
+    if not recorded or recorded[0] == default:
+        return default
+    if len(recorded) == 1:
+        return recorded[0]
+    raise BrokerError(
+        f"{len(recorded)} brokers are recorded; name one with --state-dir: "
+        + ", ".join(str(d) for d in recorded),
+        source=f"kafka {command}",
+    )
+
+
+def _stop_hint(state_dir: Path) -> str:
+    if state_dir == default_state_dir().resolve():
+        return "yangkey kafka stop"
+    return f"yangkey kafka stop --state-dir {state_dir}"
 
 
 @contextmanager
@@ -61,9 +91,9 @@ def kafka() -> None:
     $YANGKEY_CACHE (default ~/.cache/yangkey).
 
     \b
-    Typical session:
+    Typical session (from any directory: brokers are recorded per user):
       yangkey kafka start            # prints 127.0.0.1:PORT
-      yangkey kafka status
+      yangkey kafka status --bootstrap
       yangkey kafka stop             # also deletes the broker's data
     """
 
@@ -81,6 +111,11 @@ def install(kafka_version: str) -> None:
     Needed once; `start` does it on demand, so this is for warming a machine or CI cache
     ahead of time. Does nothing when the cache is already complete. Each jar is checked
     against the SHA-256 that yangkey pins; no Maven needed.
+
+    \b
+    Examples:
+      yangkey kafka install
+      YANGKEY_CACHE=/opt/cache yangkey kafka install
     """
     with _friendly():
         ready = installed_jars(kafka_version)
@@ -139,7 +174,7 @@ def start(
     kafka_home: Path | None,
     port: int,
     foreground: bool,
-    state_dir: Path,
+    state_dir: Path | None,
     settings: tuple[str, ...],
     heap: str,
     timeout: float,
@@ -147,9 +182,10 @@ def start(
 ) -> None:
     """Start the broker and print its bootstrap address (127.0.0.1:PORT).
 
-    By default the broker keeps running in the background after this command returns;
-    stop it with `yangkey kafka stop` (same --state-dir). Each start begins with an empty
-    broker: topics do not survive a stop. The broker log is <state-dir>/data/broker.log.
+    By default the broker keeps running in the background after this command returns and
+    is recorded for this user: `yangkey kafka status --bootstrap` prints its address and
+    `yangkey kafka stop` stops it, from any directory. Each start begins with an empty broker:
+    topics do not survive a stop. The broker log is <state-dir>/data/broker.log.
 
     \b
     Examples:
@@ -158,13 +194,13 @@ def start(
       yangkey kafka start --foreground        # Ctrl-C stops it
     """
     with _friendly():
-        state_dir = state_dir.resolve()
+        state_dir = (state_dir or default_state_dir()).resolve()
         properties = parse_kv(settings, source="--set")
         recorded = BrokerState.read(state_dir)
         if recorded is not None and recorded.alive():
             raise click.ClickException(
                 f"a broker is already running on {recorded.bootstrap} (pid {recorded.pid});"
-                f" `yangkey kafka stop --state-dir {state_dir}` first"
+                f" `{_stop_hint(state_dir)}` first"
             )
         if recorded is not None:
             stop_recorded(state_dir)  # a crashed broker: clear its state file and data
@@ -197,7 +233,7 @@ def start(
             _run_in_foreground(broker)
         else:
             broker.detach()
-            _err.print(f"running in the background; stop with `yangkey kafka stop` ({state_dir})")
+            _err.print(f"running in the background; stop with `{_stop_hint(state_dir)}`")
 
 
 def _run_in_foreground(broker: EmbeddedKafka) -> None:
@@ -223,6 +259,7 @@ def _run_in_foreground(broker: EmbeddedKafka) -> None:
 
 @kafka.command()
 @_state_dir_option
+@click.option("--all", "stop_all", is_flag=True, help="Stop every broker recorded for this user.")
 @click.option(
     "--timeout",
     type=float,
@@ -230,48 +267,111 @@ def _run_in_foreground(broker: EmbeddedKafka) -> None:
     show_default=True,
     help="Seconds to wait for a clean shutdown before SIGKILL.",
 )
-def stop(state_dir: Path, timeout: float) -> None:
-    """Stop the broker recorded in --state-dir and delete its data (unless --keep-data).
+def stop(state_dir: Path | None, stop_all: bool, timeout: float) -> None:
+    """Stop the recorded broker and delete its data (unless it was started with --keep-data).
 
-    Sends SIGTERM (Kafka shuts down cleanly), then SIGKILL after --timeout. Succeeds when
-    nothing is running, so it is safe in cleanup scripts.
+    Works from any directory: without --state-dir it stops the broker in the default state
+    dir, or the only one recorded. Sends SIGTERM (Kafka shuts down cleanly), then SIGKILL
+    after --timeout. Exits 1 with one error line when there is nothing to stop (in a cleanup
+    script: `yangkey kafka stop || true`).
+
+    \b
+    Examples:
+      yangkey kafka stop
+      yangkey kafka stop --state-dir /tmp/broker2
+      yangkey kafka stop --all
     """
     with _friendly():
-        state = stop_recorded(state_dir.resolve(), timeout=timeout)
-    if state is None:
-        _err.print(f"no broker recorded in {state_dir}")
-    else:
-        _err.print(f"stopped Kafka on {state.bootstrap} (pid {state.pid})")
+        if stop_all and state_dir is not None:
+            raise click.UsageError("give --state-dir or --all, not both")
+        targets = recorded_state_dirs() if stop_all else [_target(state_dir, "stop")]
+        if not targets:
+            raise BrokerError("no broker recorded", source="kafka stop")
+        for target in targets:
+            state = BrokerState.read(target)
+            if state is None:
+                raise BrokerError(f"no broker recorded in {target}", source="kafka stop")
+            was_running = state.alive()
+            stop_recorded(target, timeout=timeout)
+            if not was_running:
+                raise BrokerError(
+                    f"nothing to stop: the broker recorded in {target} (pid {state.pid}) had"
+                    " already exited; its record is cleared",
+                    source="kafka stop",
+                )
+            _err.print(f"stopped Kafka on {state.bootstrap} (pid {state.pid})")
 
 
 @kafka.command()
 @_state_dir_option
-@click.option("--json", "as_json", is_flag=True, help="Print the state as JSON on stdout.")
-def status(state_dir: Path, as_json: bool) -> None:
-    """Show whether the recorded broker runs and answers; exit status 0 only if it does.
+@click.option(
+    "--bootstrap",
+    "bootstrap_only",
+    is_flag=True,
+    help="Print only the HOST:PORT of the running broker (the default one, or the only one"
+    " recorded); exit 1 with one error line when none answers.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the brokers as a JSON list.")
+def status(state_dir: Path | None, bootstrap_only: bool, as_json: bool) -> None:
+    """List the brokers recorded for this user; exit status 0 only if they all answer.
 
-    Prints the bootstrap address on stdout when it answers, so scripts can use
-    `yangkey kafka status` both as a check and to find the address.
+    One line per broker on stderr (version, pid, state dir, log); the bootstrap address of
+    each broker that answers on stdout, so `yangkey kafka status` is both a check and a way
+    to find the address. With --state-dir only that broker is shown.
+
+    \b
+    Examples:
+      yangkey kafka status
+      export BOOTSTRAP=$(yangkey kafka status --bootstrap)
+      yangkey kafka status --json
     """
     with _friendly():
-        state = BrokerState.read(state_dir.resolve())
-    alive = state is not None and state.alive()
-    answers = alive and state is not None and broker_answers(state.bootstrap, timeout=5.0)
-    if as_json:
-        payload: dict[str, object] = {"running": alive, "answers": answers}
+        if bootstrap_only:
+            target = _target(state_dir, "status")
+            state = BrokerState.read(target)
+            if state is None or not state.alive():
+                raise BrokerError(
+                    f"no broker running (state dir {target}); start one with `yangkey kafka start`",
+                    source="kafka status",
+                )
+            if not broker_answers(state.bootstrap, timeout=5.0):
+                raise BrokerError(
+                    f"pid {state.pid} is running but {state.bootstrap} does not answer",
+                    source="kafka status",
+                )
+            click.echo(state.bootstrap)
+            return
+        targets = [state_dir.resolve()] if state_dir is not None else recorded_state_dirs()
+        found = [(target, BrokerState.read(target)) for target in targets]
+    listed: list[dict[str, object]] = []
+    all_answer = bool(found)
+    for target, state in found:
+        alive = state is not None and state.alive()
+        answers = alive and state is not None and broker_answers(state.bootstrap, timeout=5.0)
+        all_answer = all_answer and answers
+        entry: dict[str, object] = {"state_dir": str(target), "running": alive, "answers": answers}
         if state is not None:
-            payload.update(json.loads(state.to_json()))
-        click.echo(json.dumps(payload, indent=2))
-    elif state is None:
-        _err.print(f"not running (no {STATE_FILE} in {state_dir})")
-    elif not alive:
-        _err.print(f"not running: pid {state.pid} has exited (log: {state.log})")
-    elif not answers:
-        _err.print(f"pid {state.pid} is running but {state.bootstrap} does not answer")
-    else:
-        _err.print(f"Kafka {state.version} running, pid {state.pid}, log {state.log}")
-        click.echo(state.bootstrap)
-    sys.exit(0 if answers else 1)
+            entry.update(json.loads(state.to_json()))
+        listed.append(entry)
+        if as_json:
+            continue
+        if state is None:
+            _err.print(f"not running (no {STATE_FILE} in {target})")
+        elif not alive:
+            _err.print(f"not running: pid {state.pid} has exited (log: {state.log})")
+        elif not answers:
+            _err.print(f"pid {state.pid} is running but {state.bootstrap} does not answer")
+        else:
+            _err.print(
+                f"Kafka {state.version} running, pid {state.pid}, state dir {target},"
+                f" log {state.log}"
+            )
+            click.echo(state.bootstrap)
+    if as_json:
+        click.echo(json.dumps(listed, indent=2))
+    elif not found:
+        _err.print(f"no broker recorded (state dir {default_state_dir()})")
+    sys.exit(0 if all_answer else 1)
 
 
 if __name__ == "__main__":  # scripts/kafka.sh, before the main CLI registers the group

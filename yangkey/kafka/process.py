@@ -1,10 +1,18 @@
 """The broker process from outside: its state file, whether it is alive and still ours,
-stopping it (from any process), and whether it answers."""
+stopping it (from any process), and whether it answers.
+
+Brokers are recorded per user, not per working directory (a ``stop`` run from another
+directory must find the broker): the default state dir is ``$XDG_STATE_HOME/yangkey/kafka``
+(``~/.local/state/yangkey/kafka``), and every state dir in use, the default or one named with
+``--state-dir``, is registered under ``$XDG_STATE_HOME/yangkey/brokers`` so that ``status``
+lists them all.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
 import json
 import os
 import shutil
@@ -21,6 +29,49 @@ from yangkey.errors import BrokerError
 
 STATE_FILE = "broker.json"
 LOG_NAME = "broker.log"
+
+
+def user_state_home() -> Path:
+    """``$XDG_STATE_HOME/yangkey``, else ``~/.local/state/yangkey`` (the XDG base directory
+    spec ignores a relative ``XDG_STATE_HOME``)."""
+    base = os.environ.get("XDG_STATE_HOME", "")
+    root = Path(base) if os.path.isabs(base) else Path.home() / ".local" / "state"
+    return root / "yangkey"
+
+
+def default_state_dir() -> Path:
+    """Where ``yangkey kafka start`` records its broker when no ``--state-dir`` is given."""
+    return user_state_home() / "kafka"
+
+
+def _registry() -> Path:
+    return user_state_home() / "brokers"
+
+
+def _registry_entry(state_dir: Path) -> Path:
+    digest = hashlib.sha256(str(state_dir.resolve()).encode()).hexdigest()[:16]
+    return _registry() / digest
+
+
+def recorded_state_dirs() -> list[Path]:
+    """Every registered state dir that still holds a state file, the default one first;
+    entries whose state file is gone are pruned."""
+    found: set[Path] = set()
+    with contextlib.suppress(FileNotFoundError):
+        for entry in _registry().iterdir():
+            try:
+                state_dir = Path(entry.read_text(encoding="utf-8").strip())
+            except OSError:
+                continue
+            if (state_dir / STATE_FILE).exists():
+                found.add(state_dir)
+            else:
+                with contextlib.suppress(OSError):
+                    entry.unlink()
+    default = default_state_dir().resolve()
+    if (default / STATE_FILE).exists():
+        found.add(default)
+    return sorted(found, key=lambda d: (d != default, str(d)))
 
 
 @dataclass(frozen=True)
@@ -114,6 +165,9 @@ def write_state(state_dir: Path, state: BrokerState) -> None:
     temp = state_dir / f".{STATE_FILE}.tmp"
     temp.write_text(state.to_json(), encoding="utf-8")
     temp.replace(state_dir / STATE_FILE)
+    entry = _registry_entry(state_dir)
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    entry.write_text(str(state_dir.resolve()), encoding="utf-8")
 
 
 def remove_state(state_dir: Path, pid: int) -> None:
@@ -125,6 +179,8 @@ def remove_state(state_dir: Path, pid: int) -> None:
     if current is None or current.pid == pid:
         with contextlib.suppress(FileNotFoundError):
             (state_dir / STATE_FILE).unlink()
+        with contextlib.suppress(FileNotFoundError):
+            _registry_entry(state_dir).unlink()
 
 
 def terminate(pid: int, is_alive: Callable[[], bool], timeout: float) -> bool:

@@ -31,7 +31,13 @@ def registry() -> None:
 
 @registry.command(name="serve", epilog=EXAMPLES)
 @click.option("--bootstrap", required=True, help="Kafka bootstrap servers, HOST:PORT.")
-@click.option("--port", type=click.IntRange(0, 65535), default=8081, show_default=True)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8081,
+    show_default=True,
+    help="Port to listen on; 0 picks a free one (the URL is printed).",
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--topic", default="_schemas", show_default=True, help="The store topic.")
 @click.option(
@@ -39,7 +45,13 @@ def registry() -> None:
     default=None,
     help="This instance's id in record keys (default: random). Unique per running instance.",
 )
-@click.option("--replication-factor", type=click.IntRange(1), default=1, show_default=True)
+@click.option(
+    "--replication-factor",
+    type=click.IntRange(1),
+    default=1,
+    show_default=True,
+    help="Replication factor of the store topic when serve creates it.",
+)
 @click.option(
     "-X",
     "kv",
@@ -116,8 +128,19 @@ def serve(
 
 
 @registry.command(name="schemas", epilog=EXAMPLES)
-@click.option("--subscriptions", required=True, type=click.Path(dir_okay=False))
-@click.option("--yang-dir", "yang_dirs", multiple=True, type=click.Path(file_okay=False))
+@click.option(
+    "--subscriptions",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The subscriptions YAML file.",
+)
+@click.option(
+    "--yang-dir",
+    "yang_dirs",
+    multiple=True,
+    type=click.Path(file_okay=False),
+    help="Directory of .yang modules, searched first. Repeatable.",
+)
 @click.option("--topic", "only", default=None, help="Print only this topic's schema.")
 @reports_errors
 def schemas(subscriptions: str, yang_dirs: tuple[str, ...], only: str | None) -> None:
@@ -136,9 +159,20 @@ def schemas(subscriptions: str, yang_dirs: tuple[str, ...], only: str | None) ->
 
 
 @registry.command(name="register", epilog=EXAMPLES)
-@click.option("--subscriptions", required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "--subscriptions",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The subscriptions YAML file.",
+)
 @click.option("--url", required=True, help="Any Confluent-compatible schema registry.")
-@click.option("--yang-dir", "yang_dirs", multiple=True, type=click.Path(file_okay=False))
+@click.option(
+    "--yang-dir",
+    "yang_dirs",
+    multiple=True,
+    type=click.Path(file_okay=False),
+    help="Directory of .yang modules, searched first. Repeatable.",
+)
 @click.option(
     "--modules",
     is_flag=True,

@@ -341,6 +341,7 @@ def _duration(text: str | None) -> str | None:
     type=click.Choice(
         ["ALL", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF"], case_sensitive=False
     ),
+    help="Log level of Spark's own (log4j) logging on stderr.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def produce(as_json: bool, **options: Any) -> None:
