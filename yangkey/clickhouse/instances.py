@@ -31,7 +31,7 @@ import orjson
 
 from yangkey.clickhouse.columns import HEADER_INSTANCES, Column, TypedTopic
 from yangkey.errors import NotificationError, YangkeyError
-from yangkey.keys import _edit_tree, _entries, _lookup, _passes_filters
+from yangkey.keys import _edit_plan, _edit_tree, _lookup, _passes_filters
 from yangkey.notifications import decode
 from yangkey.values import canon_integer
 from yangkey.xpath import quote
@@ -47,6 +47,11 @@ __all__ = ["HEADER_INSTANCES", "InstanceFeed"]
 REMOVING = frozenset({"delete", "remove"})
 
 
+def _entries(value: Any) -> list[Any]:
+    # A single list entry in XML decodes to a dict, not a one-element list.
+    return value if isinstance(value, list) else [value]
+
+
 @dataclass(frozen=True)
 class _Found:
     path: str
@@ -59,6 +64,7 @@ class InstanceFeed:
 
     def __init__(self, branch: Branch, typed: TypedTopic) -> None:
         self.branch = branch
+        self._edit_plan = _edit_plan(branch)
         self.typed = typed
         self.keys = tuple(c for c in typed.columns if c.kind == "key")
         self.leaf_target = branch.target in ("leaf", "leaf-list")
@@ -168,7 +174,7 @@ class InstanceFeed:
         ]
 
     def edit(self, edit: Edit) -> list[dict[str, Any]]:
-        tree = _edit_tree(self.branch, edit)
+        tree = _edit_tree(self._edit_plan, edit)
         if tree is None:
             return []
         steps = self.branch.steps
