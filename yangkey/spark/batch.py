@@ -9,6 +9,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from yangkey.spark.config import JobConfig
+from yangkey.spark.kafka_source import KafkaRange
 from yangkey.spark.planning import Prepared
 from yangkey.spark.progress import Progress, Summary
 from yangkey.spark.session import spark_failure
@@ -61,7 +62,13 @@ def run_batch(
     context = session.sparkContext
     broadcast = context.broadcast(prepared.builder_spec)
     try:
-        with Progress(session, update) as progress:
+        ranges = [planned for _, planned in prepared.plan]
+        with Progress(
+            session,
+            update,
+            total_units=sum(r.end - r.start for r in ranges),
+            units_are_records=bool(ranges) and all(isinstance(r, KafkaRange) for r in ranges),
+        ) as progress:
             task = partition_task(
                 broadcast,
                 prepared.sink,
@@ -69,7 +76,7 @@ def run_batch(
                 kind,
                 prepared.source_config,
                 config.layout,
-                progress.records,
+                progress.channel,
             )
             try:
                 results: list[PartitionResult] = rdd.mapPartitionsWithIndex(task).collect()

@@ -24,9 +24,11 @@ from yangkey.reporting import fail
 from yangkey.spark.config import DEFAULT_MAX_RECORDS_PER_TASK, JobConfig
 from yangkey.spark.job import run
 from yangkey.spark.planning import Prepared, prepare
-from yangkey.spark.progress import Summary
+from yangkey.spark.progress import Summary, every
 from yangkey.spark.stopping import Stopper
 
+PIPED_PROGRESS_EVERY = 5.0
+"""Seconds between progress lines when stderr is not a terminal."""
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]i?b?|b)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 
@@ -402,11 +404,19 @@ def produce(as_json: bool, **options: Any) -> None:
                         stopper=stopper,
                     )
             else:
+                # A pipe or a log gets a progress line every few seconds (a stream has its
+                # batch lines instead).
+                def line(text: str) -> None:
+                    err.print(text, markup=False, highlight=False)
+
+                if not config.stream:
+                    line("starting Spark…")
                 summary = run(
                     config,
                     prepared=prepared,
                     on_batch=on_batch,
                     on_restart=on_restart,
+                    update=None if config.stream else every(PIPED_PROGRESS_EVERY, line),
                     stopper=stopper,
                 )
         except YangkeyError as error:

@@ -52,6 +52,8 @@ def run(
     from its checkpoint up to ``config.restart_on_failure`` times (``on_restart`` hears of
     each); configuration and input errors are never retried."""
     prepared = prepared or prepare(config)
+    stopper = stopper or Stopper()
+    stopper.starting = True
     try:
         if spark is None and is_local_master(config.master):
             # Only where executors run this interpreter: a cluster's executors may lack
@@ -60,11 +62,17 @@ def run(
         session = spark or build_session(config)
     except Exception as exc:  # no Java, a bad --master or --spark-conf: one line, no traceback
         raise spark_failure(exc, "starting Spark") from None
-    stopper = stopper or Stopper()
+    finally:
+        stopper.starting = False
+    stopper.reclaim()
+    # From here a signal cancels Spark's jobs (or stops the query, once there is one) from a
+    # helper thread: a KeyboardInterrupt inside a py4j call would only log its traceback.
+    stopper.session = session
     try:
+        if stopper.signum is not None:
+            raise KeyboardInterrupt  # while Spark started: nothing to stop yet
         prepare_executors(session, config, prepared.py_files)
         if not config.stream:
-            stopper.session = session
             return run_batch(session, config, prepared, update)
         restarts = 0
         while True:

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import socket
+import struct
 import threading
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import SparkSession
 
 from yangkey.spark.sink import PartitionResult
-from yangkey.spark.transform import Tally
+from yangkey.spark.transform import RawRecord, Tally
+
+REPORT = struct.Struct("!8sIIQQ")
+"""A task's datagram: the run's token, task number, attempt, records read, work done."""
+REPORT_EVERY = 0.5
 
 
 @dataclass
@@ -56,37 +65,178 @@ class Summary:
 
 
 class Progress:
-    """Records done (from finished tasks) and tasks done, polled from the driver."""
+    """Live progress of a batch run: records done, of a total estimated from the plan, rate
+    and ETA, from the running tasks.
 
-    def __init__(self, session: SparkSession, update: Callable[[str], None] | None) -> None:
+    Spark's own metrics reach the driver only when a task finishes (a Python task's records
+    not at all), so each task sends small UDP datagrams to the driver while it reads: the
+    records it has read and the work they stand for (bytes of a file range, offsets of a
+    raw-topic range). Datagrams that get lost only delay the figures; the summary comes from
+    the tasks' results, as before.
+    """
+
+    def __init__(
+        self,
+        session: SparkSession,
+        update: Callable[[str], None] | None,
+        total_units: int = 0,
+        units_are_records: bool = False,
+    ) -> None:
         self.session = session
         self.update = update
-        self.records = session.sparkContext.accumulator(0)
+        self.total_units = total_units
+        self.units_are_records = units_are_records
+        self.token = os.urandom(8)
+        self.address: tuple[str, int] | None = None
+        self._socket: socket.socket | None = None
+        self._tasks: dict[int, tuple[int, int, int]] = {}  # task -> (attempt, records, units)
+        self._first: float | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.base = 0
+
+    @property
+    def channel(self) -> tuple[str, int, bytes] | None:
+        """What a task needs to report (None: no live progress)."""
+        if self.address is None:
+            return None
+        return (*self.address, self.token)
 
     def __enter__(self) -> Progress:
-        if self.update is not None:
-            self._thread = threading.Thread(target=self._loop, name="yangkey-progress", daemon=True)
-            self._thread.start()
+        if self.update is None:
+            return self
+        host = "127.0.0.1"
+        if not (self.session.sparkContext.master or "").startswith("local"):
+            # Executors on other nodes reach the driver where Spark itself does.
+            host = self.session.conf.get("spark.driver.host", host) or host
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            sock.bind((host, 0))
+        except OSError:
+            sock.close()  # no live figures then, only the spinner and the summary
+        else:
+            sock.settimeout(0.2)
+            self._socket = sock
+            self.address = (host, sock.getsockname()[1])
+        self._thread = threading.Thread(target=self._loop, name="yangkey-progress", daemon=True)
+        self._thread.start()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=2)
+        if self._socket is not None:
+            self._socket.close()
+
+    def receive(self, datagram: bytes, now: float) -> None:
+        if len(datagram) != REPORT.size or not datagram.startswith(self.token):
+            return
+        _, task, attempt, records, units = REPORT.unpack(datagram)
+        known = self._tasks.get(task)
+        if known is None or attempt >= known[0]:
+            self._tasks[task] = (attempt, records, units)
+            if self._first is None:
+                self._first = now
+
+    def line(self, now: float, tasks_done: int, tasks_total: int) -> str | None:
+        """The progress line, or None while no task has reported."""
+        if self._first is None:
+            return None
+        records = sum(r for _, r, _ in self._tasks.values())
+        units = sum(u for _, _, u in self._tasks.values())
+        elapsed = max(now - self._first, 1e-3)
+        parts = [f"{records:,} records"]
+        if self.total_units and units:
+            fraction = min(1.0, units / self.total_units)
+            total = self.total_units if self.units_are_records else round(records / fraction)
+            parts[0] = f"{records:,} of ~{max(total, records):,} records ({fraction:.0%})"
+        parts.append(f"{records / elapsed:,.0f} records/s")
+        if self.total_units and units:
+            left = max(0, self.total_units - units) * elapsed / units
+            parts.append(f"ETA {_clock(left)}")
+        if tasks_total:
+            parts.append(f"{tasks_done}/{tasks_total} tasks")
+        return ", ".join(parts)
 
     def _loop(self) -> None:
         tracker = self.session.sparkContext.statusTracker()
-        while not self._stop.wait(0.5):
+        shown = 0.0
+        while not self._stop.is_set():
+            if self._socket is not None:
+                with contextlib.suppress(OSError):
+                    self.receive(self._socket.recv(64), time.monotonic())
+            else:
+                self._stop.wait(0.2)
+            now = time.monotonic()
+            if now - shown < 0.5:
+                continue
+            shown = now
             done = total = 0
             for stage_id in tracker.getActiveStageIds():
                 info = tracker.getStageInfo(stage_id)
                 if info is not None:
                     done += info.numCompletedTasks
                     total += info.numTasks
-            records = self.base + int(self.records.value)
-            if self.update is not None:
-                tasks = f", {done}/{total} tasks" if total else ""
-                self.update(f"{records:,} records done{tasks}")
+            text = self.line(now, done, total)
+            if text is not None and self.update is not None:
+                self.update(text)
+
+
+def reporting(
+    records: Iterable[RawRecord],
+    channel: tuple[str, int, bytes] | None,
+    task: int,
+    attempt: int,
+    weigh: Callable[[RawRecord], int],
+) -> Iterator[RawRecord]:
+    """Task side of :class:`Progress`: ``records`` passed through, with a datagram to the
+    driver every :data:`REPORT_EVERY` seconds (and one at the end) saying how many records
+    and how much work (``weigh``) the task has read."""
+    if channel is None:
+        yield from records
+        return
+    host, port, token = channel
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    count = done = 0
+
+    def send() -> None:
+        with contextlib.suppress(OSError):
+            sock.sendto(REPORT.pack(token, task, attempt, count, done), (host, port))
+
+    due = time.monotonic() + REPORT_EVERY
+    try:
+        for record in records:
+            count += 1
+            done += weigh(record)
+            if time.monotonic() >= due:
+                send()
+                due = time.monotonic() + REPORT_EVERY
+            yield record
+    finally:
+        send()
+        sock.close()
+
+
+def _clock(seconds: float) -> str:
+    whole = round(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+def every(
+    seconds: float, emit: Callable[[str], None], clock: Callable[[], float] = time.monotonic
+) -> Callable[[str], None]:
+    """``emit`` at most once per ``seconds`` (the first line at once): progress lines for a
+    log or a pipe, where a spinner cannot redraw."""
+    last = [-seconds]
+
+    def update(line: str) -> None:
+        now = clock()
+        if now - last[0] >= seconds:
+            last[0] = now
+            emit(line)
+
+    return update

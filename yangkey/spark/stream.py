@@ -101,7 +101,10 @@ def run_stream(
         except Exception as exc:
             error = spark_failure(exc, f"micro-batch {batch_id}")
             failure.append(error)
-            raise
+            # Spark matches what foreachBatch raises against a regex (a stop's interruption?);
+            # py4j's message holds whole JVM stack traces, on which that regex overflows the
+            # JVM's stack and prints a thousand lines. The error itself is in ``failure``.
+            raise RuntimeError(error.message()) from None
         part = Summary(summary.run_id)
         part.add(results)
         summary.add(results)

@@ -16,8 +16,17 @@ from pyspark import TaskContext
 from yangkey.spark.files import binary_files, read_file_range
 from yangkey.spark.kafka_source import KafkaRange, read_kafka_range
 from yangkey.spark.markers import PlannedRange, kafka_range_key
+from yangkey.spark.progress import reporting
 from yangkey.spark.sink import PartitionResult, SinkSpec, produce_partition
 from yangkey.spark.transform import LayoutChoice, RawRecord, builder_for, split_records
+
+
+def _bytes(record: RawRecord) -> int:
+    return len(record[0]) + 1  # the line's newline
+
+
+def _one(record: RawRecord) -> int:
+    return 1
 
 
 def planned_input(
@@ -36,10 +45,11 @@ def partition_task(
     kind: str,
     source_config: Mapping[str, object],
     layout: LayoutChoice,
-    progress: Any,
+    progress: tuple[str, int, bytes] | None = None,
 ) -> Callable[[int, Iterable[Any]], Iterable[PartitionResult]]:
     """``plan`` partitions hold one (task number, range); ``files`` binaryFile rows (batch);
-    ``files-stream`` the same in a micro-batch; ``records`` streaming (value, position)."""
+    ``files-stream`` the same in a micro-batch; ``records`` streaming (value, position).
+    ``progress``: where a batch task reports how far it has read (:class:`Progress`)."""
 
     def run(index: int, items: Iterable[Any]) -> Iterable[PartitionResult]:
         context = TaskContext.get()
@@ -48,9 +58,12 @@ def partition_task(
         builder = builder_for(builder_spec.value)
         records: Iterable[RawRecord]
         key = ""
+        weigh = _bytes
         if kind == "plan":
             task, planned = next(iter(items))  # one planned range per Spark partition
             key, records = planned_input(planned, source_config)
+            if isinstance(planned, KafkaRange):
+                weigh = _one  # a raw-topic range's work is offsets
         elif kind == "files":
             key, records = binary_files(items, layout)
         elif kind == "files-stream":
@@ -59,9 +72,7 @@ def partition_task(
             )
         else:
             records = ((bytes(row[0] or b""), str(row[1])) for row in items)
-        result = produce_partition(records, builder, sink, task, attempt, batch_id, key)
-        if progress is not None:
-            progress.add(result.tally.records)
-        yield result
+        records = reporting(records, progress, task, attempt, weigh)
+        yield produce_partition(records, builder, sink, task, attempt, batch_id, key)
 
     return run
