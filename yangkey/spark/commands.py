@@ -182,6 +182,20 @@ def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
     " learning them from telemetry-message yang-push-subscription metadata.",
 )
 @click.option(
+    "--shared-catalog",
+    is_flag=True,
+    help="Write the subscriptions, learned ones too, through the shared catalog topic, and"
+    " learn from it the ones other producers learned (yangkey ingest --shared-catalog"
+    " creates their tables).",
+)
+@click.option(
+    "--catalog-topic",
+    default="_yangkey_catalog",
+    show_default=True,
+    envvar="YANGKEY_CATALOG_TOPIC",
+    help="The shared catalog's compacted topic.",
+)
+@click.option(
     "--node",
     "default_node",
     metavar="NAME",
@@ -320,6 +334,8 @@ def produce(
     no_keys: bool,
     single_topic: str | None,
     no_learn: bool,
+    shared_catalog: bool,
+    catalog_topic: str,
     default_node: str | None,
     yang_dirs: tuple[str, ...],
     schema_id: int | None,
@@ -374,6 +390,7 @@ def produce(
                 keys=False if no_keys else None,
                 single_topic=single_topic,
                 learn=not no_learn,
+                catalog_topic=catalog_topic if shared_catalog else None,
                 default_node=default_node,
                 yang_dirs=yang_dirs,
                 schema_id=schema_id,
