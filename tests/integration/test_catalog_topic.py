@@ -8,6 +8,9 @@ chdb holds one data path per process: one connection for the module, closed at i
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -409,6 +412,53 @@ def test_cli_catalog_show_and_ddl_generate_read_the_shared_catalog(
     assert generated.exit_code == 0, generated.output
     for name in names:
         assert f"`{topic_tables(name, 'yangkey').queue}`" in generated.output
+    absent = runner.invoke(
+        main, ["catalog", "show", "--bootstrap", kafka_bootstrap, "--catalog-topic", "t-none"]
+    )
+    assert absent.exit_code != 0 and "no shared catalog here" in absent.output
     missing = runner.invoke(main, ["catalog", "show", "--bootstrap", "127.0.0.1:1"])
     assert missing.exit_code != 0
     assert missing.output.count("error:") == 1 and "Traceback" not in missing.output
+
+
+def test_cli_ddl_apply_follows_the_shared_catalog(
+    kafka_bootstrap: str, topic_name: str, shared: list[CatalogTopic], tmp_path: Path
+) -> None:
+    """``ddl apply --bootstrap --follow`` (the server-mode path: on a server the Kafka engine
+    tables then consume the new topic) creates the tables of a subscription learned after it
+    started; Ctrl-C stops it with no traceback."""
+    topic = f"{topic_name}-catalog"
+    file = tmp_path / "subscriptions.yaml"
+    file.write_text(subscriptions(topic_name), encoding="utf-8")
+    command = [
+        sys.executable, "-m", "yangkey.cli", "ddl", "apply", "-s", str(file),
+        "--embedded", str(tmp_path / "chdb"), "--bootstrap", kafka_bootstrap,
+        "--catalog-topic", topic, "--follow",
+    ]  # fmt: skip
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    try:
+        assert process.stderr is not None
+        for line in process.stderr:  # the file's tables first, then it follows
+            lines.append(line)
+            if line.startswith("following"):
+                break
+        learned_tables = topic_tables(f"{topic_name}-sys-system-dns-resolver-search", "yangkey")
+        assert not any(learned_tables.history in line for line in lines)
+        catalog = build_catalog(parse_subscriptions(subscriptions(topic_name)))
+        catalog.attach(open_catalog(shared, kafka_bootstrap, topic, "producer"))
+        assert isinstance(MessageBuilder(catalog).build(telemetry(777, DNS, ["a"], 1), "t"), list)
+        for line in process.stderr:
+            lines.append(line)
+            if learned_tables.queue in line:  # created after the views that read it
+                break
+        process.send_signal(signal.SIGINT)
+        rest = process.communicate(timeout=60)[1]
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    created = [line.split()[-1] for line in lines if line.startswith("created")]
+    assert f"yangkey.{learned_tables.queue}" in created
+    assert f"yangkey.{learned_tables.history}" in created
+    assert "Traceback" not in rest and process.returncode in (0, 1, 130)

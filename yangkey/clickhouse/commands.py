@@ -259,14 +259,14 @@ def generate(
 
 
 def _shared_topics(
-    catalog: Catalog | None, bootstrap: str, catalog_topic: str
+    catalog: Catalog | None, bootstrap: str, catalog_topic: str, *, create: bool = False
 ) -> tuple[list[TopicSpec], str]:
     """The file's topics and those of the shared catalog it lacks; the dead-letter topic."""
     from yangkey.config import SubscriptionsFile  # noqa: PLC0415
     from yangkey.kafka.catalog_topic import CatalogTopic  # noqa: PLC0415
     from yangkey.shared_catalog import merge_topics, topic_specs  # noqa: PLC0415
 
-    with CatalogTopic(bootstrap, catalog_topic, create=False) as shared:
+    with CatalogTopic(bootstrap, catalog_topic, create=create) as shared:
         records = shared.records()
     if catalog is None:
         return topic_specs(records), SubscriptionsFile().dead_letter_topic
@@ -288,6 +288,20 @@ def _header(source: str, options: DdlOptions, count: int) -> list[str]:
 @_target_options
 @click.option("--cluster", default=None, help="Cluster mode (server only).")
 @_render_options
+@click.option(
+    "--bootstrap",
+    "-b",
+    default=None,
+    help="Kafka bootstrap servers: also every subscription of the shared catalog.",
+)
+@_catalog_topic_option
+@click.option(
+    "--follow",
+    "-f",
+    is_flag=True,
+    help="With --bootstrap: keep following the shared catalog, creating the tables of each "
+    "new topic as a subscription brings it (server mode: the Kafka engine tables too).",
+)
 @reports_errors
 def apply_command(
     *,
@@ -301,13 +315,31 @@ def apply_command(
     consumer_group: str,
     num_consumers: int,
     current_state: str,
+    bootstrap: str | None,
+    catalog_topic: str,
+    follow: bool,
 ) -> None:
     """Create the database, tables and views (idempotent: existing objects are kept)."""
-    from yangkey.clickhouse.apply import apply  # noqa: PLC0415
-    from yangkey.clickhouse.ddl import render_catalog  # noqa: PLC0415
+    from yangkey.clickhouse.apply import ApplyResult, apply  # noqa: PLC0415
+    from yangkey.clickhouse.ddl import render_catalog, render_ddl  # noqa: PLC0415
 
+    if follow and bootstrap is None:
+        raise click.UsageError("--follow follows the shared catalog: give --bootstrap")
     catalog = _load_catalog(subscriptions, yang_dirs)
     conn, url_database = _connect(clickhouse, embedded)
+
+    def report(result: ApplyResult, *, summary: bool = True) -> None:
+        for statement in result.existing:
+            click.echo(f"exists   {statement.kind:<16} {statement.name}", err=True)
+        for statement in result.created:
+            click.echo(f"created  {statement.kind:<16} {statement.name}", err=True)
+        if summary:
+            click.echo(
+                f"{len(result.created)} created, {len(result.existing)} already existed "
+                f"({conn.description})",
+                err=True,
+            )
+
     try:
         db = database or url_database or "yangkey"
         options = _ddl_options(
@@ -319,19 +351,50 @@ def apply_command(
             num_consumers=num_consumers,
             current_state=current_state,
         )
-        statements = render_catalog(catalog, options)
-        result = apply(conn, statements, db)
+        if bootstrap is None:
+            report(apply(conn, render_catalog(catalog, options), db))
+            return
+        # Following, it creates the catalog topic if it is the first to need it.
+        topics, dead_letter_topic = _shared_topics(catalog, bootstrap, catalog_topic, create=follow)
+        statements = render_ddl(topics, replace(options, dead_letter_topic=dead_letter_topic))
+        report(apply(conn, statements, db))
+        if follow:
+            _follow_catalog(conn, db, options, {t.name for t in topics}, bootstrap, catalog_topic)
     finally:
         conn.close()
-    for statement in result.existing:
-        click.echo(f"exists   {statement.kind:<16} {statement.name}", err=True)
-    for statement in result.created:
-        click.echo(f"created  {statement.kind:<16} {statement.name}", err=True)
-    click.echo(
-        f"{len(result.created)} created, {len(result.existing)} already existed "
-        f"({conn.description})",
-        err=True,
-    )
+
+
+def _follow_catalog(
+    conn: Connection,
+    database: str,
+    options: DdlOptions,
+    done: set[str],
+    bootstrap: str,
+    catalog_topic: str,
+    interval: float = 1.0,
+) -> None:
+    """Create the tables of each topic the shared catalog gains, until interrupted."""
+    import time  # noqa: PLC0415
+
+    from yangkey.clickhouse.apply import apply  # noqa: PLC0415
+    from yangkey.clickhouse.ddl import render_ddl  # noqa: PLC0415
+    from yangkey.kafka.catalog_topic import CatalogTopic  # noqa: PLC0415
+    from yangkey.shared_catalog import topic_specs  # noqa: PLC0415
+
+    click.echo(f"following kafka://{bootstrap}/{catalog_topic} (Ctrl-C stops)", err=True)
+    with CatalogTopic(bootstrap, catalog_topic) as shared:
+        try:
+            while True:
+                new = [s for s in topic_specs(shared.records()) if s.name not in done]
+                if new:
+                    statements = render_ddl(new, replace(options, dead_letter_topic=None))
+                    result = apply(conn, statements, database)
+                    for statement in result.created:
+                        click.echo(f"created  {statement.kind:<16} {statement.name}", err=True)
+                    done.update(s.name for s in new)
+                time.sleep(interval)
+        except KeyboardInterrupt:
+            click.echo("stopped following the shared catalog", err=True)
 
 
 @click.command("ingest")

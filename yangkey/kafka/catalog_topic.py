@@ -93,6 +93,24 @@ class CatalogTopic(SharedCatalog):
             ) from None
         super().__init__(self.kafka_log, node or writer_id())
         self._lock = threading.RLock()
+        if not create:
+            self._check_exists(topic)
+
+    def _check_exists(self, topic: str) -> None:
+        try:
+            metadata = self.kafka_log.ends.list_topics(topic, timeout=self.timeout)
+        except KafkaException as exc:
+            self.close()
+            reason = f"cannot reach Kafka: {kafka_reason(exc)}"
+            raise BrokerError(reason, source=self.where) from None
+        found = metadata.topics.get(topic)
+        if found is None or found.error is not None:
+            self.close()
+            raise ConfigError(
+                "no shared catalog here: the topic does not exist (`yangkey produce "
+                "--shared-catalog` and `yangkey ingest --shared-catalog` create it)",
+                source=self.where,
+            )
 
     def sync(self) -> None:
         with self._lock:
