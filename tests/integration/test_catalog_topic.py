@@ -35,6 +35,7 @@ from yangkey.kafka.config import ensure_topics, producer_config
 from yangkey.messages import KeyedMessage
 from yangkey.records import MessageBuilder
 from yangkey.shared_catalog import SharedBranch, SharedSubscription, topic_specs
+from yangkey.spark.job import JobConfig, run
 
 DATABASE = "yk_catalog"
 IF = "/ietf-interfaces:interfaces/interface"
@@ -369,6 +370,51 @@ def test_ingest_following_picks_up_a_subscription_learned_mid_run(
     assert result.messages == {learned_topic: 4}
     assert stored() == 4
     assert errors_for(chdb_conn, [learned_topic]) == 0
+
+
+def test_a_spark_executor_learns_and_ingest_stores_without_errors(
+    kafka_bootstrap: str,
+    topic_name: str,
+    shared: list[CatalogTopic],
+    chdb_conn: ChdbConnection,
+    spark: Any,
+    tmp_path: Path,
+) -> None:
+    """The whole path: ``produce --shared-catalog --create-topics`` on Spark, whose executor
+    learns subscription 777 from the metadata, writes it through the catalog and creates its
+    topic; ingest, whose file lacks 777, creates its tables and stores exactly its messages."""
+    topic = f"{topic_name}-catalog"
+    file = tmp_path / "subscriptions.yaml"
+    file.write_text(subscriptions(topic_name), encoding="utf-8")
+    data = tmp_path / "in.jsonl"
+    notes = [telemetry(777, DNS, [f"s{i}.example"], i) for i in range(6)]
+    data.write_bytes(b"".join(note + b"\n" for note in notes))
+    config = JobConfig(
+        subscriptions=str(file),
+        inputs=(str(data),),
+        bootstrap=kafka_bootstrap,
+        create_topics=True,
+        catalog_topic=topic,
+    )
+    summary = run(config, spark)
+    learned_topic = f"{topic_name}-sys-system-dns-resolver-search"
+    assert dict(summary.tally.produced) == {learned_topic: 6}
+    records = open_catalog(shared, kafka_bootstrap, topic, "reader").records()
+    assert [(r.id, r.origin) for r in records] == [(1042, "file"), (777, "learned")]
+    result = ingest(
+        build_catalog(parse_subscriptions(subscriptions(topic_name))),
+        kafka_bootstrap,
+        "",
+        group=f"g-{topic_name}",
+        progress=False,
+        database=DATABASE,
+        connection=chdb_conn,
+        log=quiet,
+        shared=open_catalog(shared, kafka_bootstrap, topic, "ingest"),
+    )
+    assert result.messages == {learned_topic: 6}
+    assert result.total_errors == 0
+    assert count(chdb_conn, topic_tables(learned_topic, DATABASE).history) == 6
 
 
 # --------------------------------------------------------------------------- the CLI
