@@ -77,6 +77,11 @@ class SharedSubscription:
         return tuple(b.topic for b in self.branches)
 
     @property
+    def definition(self) -> tuple[object, ...]:
+        """What the device said the subscription is: a new one is a new generation."""
+        return (self.filter, self.subtree, self.content_id, self.namespaces)
+
+    @property
     def digest(self) -> str:
         """What the subscription is. A learned one's generation is not part of it: the writer
         allocates that; a file's is (the file declares it)."""
@@ -264,8 +269,11 @@ class CatalogState:
         if record.digest in self.records:
             return None
         if record.origin == "learned":
-            generations = [r.generation for r in self.find(record.id)]
-            record = replace(record, generation=max(generations, default=0) + 1)
+            known = self.find(record.id)
+            # The same filter (topics named by another file): the same generation.
+            same = [r.generation for r in known if r.definition == record.definition]
+            generation = same[0] if same else max((r.generation for r in known), default=0) + 1
+            record = replace(record, generation=generation)
         key = RecordKey(record.digest, record.id, self.end, node)
         return key, record.encode()
 

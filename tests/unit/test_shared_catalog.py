@@ -160,6 +160,15 @@ def test_racing_writers_different_filters_get_successive_generations() -> None:
     ]
 
 
+def test_same_filter_named_by_another_file_keeps_its_generation() -> None:
+    log = MemoryLog()
+    SharedCatalog(log, "A").publish(learned(xpath=IF, topic="t-if"))
+    SharedCatalog(log, "A").publish(learned())
+    other = SharedCatalog(log, "B").publish(learned(topic="other-prefix-dns"))
+    assert (other.writer, other.generation, other.topics) == ("B", 2, ("other-prefix-dns",))
+    assert len(SharedCatalog(log, "C").find(777)) == 3
+
+
 def test_publishing_a_known_subscription_writes_nothing() -> None:
     log = MemoryLog()
     SharedCatalog(log, "A").publish(learned())
