@@ -7,15 +7,20 @@ library content id), so the same subscription seen again, or from another node, 
 lookup, and their number is bounded by ``limits.max_learned_subscriptions``
 (docs/design.md#subscription-catalog). Phase 3 walkers are generated on an entry's first use:
 ``ddl generate`` never builds one.
+
+A catalog attached to a shared catalog (:meth:`Catalog.attach`, seed 001) writes its file's
+subscriptions and every subscription it learns through it, and learns a subscription whose
+messages carry no metadata from it when another process learned it first. The shared catalog
+is handed in: nothing here does I/O (:mod:`yangkey.kafka.catalog_topic` is the Kafka edge).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from yangkey.config import (
     SubscriptionsFile,
@@ -26,6 +31,7 @@ from yangkey.config import (
 from yangkey.errors import NotificationError, TopicError, YangkeyError
 from yangkey.keys import KeyDeriver
 from yangkey.schema import SchemaContext
+from yangkey.shared_catalog import Origin, SharedBranch, SharedSubscription
 from yangkey.templates import CompiledSubscription, compile_subscription
 from yangkey.topics import TopicNamer, TopicSpec, check_collisions
 
@@ -54,6 +60,13 @@ class CatalogEntry:
     compiled: CompiledSubscription
     topics: tuple[str, ...]
     """One topic per branch, same order as ``compiled.branches``."""
+    origin: Origin = "file"
+    filter_text: str = ""
+    """The filter as the file or the metadata gave it."""
+    subtree: bool = False
+    content_id: str = ""
+    """The YANG library content id of a learned subscription."""
+    namespaces: tuple[tuple[str, str], ...] = ()
 
     @functools.cached_property
     def deriver(self) -> KeyDeriver:
@@ -64,6 +77,16 @@ class CatalogEntry:
         if self.node_pattern is None or node is None:
             return True
         return fnmatch.fnmatchcase(node, self.node_pattern)
+
+
+class SharedStore(Protocol):
+    """Where subscriptions are shared (:class:`yangkey.shared_catalog.SharedCatalog`)."""
+
+    def publish(self, record: SharedSubscription) -> SharedSubscription:
+        """Write ``record`` unless it is there; the record that won."""
+
+    def find(self, subscription_id: int) -> list[SharedSubscription]:
+        """The records of a subscription id, oldest generation first."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +103,7 @@ class Catalog:
     _compiled: dict[tuple[str, str, str], CompiledSubscription] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    _shared: list[SharedStore] = field(default_factory=list, init=False, repr=False, compare=False)
 
     @property
     def dead_letter_topic(self) -> str:
@@ -92,6 +116,50 @@ class Catalog:
     def schema(self) -> SchemaContext:
         return SchemaContext.cached(self.yang_dirs)
 
+    @property
+    def shared(self) -> SharedStore | None:
+        return self._shared[0] if self._shared else None
+
+    def attach(self, shared: SharedStore) -> None:
+        """Share this catalog: its file's subscriptions are written to ``shared`` now, the
+        ones it learns when it learns them."""
+        for entry in self.entries:
+            shared.publish(self.shared_record(entry))
+        self._shared[:] = [shared]
+
+    def shared_record(self, entry: CatalogEntry) -> SharedSubscription:
+        """``entry`` as the shared catalog stores it, with the sizes of its topics."""
+        defaults = self.file.defaults
+        partitions, retention = defaults.partitions, defaults.retention
+        if entry.origin == "file":
+            for subscription in self.file.subscriptions:
+                if subscription.id == entry.id and subscription.node == entry.node_pattern:
+                    partitions = subscription.partitions or partitions
+                    if subscription.retention is not None:
+                        retention = subscription.retention
+                    break
+        return SharedSubscription(
+            id=entry.id,
+            origin=entry.origin,
+            filter=entry.filter_text,
+            subtree=entry.subtree,
+            xpath=entry.compiled.xpath,
+            content_id=entry.content_id,
+            generation=entry.generation,
+            subscription_type=entry.subscription_type,
+            compaction=entry.compaction,
+            node_pattern=entry.node_pattern,
+            namespaces=entry.namespaces,
+            partitions=partitions,
+            replication_factor=defaults.replication_factor,
+            retention_seconds=parse_duration(retention),
+            warnings=entry.compiled.warnings,
+            branches=tuple(
+                SharedBranch(topic, b.template, b.schema_path, b.target, b.extractions)
+                for b, topic in zip(entry.compiled.branches, entry.topics, strict=True)
+            ),
+        )
+
     def learn(
         self, subscription_id: int, metadata: dict[str, Any] | None, source: str
     ) -> CatalogEntry:
@@ -99,6 +167,12 @@ class Catalog:
         ``yang-push-subscription`` metadata: only with ``learn: true``, once per filter and
         YANG library content id, and at most ``limits.max_learned_subscriptions`` of them."""
         known = ", ".join(str(e.id) for e in self.entries) or "none"
+        given = metadata or {}
+        described = any(isinstance(given.get(k), str) for k in ("xpath-filter", "subtree-filter"))
+        if self.file.learn and not described and self._shared:
+            found = self._from_shared(subscription_id, source)
+            if found is not None:
+                return found
         if not self.file.learn or not metadata:
             why = (
                 "no yang-push-subscription metadata to learn it from"
@@ -119,32 +193,24 @@ class Catalog:
             )
         filter_text = xpath if isinstance(xpath, str) else str(subtree)
         namespaces = metadata.get("namespaces") if isinstance(xpath, str) else None
-        compile_key = (
-            filter_text,
-            str(metadata.get("yang-library-content-id", "")),
-            repr(sorted(namespaces.items())) if isinstance(namespaces, dict) else "",
+        content_id = str(metadata.get("yang-library-content-id", ""))
+        pairs = (
+            tuple(sorted((str(k), str(v)) for k, v in namespaces.items()))
+            if isinstance(namespaces, dict)
+            else ()
         )
+        compile_key = (filter_text, content_id, repr(list(pairs)) if pairs else "")
         entry = self._learned.get((subscription_id, *compile_key))
         if entry is not None:
             return entry
-        limit = self.file.limits.max_learned_subscriptions
-        if len(self._learned) >= limit:
-            # Refused rather than evicted: evicting would let a stream of made-up
-            # subscriptions make the producer compile (and create topics) without end.
-            raise NotificationError(
-                f"unknown subscription id {subscription_id}: the limit of {limit} learned "
-                "subscriptions is reached (limits.max_learned_subscriptions)",
-                source=source,
-            )
-        compiled = self._compiled.get(compile_key)
-        if compiled is None:
-            compiled = self._compiled[compile_key] = compile_subscription(
-                filter_text,
-                self.schema(),
-                subtree=not isinstance(xpath, str),
-                namespaces=namespaces,
-                source=f"subscription {subscription_id} (learned)",
-            )
+        self._check_limit(subscription_id, source)
+        compiled = self._compile(
+            compile_key,
+            filter_text,
+            subtree=not isinstance(xpath, str),
+            namespaces=namespaces if isinstance(namespaces, dict) else None,
+            source=f"subscription {subscription_id} (learned)",
+        )
         subscription_type: SubscriptionType = "periodic"
         level = type_level(subscription_type, False) if self.file.topic_policy.type_level else None
         entry = CatalogEntry(
@@ -155,6 +221,90 @@ class Catalog:
             generation=1,
             compiled=compiled,
             topics=tuple(self.namer.name(b, level=level) for b in compiled.branches),
+            origin="learned",
+            filter_text=filter_text,
+            subtree=not isinstance(xpath, str),
+            content_id=content_id,
+            namespaces=pairs,
+        )
+        if self._shared:
+            # Written through before its first message is: whoever reads that message
+            # (ingest creating its tables) can find the subscription first.
+            winner = self._shared[0].publish(self.shared_record(entry))
+            entry = replace(entry, generation=winner.generation)
+        self._learned[(subscription_id, *compile_key)] = entry
+        return entry
+
+    def _check_limit(self, subscription_id: int, source: str) -> None:
+        limit = self.file.limits.max_learned_subscriptions
+        if len(self._learned) >= limit:
+            # Refused rather than evicted: evicting would let a stream of made-up
+            # subscriptions make the producer compile (and create topics) without end.
+            raise NotificationError(
+                f"unknown subscription id {subscription_id}: the limit of {limit} learned "
+                "subscriptions is reached (limits.max_learned_subscriptions)",
+                source=source,
+            )
+
+    def _compile(
+        self,
+        compile_key: tuple[str, str, str],
+        filter_text: str,
+        *,
+        subtree: bool,
+        namespaces: dict[str, str] | None,
+        source: str,
+    ) -> CompiledSubscription:
+        compiled = self._compiled.get(compile_key)
+        if compiled is None:
+            compiled = self._compiled[compile_key] = compile_subscription(
+                filter_text, self.schema(), subtree=subtree, namespaces=namespaces, source=source
+            )
+        return compiled
+
+    def _from_shared(self, subscription_id: int, source: str) -> CatalogEntry | None:
+        """The newest generation another process learned (or a file declared) for an id this
+        catalog lacks, recompiled from its XPath; its topics are the ones its writer named,
+        so that every producer routes it where ingest expects it."""
+        assert self._shared
+        records = [r for r in self._shared[0].find(subscription_id) if r.node_pattern is None]
+        if not records:
+            return None
+        record = records[-1]
+        pairs = record.namespaces
+        compile_key = (record.filter, record.content_id, repr(list(pairs)) if pairs else "")
+        entry = self._learned.get((subscription_id, *compile_key))
+        if entry is not None and entry.generation == record.generation:
+            return entry
+        self._check_limit(subscription_id, source)
+        compiled = self._compile(
+            (record.xpath, record.content_id, compile_key[2]),
+            record.xpath,
+            subtree=False,
+            namespaces=dict(pairs) or None,
+            source=f"subscription {subscription_id} (shared catalog)",
+        )
+        topics = record.topics
+        if len(topics) != len(compiled.branches):
+            level = (
+                type_level(record.subscription_type, record.compaction)
+                if self.file.topic_policy.type_level
+                else None
+            )
+            topics = tuple(self.namer.name(b, level=level) for b in compiled.branches)
+        entry = CatalogEntry(
+            id=subscription_id,
+            node_pattern=None,
+            subscription_type=record.subscription_type,
+            compaction=record.compaction,
+            generation=record.generation,
+            compiled=compiled,
+            topics=topics,
+            origin="learned",
+            filter_text=record.filter,
+            subtree=record.subtree,
+            content_id=record.content_id,
+            namespaces=pairs,
         )
         self._learned[(subscription_id, *compile_key)] = entry
         return entry
@@ -223,6 +373,8 @@ def build_catalog(
             generation=subscription.generation,
             compiled=compiled,
             topics=names,
+            filter_text=subscription.filter_text,
+            subtree=subscription.subtree is not None,
         )
         entries.append(entry)
         for index, name in enumerate(names):

@@ -576,9 +576,22 @@ def catalog() -> None:
 @click.option(
     "--subscriptions",
     "subscriptions_file",
-    required=True,
+    default=None,
     type=click.Path(dir_okay=False),
     help="The subscriptions YAML file.",
+)
+@click.option(
+    "--bootstrap",
+    "-b",
+    default=None,
+    help="Kafka bootstrap servers: show the shared catalog (learned subscriptions too).",
+)
+@click.option(
+    "--catalog-topic",
+    default="_yangkey_catalog",
+    show_default=True,
+    envvar="YANGKEY_CATALOG_TOPIC",
+    help="The shared catalog's compacted topic.",
 )
 @click.option(
     "--yang-dir",
@@ -590,32 +603,74 @@ def catalog() -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @reports_errors
-def catalog_show(subscriptions_file: str, yang_dirs: tuple[str, ...], as_json: bool) -> None:
-    """Compile a subscriptions file and show every branch with its template and topic.
+def catalog_show(
+    subscriptions_file: str | None,
+    bootstrap: str | None,
+    catalog_topic: str,
+    yang_dirs: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Compile a subscriptions file, or read the shared catalog, and show every branch with
+    its template and topic.
 
     \b
     Examples:
       yangkey catalog show --subscriptions subscriptions.yaml
       yangkey catalog show --subscriptions subscriptions.yaml --json | jq '.topics[].name'
+      yangkey catalog show --bootstrap "$(yangkey kafka status --bootstrap)"
     """
     from yangkey.catalog import load_catalog  # noqa: PLC0415
+    from yangkey.topics import TopicSpec  # noqa: PLC0415
 
-    compiled = load_catalog(subscriptions_file, yang_dirs=yang_dirs)
-    rows = [
-        {
-            "subscription_id": entry.id,
-            "type": entry.subscription_type,
-            "compaction": entry.compaction,
-            "node": entry.node_pattern,
-            "template": branch.template,
-            "extractions": list(branch.extractions),
-            "target": branch.target,
-            "topic": topic_name,
-        }
-        for entry in compiled.entries
-        for branch, topic_name in zip(entry.compiled.branches, entry.topics, strict=True)
-    ]
-    warnings = [w for entry in compiled.entries for w in entry.compiled.warnings]
+    rows: list[dict[str, Any]]
+    topics: list[TopicSpec]
+    if bootstrap is not None:
+        from yangkey.kafka.catalog_topic import CatalogTopic  # noqa: PLC0415
+        from yangkey.shared_catalog import topic_specs  # noqa: PLC0415
+
+        with CatalogTopic(bootstrap, catalog_topic, create=False) as shared:
+            records = shared.records()
+        title = f"kafka://{bootstrap}/{catalog_topic}"
+        rows = [
+            {
+                "subscription_id": record.id,
+                "origin": record.origin,
+                "generation": record.generation,
+                "yang_library_content_id": record.content_id,
+                "type": record.subscription_type,
+                "compaction": record.compaction,
+                "node": record.node_pattern,
+                "template": branch.template,
+                "extractions": list(branch.extractions),
+                "target": branch.target,
+                "topic": branch.topic,
+            }
+            for record in records
+            for branch in record.branches
+        ]
+        warnings = [w for record in records for w in record.warnings]
+        topics = topic_specs(records)
+    elif subscriptions_file is not None:
+        compiled = load_catalog(subscriptions_file, yang_dirs=yang_dirs)
+        title = subscriptions_file
+        rows = [
+            {
+                "subscription_id": entry.id,
+                "type": entry.subscription_type,
+                "compaction": entry.compaction,
+                "node": entry.node_pattern,
+                "template": branch.template,
+                "extractions": list(branch.extractions),
+                "target": branch.target,
+                "topic": topic_name,
+            }
+            for entry in compiled.entries
+            for branch, topic_name in zip(entry.compiled.branches, entry.topics, strict=True)
+        ]
+        warnings = [w for entry in compiled.entries for w in entry.compiled.warnings]
+        topics = list(compiled.topics)
+    else:
+        raise click.UsageError("give --subscriptions or --bootstrap (the shared catalog)")
     if as_json:
         document = {
             "subscriptions": rows,
@@ -627,7 +682,7 @@ def catalog_show(subscriptions_file: str, yang_dirs: tuple[str, ...], as_json: b
                     "compaction": spec.compaction,
                     "retention_seconds": spec.retention_seconds,
                 }
-                for spec in compiled.topics
+                for spec in topics
             ],
             "warnings": warnings,
         }
@@ -637,9 +692,11 @@ def catalog_show(subscriptions_file: str, yang_dirs: tuple[str, ...], as_json: b
     from rich.table import Table  # noqa: PLC0415
     from rich.text import Text  # noqa: PLC0415
 
-    table = Table("id", "type", "template", "target", "topic", title=subscriptions_file)
+    table = Table("id", "type", "template", "target", "topic", title=title)
     for row in rows:
         kind = str(row["type"]) + (" (compacted)" if row["compaction"] else "")
+        if "origin" in row:
+            kind += f", {row['origin']}, generation {row['generation']}"
         table.add_row(
             str(row["subscription_id"]),
             kind,

@@ -97,7 +97,7 @@ class MessageBuilder:
         self.schema = SchemaContext.cached(self.yang_dirs)
         self.ns_modules = self.schema.index.by_namespace
         self.max_bytes = catalog.file.limits.max_notification_bytes
-        self._fixed_headers: dict[tuple[int, str], tuple[tuple[str, bytes], ...]] = {}
+        self._fixed_headers: dict[tuple[int, int, str], tuple[tuple[str, bytes], ...]] = {}
         self.strict = os.environ.get(STRICT_ENV) == "1" if strict is None else strict
         """Let exceptions that are not a YangkeyError (bugs) propagate instead of rejecting."""
         self.bugs: dict[tuple[Any, ...], int] = {}
@@ -208,11 +208,11 @@ class MessageBuilder:
                 )
             entry = self.catalog.learn(note.subscription_id, note.subscription, source)
         derived = entry.deriver.derive(note, default_node=self.default_node)
-        fixed = self._fixed_headers.get((entry.id, note.content_type))
+        # The generation is in the key: a learned id can start a new one (shared catalog).
+        fixed_key = (entry.id, entry.generation, note.content_type)
+        fixed = self._fixed_headers.get(fixed_key)
         if fixed is None:
-            fixed = self._fixed_headers[(entry.id, note.content_type)] = self.fixed_headers(
-                entry, note.content_type
-            )
+            fixed = self._fixed_headers[fixed_key] = self.fixed_headers(entry, note.content_type)
         sequence = (HEADER_SEQUENCE_NUMBER, str(note.sequence_number or 0).encode())
         if note.event_time:
             event_time = (HEADER_EVENT_TIME, str(note.event_time).encode())

@@ -14,6 +14,7 @@ import io
 import json
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from yangkey.catalog import Catalog
     from yangkey.clickhouse.apply import Connection
     from yangkey.clickhouse.ddl import DdlOptions, Mode
+    from yangkey.topics import TopicSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,6 +44,19 @@ def _load_catalog(path: str, yang_dirs: Sequence[str]) -> Catalog:
     from yangkey.catalog import load_catalog  # noqa: PLC0415
 
     return load_catalog(path, yang_dirs=tuple(yang_dirs))
+
+
+DEFAULT_CATALOG_TOPIC = "_yangkey_catalog"  # yangkey.kafka.catalog_topic, not imported: --help
+
+
+def _catalog_topic_option(function: F) -> F:
+    return click.option(
+        "--catalog-topic",
+        default=DEFAULT_CATALOG_TOPIC,
+        show_default=True,
+        envvar="YANGKEY_CATALOG_TOPIC",
+        help="The shared catalog's compacted topic.",
+    )(function)
 
 
 def _subscriptions_options(function: F) -> F:
@@ -150,7 +165,27 @@ def ddl() -> None:
 
 
 @ddl.command("generate")
-@_subscriptions_options
+@click.option(
+    "--yang-dir",
+    "yang_dirs",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False),
+    help="Extra YANG module directory (repeatable).",
+)
+@click.option(
+    "--subscriptions",
+    "-s",
+    default=None,
+    type=click.Path(exists=True, dir_okay=False),
+    help="The subscriptions file (YAML); with --bootstrap, optional.",
+)
+@click.option(
+    "--bootstrap",
+    "-b",
+    default=None,
+    help="Kafka bootstrap servers: add every subscription of the shared catalog.",
+)
+@_catalog_topic_option
 @click.option(
     "--mode",
     type=click.Choice(["server", "embedded", "both"]),
@@ -170,8 +205,10 @@ def ddl() -> None:
 @reports_errors
 def generate(
     *,
-    subscriptions: str,
+    subscriptions: str | None,
     yang_dirs: tuple[str, ...],
+    bootstrap: str | None,
+    catalog_topic: str,
     mode: str,
     cluster: str | None,
     database: str | None,
@@ -188,10 +225,17 @@ def generate(
       yangkey ddl generate --subscriptions subscriptions.yaml --mode embedded
       yangkey ddl generate --subscriptions subscriptions.yaml -o ddl/
       yangkey ddl generate --subscriptions subscriptions.yaml --mode server --cluster main
+      yangkey ddl generate --bootstrap "$(yangkey kafka status --bootstrap)" --mode embedded
     """
-    from yangkey.clickhouse.ddl import render_catalog, to_script  # noqa: PLC0415
+    from yangkey.clickhouse.ddl import render_catalog, render_ddl, to_script  # noqa: PLC0415
 
-    catalog = _load_catalog(subscriptions, yang_dirs)
+    if subscriptions is None and bootstrap is None:
+        raise click.UsageError("give --subscriptions, --bootstrap (the shared catalog) or both")
+    catalog = _load_catalog(subscriptions, yang_dirs) if subscriptions is not None else None
+    shared_topics = (
+        _shared_topics(catalog, bootstrap, catalog_topic) if bootstrap is not None else None
+    )
+    source = subscriptions or f"kafka://{bootstrap}/{catalog_topic}"
     if mode == "both":
         modes: list[Mode] = ["server"] if cluster else ["server", "embedded"]
     else:
@@ -207,8 +251,13 @@ def generate(
             num_consumers=num_consumers,
             current_state=current_state,
         )
-        statements = render_catalog(catalog, options)
-        header = _header(subscriptions, options, len(statements))
+        if shared_topics is None:
+            assert catalog is not None
+            statements = render_catalog(catalog, options)
+        else:
+            topics, dead_letter_topic = shared_topics
+            statements = render_ddl(topics, replace(options, dead_letter_topic=dead_letter_topic))
+        header = _header(source, options, len(statements))
         outputs.append((OUTPUT_FILES[each], to_script(statements, header)))
     if output_dir is None:
         click.echo("\n".join(text for _, text in outputs), nl=False)
@@ -220,6 +269,21 @@ def generate(
             click.echo(f"wrote {output_dir / name}", err=True)
     except OSError as exc:
         raise ConfigError(f"cannot write: {exc.strerror}", source=str(output_dir)) from None
+
+
+def _shared_topics(
+    catalog: Catalog | None, bootstrap: str, catalog_topic: str, *, create: bool = False
+) -> tuple[list[TopicSpec], str]:
+    """The file's topics and those of the shared catalog it lacks; the dead-letter topic."""
+    from yangkey.config import SubscriptionsFile  # noqa: PLC0415
+    from yangkey.kafka.catalog_topic import CatalogTopic  # noqa: PLC0415
+    from yangkey.shared_catalog import merge_topics, topic_specs  # noqa: PLC0415
+
+    with CatalogTopic(bootstrap, catalog_topic, create=create) as shared:
+        records = shared.records()
+    if catalog is None:
+        return topic_specs(records), SubscriptionsFile().dead_letter_topic
+    return merge_topics(catalog.topics, topic_specs(records)), catalog.dead_letter_topic
 
 
 def _header(source: str, options: DdlOptions, count: int) -> list[str]:
@@ -237,6 +301,20 @@ def _header(source: str, options: DdlOptions, count: int) -> list[str]:
 @_target_options
 @click.option("--cluster", default=None, help="Cluster mode (server only).")
 @_render_options
+@click.option(
+    "--bootstrap",
+    "-b",
+    default=None,
+    help="Kafka bootstrap servers: also every subscription of the shared catalog.",
+)
+@_catalog_topic_option
+@click.option(
+    "--follow",
+    "-f",
+    is_flag=True,
+    help="With --bootstrap: keep following the shared catalog, creating the tables of each "
+    "new topic as a subscription brings it (server mode: the Kafka engine tables too).",
+)
 @reports_errors
 def apply_command(
     *,
@@ -250,6 +328,9 @@ def apply_command(
     consumer_group: str,
     num_consumers: int,
     current_state: str,
+    bootstrap: str | None,
+    catalog_topic: str,
+    follow: bool,
 ) -> None:
     """Create the database, tables and views (idempotent: existing objects are kept).
 
@@ -258,12 +339,29 @@ def apply_command(
       yangkey ddl apply --subscriptions subscriptions.yaml --embedded ch
       CLICKHOUSE_PASSWORD=secret yangkey ddl apply --subscriptions subscriptions.yaml \\
           --clickhouse http://yangkey@localhost:8123
+      yangkey ddl apply --subscriptions subscriptions.yaml --bootstrap localhost:9092 --follow \\
+          --clickhouse http://localhost:8123
     """
-    from yangkey.clickhouse.apply import apply  # noqa: PLC0415
-    from yangkey.clickhouse.ddl import render_catalog  # noqa: PLC0415
+    from yangkey.clickhouse.apply import ApplyResult, apply  # noqa: PLC0415
+    from yangkey.clickhouse.ddl import render_catalog, render_ddl  # noqa: PLC0415
 
+    if follow and bootstrap is None:
+        raise click.UsageError("--follow follows the shared catalog: give --bootstrap")
     catalog = _load_catalog(subscriptions, yang_dirs)
     conn, url_database = _connect(clickhouse, embedded)
+
+    def report(result: ApplyResult, *, summary: bool = True) -> None:
+        for statement in result.existing:
+            click.echo(f"exists   {statement.kind:<16} {statement.name}", err=True)
+        for statement in result.created:
+            click.echo(f"created  {statement.kind:<16} {statement.name}", err=True)
+        if summary:
+            click.echo(
+                f"{len(result.created)} created, {len(result.existing)} already existed "
+                f"({conn.description})",
+                err=True,
+            )
+
     try:
         db = database or url_database or "yangkey"
         options = _ddl_options(
@@ -275,19 +373,50 @@ def apply_command(
             num_consumers=num_consumers,
             current_state=current_state,
         )
-        statements = render_catalog(catalog, options)
-        result = apply(conn, statements, db)
+        if bootstrap is None:
+            report(apply(conn, render_catalog(catalog, options), db))
+            return
+        # Following, it creates the catalog topic if it is the first to need it.
+        topics, dead_letter_topic = _shared_topics(catalog, bootstrap, catalog_topic, create=follow)
+        statements = render_ddl(topics, replace(options, dead_letter_topic=dead_letter_topic))
+        report(apply(conn, statements, db))
+        if follow:
+            _follow_catalog(conn, db, options, {t.name for t in topics}, bootstrap, catalog_topic)
     finally:
         conn.close()
-    for statement in result.existing:
-        click.echo(f"exists   {statement.kind:<16} {statement.name}", err=True)
-    for statement in result.created:
-        click.echo(f"created  {statement.kind:<16} {statement.name}", err=True)
-    click.echo(
-        f"{len(result.created)} created, {len(result.existing)} already existed "
-        f"({conn.description})",
-        err=True,
-    )
+
+
+def _follow_catalog(
+    conn: Connection,
+    database: str,
+    options: DdlOptions,
+    done: set[str],
+    bootstrap: str,
+    catalog_topic: str,
+    interval: float = 1.0,
+) -> None:
+    """Create the tables of each topic the shared catalog gains, until interrupted."""
+    import time  # noqa: PLC0415
+
+    from yangkey.clickhouse.apply import apply  # noqa: PLC0415
+    from yangkey.clickhouse.ddl import render_ddl  # noqa: PLC0415
+    from yangkey.kafka.catalog_topic import CatalogTopic  # noqa: PLC0415
+    from yangkey.shared_catalog import topic_specs  # noqa: PLC0415
+
+    click.echo(f"following kafka://{bootstrap}/{catalog_topic} (Ctrl-C stops)", err=True)
+    with CatalogTopic(bootstrap, catalog_topic) as shared:
+        try:
+            while True:
+                new = [s for s in topic_specs(shared.records()) if s.name not in done]
+                if new:
+                    statements = render_ddl(new, replace(options, dead_letter_topic=None))
+                    result = apply(conn, statements, database)
+                    for statement in result.created:
+                        click.echo(f"created  {statement.kind:<16} {statement.name}", err=True)
+                    done.update(s.name for s in new)
+                time.sleep(interval)
+        except KeyboardInterrupt:
+            click.echo("stopped following the shared catalog", err=True)
 
 
 @click.command("ingest")
@@ -314,6 +443,13 @@ def apply_command(
     help="Messages per INSERT (librdkafka hands out at most 1,000,000 at a time).",
 )
 @click.option("--no-dead-letter", is_flag=True, help="Do not read the dead-letter topic.")
+@click.option(
+    "--shared-catalog",
+    is_flag=True,
+    help="Also ingest the topics of every subscription in the shared catalog (learned ones "
+    "too), creating their tables before their first message.",
+)
+@_catalog_topic_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
 @click.option(
     "-X",
@@ -341,6 +477,8 @@ def ingest(
     group: str,
     batch_size: int,
     no_dead_letter: bool,
+    shared_catalog: bool,
+    catalog_topic: str,
     quiet: bool,
     kafka_config: tuple[str, ...],
     kafka_properties: str | None,
@@ -362,18 +500,28 @@ def ingest(
 
     catalog = _load_catalog(subscriptions, yang_dirs)
     overrides = client_overrides(properties_file=kafka_properties, kv=kafka_config)
-    result = run_ingest(
-        catalog,
-        bootstrap,
-        embedded,
-        follow=follow,
-        group=group,
-        batch_size=batch_size,
-        progress=not quiet,
-        database=database,
-        dead_letter=not no_dead_letter,
-        kafka_config=overrides,
-    )
+    shared = None
+    if shared_catalog:
+        from yangkey.kafka.catalog_topic import CatalogTopic  # noqa: PLC0415
+
+        shared = CatalogTopic(bootstrap, catalog_topic, overrides=overrides)
+    try:
+        result = run_ingest(
+            catalog,
+            bootstrap,
+            embedded,
+            follow=follow,
+            group=group,
+            batch_size=batch_size,
+            progress=not quiet,
+            database=database,
+            dead_letter=not no_dead_letter,
+            kafka_config=overrides,
+            shared=shared,
+        )
+    finally:
+        if shared is not None:
+            shared.close()
     if quiet:
         return
     if result.missing_topics:

@@ -20,6 +20,12 @@ offsets a new assignment starts from must have been committed with it (or none):
 ingest stops with one error line and commits nothing, instead of reporting success over an
 empty database.
 
+With a shared catalog (``_yangkey_catalog``, seed 001), ingest also reads the topics of every
+subscription in it, those learned by a producer included: before subscribing to a topic it
+creates that topic's tables, so no message of a new subscription reaches the errors table for
+want of DDL. The catalog is re-read every ``refresh_interval`` seconds (and before a run
+without ``follow`` stops); new topics get their tables, then the consumer subscribes to them.
+
 The consumer is a static group member (``group.instance.id`` derived from the group, the data
 directory and the database, unless one is given): an ingest restarted after a crash takes its
 partitions back at once instead of waiting out the dead member's session timeout (45 s).
@@ -38,7 +44,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
@@ -53,6 +59,7 @@ from yangkey.kafka.config import consumer_config, kafka_reason
 if TYPE_CHECKING:
     from yangkey.catalog import Catalog
     from yangkey.clickhouse.instances import CatalogFeeds
+    from yangkey.shared_catalog import SharedSubscription
 
 DEFAULT_GROUP = "yangkey-embedded"
 DEFAULT_BATCH_SIZE = 10_000
@@ -210,6 +217,12 @@ def add_instances(feeds: CatalogFeeds, row: QueueRow) -> QueueRow:
 
 
 # -- the loop ------------------------------------------------------------------------------
+
+
+class SharedReader(Protocol):
+    """The shared catalog as ingest reads it (:class:`yangkey.shared_catalog.SharedCatalog`)."""
+
+    def records(self) -> list[SharedSubscription]: ...
 
 
 @dataclass
@@ -477,9 +490,14 @@ def consume_into(
     log: Callable[[str], None] = _stderr,
     should_stop: Callable[[], bool] | None = None,
     feeds: CatalogFeeds | None = None,
+    refresh: Callable[[], Sequence[str]] | None = None,
+    refresh_interval: float = 1.0,
 ) -> IngestResult:
     """Consume ``topics`` into their (already created) queue tables of ``database``; with
-    ``feeds``, records get the instance feed header (:func:`add_instances`)."""
+    ``feeds``, records get the instance feed header (:func:`add_instances`).
+
+    ``refresh`` returns the topics wanted now, their tables created: the consumer subscribes
+    to those that exist in Kafka (checked again at each refresh)."""
     if not 1 <= batch_size <= MAX_BATCH_SIZE:
         raise ConfigError(f"batch size must be between 1 and {MAX_BATCH_SIZE}")
     # the pipeline's consumer defaults (no auto commit, read_committed, earliest) under the
@@ -519,8 +537,34 @@ def consume_into(
         result.missing_topics = [t for t in topics if t not in present]
         if result.missing_topics and progress:
             log("ingest: topics not found (skipped): " + ", ".join(result.missing_topics))
-        if not present:
+        if not present and refresh is None:
             return result
+        wanted = list(topics)
+        refreshed = time.monotonic()
+
+        def grow() -> bool:
+            """Subscribe to the topics the refresh adds once they exist; True if it did."""
+            nonlocal wanted, refreshed
+            refreshed = time.monotonic()
+            assert refresh is not None
+            wanted = list(dict.fromkeys((*wanted, *refresh())))
+            if all(t in present for t in wanted):
+                return False
+            try:
+                found = consumer.list_topics(timeout=15).topics
+            except KafkaException as exc:
+                if progress:
+                    log(f"ingest: cannot list topics: {kafka_reason(exc)}")
+                return False
+            new = [t for t in wanted if t not in present and t in found and found[t].error is None]
+            if not new:
+                return False
+            present.extend(new)
+            result.missing_topics = [t for t in wanted if t not in present]
+            if progress:
+                log("ingest: following new topics: " + ", ".join(new))
+            consumer.subscribe(present, on_assign=on_assign, on_revoke=on_revoke, on_lost=on_revoke)
+            return True
 
         assignment: set[tuple[str, int]] = set()
         at_end: set[tuple[str, int]] = set()
@@ -549,7 +593,8 @@ def consume_into(
                 assignment.discard((tp.topic, tp.partition))
                 at_end.discard((tp.topic, tp.partition))
 
-        consumer.subscribe(present, on_assign=on_assign, on_revoke=on_revoke, on_lost=on_revoke)
+        if present:
+            consumer.subscribe(present, on_assign=on_assign, on_revoke=on_revoke, on_lost=on_revoke)
         waiting_since = time.monotonic()
         while True:
             if sigterm():
@@ -558,6 +603,8 @@ def consume_into(
                 break
             if should_stop is not None and should_stop():
                 break
+            if refresh is not None and time.monotonic() - refreshed >= refresh_interval:
+                grow()
             messages = consumer.consume(num_messages=batch_size, timeout=poll_timeout)
             if foreign:
                 raise foreign[0]
@@ -608,8 +655,12 @@ def consume_into(
             reporter.update(result)
             if follow:
                 continue
-            if assignment and at_end >= assignment:
-                break
+            if (assignment or not present) and at_end >= assignment:
+                # a subscription learned meanwhile may have brought a topic: not done yet
+                if refresh is None or not grow():
+                    break
+                waiting_since = time.monotonic()
+                continue
             if not assignment and time.monotonic() - waiting_since > assignment_timeout:
                 raise BrokerError(
                     f"no partition was assigned within {assignment_timeout:.0f}s "
@@ -649,11 +700,17 @@ def ingest(
     kafka_config: Mapping[str, Any] | None = None,
     connection: ChdbConnection | None = None,
     log: Callable[[str], None] = _stderr,
+    shared: SharedReader | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> IngestResult:
     """Create the embedded tables (idempotent) at ``embedded_path`` and consume into them.
 
     ``connection`` reuses an open chdb connection (chdb allows one data path per process).
+    ``shared`` (a :class:`yangkey.kafka.catalog_topic.CatalogTopic`) adds the topics of the
+    shared catalog, as they appear.
     """
+    from yangkey.shared_catalog import merge_topics, topic_specs  # noqa: PLC0415
+
     options = DdlOptions(
         database=database,
         mode="embedded",
@@ -662,13 +719,30 @@ def ingest(
     from yangkey.catalog import Catalog  # noqa: PLC0415
     from yangkey.clickhouse.instances import CatalogFeeds  # noqa: PLC0415 - needs yangson
 
-    # only a compiled catalog knows its topics' schemas (a stand-in with topics only does not)
+    # only a compiled catalog knows its topics' schemas (a stand-in with topics only does not);
+    # topics known only from the shared catalog get the message-level tables
     feeds = CatalogFeeds(catalog) if isinstance(catalog, Catalog) else None
-    statements = render_ddl(catalog.topics, options, feeds.typed if feeds else None)
-    topics = [spec.name for spec in catalog.topics]
+    specs = list(catalog.topics)
+    if shared is not None:
+        specs = merge_topics(specs, topic_specs(shared.records()))
+    statements = render_ddl(specs, options, feeds.typed if feeds else None)
+    topics = [spec.name for spec in specs]
     if dead_letter:
         topics.append(catalog.dead_letter_topic)
     conn = connection if connection is not None else open_embedded(embedded_path)
+    created = set(topics)
+
+    def refresh() -> list[str]:
+        """Tables first, then the topic: what :func:`consume_into` subscribes to next."""
+        assert shared is not None
+        new = [s for s in topic_specs(shared.records()) if s.name not in created]
+        if new:
+            apply(conn, render_ddl(new, replace(options, dead_letter_topic=None)), database)
+            created.update(s.name for s in new)
+            if progress:
+                log("ingest: tables created for " + ", ".join(s.name for s in new))
+        return sorted(created)
+
     try:
         apply(conn, statements, database)
         return consume_into(
@@ -682,7 +756,9 @@ def ingest(
             progress=progress,
             kafka_config=kafka_config,
             log=log,
+            should_stop=should_stop,
             feeds=feeds,
+            refresh=refresh if shared is not None else None,
         )
     finally:
         if feeds is not None and feeds.failures and progress:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from confluent_kafka import (
     OFFSET_BEGINNING,
@@ -25,7 +25,17 @@ from yangkey.kafka.config import (
     producer_config,
 )
 from yangkey.registry.errors import store_error, store_timeout
-from yangkey.registry.store import Store
+
+
+class Replay(Protocol):
+    """What :meth:`KafkaLog.read` feeds: the registry's :class:`~yangkey.registry.store.Store`,
+    the shared catalog's :class:`~yangkey.shared_catalog.CatalogState`."""
+
+    end: int
+
+    def apply(self, offset: int, raw_key: bytes | None, raw_value: bytes | None) -> None: ...
+
+    def advance(self, end: int) -> None: ...
 
 
 def ensure_log_topic(
@@ -79,7 +89,7 @@ class KafkaLog:
         # No group subscription and no commits: every instance replays from the start.
         self.consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
 
-    def read(self, store: Store) -> None:
+    def read(self, store: Replay) -> None:
         deadline = time.monotonic() + self.timeout
         high = self._end(deadline)
         while store.end < high:

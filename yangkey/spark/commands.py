@@ -216,6 +216,20 @@ def _duration(text: str | None) -> str | None:
     " learning them from telemetry-message yang-push-subscription metadata.",
 )
 @click.option(
+    "--shared-catalog",
+    is_flag=True,
+    help="Write the subscriptions, learned ones too, through the shared catalog topic, and"
+    " learn from it the ones other producers learned (yangkey ingest --shared-catalog"
+    " creates their tables).",
+)
+@click.option(
+    "--catalog-topic",
+    default="_yangkey_catalog",
+    show_default=True,
+    envvar="YANGKEY_CATALOG_TOPIC",
+    help="The shared catalog's compacted topic.",
+)
+@click.option(
     "--node",
     "default_node",
     metavar="NAME",
@@ -443,6 +457,8 @@ def job_config(options: dict[str, Any]) -> JobConfig:
             properties_file=fields.pop(f"{client}_config_file"),
             kv=fields.pop(f"{client}_config"),
         )
+    if not fields.pop("shared_catalog"):
+        fields["catalog_topic"] = None
     return JobConfig(**fields)
 
 

@@ -44,6 +44,8 @@ class JobConfig:
     default_node: str | None = None
     yang_dirs: tuple[str, ...] = ()
     schema_id: int | None = None
+    catalog_topic: str | None = None
+    """Set: share the catalog through this compacted topic (learned subscriptions too)."""
     create_topics: bool = False
     topic_configs: Mapping[str, str] = field(default_factory=dict)
     delivery: Delivery = "exactly-once"

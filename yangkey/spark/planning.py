@@ -152,6 +152,19 @@ def prepare(config: JobConfig) -> Prepared:
         learn=config.learn,
         schema_id=config.schema_id,
         default_node=config.default_node,
+        shared_catalog=(
+            (
+                config.bootstrap,
+                config.catalog_topic,
+                tuple(
+                    (k, str(v))
+                    for k, v in sorted(connection_settings(config.producer_overrides).items())
+                ),
+                config.create_topics,
+            )
+            if config.catalog_topic and config.bootstrap and not config.dry_run
+            else None
+        ),
     )
     catalog = builder_spec.catalog()
     builder_spec.knobs(catalog)  # validates the knob combination early

@@ -64,6 +64,11 @@ class BuilderSpec:
     learn: bool = True
     schema_id: int | None = None
     default_node: str | None = None
+    shared_catalog: tuple[str, str, tuple[tuple[str, str], ...], bool] | None = None
+    """(bootstrap, topic, connection settings, create topics) of the shared catalog the
+    catalog writes its subscriptions, learned ones included, through
+    (yangkey.kafka.catalog_topic); with create topics, a learned subscription's topics are
+    created before its first message."""
 
     @classmethod
     def from_file(
@@ -76,6 +81,7 @@ class BuilderSpec:
         learn: bool = True,
         schema_id: int | None = None,
         default_node: str | None = None,
+        shared_catalog: tuple[str, str, tuple[tuple[str, str], ...], bool] | None = None,
     ) -> BuilderSpec:
         """Read the subscriptions file on the driver; directories become absolute."""
         file = Path(path)
@@ -89,6 +95,7 @@ class BuilderSpec:
             learn=learn,
             schema_id=schema_id,
             default_node=default_node,
+            shared_catalog=shared_catalog,
         )
 
     def catalog(self) -> Catalog:
@@ -96,9 +103,18 @@ class BuilderSpec:
         parsed = parse_subscriptions(self.subscriptions_text, source=self.subscriptions_name)
         base = Path(self.base_dir) if self.base_dir is not None else None
         try:
-            return build_catalog(parsed, yang_dirs=self.yang_dirs, base_dir=base)
+            catalog = build_catalog(parsed, yang_dirs=self.yang_dirs, base_dir=base)
         except YangkeyError as exc:
             raise exc.within(self.subscriptions_name) from None
+        if self.shared_catalog is not None:
+            from yangkey.kafka.catalog_topic import CatalogTopic  # noqa: PLC0415
+
+            bootstrap, topic, settings, create_topics = self.shared_catalog
+            shared = CatalogTopic(
+                bootstrap, topic, overrides=dict(settings), create_topics=create_topics
+            )
+            catalog.attach(shared)
+        return catalog
 
     def knobs(self, catalog: Catalog) -> ProducerKnobs:
         overrides: dict[str, object] = {"keys": self.keys, "learn": self.learn}

@@ -1,0 +1,159 @@
+"""The shared subscription catalog on Kafka: the ``_yangkey_catalog`` topic (seed 001).
+
+A single-partition compacted topic, created by whichever process needs it first, read and
+written with the schema registry's log (:class:`yangkey.registry.kafkalog.KafkaLog`: offsets
+are the sequence numbers, so one partition). :class:`CatalogTopic` is a
+:class:`yangkey.shared_catalog.SharedCatalog` over it whose errors are one
+:class:`~yangkey.errors.BrokerError` line naming the topic.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Mapping
+from typing import Any, cast
+
+from confluent_kafka import KafkaException
+
+from yangkey.errors import BrokerError, ConfigError
+from yangkey.kafka.config import TopicSpec, admin_config, ensure_topics, kafka_reason
+from yangkey.registry.errors import RegistryError
+from yangkey.registry.kafkalog import KafkaLog
+from yangkey.shared_catalog import SharedCatalog, SharedSubscription, topic_specs
+
+CATALOG_TOPIC = "_yangkey_catalog"
+
+
+def ensure_catalog_topic(
+    bootstrap: str,
+    topic: str = CATALOG_TOPIC,
+    *,
+    overrides: Mapping[str, object] | None = None,
+    replication_factor: int = 1,
+    timeout: float = 15.0,
+) -> None:
+    """Create the compacted single-partition topic if missing; refuse one with more
+    partitions (its offsets must be one total order)."""
+    from confluent_kafka.admin import AdminClient  # noqa: PLC0415
+
+    where = f"kafka://{bootstrap}/{topic}"
+    # Quiet: an unreachable broker is one error line, not a log line per retry.
+    config = {"log_level": 0, **admin_config(bootstrap, overrides)}
+    admin = AdminClient(cast(dict[str, Any], config))
+    spec = TopicSpec(topic, partitions=1, replication_factor=replication_factor, compaction=True)
+    try:
+        result = ensure_topics(admin, [spec], timeout=timeout)
+    except KafkaException as exc:
+        reason = f"cannot create the catalog topic: {kafka_reason(exc)}"
+        raise BrokerError(reason, source=where) from None
+    if result.warnings:
+        raise ConfigError(
+            "the shared catalog needs a single-partition topic; " + "; ".join(result.warnings),
+            source=where,
+        )
+
+
+def writer_id() -> str:
+    """This process's node id in the keys it writes (host, pid and a random part)."""
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+class CatalogTopic(SharedCatalog):
+    """The shared catalog of ``bootstrap``: a local cache following ``topic``, written
+    through it. Thread safe (a Spark executor's tasks share one)."""
+
+    def __init__(
+        self,
+        bootstrap: str,
+        topic: str = CATALOG_TOPIC,
+        *,
+        overrides: Mapping[str, object] | None = None,
+        node: str | None = None,
+        timeout: float = 15.0,
+        create: bool = True,
+        create_topics: bool = False,
+    ) -> None:
+        """``create``: the catalog topic if missing; ``create_topics``: the Kafka topics of a
+        subscription this process learns (a producer run with --create-topics)."""
+        self.where = f"kafka://{bootstrap}/{topic}"
+        self.bootstrap = bootstrap
+        self.overrides = dict(overrides or {})
+        self.timeout = timeout
+        self.create_topics = create_topics
+        if create:
+            ensure_catalog_topic(bootstrap, topic, overrides=overrides, timeout=timeout)
+        try:
+            self.kafka_log = KafkaLog(bootstrap, topic, overrides=overrides, timeout=timeout)
+        except KafkaException as exc:  # librdkafka refuses a setting: one line
+            raise ConfigError(
+                f"invalid Kafka settings: {kafka_reason(exc)}", source=self.where
+            ) from None
+        super().__init__(self.kafka_log, node or writer_id())
+        self._lock = threading.RLock()
+        if not create:
+            self._check_exists(topic)
+
+    def _check_exists(self, topic: str) -> None:
+        try:
+            metadata = self.kafka_log.ends.list_topics(topic, timeout=self.timeout)
+        except KafkaException as exc:
+            self.close()
+            reason = f"cannot reach Kafka: {kafka_reason(exc)}"
+            raise BrokerError(reason, source=self.where) from None
+        found = metadata.topics.get(topic)
+        if found is None or found.error is not None:
+            self.close()
+            raise ConfigError(
+                "no shared catalog here: the topic does not exist (`yangkey produce "
+                "--shared-catalog` and `yangkey ingest --shared-catalog` create it)",
+                source=self.where,
+            )
+
+    def sync(self) -> None:
+        with self._lock:
+            try:
+                super().sync()
+            except RegistryError as exc:
+                raise BrokerError(exc.reason, source=self.where) from None
+
+    def records(self) -> list[SharedSubscription]:
+        with self._lock:
+            return super().records()
+
+    def find(self, subscription_id: int) -> list[SharedSubscription]:
+        with self._lock:
+            return super().find(subscription_id)
+
+    def publish(self, record: SharedSubscription) -> SharedSubscription:
+        with self._lock:
+            try:
+                winner = super().publish(record)
+            except RegistryError as exc:
+                raise BrokerError(exc.reason, source=self.where) from None
+        if self.create_topics and winner.origin == "learned":
+            # Before the first message goes to them (the file's are created at start-up).
+            self._ensure(topic_specs([winner]))
+        return winner
+
+    def _ensure(self, specs: list[TopicSpec]) -> None:
+        from confluent_kafka.admin import AdminClient  # noqa: PLC0415
+
+        config = {"log_level": 0, **admin_config(self.bootstrap, self.overrides)}
+        try:
+            ensure_topics(AdminClient(cast(dict[str, Any], config)), specs, timeout=self.timeout)
+        except KafkaException as exc:
+            names = ", ".join(spec.name for spec in specs)
+            reason = f"cannot create topics {names}: {kafka_reason(exc)}"
+            raise BrokerError(reason, source=f"kafka://{self.bootstrap}") from None
+
+    def close(self) -> None:
+        self.kafka_log.close()
+
+    def __enter__(self) -> CatalogTopic:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
