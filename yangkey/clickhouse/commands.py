@@ -9,9 +9,6 @@ from ``CLICKHOUSE_PASSWORD`` only (never from the command line, never printed).
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path, PurePath
@@ -21,6 +18,17 @@ import click
 
 from yangkey.cli import reports_errors
 from yangkey.errors import ConfigError
+from yangkey.options import (
+    bootstrap_option,
+    database_option,
+    embedded_option,
+    format_option,
+    kafka_config_options,
+    resolve_format,
+    resolve_target,
+    subscriptions_option,
+    target_options,
+)
 
 if TYPE_CHECKING:
     from yangkey.catalog import Catalog
@@ -44,26 +52,9 @@ def _load_catalog(path: str, yang_dirs: Sequence[str]) -> Catalog:
     return load_catalog(path, yang_dirs=tuple(yang_dirs))
 
 
-def _subscriptions_options(function: F) -> F:
-    function = click.option(
-        "--yang-dir",
-        "yang_dirs",
-        multiple=True,
-        type=click.Path(exists=True, file_okay=False),
-        help="Extra YANG module directory (repeatable).",
-    )(function)
-    return click.option(
-        "--subscriptions",
-        "-s",
-        required=True,
-        type=click.Path(exists=True, dir_okay=False),
-        help="The subscriptions file (YAML).",
-    )(function)
-
-
 def _render_options(function: F) -> F:
     options = [
-        click.option("--database", "-d", default=None, help="Database name [default: yangkey]."),
+        database_option(),
         click.option(
             "--kafka-collection",
             default="yangkey_kafka",
@@ -92,21 +83,6 @@ def _render_options(function: F) -> F:
     return function
 
 
-def _target_options(function: F) -> F:
-    function = click.option(
-        "--embedded",
-        type=click.Path(file_okay=False),
-        default=None,
-        help="Embedded ClickHouse (chdb) data directory.",
-    )(function)
-    return click.option(
-        "--clickhouse",
-        envvar="YANGKEY_CLICKHOUSE_URL",
-        default=None,
-        help="Server URL http[s]://user@host:port[/database]; password in CLICKHOUSE_PASSWORD.",
-    )(function)
-
-
 def _ddl_options(
     *,
     mode: Mode,
@@ -131,9 +107,11 @@ def _ddl_options(
 
 
 def _connect(clickhouse: str | None, embedded: str | None) -> tuple[Connection, str | None]:
-    """The connection and the database named in the URL, if any."""
+    """The connection (the target from the strongest source, see
+    :func:`yangkey.options.resolve_target`) and the database named in the URL, if any."""
     from yangkey.clickhouse.apply import ServerConnection, connect  # noqa: PLC0415
 
+    clickhouse, embedded = resolve_target(clickhouse, embedded)
     conn = connect(clickhouse=clickhouse, embedded=embedded)
     url_database = conn.database if isinstance(conn, ServerConnection) else None
     return conn, url_database
@@ -145,7 +123,7 @@ def ddl() -> None:
 
 
 @ddl.command("generate")
-@_subscriptions_options
+@subscriptions_option
 @click.option(
     "--mode",
     type=click.Choice(["server", "embedded", "both"]),
@@ -221,8 +199,8 @@ def _header(source: str, options: DdlOptions, count: int) -> list[str]:
 
 
 @ddl.command("apply")
-@_subscriptions_options
-@_target_options
+@subscriptions_option
+@target_options
 @click.option("--cluster", default=None, help="Cluster mode (server only).")
 @_render_options
 @reports_errors
@@ -248,7 +226,7 @@ def apply_command(
     try:
         db = database or url_database or "yangkey"
         options = _ddl_options(
-            mode="embedded" if embedded else "server",
+            mode="server" if url_database is not None or _is_server(conn) else "embedded",
             database=db,
             cluster=cluster,
             kafka_collection=kafka_collection,
@@ -271,18 +249,17 @@ def apply_command(
     )
 
 
+def _is_server(conn: Connection) -> bool:
+    from yangkey.clickhouse.apply import ServerConnection  # noqa: PLC0415
+
+    return isinstance(conn, ServerConnection)
+
+
 @click.command("ingest")
-@_subscriptions_options
-@click.option(
-    "--bootstrap", "-b", required=True, envvar="YANGKEY_BOOTSTRAP", help="Kafka bootstrap servers."
-)
-@click.option(
-    "--embedded",
-    required=True,
-    type=click.Path(file_okay=False),
-    help="Embedded ClickHouse (chdb) data directory.",
-)
-@click.option("--database", "-d", default="yangkey", show_default=True)
+@subscriptions_option
+@bootstrap_option()
+@embedded_option(required=True)
+@database_option(default="yangkey")
 @click.option("--follow", "-f", is_flag=True, help="Keep consuming (default: stop when caught up).")
 @click.option("--group", default="yangkey-embedded", show_default=True, help="Consumer group.")
 @click.option(
@@ -294,20 +271,7 @@ def apply_command(
 )
 @click.option("--no-dead-letter", is_flag=True, help="Do not read the dead-letter topic.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
-@click.option(
-    "-X",
-    "kafka_config",
-    multiple=True,
-    metavar="NAME=VALUE",
-    help="librdkafka consumer setting (repeatable), e.g. -X security.protocol=SSL; "
-    "secrets are better given as YANGKEY_KAFKA_* variables.",
-)
-@click.option(
-    "--kafka-properties",
-    type=click.Path(exists=True, dir_okay=False),
-    default=None,
-    help="librdkafka properties file (key=value lines).",
-)
+@kafka_config_options("consumer", aliases=("--kafka-properties",))
 @reports_errors
 def ingest(
     *,
@@ -322,97 +286,89 @@ def ingest(
     no_dead_letter: bool,
     quiet: bool,
     kafka_config: tuple[str, ...],
-    kafka_properties: str | None,
+    kafka_config_file: str | None,
 ) -> None:
     """Consume the catalog topics into embedded ClickHouse (creates the tables first)."""
     from yangkey.clickhouse.ingest import ingest as run_ingest  # noqa: PLC0415
     from yangkey.kafka.config import client_overrides  # noqa: PLC0415
+    from yangkey.kafkalogs import quiet_librdkafka  # noqa: PLC0415
 
     catalog = _load_catalog(subscriptions, yang_dirs)
-    overrides = client_overrides(properties_file=kafka_properties, kv=kafka_config)
-    result = run_ingest(
-        catalog,
-        bootstrap,
-        embedded,
-        follow=follow,
-        group=group,
-        batch_size=batch_size,
-        progress=not quiet,
-        database=database,
-        dead_letter=not no_dead_letter,
-        kafka_config=overrides,
-    )
+    overrides = client_overrides(properties_file=kafka_config_file, kv=kafka_config)
+    with quiet_librdkafka() as logger:
+        result = run_ingest(
+            catalog,
+            bootstrap,
+            embedded,
+            follow=follow,
+            group=group,
+            batch_size=batch_size,
+            progress=not quiet,
+            database=database,
+            dead_letter=not no_dead_letter,
+            kafka_config={"logger": logger, **overrides},
+        )
     if quiet:
         return
     if result.missing_topics:
         click.echo(f"{len(result.missing_topics)} topic(s) not found in Kafka", err=True)
 
 
-_FORMATS = click.Choice(["table", "json", "csv"])
+#: What a table shows of a stored message (the line formats carry every column).
+TABLE_COLUMNS = (
+    "node",
+    "subscription_id",
+    "xpaths",
+    "event_time",
+    "sequence_number",
+    "generation",
+    "kafka_topic",
+    "payload",
+)
 
 
-def _cell(value: Any) -> str:
-    if isinstance(value, list):
-        return "\n".join(str(v) for v in value)
-    return "" if value is None else str(value)
+def emit_rows(rows: Sequence[dict[str, Any]], fmt: str | None, *, title: str = "") -> str:
+    """Print stored messages in ``fmt`` (resolved for the terminal); the format used."""
+    from yangkey.clickhouse.queries import ROW_FIELDS  # noqa: PLC0415
+    from yangkey.output import emit_rows as emit  # noqa: PLC0415
+
+    used = resolve_format(fmt)
+    emit(
+        rows,
+        used,
+        columns=ROW_FIELDS,
+        table_columns=TABLE_COLUMNS,
+        title=title,
+        truncate={"payload": 120},
+    )
+    return used
 
 
-def emit_rows(rows: Sequence[dict[str, Any]], fmt: str, *, title: str = "") -> None:
-    """Print rows as a rich table, JSON Lines, or CSV (arrays JSON-encoded)."""
-    if fmt == "json":
-        for row in rows:
-            click.echo(json.dumps(row, ensure_ascii=False))
-        return
-    if fmt == "csv":
-        buffer = io.StringIO()
-        if rows:
-            writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
-            writer.writeheader()
-            for row in rows:
-                writer.writerow(
-                    {
-                        k: json.dumps(v, ensure_ascii=False) if isinstance(v, list) else v
-                        for k, v in row.items()
-                    }
-                )
-        click.echo(buffer.getvalue(), nl=False)
-        return
-    from rich.console import Console  # noqa: PLC0415
-    from rich.table import Table  # noqa: PLC0415
-    from rich.text import Text  # noqa: PLC0415
-
-    table = Table(title=title or None, title_justify="left", show_lines=True)
-    columns = [
-        "node",
-        "subscription_id",
-        "xpaths",
-        "event_time",
-        "sequence_number",
-        "generation",
-        "kafka_topic",
-        "payload",
-    ]
-    for column in columns:
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        payload = _cell(row.get("payload"))
-        if len(payload) > 120:
-            payload = payload[:117] + "..."
-        # Cells are Text: XPaths and payloads hold [...] that rich would parse as markup.
-        table.add_row(*[Text(_cell(row.get(c))) for c in columns[:-1]], Text(payload))
-    Console().print(table)
-    click.echo(f"{len(rows)} row(s)", err=True)
+STATE_EPILOG = """\b
+Examples:
+  yangkey state --embedded ./clickhouse --node router-nyc-01
+  yangkey state --clickhouse http://default@127.0.0.1:8123 -x /ietf-interfaces: --format json
+  yangkey state --embedded ./clickhouse | cut -f2,4     # piped: TSV, one message per line
+"""
 
 
-@click.command("state")
-@_target_options
-@click.option("--database", "-d", default=None, help="Database [default: URL path or yangkey].")
+@click.command("state", epilog=STATE_EPILOG)
+@target_options
+@database_option()
 @click.option("--node", "-n", default=None, help="Node name.")
-@click.option("--subscription-id", "-i", type=click.IntRange(0, _UINT32_MAX), default=None)
+@click.option(
+    "--subscription-id",
+    "-i",
+    type=click.IntRange(0, _UINT32_MAX),
+    default=None,
+    help="YANG-Push subscription id.",
+)
 @click.option("--xpath-prefix", "-x", default=None, help="Keep keys with an XPath starting so.")
 @click.option("--topic", "-t", default=None, help="Only this topic's current-state table.")
-@click.option("--limit", type=click.IntRange(1, _UINT64_MAX), default=None)
-@click.option("--format", "fmt", type=_FORMATS, default="table", show_default=True)
+@click.option(
+    "--limit", type=click.IntRange(1, _UINT64_MAX), default=None, help="At most this many rows."
+)
+@format_option()
 @reports_errors
 def state(
     *,
@@ -424,7 +380,7 @@ def state(
     xpath_prefix: str | None,
     topic: str | None,
     limit: int | None,
-    fmt: str,
+    fmt: str | None,
 ) -> None:
     """Current state: the latest message per key (current generation)."""
     from yangkey.clickhouse.queries import current_state  # noqa: PLC0415
@@ -445,26 +401,53 @@ def state(
     emit_rows(rows, fmt, title="current state")
 
 
-@click.command("history")
-@_target_options
-@click.option("--database", "-d", default=None, help="Database [default: URL path or yangkey].")
+HISTORY_EPILOG = """\b
+Examples:
+  yangkey history --embedded ./clickhouse --node router-nyc-01 --since 2026-11-20T10:00:00Z
+  yangkey history --embedded ./clickhouse -k $'router-nyc-01\\n1042\\n/ietf-system:system/clock'
+  # the next page: the --after token of the page's last line (stderr under a table)
+  yangkey history --embedded ./clickhouse --node router-nyc-01 --after TOKEN
+"""
+
+
+@click.command("history", epilog=HISTORY_EPILOG)
+@target_options
+@database_option()
 @click.option(
     "--key", "-k", default=None, help="Full message key (use $'node\\nid\\nxpath' in a shell)."
 )
-@click.option("--node", "-n", default=None)
-@click.option("--subscription-id", "-i", type=click.IntRange(0, _UINT32_MAX), default=None)
-@click.option("--topic", "-t", default=None)
+@click.option("--node", "-n", default=None, help="Node name.")
+@click.option(
+    "--subscription-id",
+    "-i",
+    type=click.IntRange(0, _UINT32_MAX),
+    default=None,
+    help="YANG-Push subscription id.",
+)
+@click.option("--topic", "-t", default=None, help="Only this topic's history table.")
 @click.option("--since", default=None, help="RFC 3339 time, inclusive.")
 @click.option("--until", default=None, help="RFC 3339 time, exclusive.")
-@click.option("--limit", type=click.IntRange(1, _UINT64_MAX), default=100, show_default=True)
+@click.option(
+    "--limit",
+    type=click.IntRange(1, _UINT64_MAX),
+    default=100,
+    show_default=True,
+    help="Rows per page.",
+)
 @click.option("--after", default=None, help="Cursor token printed by the previous page.")
-@click.option("--order", type=click.Choice(["time", "offset"]), default="time", show_default=True)
+@click.option(
+    "--order",
+    type=click.Choice(["time", "offset"]),
+    default="time",
+    show_default=True,
+    help="Page by event time or by Kafka position.",
+)
 @click.option(
     "--current-generation",
     is_flag=True,
     help="Only messages of the newest generation of their subscription.",
 )
-@click.option("--format", "fmt", type=_FORMATS, default="table", show_default=True)
+@format_option()
 @reports_errors
 def history(
     *,
@@ -481,18 +464,20 @@ def history(
     after: str | None,
     order: str,
     current_generation: bool,
-    fmt: str,
+    fmt: str | None,
 ) -> None:
-    """History of messages, one page at a time (the next-page cursor goes to stderr)."""
+    """History of messages, one page at a time; a page that has a next one ends with its
+    cursor (``# next page: --after TOKEN``; on stderr under a table)."""
     from yangkey.clickhouse.queries import (  # noqa: PLC0415
         check_time,
         decode_cursor,
         encode_cursor,
     )
     from yangkey.clickhouse.queries import history as read_history  # noqa: PLC0415
+    from yangkey.output import emit_cursor  # noqa: PLC0415
 
     if key is None and node is None and topic is None:
-        raise ConfigError("give --key, --node or --topic")
+        raise click.UsageError("give --key, --node or --topic")
     cursor = decode_cursor(after) if after else None
     for value, what in ((since, "--since"), (until, "--until")):
         if value is not None:
@@ -515,16 +500,47 @@ def history(
         )
     finally:
         conn.close()
-    emit_rows(page.rows, fmt, title="history")
-    if page.next_cursor is not None:
-        click.echo(f"next page: --after {encode_cursor(page.next_cursor)}", err=True)
+    used = emit_rows(page.rows, fmt, title="history")
+    emit_cursor(None if page.next_cursor is None else encode_cursor(page.next_cursor), used)
 
 
-COMMANDS: tuple[click.Command, ...] = (ddl, ingest, state, history)
+SQL_EPILOG = """\b
+Examples:
+  yangkey sql --embedded ./clickhouse "SELECT kafka_topic, count() FROM yangkey.history
+  GROUP BY kafka_topic"
+  echo "SELECT version()" | yangkey sql --clickhouse http://default@127.0.0.1:8123
+  yangkey sql --embedded ./clickhouse --format csv < query.sql > result.csv
+"""
+
+
+@click.command("sql", epilog=SQL_EPILOG)
+@target_options
+@format_option()
+@click.argument("query", required=False, default="-")
+@reports_errors
+def sql_command(
+    *, clickhouse: str | None, embedded: str | None, fmt: str | None, query: str
+) -> None:
+    """Run one ad-hoc query (QUERY, or - / nothing: read it from stdin) and print its rows."""
+    from yangkey.output import emit_rows as emit  # noqa: PLC0415
+
+    text = sys.stdin.read() if query == "-" else query
+    text = text.strip().rstrip(";").strip()
+    if not text:
+        raise click.UsageError("give a query (an argument, or on stdin)")
+    conn, _ = _connect(clickhouse, embedded)
+    try:
+        rows = conn.query(text)
+    finally:
+        conn.close()
+    emit(rows, resolve_format(fmt), title="")
+
+
+COMMANDS: tuple[click.Command, ...] = (ddl, ingest, state, history, sql_command)
 
 
 def register(cli: click.Group) -> None:
-    """Add ``ddl``, ``ingest``, ``state`` and ``history`` to the main CLI group."""
+    """Add ``ddl``, ``ingest``, ``state``, ``history`` and ``sql`` to the main CLI group."""
     for command in COMMANDS:
         cli.add_command(command)
 

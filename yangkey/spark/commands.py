@@ -20,6 +20,13 @@ from rich.table import Table
 from yangkey.config import parse_duration
 from yangkey.errors import ConfigError, YangkeyError
 from yangkey.kafka.config import client_overrides, parse_kv
+from yangkey.options import (
+    bootstrap_option,
+    format_option,
+    kafka_config_options,
+    resolve_format,
+    subscriptions_option,
+)
 from yangkey.spark.job import (
     DEFAULT_MAX_RECORDS_PER_TASK,
     JobConfig,
@@ -85,8 +92,11 @@ catalog's dead-letter topic with headers yangkey-error, yangkey-error-kind, yang
 \b
 Kafka settings come from, later wins: yangkey's defaults (murmur2_random partitioner,
 idempotence, acks=all), --producer-config-file, YANGKEY_KAFKA_<KEY> environment variables
-(YANGKEY_KAFKA_SASL_PASSWORD -> sasl.password), --producer-config KEY=VALUE.
+(YANGKEY_KAFKA_SASL_PASSWORD -> sasl.password), -X/--producer-config KEY=VALUE.
 """
+
+
+SUMMARY_FORMATS = ("table", "json")
 
 
 def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
@@ -94,12 +104,7 @@ def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
 
 
 @click.command(epilog=EPILOG, context_settings={"max_content_width": 100})
-@click.option(
-    "--subscriptions",
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="The subscriptions YAML file (ids, filters, types, topic policy).",
-)
+@subscriptions_option
 @click.option(
     "--input",
     "inputs",
@@ -109,10 +114,8 @@ def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
     help="A JSON-lines / XML file, a directory of them, a Hadoop URI (hdfs://, s3a://),"
     " or kafka://TOPIC for the raw topic. Repeatable (batch only).",
 )
-@click.option(
-    "--bootstrap",
-    metavar="HOST:PORT",
-    help="Kafka bootstrap servers to produce to (and to read kafka:// from).",
+@bootstrap_option(
+    required=False, help_text="Kafka bootstrap servers to produce to (and to read kafka:// from)."
 )
 @click.option(
     "--master",
@@ -126,20 +129,8 @@ def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
     " run the executors' Python from it. Without it, executors need yangkey installed at"
     " PYSPARK_PYTHON's path, which a preflight task checks.",
 )
-@_kv_option(
-    "--producer-config", "librdkafka producer setting, e.g. compression.type=zstd. Repeatable."
-)
-@click.option(
-    "--producer-config-file",
-    type=click.Path(dir_okay=False),
-    help="Properties file of librdkafka producer settings (key=value lines).",
-)
-@_kv_option("--consumer-config", "librdkafka setting for reading kafka:// inputs. Repeatable.")
-@click.option(
-    "--consumer-config-file",
-    type=click.Path(dir_okay=False),
-    help="Properties file of librdkafka consumer settings for kafka:// inputs.",
-)
+@kafka_config_options("producer", name="producer_config")
+@kafka_config_options("consumer", short=False, name="consumer_config")
 @click.option(
     "--source-bootstrap",
     metavar="HOST:PORT",
@@ -186,13 +177,6 @@ def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
     "default_node",
     metavar="NAME",
     help="Node name for notifications that carry neither hostname nor manifest name.",
-)
-@click.option(
-    "--yang-dir",
-    "yang_dirs",
-    multiple=True,
-    type=click.Path(file_okay=False),
-    help="Extra directory of .yang modules (must exist on every executor). Repeatable.",
 )
 @click.option(
     "--schema-id", type=click.IntRange(0), help="Schema registry id to put in the schema-id header."
@@ -303,7 +287,7 @@ def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
         ["ALL", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF"], case_sensitive=False
     ),
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@format_option(SUMMARY_FORMATS)
 def produce(
     subscriptions: str,
     inputs: tuple[str, ...],
@@ -341,7 +325,7 @@ def produce(
     dry_run: bool,
     spark_conf: tuple[str, ...],
     spark_log_level: str,
-    as_json: bool,
+    fmt: str | None,
 ) -> None:
     """Read raw YANG-Push notifications, derive message keys and topics, produce to Kafka.
 
@@ -357,6 +341,8 @@ def produce(
         try:
             if not bootstrap and not dry_run:
                 raise click.UsageError("--bootstrap is required (or use --dry-run)")
+            if stream and not checkpoint:
+                raise click.UsageError("--stream needs --checkpoint DIR")
             config = JobConfig(
                 subscriptions=subscriptions,
                 inputs=inputs,
@@ -457,7 +443,7 @@ def produce(
         if stopper.signum is not None:
             err.print(f"interrupted{_resume_hint(prepared)}", markup=False, highlight=False)
             sys.exit(stopper.exit_code)
-        if as_json:
+        if resolve_format(fmt, SUMMARY_FORMATS) == "json":
             click.echo(orjson.dumps(summary.to_dict(), option=orjson.OPT_INDENT_2).decode())
             return
         print_summary(summary, Console())
