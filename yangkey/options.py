@@ -63,7 +63,10 @@ PROFILE_META = "yangkey.profile"
 
 def profile_option(function: F) -> F:
     """``--profile NAME``: eager, so the profile's values are the defaults of the options
-    processed after it."""
+    processed after it. Once per command, however many shared options bring it."""
+    params = getattr(function, "__click_params__", [])
+    if any(param.name == "profile" for param in params):
+        return function
     return click.option(
         "--profile",
         metavar="NAME",

@@ -9,6 +9,7 @@ from ``CLICKHOUSE_PASSWORD`` only (never from the command line, never printed).
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path, PurePath
@@ -112,6 +113,11 @@ def _connect(clickhouse: str | None, embedded: str | None) -> tuple[Connection, 
     from yangkey.clickhouse.apply import ServerConnection, connect  # noqa: PLC0415
 
     clickhouse, embedded = resolve_target(clickhouse, embedded)
+    if clickhouse is not None:
+        # clickhouse-connect logs a failed request before raising it: the error line says it.
+        driver = logging.getLogger("clickhouse_connect")
+        driver.addHandler(logging.NullHandler())
+        driver.propagate = False
     conn = connect(clickhouse=clickhouse, embedded=embedded)
     url_database = conn.database if isinstance(conn, ServerConnection) else None
     return conn, url_database
