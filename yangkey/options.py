@@ -28,6 +28,7 @@ ENV_CLICKHOUSE = "YANGKEY_CLICKHOUSE_URL"
 ENV_EMBEDDED = "YANGKEY_EMBEDDED"
 ENV_DATABASE = "YANGKEY_DATABASE"
 ENV_PROFILE = "YANGKEY_PROFILE"
+ENV_SCHEMA_REGISTRY = "YANGKEY_SCHEMA_REGISTRY"
 
 #: Output formats of the commands that print rows.
 FORMATS = ("table", "tsv", "csv", "json")
@@ -51,7 +52,14 @@ def _load_profile(ctx: click.Context, _param: click.Parameter, value: str | None
     if ctx.get_parameter_source("profile") is not ParameterSource.COMMANDLINE:
         name = ctx.meta.get(PROFILE_META) or value
     try:
-        defaults = profile_defaults(name, [p.name for p in ctx.command.params if p.name])
+        options = {
+            flag: param.name
+            for param in ctx.command.params
+            if isinstance(param, click.Option) and param.name
+            for flag in param.opts
+            if flag.startswith("--")
+        }
+        defaults = profile_defaults(name, options)
     except YangkeyError as error:
         fail(error)
     if defaults:
@@ -111,16 +119,45 @@ def yang_dir_option(function: F) -> F:
 
 
 def bootstrap_option(*, required: bool = True, help_text: str | None = None) -> Callable[[F], F]:
-    return click.option(
-        "--bootstrap",
-        "-b",
-        "bootstrap",
-        required=required,
-        envvar=ENV_BOOTSTRAP,
-        show_envvar=True,
-        metavar="HOST:PORT",
-        help=help_text or "Kafka bootstrap servers.",
-    )
+    def decorate(function: F) -> F:
+        return _apply(
+            function,
+            profile_option,
+            click.option(
+                "--bootstrap",
+                "-b",
+                "bootstrap",
+                required=required,
+                envvar=ENV_BOOTSTRAP,
+                show_envvar=True,
+                metavar="HOST:PORT",
+                help=help_text or "Kafka bootstrap servers.",
+            ),
+        )
+
+    return decorate
+
+
+def schema_registry_option(*, required: bool = True, name: str = "url") -> Callable[[F], F]:
+    """``--schema-registry URL`` (``--url``, its older spelling, still works)."""
+
+    def decorate(function: F) -> F:
+        return _apply(
+            function,
+            profile_option,
+            click.option(
+                "--schema-registry",
+                "--url",
+                name,
+                required=required,
+                envvar=ENV_SCHEMA_REGISTRY,
+                show_envvar=True,
+                metavar="URL",
+                help="A Confluent-compatible schema registry.",
+            ),
+        )
+
+    return decorate
 
 
 EXAMPLE_SETTING = {"producer": "compression.type=zstd", "consumer": "security.protocol=SSL"}
@@ -254,8 +291,13 @@ def format_option(
                 "fmt",
                 type=click.Choice(choices),
                 default=None,
-                help=f"Output format [default: {choices[0]} on a terminal, {when_piped} when "
-                "piped].",
+                help="Output format [default: "
+                + (
+                    choices[0]
+                    if when_piped == choices[0]
+                    else f"{choices[0]} on a terminal, {when_piped} when piped"
+                )
+                + "].",
             ),
             click.option(
                 "--json",

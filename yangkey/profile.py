@@ -23,7 +23,7 @@ command line and the environment (:mod:`yangkey.options`).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,7 @@ class Profile(BaseModel):
     embedded: str | None = None
     database: str | None = None
     schema_registry: str | None = None
-    yang_dirs: list[str] = Field(default_factory=list)
+    yang_dir: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _one_target(self) -> Profile:
@@ -110,9 +110,10 @@ def _resolved(value: str, base: Path) -> str:
     return str(path if path.is_absolute() else base / path)
 
 
-def profile_defaults(name: str | None, params: Sequence[str]) -> dict[str, Any]:
-    """The chosen profile's values for the options in ``params``; nothing when there is no
-    profile file (an explicit ``name`` without a file is an error)."""
+def profile_defaults(name: str | None, options: Mapping[str, str]) -> dict[str, Any]:
+    """The chosen profile's values for a command's ``options`` (long flag -> parameter name;
+    a field ``schema_registry`` is the default of ``--schema-registry``); nothing when there
+    is no profile file (an explicit ``name`` without a file is an error)."""
     path = profiles_path()
     if not path.is_file():
         if name:
@@ -124,11 +125,11 @@ def profile_defaults(name: str | None, params: Sequence[str]) -> dict[str, Any]:
     if profile is None:
         return {}
     base = path.parent
-    values: dict[str, Any] = profile.model_dump(exclude_none=True)
+    values: dict[str, Any] = profile.model_dump(exclude_none=True, exclude_defaults=True)
     for field in ("subscriptions", "embedded"):
         if field in values:
             values[field] = _resolved(values[field], base)
-    values["yang_dirs"] = [_resolved(d, base) for d in profile.yang_dirs]
-    if not values["yang_dirs"]:
-        del values["yang_dirs"]
-    return {key: value for key, value in values.items() if key in params}
+    if "yang_dir" in values:
+        values["yang_dir"] = [_resolved(d, base) for d in profile.yang_dir]
+    flags = {"--" + field.replace("_", "-"): value for field, value in values.items()}
+    return {options[flag]: value for flag, value in flags.items() if flag in options}

@@ -25,6 +25,7 @@ from yangkey.kafka.config import parse_kv
 from yangkey.kafka.install import KAFKA_VERSION, install_kafka, installed_jars
 from yangkey.kafka.install import kafka_home as cache_home
 from yangkey.kafka.process import STATE_FILE, BrokerState, broker_answers, stop_recorded
+from yangkey.options import format_option, resolve_format
 
 DEFAULT_STATE_DIR = Path(".yangkey") / "kafka"
 
@@ -244,10 +245,13 @@ def stop(state_dir: Path, timeout: float) -> None:
         _err.print(f"stopped Kafka on {state.bootstrap} (pid {state.pid})")
 
 
+STATUS_FORMATS = ("text", "json")
+
+
 @kafka.command()
 @_state_dir_option
-@click.option("--json", "as_json", is_flag=True, help="Print the state as JSON on stdout.")
-def status(state_dir: Path, as_json: bool) -> None:
+@format_option(STATUS_FORMATS)
+def status(state_dir: Path, fmt: str | None) -> None:
     """Show whether the recorded broker runs and answers; exit status 0 only if it does.
 
     Prints the bootstrap address on stdout when it answers, so scripts can use
@@ -257,7 +261,7 @@ def status(state_dir: Path, as_json: bool) -> None:
         state = BrokerState.read(state_dir.resolve())
     alive = state is not None and state.alive()
     answers = alive and state is not None and broker_answers(state.bootstrap, timeout=5.0)
-    if as_json:
+    if resolve_format(fmt, STATUS_FORMATS) == "json":
         payload: dict[str, object] = {"running": alive, "answers": answers}
         if state is not None:
             payload.update(json.loads(state.to_json()))

@@ -14,6 +14,7 @@ import orjson
 from yangkey.cli import reports_errors
 from yangkey.errors import ConfigError, YangkeyError
 from yangkey.kafka.config import client_overrides
+from yangkey.options import bootstrap_option, schema_registry_option, subscriptions_option
 
 EXAMPLES = """\b
 Examples:
@@ -30,7 +31,7 @@ def registry() -> None:
 
 
 @registry.command(name="serve", epilog=EXAMPLES)
-@click.option("--bootstrap", required=True, help="Kafka bootstrap servers, HOST:PORT.")
+@bootstrap_option()
 @click.option("--port", type=click.IntRange(0, 65535), default=8081, show_default=True)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--topic", default="_schemas", show_default=True, help="The store topic.")
@@ -116,8 +117,7 @@ def serve(
 
 
 @registry.command(name="schemas", epilog=EXAMPLES)
-@click.option("--subscriptions", required=True, type=click.Path(dir_okay=False))
-@click.option("--yang-dir", "yang_dirs", multiple=True, type=click.Path(file_okay=False))
+@subscriptions_option
 @click.option("--topic", "only", default=None, help="Print only this topic's schema.")
 @reports_errors
 def schemas(subscriptions: str, yang_dirs: tuple[str, ...], only: str | None) -> None:
@@ -136,9 +136,8 @@ def schemas(subscriptions: str, yang_dirs: tuple[str, ...], only: str | None) ->
 
 
 @registry.command(name="register", epilog=EXAMPLES)
-@click.option("--subscriptions", required=True, type=click.Path(dir_okay=False))
-@click.option("--url", required=True, help="Any Confluent-compatible schema registry.")
-@click.option("--yang-dir", "yang_dirs", multiple=True, type=click.Path(file_okay=False))
+@subscriptions_option
+@schema_registry_option()
 @click.option(
     "--modules",
     is_flag=True,
