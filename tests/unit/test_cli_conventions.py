@@ -27,6 +27,7 @@ from yangkey.clickhouse.ingest import QueueRow, insert_rows
 from yangkey.kafkalogs import quiet_librdkafka
 from yangkey.keys import compose_key
 from yangkey.options import resolve_format
+from yangkey.profile import profile_defaults
 
 pytest.importorskip("chdb")
 
@@ -38,6 +39,16 @@ ROWS = 5
 
 def invoke(*args: str, env: dict[str, str] | None = None, input: str | None = None) -> Result:
     return CliRunner().invoke(main, list(args), env=env, input=input)
+
+
+def stores(tmp_path: Path, *names: str) -> None:
+    for name in names:
+        (tmp_path / name).mkdir()
+
+
+def opened(path: Path) -> bool:
+    """Whether chdb has opened this (initially empty) data directory."""
+    return any(path.iterdir())
 
 
 @pytest.fixture(autouse=True)
@@ -141,7 +152,7 @@ def test_explicit_embedded_wins_over_the_clickhouse_url_in_the_environment(
     tmp_path: Path,
 ) -> None:
     env = {"YANGKEY_CLICKHOUSE_URL": "http://default@127.0.0.1:1"}
-    result = invoke("sql", "--embedded", str(tmp_path / "db"), "SELECT 41 + 1 AS answer", env=env)
+    result = invoke("sql", "--embedded", str(tmp_path), "SELECT 41 + 1 AS answer", env=env)
     assert result.exit_code == 0, result.output
     assert result.stdout == "answer\n42\n"
     # and without the flag the environment is used (an unreachable server: one line)
@@ -149,7 +160,7 @@ def test_explicit_embedded_wins_over_the_clickhouse_url_in_the_environment(
 
 
 def test_embedded_from_the_environment(tmp_path: Path) -> None:
-    env = {"YANGKEY_EMBEDDED": str(tmp_path / "db")}
+    env = {"YANGKEY_EMBEDDED": str(tmp_path)}
     result = invoke("sql", "SELECT 'env' AS via", env=env)
     assert (result.exit_code, result.stdout) == (0, "via\nenv\n"), result.output
 
@@ -180,9 +191,10 @@ def _profile_dir(tmp_path: Path, text: str = PROFILES) -> None:
 
 def test_profile_gives_the_defaults(tmp_path: Path) -> None:
     _profile_dir(tmp_path)
+    stores(tmp_path, "dev-db")
     result = run("sql", "SELECT 1 AS one")
     assert (result.exit_code, result.stdout) == (0, "one\n1\n"), result.output
-    assert (tmp_path / "dev-db").is_dir()  # relative to the profile file
+    assert opened(tmp_path / "dev-db")  # relative to the profile file
     shown = run("catalog", "show", "--format", "json")  # subscriptions from the profile
     assert shown.exit_code == 0, shown.output
     assert json.loads(shown.stdout)["topics"]
@@ -193,25 +205,27 @@ def test_profile_gives_the_defaults(tmp_path: Path) -> None:
 )
 def test_profile_chosen_by_name(tmp_path: Path, how: list[str]) -> None:
     _profile_dir(tmp_path)
+    stores(tmp_path, "dev-db", "other-db")
     if how == ["env"]:
         result = invoke("sql", "SELECT 1 AS one", env={"YANGKEY_PROFILE": "other"})
     else:
         result = run(*how, "SELECT 1 AS one")
     assert result.exit_code == 0, result.output
-    assert (tmp_path / "other-db").is_dir()
-    assert not (tmp_path / "dev-db").exists()
+    assert opened(tmp_path / "other-db")
+    assert not opened(tmp_path / "dev-db")
 
 
 def test_env_beats_profile_and_flag_beats_env(tmp_path: Path) -> None:
     _profile_dir(tmp_path)
+    stores(tmp_path, "dev-db", "env-db", "flag-db")
     env = {"YANGKEY_EMBEDDED": str(tmp_path / "env-db")}
     assert invoke("sql", "SELECT 1", env=env).exit_code == 0
-    assert (tmp_path / "env-db").is_dir() and not (tmp_path / "dev-db").exists()
+    assert opened(tmp_path / "env-db") and not opened(tmp_path / "dev-db")
     # a server URL in the environment beats the profile's embedded path too
     server = {"YANGKEY_CLICKHOUSE_URL": "http://default@127.0.0.1:1"}
     assert_one_error(invoke("sql", "SELECT 1", env=server), "127.0.0.1:1")
     flag = invoke("sql", "--embedded", str(tmp_path / "flag-db"), "SELECT 1", env=env)
-    assert flag.exit_code == 0 and (tmp_path / "flag-db").is_dir()
+    assert flag.exit_code == 0 and opened(tmp_path / "flag-db")
 
 
 @pytest.mark.parametrize(
@@ -317,7 +331,7 @@ def test_catalog_show_piped_is_tsv() -> None:
 
 
 def test_sql_formats(tmp_path: Path) -> None:
-    db = str(tmp_path / "db")
+    db = str(tmp_path)
     query = "SELECT 'a\\tb\\nc' AS s, [1, 2] AS xs, NULL AS nothing"
     tsv = run("sql", "--embedded", db, query)
     assert tsv.stdout == "s\txs\tnothing\na\\tb\\nc\t[1,2]\t\n", tsv.output
@@ -328,7 +342,7 @@ def test_sql_formats(tmp_path: Path) -> None:
 
 
 def test_sql_reads_the_query_from_stdin(tmp_path: Path) -> None:
-    result = run("sql", "--embedded", str(tmp_path / "db"), input="SELECT 7 AS n;\n")
+    result = run("sql", "--embedded", str(tmp_path), input="SELECT 7 AS n;\n")
     assert (result.exit_code, result.stdout) == (0, "n\n7\n"), result.output
 
 
@@ -338,11 +352,13 @@ def test_sql_reads_the_store(store: str) -> None:
 
 
 def test_sql_error_is_one_line(tmp_path: Path) -> None:
-    assert_one_error(run("sql", "--embedded", str(tmp_path / "db"), "SELEC 1"), "Syntax error")
+    assert_one_error(run("sql", "--embedded", str(tmp_path), "SELEC 1"), "Syntax error")
     assert_one_error(
-        run("sql", "--embedded", str(tmp_path / "db"), "SELECT * FROM nowhere.nothing"),
-        "nowhere",
+        run("sql", "--embedded", str(tmp_path), "SELECT * FROM nowhere.nothing"), "nowhere"
     )
+    missing = str(tmp_path / "missing")
+    assert_one_error(run("sql", "--embedded", missing, "SELECT 1"), missing, "ddl apply")
+    assert not Path(missing).exists()
 
 
 # ------------------------------------------------------------------------ usage errors: 2
@@ -403,3 +419,16 @@ def test_librdkafka_warnings_are_summarised_in_one_line() -> None:
     with quiet_librdkafka(quiet.append):
         pass
     assert quiet == []
+
+
+def test_profile_fields_are_the_long_option_names(tmp_path: Path) -> None:
+    text = "profiles:\n  default:\n    schema_registry: http://r:8081\n    yang_dir: [yang, /abs]\n"
+    write(tmp_path, "yangkey.yaml", text + "    bootstrap: k:9092\n    database: telemetry\n")
+    options = {"--schema-registry": "url", "--yang-dir": "yang_dirs", "--bootstrap": "bootstrap"}
+    assert profile_defaults(None, options) == {
+        "url": "http://r:8081",
+        "yang_dirs": [str(tmp_path / "yang"), "/abs"],
+        "bootstrap": "k:9092",
+    }
+    help_text = run("registry", "register", "--help").stdout
+    assert "--schema-registry" in help_text and "YANGKEY_SCHEMA_REGISTRY" in help_text

@@ -107,12 +107,21 @@ def _ddl_options(
     )
 
 
-def _connect(clickhouse: str | None, embedded: str | None) -> tuple[Connection, str | None]:
+def _connect(
+    clickhouse: str | None, embedded: str | None, *, create: bool = False
+) -> tuple[Connection, str | None]:
     """The connection (the target from the strongest source, see
-    :func:`yangkey.options.resolve_target`) and the database named in the URL, if any."""
+    :func:`yangkey.options.resolve_target`) and the database named in the URL, if any.
+    Without ``create``, a missing embedded directory is an error (a query would leave an
+    empty store behind)."""
     from yangkey.clickhouse.apply import ServerConnection, connect  # noqa: PLC0415
 
     clickhouse, embedded = resolve_target(clickhouse, embedded)
+    if embedded is not None and not create and not Path(embedded).is_dir():
+        raise ConfigError(
+            "no embedded ClickHouse here (`yangkey ddl apply` or `yangkey ingest` creates it)",
+            source=embedded,
+        )
     if clickhouse is not None:
         # clickhouse-connect logs a failed request before raising it: the error line says it.
         driver = logging.getLogger("clickhouse_connect")
@@ -228,7 +237,7 @@ def apply_command(
     from yangkey.clickhouse.ddl import render_catalog  # noqa: PLC0415
 
     catalog = _load_catalog(subscriptions, yang_dirs)
-    conn, url_database = _connect(clickhouse, embedded)
+    conn, url_database = _connect(clickhouse, embedded, create=True)
     try:
         db = database or url_database or "yangkey"
         options = _ddl_options(
