@@ -413,12 +413,29 @@ def test_librdkafka_warnings_are_summarised_in_one_line() -> None:
         for n in range(40):
             logger.warning("FAIL [thrd:bootstrap]: connect failed %d", n)
         logger.debug("not a warning")
-    assert len(echoed) == 1
+    assert len(echoed) == 1  # start-up: only the summary
     assert "40 librdkafka warning(s)" in echoed[0] and "connect failed 39" in echoed[0]
     quiet: list[str] = []
     with quiet_librdkafka(quiet.append):
         pass
     assert quiet == []
+
+
+def test_a_lost_connection_is_one_line_per_burst() -> None:
+    now = [0.0]
+    echoed: list[str] = []
+    logs = quiet_librdkafka(echoed.append, grace=20, quiet=60, clock=lambda: now[0])
+    with pytest.raises(RuntimeError), logs as logger:
+        now[0] = 100.0  # long after start-up the broker goes away
+        for n in range(50):
+            logger.error("FAIL: connection refused %d", n)
+            now[0] += 1
+        assert echoed == ["kafka: FAIL: connection refused 0 (the same again is not shown)"]
+        now[0] += 61  # it came back, then went away again
+        logger.error("FAIL: connection refused again")
+        assert len(echoed) == 2 and "again" in echoed[1]
+        raise RuntimeError("the command fails: its error line, no summary")
+    assert len(echoed) == 2
 
 
 def test_profile_fields_are_the_long_option_names(tmp_path: Path) -> None:
