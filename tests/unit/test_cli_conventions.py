@@ -303,9 +303,10 @@ def test_paged_output_ends_with_a_cursor_line_until_exhausted(store: str) -> Non
         if not after:
             break
     assert seen == [str(n) for n in range(ROWS)]
-    # a page that ends exactly at the end still offers a cursor; the next one is empty, without
-    last = run("history", "--embedded", store, "--node", NODE, "--limit", str(ROWS + 1))
-    assert not any(line.startswith("#") for line in last.stdout.splitlines())
+    # a full page that is the last one has no cursor either
+    last = run("history", "--embedded", store, "--node", NODE, "--limit", str(ROWS))
+    lines = last.stdout.splitlines()
+    assert len(lines) == 1 + ROWS and not lines[-1].startswith("#"), last.stdout
 
 
 def test_json_pages_end_with_a_cursor_object(store: str) -> None:
