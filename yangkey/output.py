@@ -15,6 +15,7 @@ there is a next page (:func:`emit_cursor`).
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 import json
 import sys
@@ -27,14 +28,30 @@ _ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 _LINE_ESCAPES = str.maketrans({"\\": "\\\\", "\n": "\\n", "\r": "\\r"})
 
 
+def _plain(value: Any) -> Any:
+    """What JSON cannot hold as is: a server's native values (clickhouse-connect returns
+    datetime, Decimal, UUID, IP addresses, bytes) as ClickHouse writes them in text."""
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_plain)
+
+
 def _text(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, list | dict | tuple):
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return _json(value)
     if isinstance(value, bool):
         return "true" if value else "false"
-    return str(value)
+    if isinstance(value, str):
+        return value
+    return str(_plain(value))
 
 
 def tsv_field(value: Any) -> str:
@@ -59,8 +76,8 @@ def csv_text(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
 
 def _cell(value: Any) -> str:
     if isinstance(value, list):
-        return "\n".join(str(v) for v in value)
-    return "" if value is None else str(value)
+        return "\n".join(_text(v) for v in value)
+    return _text(value)
 
 
 def print_table(
@@ -106,7 +123,7 @@ def emit_rows(
     names = list(columns if columns is not None else (rows[0] if rows else ()))
     if fmt == "json":
         for row in rows:
-            click.echo(json.dumps(row, ensure_ascii=False))
+            click.echo(json.dumps(row, ensure_ascii=False, default=_plain))
     elif fmt == "tsv":
         if names:
             click.echo("\n".join(tsv_lines(rows, names)))

@@ -7,11 +7,15 @@ ClickHouse is the embedded chdb (one data path per process: every command closes
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
+import ipaddress
 import json
 import shutil
 import tempfile
+import uuid
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 
 import click
@@ -27,6 +31,7 @@ from yangkey.clickhouse.ingest import QueueRow, insert_rows
 from yangkey.kafkalogs import quiet_librdkafka
 from yangkey.keys import compose_key
 from yangkey.options import resolve_format
+from yangkey.output import emit_rows
 from yangkey.profile import profile_defaults
 
 pytest.importorskip("chdb")
@@ -450,3 +455,34 @@ def test_profile_fields_are_the_long_option_names(tmp_path: Path) -> None:
     }
     help_text = run("registry", "register", "--help").stdout
     assert "--schema-registry" in help_text and "YANGKEY_SCHEMA_REGISTRY" in help_text
+
+
+def test_a_servers_native_values_print_in_every_format(capsys: pytest.CaptureFixture[str]) -> None:
+    # clickhouse-connect hands back Python values, not text
+    row = {
+        "t": dt.datetime(2026, 11, 20, 10, 0, 0, 500000, tzinfo=dt.UTC),
+        "d": Decimal("1.50"),
+        "u": uuid.UUID(int=1),
+        "ip": ipaddress.ip_address("2001:db8::1"),
+        "b": b"raw\tbytes",
+        "xs": [ipaddress.ip_address("10.0.0.1")],
+        "ok": True,
+    }
+    for fmt in ("json", "tsv", "csv", "table"):
+        emit_rows([row], fmt)
+    out = capsys.readouterr().out.splitlines()
+    assert json.loads(out[0]) == {
+        "t": "2026-11-20 10:00:00.500000+00:00",
+        "d": "1.50",
+        "u": "00000000-0000-0000-0000-000000000001",
+        "ip": "2001:db8::1",
+        "b": "raw\tbytes",
+        "xs": ["10.0.0.1"],
+        "ok": True,
+    }
+    assert out[2] == (
+        "2026-11-20 10:00:00.500000+00:00\t1.50\t00000000-0000-0000-0000-000000000001\t"
+        '2001:db8::1\traw\\tbytes\t["10.0.0.1"]\ttrue'
+    )
+    assert out[4].startswith("2026-11-20 10:00:00.500000+00:00,1.50,")
+    assert any("2001:db8::1" in line for line in out[5:])

@@ -521,8 +521,8 @@ def history(
 
 SQL_EPILOG = """\b
 Examples:
-  yangkey sql --embedded ./clickhouse "SELECT kafka_topic, count() FROM yangkey.history
-  GROUP BY kafka_topic"
+  yangkey sql --embedded ./clickhouse \\
+      "SELECT kafka_topic, count() AS n FROM yangkey.history GROUP BY kafka_topic"
   echo "SELECT version()" | yangkey sql --clickhouse http://default@127.0.0.1:8123
   yangkey sql --embedded ./clickhouse --format csv < query.sql > result.csv
 """
