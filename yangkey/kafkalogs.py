@@ -4,10 +4,11 @@ Left alone, librdkafka prints every retry of an unreachable broker on stderr (hu
 lines before yangkey's own error). Handed :func:`quiet_librdkafka`'s logger (the ``logger``
 client setting of confluent-kafka), they are summarised instead:
 
-* during start-up (``grace`` seconds) nothing is printed: the command's own check (e.g.
+* a broker that never answered prints nothing here: the command's own check (e.g. ingest's
   ``cannot reach Kafka``) is the one error line;
-* later, a connection lost is one line, the first warning of a burst; the rest of the burst
-  (until ``quiet`` seconds pass without one) is only counted;
+* a connection that was up and is lost is one line: librdkafka's ``Disconnected (after …ms in
+  state UP)``, once per burst (until ``quiet`` seconds pass without another); the retries
+  that follow are only counted;
 * on a clean exit after warnings, one summary line.
 
 ``YANGKEY_KAFKA_LOG=1`` lets every line through, for debugging.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,41 +33,45 @@ def _stderr(line: str) -> None:
 
 
 class Summary(logging.Handler):
-    """Counts librdkafka's warnings and errors; echoes the first of each burst after start-up."""
+    """Counts librdkafka's warnings and errors; echoes a lost connection once per burst."""
 
     def __init__(
         self,
         echo: Callable[[str], None],
         *,
-        grace: float,
         quiet: float,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        super().__init__(logging.WARNING)
+        # INFO: librdkafka reports the loss of an established connection at level 6.
+        super().__init__(logging.INFO)
         self.echo = echo
         self.clock = clock
-        self.started = clock()
-        self.grace = grace
         self.quiet = quiet
         self.count = 0
         self.last = ""
-        self._last_at: float | None = None
+        self._lost_at: float | None = None
 
     def emit(self, record: logging.LogRecord) -> None:
-        now = self.clock()
-        self.count += 1
-        self.last = record.getMessage()
-        new_burst = self._last_at is None or now - self._last_at >= self.quiet
-        self._last_at = now
-        if new_burst and now - self.started >= self.grace:
-            self.echo(f"kafka: {self.last} (the same again is not shown)")
+        # "FAIL [rdkafka#consumer-1] [thrd:host:port/1]: host:port/1: Disconnected: … (after
+        # 20731ms in state UP)": the part after the thread is the news.
+        message = record.getMessage().split("]: ", 1)[-1]
+        if record.levelno >= logging.WARNING:
+            self.count += 1
+            self.last = message
+        if _LOST.search(message):
+            now = self.clock()
+            if self._lost_at is None or now - self._lost_at >= self.quiet:
+                self.echo(f"kafka: connection lost: {message}")
+            self._lost_at = now
+
+
+_LOST = re.compile(r"\(after \d+ms in state UP")
 
 
 @contextmanager
 def quiet_librdkafka(
     echo: Callable[[str], None] = _stderr,
     *,
-    grace: float = 20.0,
     quiet: float = 60.0,
     clock: Callable[[], float] = time.monotonic,
 ) -> Iterator[logging.Logger]:
@@ -73,8 +79,8 @@ def quiet_librdkafka(
     logger = logging.getLogger("yangkey.librdkafka")
     show = os.environ.get(ENV_SHOW, "") not in ("", "0")
     logger.propagate = show
-    logger.setLevel(logging.DEBUG if show else logging.WARNING)
-    summary = Summary(echo, grace=grace, quiet=quiet, clock=clock)
+    logger.setLevel(logging.DEBUG if show else logging.INFO)
+    summary = Summary(echo, quiet=quiet, clock=clock)
     if not show:
         logger.addHandler(summary)
     try:
