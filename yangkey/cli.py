@@ -20,6 +20,13 @@ import click
 import orjson
 
 from yangkey.errors import InputError, YangkeyError
+from yangkey.options import (
+    ENV_PROFILE,
+    PROFILE_META,
+    format_option,
+    resolve_format,
+    yang_dir_option,
+)
 from yangkey.reporting import fail, reports_errors
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -252,6 +259,11 @@ def compile_from_options(
             "produce",
             "Run the Spark producer job: raw notifications -> keyed messages.",
         ),
+        "sql": (
+            "yangkey.clickhouse.commands",
+            "sql_command",
+            "Run an ad-hoc ClickHouse query and print its rows.",
+        ),
         "registry": ("yangkey.registry.commands", "registry", "Confluent-API schema registry."),
         "demo": (
             "yangkey.demo",
@@ -273,7 +285,16 @@ def compile_from_options(
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 @click.version_option(package_name="yangkey")
-def main() -> None:
+@click.option(
+    "--profile",
+    metavar="NAME",
+    envvar=ENV_PROFILE,
+    show_envvar=True,
+    help="The profile of ./yangkey.yaml whose values are the defaults of every command's "
+    "options (below the command line and the environment).",
+)
+@click.pass_context
+def main(ctx: click.Context, profile: str | None) -> None:
     """yangkey: YANG Message Keys for Message Broker Integration.
 
     Derives a deterministic Kafka message key (node, subscription id, concrete XPaths) and a
@@ -281,6 +302,8 @@ def main() -> None:
     draft-ietf-nmop-yang-message-broker-message-key. Also generates ClickHouse DDL, runs the
     Spark producer job and ingests into ClickHouse.
     """
+    # Read by each command's own --profile option (yangkey.options), which loads the file.
+    ctx.meta[PROFILE_META] = profile
 
 
 @main.command()
@@ -314,7 +337,7 @@ def _topics(compiled: Any, prefix: str | None, max_length: int) -> list[str]:
 @main.command(name="compile")
 @filter_options
 @topic_options
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (for scripts).")
+@format_option(piped="table")
 @click.option(
     "--show-walker",
     is_flag=True,
@@ -331,7 +354,7 @@ def compile_command(
     keyless: str,
     prefix: str | None,
     max_length: int,
-    as_json: bool,
+    fmt: str | None,
     show_walker: bool,
 ) -> None:
     """Phase 2: key templates, extraction specs, target kinds and topics of a subscription.
@@ -358,9 +381,18 @@ def compile_command(
 
         for item, branch in zip(branches, compiled.branches, strict=True):
             item["walker"] = walker_source(branch)
-    if as_json:
+    # A document for people (the walkers' source follows the table): a table even piped.
+    used = resolve_format(fmt, piped="table")
+    if used == "json":
         document = {"branches": branches, "warnings": list(compiled.warnings)}
         click.echo(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode())
+        return
+    if used != "table":
+        from yangkey.output import emit_rows  # noqa: PLC0415
+
+        emit_rows(branches, used)
+        for warning in compiled.warnings:
+            click.echo(f"warning: {warning}", err=True)
         return
     from rich.console import Console  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
@@ -439,16 +471,14 @@ def key_options(function: F) -> F:
     return function
 
 
+KEY_FORMATS = ("key", "json")
+
+
 @main.command()
 @filter_options
 @topic_options
 @key_options
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Print {key, node, subscription_id, xpaths, topics} as JSON.",
-)
+@format_option(KEY_FORMATS)
 @click.argument("notification", default="-")
 @reports_errors
 def key(
@@ -463,7 +493,7 @@ def key(
     node: str | None,
     subscription_id: int | None,
     max_bytes: int,
-    as_json: bool,
+    fmt: str | None,
     notification: str,
 ) -> None:
     """Phase 3: print the message key of one notification (file, or - for stdin).
@@ -471,12 +501,14 @@ def key(
     The key is written exactly: node, subscription id and the concrete XPaths on three lines
     separated by LF, with no trailing newline. JSON (RFC 7951) and XML notifications are
     accepted, bare or wrapped in an envelope, NETCONF <notification>, ietf-restconf
-    notification or telemetry message.
+    notification or telemetry message. --format json prints {key, node, subscription_id,
+    xpaths, topics}.
 
     \b
     Examples:
       yangkey key --xpath /ietf-interfaces:interfaces/interface notification.json
-      yangkey sample | head -n 1 | yangkey key --xpath /ietf-interfaces:interfaces/interface --json
+      yangkey sample | head -n 1 | yangkey key --xpath /ietf-interfaces:interfaces/interface \
+          --format json
       yangkey key --subtree filter.xml --node pe1.nyc --subscription-id 7 notification.xml
     """
     from yangkey.keys import KeyDeriver  # noqa: PLC0415
@@ -488,7 +520,7 @@ def key(
     ns_modules = SchemaContext.cached(yang_dirs).index.by_namespace
     note = decode(read_input(notification, max_bytes), source, ns_modules)
     derived = KeyDeriver(compiled).derive(note, node=node, subscription_id=subscription_id)
-    if as_json:
+    if resolve_format(fmt, KEY_FORMATS) == "json":
         document = _key_document(derived, _topics(compiled, prefix, max_length))
         click.echo(orjson.dumps(document).decode())
     else:
@@ -575,6 +607,7 @@ def catalog() -> None:
 @catalog.command("show")
 @click.option(
     "--subscriptions",
+    "-s",
     "subscriptions_file",
     default=None,
     type=click.Path(dir_okay=False),
@@ -593,22 +626,15 @@ def catalog() -> None:
     envvar="YANGKEY_CATALOG_TOPIC",
     help="The shared catalog's compacted topic.",
 )
-@click.option(
-    "--yang-dir",
-    "yang_dirs",
-    multiple=True,
-    type=click.Path(file_okay=False),
-    help="Directory of .yang modules, searched before $YANGKEY_YANG_PATH and the modules"
-    " shipped with pyang. Repeatable.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@yang_dir_option
+@format_option()
 @reports_errors
 def catalog_show(
     subscriptions_file: str | None,
     bootstrap: str | None,
     catalog_topic: str,
     yang_dirs: tuple[str, ...],
-    as_json: bool,
+    fmt: str | None,
 ) -> None:
     """Compile a subscriptions file, or read the shared catalog, and show every branch with
     its template and topic.
@@ -616,7 +642,7 @@ def catalog_show(
     \b
     Examples:
       yangkey catalog show --subscriptions subscriptions.yaml
-      yangkey catalog show --subscriptions subscriptions.yaml --json | jq '.topics[].name'
+      yangkey catalog show --subscriptions subscriptions.yaml --format json | jq '.topics[].name'
       yangkey catalog show --bootstrap "$(yangkey kafka status --bootstrap)"
     """
     from yangkey.catalog import load_catalog  # noqa: PLC0415
@@ -671,7 +697,15 @@ def catalog_show(
         topics = list(compiled.topics)
     else:
         raise click.UsageError("give --subscriptions or --bootstrap (the shared catalog)")
-    if as_json:
+    used = resolve_format(fmt)
+    if used not in ("json", "table"):
+        from yangkey.output import emit_rows  # noqa: PLC0415
+
+        emit_rows(rows, used)
+        for warning in warnings:
+            click.echo(f"warning: {warning}", err=True)
+        return
+    if used == "json":
         document = {
             "subscriptions": rows,
             "topics": [

@@ -568,13 +568,15 @@ def test_produce_needs_bootstrap_unless_dry_run() -> None:
 
 
 def test_produce_reports_config_errors_in_one_line(tmp_path: Path) -> None:
-    result = CliRunner().invoke(
-        produce,
-        ["--subscriptions", str(tmp_path / "none.yaml"), "--input", "x", "--dry-run"],
-    )
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("subscriptions: [\n", encoding="utf-8")
+    result = CliRunner().invoke(produce, ["--subscriptions", str(bad), "--input", "x", "--dry-run"])
     assert result.exit_code == 1
-    assert "error:" in result.output and "cannot read subscriptions file" in result.output
+    assert "error:" in result.output and "invalid YAML" in result.output
     assert "Traceback" not in result.output
+    # a missing file is a usage error
+    missing = ["--subscriptions", str(tmp_path / "none.yaml"), "--input", "x", "--dry-run"]
+    assert CliRunner().invoke(produce, missing).exit_code == 2
 
 
 def test_fail_after_hook_from_environment_or_spark_conf(monkeypatch: pytest.MonkeyPatch) -> None:

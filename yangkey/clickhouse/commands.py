@@ -9,9 +9,7 @@ from ``CLICKHOUSE_PASSWORD`` only (never from the command line, never printed).
 
 from __future__ import annotations
 
-import csv
-import io
-import json
+import logging
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -21,6 +19,17 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from yangkey.errors import ConfigError
+from yangkey.options import (
+    bootstrap_option,
+    database_option,
+    embedded_option,
+    format_option,
+    kafka_config_options,
+    resolve_format,
+    resolve_target,
+    subscriptions_option,
+    target_options,
+)
 from yangkey.reporting import reports_errors
 
 if TYPE_CHECKING:
@@ -59,26 +68,9 @@ def _catalog_topic_option(function: F) -> F:
     )(function)
 
 
-def _subscriptions_options(function: F) -> F:
-    function = click.option(
-        "--yang-dir",
-        "yang_dirs",
-        multiple=True,
-        type=click.Path(exists=True, file_okay=False),
-        help="Extra YANG module directory (repeatable).",
-    )(function)
-    return click.option(
-        "--subscriptions",
-        "-s",
-        required=True,
-        type=click.Path(exists=True, dir_okay=False),
-        help="The subscriptions file (YAML).",
-    )(function)
-
-
 def _render_options(function: F) -> F:
     options = [
-        click.option("--database", "-d", default=None, help="Database name [default: yangkey]."),
+        database_option(),
         click.option(
             "--kafka-collection",
             default="yangkey_kafka",
@@ -112,21 +104,6 @@ def _render_options(function: F) -> F:
     return function
 
 
-def _target_options(function: F) -> F:
-    function = click.option(
-        "--embedded",
-        type=click.Path(file_okay=False),
-        default=None,
-        help="Embedded ClickHouse (chdb) data directory.",
-    )(function)
-    return click.option(
-        "--clickhouse",
-        envvar="YANGKEY_CLICKHOUSE_URL",
-        default=None,
-        help="Server URL http[s]://user@host:port[/database]; password in CLICKHOUSE_PASSWORD.",
-    )(function)
-
-
 def _ddl_options(
     *,
     mode: Mode,
@@ -150,10 +127,26 @@ def _ddl_options(
     )
 
 
-def _connect(clickhouse: str | None, embedded: str | None) -> tuple[Connection, str | None]:
-    """The connection and the database named in the URL, if any."""
+def _connect(
+    clickhouse: str | None, embedded: str | None, *, create: bool = False
+) -> tuple[Connection, str | None]:
+    """The connection (the target from the strongest source, see
+    :func:`yangkey.options.resolve_target`) and the database named in the URL, if any.
+    Without ``create``, a missing embedded directory is an error (a query would leave an
+    empty store behind)."""
     from yangkey.clickhouse.apply import ServerConnection, connect  # noqa: PLC0415
 
+    clickhouse, embedded = resolve_target(clickhouse, embedded)
+    if embedded is not None and not create and not Path(embedded).is_dir():
+        raise ConfigError(
+            "no embedded ClickHouse here (`yangkey ddl apply` or `yangkey ingest` creates it)",
+            source=embedded,
+        )
+    if clickhouse is not None:
+        # clickhouse-connect logs a failed request before raising it: the error line says it.
+        driver = logging.getLogger("clickhouse_connect")
+        driver.addHandler(logging.NullHandler())
+        driver.propagate = False
     conn = connect(clickhouse=clickhouse, embedded=embedded)
     url_database = conn.database if isinstance(conn, ServerConnection) else None
     return conn, url_database
@@ -297,8 +290,8 @@ def _header(source: str, options: DdlOptions, count: int) -> list[str]:
 
 
 @ddl.command("apply")
-@_subscriptions_options
-@_target_options
+@subscriptions_option
+@target_options
 @click.option("--cluster", default=None, help="Cluster mode (server only).")
 @_render_options
 @click.option(
@@ -348,7 +341,7 @@ def apply_command(
     if follow and bootstrap is None:
         raise click.UsageError("--follow follows the shared catalog: give --bootstrap")
     catalog = _load_catalog(subscriptions, yang_dirs)
-    conn, url_database = _connect(clickhouse, embedded)
+    conn, url_database = _connect(clickhouse, embedded, create=True)
 
     def report(result: ApplyResult, *, summary: bool = True) -> None:
         for statement in result.existing:
@@ -365,7 +358,7 @@ def apply_command(
     try:
         db = database or url_database or "yangkey"
         options = _ddl_options(
-            mode="embedded" if embedded else "server",
+            mode="server" if url_database is not None or _is_server(conn) else "embedded",
             database=db,
             cluster=cluster,
             kafka_collection=kafka_collection,
@@ -419,20 +412,17 @@ def _follow_catalog(
             click.echo("stopped following the shared catalog", err=True)
 
 
+def _is_server(conn: Connection) -> bool:
+    from yangkey.clickhouse.apply import ServerConnection  # noqa: PLC0415
+
+    return isinstance(conn, ServerConnection)
+
+
 @click.command("ingest")
-@_subscriptions_options
-@click.option(
-    "--bootstrap", "-b", required=True, envvar="YANGKEY_BOOTSTRAP", help="Kafka bootstrap servers."
-)
-@click.option(
-    "--embedded",
-    required=True,
-    type=click.Path(file_okay=False),
-    help="Embedded ClickHouse (chdb) data directory.",
-)
-@click.option(
-    "--database", "-d", default="yangkey", show_default=True, help="Database of the tables."
-)
+@subscriptions_option
+@bootstrap_option()
+@embedded_option(required=True)
+@database_option(default="yangkey")
 @click.option("--follow", "-f", is_flag=True, help="Keep consuming (default: stop when caught up).")
 @click.option("--group", default="yangkey-embedded", show_default=True, help="Consumer group.")
 @click.option(
@@ -451,20 +441,7 @@ def _follow_catalog(
 )
 @_catalog_topic_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
-@click.option(
-    "-X",
-    "kafka_config",
-    multiple=True,
-    metavar="NAME=VALUE",
-    help="librdkafka consumer setting (repeatable), e.g. -X security.protocol=SSL; "
-    "secrets are better given as YANGKEY_KAFKA_* variables.",
-)
-@click.option(
-    "--kafka-properties",
-    type=click.Path(exists=True, dir_okay=False),
-    default=None,
-    help="librdkafka properties file (key=value lines).",
-)
+@kafka_config_options("consumer", aliases=("--kafka-properties",))
 @reports_errors
 def ingest(
     *,
@@ -481,7 +458,7 @@ def ingest(
     catalog_topic: str,
     quiet: bool,
     kafka_config: tuple[str, ...],
-    kafka_properties: str | None,
+    kafka_config_file: str | None,
 ) -> None:
     """Consume the catalog topics into embedded ClickHouse (creates the tables first).
 
@@ -497,28 +474,30 @@ def ingest(
     """
     from yangkey.clickhouse.ingest import ingest as run_ingest  # noqa: PLC0415
     from yangkey.kafka.config import client_overrides  # noqa: PLC0415
+    from yangkey.kafkalogs import quiet_librdkafka  # noqa: PLC0415
 
     catalog = _load_catalog(subscriptions, yang_dirs)
-    overrides = client_overrides(properties_file=kafka_properties, kv=kafka_config)
+    overrides = client_overrides(properties_file=kafka_config_file, kv=kafka_config)
     shared = None
     if shared_catalog:
         from yangkey.kafka.catalog_topic import CatalogTopic  # noqa: PLC0415
 
         shared = CatalogTopic(bootstrap, catalog_topic, overrides=overrides)
     try:
-        result = run_ingest(
-            catalog,
-            bootstrap,
-            embedded,
-            follow=follow,
-            group=group,
-            batch_size=batch_size,
-            progress=not quiet,
-            database=database,
-            dead_letter=not no_dead_letter,
-            kafka_config=overrides,
-            shared=shared,
-        )
+        with quiet_librdkafka() as logger:
+            result = run_ingest(
+                catalog,
+                bootstrap,
+                embedded,
+                follow=follow,
+                group=group,
+                batch_size=batch_size,
+                progress=not quiet,
+                database=database,
+                dead_letter=not no_dead_letter,
+                kafka_config={"logger": logger, **overrides},
+                shared=shared,
+            )
     finally:
         if shared is not None:
             shared.close()
@@ -528,65 +507,47 @@ def ingest(
         click.echo(f"{len(result.missing_topics)} topic(s) not found in Kafka", err=True)
 
 
-_FORMATS = click.Choice(["table", "json", "csv"])
+#: What a table shows of a stored message (the line formats carry every column).
+TABLE_COLUMNS = (
+    "node",
+    "subscription_id",
+    "xpaths",
+    "event_time",
+    "sequence_number",
+    "generation",
+    "kafka_topic",
+    "payload",
+)
 
 
-def _cell(value: Any) -> str:
-    if isinstance(value, list):
-        return "\n".join(str(v) for v in value)
-    return "" if value is None else str(value)
+def emit_rows(rows: Sequence[dict[str, Any]], fmt: str | None, *, title: str = "") -> str:
+    """Print stored messages in ``fmt`` (resolved for the terminal); the format used."""
+    from yangkey.clickhouse.queries import ROW_FIELDS  # noqa: PLC0415
+    from yangkey.output import emit_rows as emit  # noqa: PLC0415
+
+    used = resolve_format(fmt)
+    emit(
+        rows,
+        used,
+        columns=ROW_FIELDS,
+        table_columns=TABLE_COLUMNS,
+        title=title,
+        truncate={"payload": 120},
+    )
+    return used
 
 
-def emit_rows(rows: Sequence[dict[str, Any]], fmt: str, *, title: str = "") -> None:
-    """Print rows as a rich table, JSON Lines, or CSV (arrays JSON-encoded)."""
-    if fmt == "json":
-        for row in rows:
-            click.echo(json.dumps(row, ensure_ascii=False))
-        return
-    if fmt == "csv":
-        buffer = io.StringIO()
-        if rows:
-            writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
-            writer.writeheader()
-            for row in rows:
-                writer.writerow(
-                    {
-                        k: json.dumps(v, ensure_ascii=False) if isinstance(v, list) else v
-                        for k, v in row.items()
-                    }
-                )
-        click.echo(buffer.getvalue(), nl=False)
-        return
-    from rich.console import Console  # noqa: PLC0415
-    from rich.table import Table  # noqa: PLC0415
-    from rich.text import Text  # noqa: PLC0415
-
-    table = Table(title=title or None, title_justify="left", show_lines=True)
-    columns = [
-        "node",
-        "subscription_id",
-        "xpaths",
-        "event_time",
-        "sequence_number",
-        "generation",
-        "kafka_topic",
-        "payload",
-    ]
-    for column in columns:
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        payload = _cell(row.get("payload"))
-        if len(payload) > 120:
-            payload = payload[:117] + "..."
-        # Cells are Text: XPaths and payloads hold [...] that rich would parse as markup.
-        table.add_row(*[Text(_cell(row.get(c))) for c in columns[:-1]], Text(payload))
-    Console().print(table)
-    click.echo(f"{len(rows)} row(s)", err=True)
+STATE_EPILOG = """\b
+Examples:
+  yangkey state --embedded ./clickhouse --node router-nyc-01
+  yangkey state --clickhouse http://default@127.0.0.1:8123 -x /ietf-interfaces: --format json
+  yangkey state --embedded ./clickhouse | cut -f2,4     # piped: TSV, one message per line
+"""
 
 
-@click.command("state")
-@_target_options
-@click.option("--database", "-d", default=None, help="Database [default: URL path or yangkey].")
+@click.command("state", epilog=STATE_EPILOG)
+@target_options
+@database_option()
 @click.option("--node", "-n", default=None, help="Node name.")
 @click.option(
     "--subscription-id",
@@ -603,14 +564,7 @@ def emit_rows(rows: Sequence[dict[str, Any]], fmt: str, *, title: str = "") -> N
     default=None,
     help="At most this many keys (in message key order) [default: all].",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=_FORMATS,
-    default="table",
-    show_default=True,
-    help="table for people; json (one object per line) or csv for scripts.",
-)
+@format_option()
 @reports_errors
 def state(
     *,
@@ -622,7 +576,7 @@ def state(
     xpath_prefix: str | None,
     topic: str | None,
     limit: int | None,
-    fmt: str,
+    fmt: str | None,
 ) -> None:
     """Current state: the latest message per key (current generation).
 
@@ -651,9 +605,18 @@ def state(
     emit_rows(rows, fmt, title="current state")
 
 
-@click.command("history")
-@_target_options
-@click.option("--database", "-d", default=None, help="Database [default: URL path or yangkey].")
+HISTORY_EPILOG = """\b
+Examples:
+  yangkey history --embedded ./clickhouse --node router-nyc-01 --since 2026-11-20T10:00:00Z
+  yangkey history --embedded ./clickhouse -k $'router-nyc-01\\n1042\\n/ietf-system:system/clock'
+  # the next page: the --after token of the page's last line (stderr under a table)
+  yangkey history --embedded ./clickhouse --node router-nyc-01 --after TOKEN
+"""
+
+
+@click.command("history", epilog=HISTORY_EPILOG)
+@target_options
+@database_option()
 @click.option(
     "--key", "-k", default=None, help="Full message key (use $'node\\nid\\nxpath' in a shell)."
 )
@@ -673,7 +636,7 @@ def state(
     type=click.IntRange(1, _UINT64_MAX),
     default=100,
     show_default=True,
-    help="Messages per page; the cursor of the next page goes to stderr.",
+    help="Messages per page.",
 )
 @click.option("--after", default=None, help="Cursor token printed by the previous page.")
 @click.option(
@@ -688,14 +651,7 @@ def state(
     is_flag=True,
     help="Only messages of the newest generation of their subscription.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=_FORMATS,
-    default="table",
-    show_default=True,
-    help="table for people; json (one object per line) or csv for scripts.",
-)
+@format_option()
 @reports_errors
 def history(
     *,
@@ -712,9 +668,10 @@ def history(
     after: str | None,
     order: str,
     current_generation: bool,
-    fmt: str,
+    fmt: str | None,
 ) -> None:
-    """History of messages, one page at a time (the next-page cursor goes to stderr).
+    """History of messages, one page at a time; a page that has a next one ends with its
+    cursor (``# next page: --after TOKEN``; on stderr under a table).
 
     \b
     Examples:
@@ -728,9 +685,10 @@ def history(
         encode_cursor,
     )
     from yangkey.clickhouse.queries import history as read_history  # noqa: PLC0415
+    from yangkey.output import emit_cursor  # noqa: PLC0415
 
     if key is None and node is None and topic is None:
-        raise ConfigError("give --key, --node or --topic")
+        raise click.UsageError("give --key, --node or --topic")
     cursor = decode_cursor(after) if after else None
     for value, what in ((since, "--since"), (until, "--until")):
         if value is not None:
@@ -753,16 +711,47 @@ def history(
         )
     finally:
         conn.close()
-    emit_rows(page.rows, fmt, title="history")
-    if page.next_cursor is not None:
-        click.echo(f"next page: --after {encode_cursor(page.next_cursor)}", err=True)
+    used = emit_rows(page.rows, fmt, title="history")
+    emit_cursor(None if page.next_cursor is None else encode_cursor(page.next_cursor), used)
 
 
-COMMANDS: tuple[click.Command, ...] = (ddl, ingest, state, history)
+SQL_EPILOG = """\b
+Examples:
+  yangkey sql --embedded ./clickhouse \\
+      "SELECT kafka_topic, count() AS n FROM yangkey.history GROUP BY kafka_topic"
+  echo "SELECT version()" | yangkey sql --clickhouse http://default@127.0.0.1:8123
+  yangkey sql --embedded ./clickhouse --format csv < query.sql > result.csv
+"""
+
+
+@click.command("sql", epilog=SQL_EPILOG)
+@target_options
+@format_option()
+@click.argument("query", required=False, default="-")
+@reports_errors
+def sql_command(
+    *, clickhouse: str | None, embedded: str | None, fmt: str | None, query: str
+) -> None:
+    """Run one ad-hoc query (QUERY, or - / nothing: read it from stdin) and print its rows."""
+    from yangkey.output import emit_rows as emit  # noqa: PLC0415
+
+    text = sys.stdin.read() if query == "-" else query
+    text = text.strip().rstrip(";").strip()
+    if not text:
+        raise click.UsageError("give a query (an argument, or on stdin)")
+    conn, _ = _connect(clickhouse, embedded)
+    try:
+        rows = conn.query(text)
+    finally:
+        conn.close()
+    emit(rows, resolve_format(fmt), title="")
+
+
+COMMANDS: tuple[click.Command, ...] = (ddl, ingest, state, history, sql_command)
 
 
 def register(cli: click.Group) -> None:
-    """Add ``ddl``, ``ingest``, ``state`` and ``history`` to the main CLI group."""
+    """Add ``ddl``, ``ingest``, ``state``, ``history`` and ``sql`` to the main CLI group."""
     for command in COMMANDS:
         cli.add_command(command)
 

@@ -235,7 +235,8 @@ Cursor = TimeCursor | OffsetCursor
 class HistoryPage:
     rows: list[dict[str, Any]]
     next_cursor: Cursor | None
-    """Pass as ``after`` for the next page; None when this page is the last one."""
+    """Pass as ``after`` for the next page; None when this page is the last one (even a full
+    one: a page is read with one row of look-ahead)."""
 
 
 def encode_cursor(cursor: Cursor) -> str:
@@ -298,7 +299,9 @@ def history(
     if order not in ("time", "offset"):
         raise ConfigError("order must be 'time' or 'offset'")
     source = _source(conn, database, topic, "history")
-    params: dict[str, Any] = {"limit": limit}
+    # One row more than the page tells whether a next page exists: the last page has no
+    # cursor, even when it is full.
+    params: dict[str, Any] = {"limit": min(limit + 1, UINT64_MAX)}
     conditions: list[str] = []
     if key is not None:
         params["key"] = key
@@ -351,7 +354,8 @@ def history(
     )
     rows = _rows(conn, sql, params)
     next_cursor: Cursor | None = None
-    if len(rows) == limit:
+    if len(rows) > limit:
+        rows = rows[:limit]
         last = rows[-1]
         if order == "time":
             next_cursor = TimeCursor(

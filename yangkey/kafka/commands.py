@@ -31,6 +31,7 @@ from yangkey.kafka.process import (
     recorded_state_dirs,
     stop_recorded,
 )
+from yangkey.options import format_option, resolve_format
 from yangkey.reporting import fail
 
 _err = Console(stderr=True, highlight=False, soft_wrap=True)  # paths must stay copyable
@@ -302,6 +303,9 @@ def stop(state_dir: Path | None, stop_all: bool, timeout: float) -> None:
             _err.print(f"stopped Kafka on {state.bootstrap} (pid {state.pid})")
 
 
+STATUS_FORMATS = ("text", "json")
+
+
 @kafka.command()
 @_state_dir_option
 @click.option(
@@ -311,8 +315,8 @@ def stop(state_dir: Path | None, stop_all: bool, timeout: float) -> None:
     help="Print only the HOST:PORT of the running broker (the default one, or the only one"
     " recorded); exit 1 with one error line when none answers.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the brokers as a JSON list.")
-def status(state_dir: Path | None, bootstrap_only: bool, as_json: bool) -> None:
+@format_option(STATUS_FORMATS)
+def status(state_dir: Path | None, bootstrap_only: bool, fmt: str | None) -> None:
     """List the brokers recorded for this user; exit status 0 only if they all answer.
 
     One line per broker on stderr (version, pid, state dir, log); the bootstrap address of
@@ -323,8 +327,9 @@ def status(state_dir: Path | None, bootstrap_only: bool, as_json: bool) -> None:
     Examples:
       yangkey kafka status
       export BOOTSTRAP=$(yangkey kafka status --bootstrap)
-      yangkey kafka status --json
+      yangkey kafka status --format json
     """
+    as_json = resolve_format(fmt, STATUS_FORMATS) == "json"
     with _friendly():
         if bootstrap_only:
             target = _target(state_dir, "status")

@@ -13,6 +13,7 @@ import orjson
 
 from yangkey.errors import ConfigError, YangkeyError
 from yangkey.kafka.config import client_overrides
+from yangkey.options import bootstrap_option, schema_registry_option, subscriptions_option
 from yangkey.reporting import reports_errors
 
 EXAMPLES = """\b
@@ -30,7 +31,7 @@ def registry() -> None:
 
 
 @registry.command(name="serve", epilog=EXAMPLES)
-@click.option("--bootstrap", required=True, help="Kafka bootstrap servers, HOST:PORT.")
+@bootstrap_option()
 @click.option(
     "--port",
     type=click.IntRange(0, 65535),
@@ -128,19 +129,7 @@ def serve(
 
 
 @registry.command(name="schemas", epilog=EXAMPLES)
-@click.option(
-    "--subscriptions",
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="The subscriptions YAML file.",
-)
-@click.option(
-    "--yang-dir",
-    "yang_dirs",
-    multiple=True,
-    type=click.Path(file_okay=False),
-    help="Directory of .yang modules, searched first. Repeatable.",
-)
+@subscriptions_option
 @click.option("--topic", "only", default=None, help="Print only this topic's schema.")
 @reports_errors
 def schemas(subscriptions: str, yang_dirs: tuple[str, ...], only: str | None) -> None:
@@ -159,20 +148,8 @@ def schemas(subscriptions: str, yang_dirs: tuple[str, ...], only: str | None) ->
 
 
 @registry.command(name="register", epilog=EXAMPLES)
-@click.option(
-    "--subscriptions",
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="The subscriptions YAML file.",
-)
-@click.option("--url", required=True, help="Any Confluent-compatible schema registry.")
-@click.option(
-    "--yang-dir",
-    "yang_dirs",
-    multiple=True,
-    type=click.Path(file_okay=False),
-    help="Directory of .yang modules, searched first. Repeatable.",
-)
+@subscriptions_option
+@schema_registry_option()
 @click.option(
     "--modules",
     is_flag=True,

@@ -20,6 +20,13 @@ from rich.table import Table
 from yangkey.config import parse_duration
 from yangkey.errors import ConfigError, YangkeyError
 from yangkey.kafka.config import client_overrides, parse_kv
+from yangkey.options import (
+    bootstrap_option,
+    format_option,
+    kafka_config_options,
+    resolve_format,
+    subscriptions_option,
+)
 from yangkey.reporting import fail
 from yangkey.spark.config import DEFAULT_MAX_RECORDS_PER_TASK, JobConfig
 from yangkey.spark.job import run
@@ -103,8 +110,7 @@ def _field(convert: Callable[[Any], Any]) -> Callable[[click.Context, click.Para
     return callback
 
 
-def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
-    return click.option(name, multiple=True, metavar="KEY=VALUE", help=help_text)
+SUMMARY_FORMATS = ("table", "json")
 
 
 def _kv_field(name: str, dest: str, help_text: str) -> Callable[[Any], Any]:
@@ -125,12 +131,7 @@ def _duration(text: str | None) -> str | None:
 
 
 @click.command(epilog=EPILOG, context_settings={"max_content_width": 100})
-@click.option(
-    "--subscriptions",
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="The subscriptions YAML file (ids, filters, types, topic policy).",
-)
+@subscriptions_option
 @click.option(
     "--input",
     "inputs",
@@ -140,10 +141,8 @@ def _duration(text: str | None) -> str | None:
     help="A JSON-lines / XML file, a directory of them, a Hadoop URI (hdfs://, s3a://),"
     " or kafka://TOPIC for the raw topic. Repeatable (batch only).",
 )
-@click.option(
-    "--bootstrap",
-    metavar="HOST:PORT",
-    help="Kafka bootstrap servers to produce to (and to read kafka:// from).",
+@bootstrap_option(
+    required=False, help_text="Kafka bootstrap servers to produce to (and to read kafka:// from)."
 )
 @click.option(
     "--master",
@@ -157,20 +156,8 @@ def _duration(text: str | None) -> str | None:
     " run the executors' Python from it. Without it, executors need yangkey installed at"
     " PYSPARK_PYTHON's path, which a preflight task checks.",
 )
-@_kv_option(
-    "--producer-config", "librdkafka producer setting, e.g. compression.type=zstd. Repeatable."
-)
-@click.option(
-    "--producer-config-file",
-    type=click.Path(dir_okay=False),
-    help="Properties file of librdkafka producer settings (key=value lines).",
-)
-@_kv_option("--consumer-config", "librdkafka setting for reading kafka:// inputs. Repeatable.")
-@click.option(
-    "--consumer-config-file",
-    type=click.Path(dir_okay=False),
-    help="Properties file of librdkafka consumer settings for kafka:// inputs.",
-)
+@kafka_config_options("producer", name="producer_config")
+@kafka_config_options("consumer", short=False, name="consumer_config")
 @click.option(
     "--source-bootstrap",
     metavar="HOST:PORT",
@@ -234,13 +221,6 @@ def _duration(text: str | None) -> str | None:
     "default_node",
     metavar="NAME",
     help="Node name for notifications that carry neither hostname nor manifest name.",
-)
-@click.option(
-    "--yang-dir",
-    "yang_dirs",
-    multiple=True,
-    type=click.Path(file_okay=False),
-    help="Extra directory of .yang modules (must exist on every executor). Repeatable.",
 )
 @click.option(
     "--schema-id", type=click.IntRange(0), help="Schema registry id to put in the schema-id header."
@@ -359,8 +339,8 @@ def _duration(text: str | None) -> str | None:
     ),
     help="Log level of Spark's own (log4j) logging on stderr.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def produce(as_json: bool, **options: Any) -> None:
+@format_option(SUMMARY_FORMATS)
+def produce(fmt: str | None, **options: Any) -> None:
     """Read raw YANG-Push notifications, derive message keys and topics, produce to Kafka.
 
     Runs on Spark: local[*] by default, any cluster with --master (or under spark-submit).
@@ -376,6 +356,8 @@ def produce(as_json: bool, **options: Any) -> None:
             config = job_config(options)
             if not config.bootstrap and not config.dry_run:
                 raise click.UsageError("--bootstrap is required (or use --dry-run)")
+            if config.stream and not config.checkpoint:
+                raise click.UsageError("--stream needs --checkpoint DIR")
             if config.trigger_interval and not config.stream:
                 raise ConfigError("--trigger-interval needs --stream", source="produce")
             if config.restart_on_failure and not config.stream:
@@ -441,7 +423,7 @@ def produce(as_json: bool, **options: Any) -> None:
         if stopper.signum is not None:
             err.print(f"interrupted{_resume_hint(prepared)}", markup=False, highlight=False)
             sys.exit(stopper.exit_code)
-        if as_json:
+        if resolve_format(fmt, SUMMARY_FORMATS) == "json":
             click.echo(orjson.dumps(summary.to_dict(), option=orjson.OPT_INDENT_2).decode())
             return
         print_summary(summary, Console())
@@ -452,6 +434,7 @@ def job_config(options: dict[str, Any]) -> JobConfig:
     callback converts the value, except the Kafka client settings, where a properties file
     and KEY=VALUE options (later wins) make one field each."""
     fields = dict(options)
+    fields.pop("profile", None)  # consumed by the profile's callback
     for client in ("producer", "consumer"):
         fields[f"{client}_overrides"] = client_overrides(
             properties_file=fields.pop(f"{client}_config_file"),
