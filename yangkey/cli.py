@@ -25,7 +25,7 @@ from yangkey.options import (
     PROFILE_META,
     format_option,
     resolve_format,
-    yang_dir_option,
+    subscriptions_options,
 )
 from yangkey.reporting import fail, reports_errors
 
@@ -605,13 +605,10 @@ def catalog() -> None:
 
 
 @catalog.command("show")
-@click.option(
-    "--subscriptions",
-    "-s",
-    "subscriptions_file",
-    default=None,
-    type=click.Path(dir_okay=False),
-    help="The subscriptions YAML file.",
+@subscriptions_options(
+    required=False,
+    name="subscriptions_file",
+    help_text="The subscriptions file (YAML); without it, --bootstrap shows the shared catalog.",
 )
 @click.option(
     "--bootstrap",
@@ -626,7 +623,6 @@ def catalog() -> None:
     envvar="YANGKEY_CATALOG_TOPIC",
     help="The shared catalog's compacted topic.",
 )
-@yang_dir_option
 @format_option()
 @reports_errors
 def catalog_show(

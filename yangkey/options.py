@@ -90,21 +90,37 @@ def profile_option(function: F) -> F:
 def subscriptions_option(function: F) -> F:
     """``--subscriptions/-s FILE`` (must exist: a missing file is a usage error) and
     ``--yang-dir``."""
-    return _apply(
-        function,
-        profile_option,
-        click.option(
-            "--subscriptions",
-            "-s",
-            "subscriptions",
-            required=True,
-            envvar=ENV_SUBSCRIPTIONS,
-            show_envvar=True,
-            type=click.Path(exists=True, dir_okay=False),
-            help="The subscriptions file (YAML).",
-        ),
-        yang_dir_option,
-    )
+    return subscriptions_options()(function)
+
+
+def subscriptions_options(
+    *,
+    required: bool = True,
+    name: str = "subscriptions",
+    help_text: str = "The subscriptions file (YAML).",
+) -> Callable[[F], F]:
+    """:func:`subscriptions_option`, optional for the commands that can read the shared
+    catalog instead."""
+
+    def decorate(function: F) -> F:
+        return _apply(
+            function,
+            profile_option,
+            click.option(
+                "--subscriptions",
+                "-s",
+                name,
+                required=required,
+                default=None,
+                envvar=ENV_SUBSCRIPTIONS,
+                show_envvar=True,
+                type=click.Path(exists=True, dir_okay=False),
+                help=help_text,
+            ),
+            yang_dir_option,
+        )
+
+    return decorate
 
 
 def yang_dir_option(function: F) -> F:

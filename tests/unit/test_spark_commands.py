@@ -14,13 +14,13 @@ from yangkey.spark.config import JobConfig
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "subscriptions.yaml"
-REQUIRED = ["--subscriptions", "subs.yaml", "--input", "in.jsonl"]
+REQUIRED = ["--subscriptions", str(EXAMPLE), "--input", "in.jsonl"]
 
 
 def _options(*args: str) -> dict[str, Any]:
     ctx = produce.make_context("produce", [*REQUIRED, *args])
     options = dict(ctx.params)
-    options.pop("as_json")
+    options.pop("fmt")
     return options
 
 
@@ -28,7 +28,7 @@ def test_option_defaults_are_the_job_configs_defaults() -> None:
     # Two sources of defaults (click's and the dataclass's) must not drift apart: the
     # spark-submit entry, the demo and the tests build JobConfig without click.
     from_cli = job_config(_options())
-    from_code = JobConfig(subscriptions="subs.yaml", inputs=("in.jsonl",))
+    from_code = JobConfig(subscriptions=str(EXAMPLE), inputs=("in.jsonl",))
     assert from_cli == from_code
 
 
@@ -74,7 +74,7 @@ def test_every_option_lands_in_a_field() -> None:
     fields = {f.name for f in dataclasses.fields(JobConfig)}
     merged = {"producer_config", "producer_config_file", "consumer_config", "consumer_config_file"}
     merged.add("shared_catalog")  # a flag that keeps or drops catalog_topic
-    destinations = {p.name for p in produce.params} - {"as_json"}
+    destinations = {p.name for p in produce.params if p.expose_value} - {"fmt"}
     assert destinations - merged <= fields
 
 
@@ -111,10 +111,11 @@ def test_bad_option_values_are_usage_errors(args: list[str], option: str) -> Non
 def test_spark_submit_main_reports_through_the_same_error_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    missing = tmp_path / "none.yaml"
-    code = main(["--subscriptions", str(missing), "--input", "x", "--dry-run"])
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("subscriptions: [\n")
+    code = main(["--subscriptions", str(broken), "--input", "x", "--dry-run"])
     captured = capsys.readouterr()
     assert code == 1
     lines = captured.err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: ") and str(missing) in lines[0]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and str(broken) in lines[0]
     assert main(["--subscriptions", str(EXAMPLE), "--input", "x", "--split-size", "big"]) == 2

@@ -28,6 +28,7 @@ from yangkey.options import (
     resolve_format,
     resolve_target,
     subscriptions_option,
+    subscriptions_options,
     target_options,
 )
 from yangkey.reporting import reports_errors
@@ -158,19 +159,8 @@ def ddl() -> None:
 
 
 @ddl.command("generate")
-@click.option(
-    "--yang-dir",
-    "yang_dirs",
-    multiple=True,
-    type=click.Path(exists=True, file_okay=False),
-    help="Extra YANG module directory (repeatable).",
-)
-@click.option(
-    "--subscriptions",
-    "-s",
-    default=None,
-    type=click.Path(exists=True, dir_okay=False),
-    help="The subscriptions file (YAML); with --bootstrap, optional.",
+@subscriptions_options(
+    required=False, help_text="The subscriptions file (YAML); with --bootstrap, optional."
 )
 @click.option(
     "--bootstrap",
