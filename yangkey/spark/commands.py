@@ -282,6 +282,15 @@ def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
     " the broker is unreachable before the run fails.",
 )
 @click.option(
+    "--stale-after",
+    default="30s",
+    show_default=True,
+    metavar="DURATION",
+    help="Exactly-once: another run under the same --transactional-id-prefix whose driver"
+    " has not beaten for this long counts as crashed, and its open transactions are aborted"
+    " at start (a live run is left alone).",
+)
+@click.option(
     "--restart-on-failure",
     type=click.IntRange(0),
     default=0,
@@ -337,6 +346,7 @@ def produce(
     available_now: bool,
     max_per_trigger: int | None,
     outage_budget: str,
+    stale_after: str,
     restart_on_failure: int,
     dry_run: bool,
     spark_conf: tuple[str, ...],
@@ -395,6 +405,7 @@ def produce(
                 max_per_trigger=max_per_trigger,
                 outage_budget=float(parse_duration(outage_budget)),
                 restart_on_failure=restart_on_failure,
+                stale_after=float(parse_duration(stale_after)),
                 spark_conf=parse_kv(spark_conf, source="--spark-conf"),
                 spark_log_level=spark_log_level.upper(),
                 ship_env=ship_env,
@@ -408,6 +419,8 @@ def produce(
                 _ship_env(config, prepared, err)
             if not dry_run:
                 err.print(_start_line(prepared), markup=False, highlight=False)
+            for note in prepared.notes:
+                err.print(note, markup=False, highlight=False)
             for warning in prepared.warnings:
                 err.print(f"[yellow]warning:[/yellow] {escape(warning)}")
             if prepared.created_topics:

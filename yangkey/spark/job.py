@@ -46,6 +46,7 @@ from yangkey.kafka.config import (
     producer_config,
 )
 from yangkey.spark.executors import is_local_master, local_input_warnings, prepare_executors
+from yangkey.spark.fencing import DEFAULT_STALE_AFTER, Heartbeat, fence_stale_runs, heartbeat_for
 from yangkey.spark.kafka_source import (
     DEFAULT_OUTAGE_BUDGET,
     KafkaRange,
@@ -149,6 +150,8 @@ class JobConfig:
     """Seconds metadata and offset look-ups of kafka:// inputs retry while the broker is down."""
     restart_on_failure: int = 0
     """--stream: restart the query this many times after a failure (from its checkpoint)."""
+    stale_after: float = DEFAULT_STALE_AFTER
+    """Seconds without a heartbeat after which another run under the prefix is fenced."""
 
 
 @dataclass
@@ -456,6 +459,9 @@ class Prepared:
     """Batch: Hadoop URIs read with Spark's binaryFile source instead."""
     py_files: list[str] = field(default_factory=list)
     """Added to the executors' Python path (``--ship-env``: an editable yangkey's code)."""
+    notes: list[str] = field(default_factory=list)
+    """Info lines for the start: other runs under the prefix fenced or left alone."""
+    heartbeat: Heartbeat | None = None
 
 
 def _milliseconds(config: Mapping[str, object], key: str) -> int:
@@ -625,6 +631,8 @@ def prepare(config: JobConfig) -> Prepared:
         prepared.plan = list(enumerate(plan))
         if exactly_once and not config.dry_run and config.preflight and plan:
             _resume(config, prepared, plan)
+    if exactly_once and not config.dry_run and config.preflight:  # crashed runs (fencing.py)
+        prepared.notes.extend(fence_stale_runs(prepared.sink, config.stale_after))
     return prepared
 
 
@@ -660,6 +668,14 @@ def _resume(config: JobConfig, prepared: Prepared, plan: list[PlannedRange]) -> 
     prepared.committed = resumed.committed
     if resumed.plan:
         store.record(resumed.plan[-1][0] + 1)
+
+
+def _heartbeat(config: JobConfig, prepared: Prepared) -> Heartbeat:
+    """The run record's heartbeat, naming every task number the plan uses (fencing.py)."""
+    sink = prepared.sink
+    enabled = sink.exactly_once and not sink.dry_run and config.preflight
+    tasks = max((task + 1 for task, _ in prepared.plan), default=0)
+    return heartbeat_for(sink, config.stale_after, config.stream, tasks, enabled)
 
 
 # --------------------------------------------------------------------------- progress
@@ -913,8 +929,11 @@ def run_stream(
             config.layout,
             None,
         )
+        rdd = batch.rdd
+        if prepared.heartbeat is not None:  # its transactional ids, before any opens
+            prepared.heartbeat.grow(rdd.getNumPartitions())
         try:
-            results = batch.rdd.mapPartitionsWithIndex(task).collect()
+            results = rdd.mapPartitionsWithIndex(task).collect()
         except Exception as exc:
             error = spark_failure(exc, f"micro-batch {batch_id}")
             failure.append(error)
@@ -995,7 +1014,12 @@ def run(
     except Exception as exc:  # no Java, a bad --master or --spark-conf: one line, no traceback
         raise spark_failure(exc, "starting Spark") from None
     stopper = stopper or Stopper()
+    heartbeat: Heartbeat | None = None
     try:
+        if config.stream and prepared.stream is None:
+            bind_checkpoint(config, prepared, session)  # the run id the heartbeat names
+        heartbeat = prepared.heartbeat = _heartbeat(config, prepared)
+        heartbeat.start()
         prepare_executors(session, config, prepared.py_files)
         if not config.stream:
             stopper.session = session
@@ -1014,5 +1038,7 @@ def run(
                     on_restart(exc, restarts)
                 time.sleep(min(30.0, 2.0**restarts))
     finally:
+        if heartbeat is not None:
+            heartbeat.stop(failed=sys.exc_info()[0] is not None or stopper.signum is not None)
         if spark is None:
             session.stop()
