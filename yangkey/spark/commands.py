@@ -315,6 +315,16 @@ def _duration(text: str | None) -> str | None:
     " the broker is unreachable before the run fails.",
 )
 @click.option(
+    "--stale-after",
+    default="30s",
+    show_default=True,
+    metavar="DURATION",
+    callback=_field(lambda text: float(parse_duration(text))),
+    help="Exactly-once: another run under the same --transactional-id-prefix whose driver"
+    " has not beaten for this long counts as crashed, and its open transactions are aborted"
+    " at start (a live run is left alone).",
+)
+@click.option(
     "--restart-on-failure",
     type=click.IntRange(0),
     default=0,
@@ -367,6 +377,8 @@ def produce(fmt: str | None, **options: Any) -> None:
                 _ship_env(config, prepared, err)
             if not config.dry_run:
                 err.print(_start_line(prepared), markup=False, highlight=False)
+            for note in prepared.notes:
+                err.print(note, markup=False, highlight=False)
             for warning in prepared.warnings:
                 err.print(f"[yellow]warning:[/yellow] {escape(warning)}")
             if prepared.created_topics:

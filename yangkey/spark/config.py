@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from yangkey.spark.fencing import DEFAULT_STALE_AFTER
 from yangkey.spark.kafka_source import DEFAULT_OUTAGE_BUDGET
 from yangkey.spark.transform import LayoutChoice
 
@@ -73,3 +74,5 @@ class JobConfig:
     """Seconds metadata and offset look-ups of kafka:// inputs retry while the broker is down."""
     restart_on_failure: int = 0
     """--stream: restart the query this many times after a failure (from its checkpoint)."""
+    stale_after: float = DEFAULT_STALE_AFTER
+    """Seconds without a heartbeat after which another run under the prefix is fenced."""

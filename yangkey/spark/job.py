@@ -18,6 +18,7 @@ The executors' preflight imports this module: it imports everything a task needs
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -28,7 +29,8 @@ from yangkey.errors import ConfigError, InputError, YangkeyError
 from yangkey.spark.batch import run_batch
 from yangkey.spark.config import JobConfig
 from yangkey.spark.executors import is_local_master, prepare_executors
-from yangkey.spark.planning import Prepared, prepare
+from yangkey.spark.fencing import Heartbeat
+from yangkey.spark.planning import Prepared, bind_checkpoint, prepare, run_heartbeat
 from yangkey.spark.progress import Summary
 from yangkey.spark.session import WORKER_DAEMON_CONF, build_session, spark_failure
 from yangkey.spark.stopping import Stopper
@@ -68,9 +70,14 @@ def run(
     # From here a signal cancels Spark's jobs (or stops the query, once there is one) from a
     # helper thread: a KeyboardInterrupt inside a py4j call would only log its traceback.
     stopper.session = session
+    heartbeat: Heartbeat | None = None
     try:
         if stopper.signum is not None:
             raise KeyboardInterrupt  # while Spark started: nothing to stop yet
+        if config.stream and prepared.stream is None:
+            bind_checkpoint(config, prepared, session)  # the run id the heartbeat names
+        heartbeat = prepared.heartbeat = run_heartbeat(config, prepared)
+        heartbeat.start()
         prepare_executors(session, config, prepared.py_files)
         if not config.stream:
             return run_batch(session, config, prepared, update)
@@ -88,5 +95,7 @@ def run(
                     on_restart(exc, restarts)
                 time.sleep(min(30.0, 2.0**restarts))
     finally:
+        if heartbeat is not None:
+            heartbeat.stop(failed=sys.exc_info()[0] is not None or stopper.signum is not None)
         if spark is None:
             session.stop()

@@ -13,9 +13,10 @@ A batch run with a run id that already has markers (a resumed run) plans only wh
 markers do not cover: raw-topic offsets beyond the committed ranges, file bytes not yet
 produced (the committed bytes must still be the same, checked by their hash, or the run stops
 with an error). New tasks take task numbers never used by the run (``<prefix>-R-run``
-records how many were handed out), and the transactions an interrupted run left open are
-fenced (aborted) before anything is planned, so read_committed readers are not blocked until
-the broker's transaction timeout.
+records how many were handed out; its offset metadata holds the run's state and heartbeat,
+:mod:`yangkey.spark.fencing`), and the transactions an interrupted run left open are fenced
+(aborted) before anything is planned, so read_committed readers are not blocked until the
+broker's transaction timeout.
 """
 
 from __future__ import annotations
@@ -140,7 +141,7 @@ class MarkerStore:
         self.partition = TopicPartition(dead_letter_topic, 0)
         self.timeout = timeout
 
-    def _retrying(self, call: Callable[[], T]) -> T:
+    def retrying(self, call: Callable[[], T]) -> T:
         """``call()`` again while the broker says try again (a coordinator still loading)."""
         deadline = time.monotonic() + self.timeout
         while True:
@@ -159,7 +160,8 @@ class MarkerStore:
     def record_group(self) -> str:
         return f"{self.prefix}run"
 
-    def _offsets(self, group: str) -> TopicPartition | None:
+    def committed(self, group: str) -> TopicPartition | None:
+        """``group``'s committed offset (and metadata) on the marker partition, if any."""
         from confluent_kafka import ConsumerGroupTopicPartitions  # noqa: PLC0415
 
         request = [ConsumerGroupTopicPartitions(group, [self.partition])]
@@ -170,26 +172,30 @@ class MarkerStore:
             )
             return futures[group].result().topic_partitions
 
-        found = self._retrying(ask)
+        found = self.retrying(ask)
         for tp in found or ():
             if tp.error is None and tp.offset is not None and tp.offset >= 0:
                 return tp  # type: ignore[no-any-return]
         return None
 
+    def groups(self) -> list[str]:
+        """Every consumer group on the broker (raises KafkaException)."""
+        listing = self.retrying(
+            lambda: self.admin.list_consumer_groups(request_timeout=self.timeout).result()
+        )
+        return sorted(g.group_id for g in listing.valid)
+
     def read(self) -> tuple[dict[int, Marker], int]:
         """(markers by task number, number of task numbers handed out so far)."""
         try:
-            listing = self._retrying(
-                lambda: self.admin.list_consumer_groups(request_timeout=self.timeout).result()
-            )
-            groups = [g.group_id for g in listing.valid if g.group_id.startswith(self.prefix)]
+            groups = [g for g in self.groups() if g.startswith(self.prefix)]
             markers: dict[int, Marker] = {}
             handed_out = 0
             for group in groups:
                 suffix = group[len(self.prefix) :]
                 if suffix != "run" and not suffix.isdigit():
                     continue
-                found = self._offsets(group)
+                found = self.committed(group)
                 if found is None:
                     continue
                 if suffix == "run":
@@ -205,21 +211,27 @@ class MarkerStore:
             ) from None
         return markers, handed_out
 
-    def record(self, handed_out: int) -> None:
-        """Remember how many task numbers the run has handed out (before tasks start)."""
-        consumer = Consumer(
+    def record_consumer(self) -> Any:
+        """A consumer that writes the run record (kept open by a heartbeat)."""
+        return Consumer(
             {**self.connection, "group.id": self.record_group, "enable.auto.commit": False}
         )
-        offsets = [TopicPartition(self.partition.topic, 0, handed_out)]
+
+    def record(self, handed_out: int, metadata: str = "", consumer: Any = None) -> None:
+        """Remember how many task numbers the run has handed out (before tasks start), with
+        the run's state (:mod:`yangkey.spark.fencing`) as metadata."""
+        writer = consumer or self.record_consumer()
+        offsets = [TopicPartition(self.partition.topic, 0, handed_out, metadata)]
         try:
-            self._retrying(lambda: consumer.commit(offsets=offsets, asynchronous=False))
+            self.retrying(lambda: writer.commit(offsets=offsets, asynchronous=False))
         except KafkaException as exc:
             raise BrokerError(
                 f"cannot record the tasks of run {self.run_id}: {exc}",
                 source=f"kafka group {self.record_group}",
             ) from None
         finally:
-            consumer.close()
+            if consumer is None:
+                writer.close()
 
     def fence(self, tasks: Iterable[int]) -> int:
         """Abort whatever transaction the given tasks left open; returns how many."""

@@ -29,6 +29,7 @@ from yangkey.spark.config import (
     JobConfig,
 )
 from yangkey.spark.executors import local_input_warnings
+from yangkey.spark.fencing import Heartbeat, fence_stale_runs, heartbeat_for
 from yangkey.spark.files import is_local, local_path, plan_files
 from yangkey.spark.kafka_source import KafkaRange, parse_kafka_input, plan_kafka
 from yangkey.spark.markers import (
@@ -69,6 +70,9 @@ class Prepared:
     """Batch: Hadoop URIs read with Spark's binaryFile source instead."""
     py_files: list[str] = field(default_factory=list)
     """Added to the executors' Python path (``--ship-env``: an editable yangkey's code)."""
+    notes: list[str] = field(default_factory=list)
+    """Info lines for the start: other runs under the prefix fenced or left alone."""
+    heartbeat: Heartbeat | None = None
 
 
 def _milliseconds(config: Mapping[str, object], key: str) -> int:
@@ -249,6 +253,8 @@ def prepare(config: JobConfig) -> Prepared:
         prepared.plan = list(enumerate(plan))
         if exactly_once and not config.dry_run and config.preflight and plan:
             _resume(config, prepared, plan)
+    if exactly_once and not config.dry_run and config.preflight:  # crashed runs (fencing.py)
+        prepared.notes.extend(fence_stale_runs(prepared.sink, config.stale_after))
     return prepared
 
 
@@ -284,6 +290,14 @@ def _resume(config: JobConfig, prepared: Prepared, plan: list[PlannedRange]) -> 
     prepared.committed = resumed.committed
     if resumed.plan:
         store.record(resumed.plan[-1][0] + 1)
+
+
+def run_heartbeat(config: JobConfig, prepared: Prepared) -> Heartbeat:
+    """The run record's heartbeat, naming every task number the plan uses (fencing.py)."""
+    sink = prepared.sink
+    enabled = sink.exactly_once and not sink.dry_run and config.preflight
+    tasks = max((task + 1 for task, _ in prepared.plan), default=0)
+    return heartbeat_for(sink, config.stale_after, config.stream, tasks, enabled)
 
 
 def plan_inputs(

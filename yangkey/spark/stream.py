@@ -96,8 +96,11 @@ def run_stream(
             config.layout,
             None,
         )
+        rdd = batch.rdd
+        if prepared.heartbeat is not None:  # its transactional ids, before any opens
+            prepared.heartbeat.grow(rdd.getNumPartitions())
         try:
-            results = batch.rdd.mapPartitionsWithIndex(task).collect()
+            results = rdd.mapPartitionsWithIndex(task).collect()
         except Exception as exc:
             error = spark_failure(exc, f"micro-batch {batch_id}")
             failure.append(error)
