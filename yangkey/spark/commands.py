@@ -20,6 +20,7 @@ from rich.table import Table
 from yangkey.config import parse_duration
 from yangkey.errors import ConfigError, YangkeyError
 from yangkey.kafka.config import client_overrides, parse_kv
+from yangkey.registry.client import RegistrySettings
 from yangkey.spark.job import (
     DEFAULT_MAX_RECORDS_PER_TASK,
     JobConfig,
@@ -195,7 +196,18 @@ def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
     help="Extra directory of .yang modules (must exist on every executor). Repeatable.",
 )
 @click.option(
-    "--schema-id", type=click.IntRange(0), help="Schema registry id to put in the schema-id header."
+    "--schema-registry",
+    metavar="URL",
+    envvar="YANGKEY_SCHEMA_REGISTRY",
+    help="A Confluent-compatible schema registry (basic auth: http://user:pass@host:8081)."
+    " Each derived topic's value schema is registered (or looked up) under <topic>-value"
+    " before any message is sent, and every message carries its id in header schema-id."
+    " Env: YANGKEY_SCHEMA_REGISTRY.",
+)
+@_kv_option(
+    "--schema-registry-config",
+    "Schema registry client setting, e.g. ssl.ca.location=ca.pem (secrets better as env"
+    " YANGKEY_SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO=user:pass). Repeatable.",
 )
 @click.option(
     "--create-topics",
@@ -322,7 +334,8 @@ def produce(
     no_learn: bool,
     default_node: str | None,
     yang_dirs: tuple[str, ...],
-    schema_id: int | None,
+    schema_registry: str | None,
+    schema_registry_config: tuple[str, ...],
     create_topics: bool,
     topic_config: tuple[str, ...],
     delivery: str,
@@ -376,7 +389,14 @@ def produce(
                 learn=not no_learn,
                 default_node=default_node,
                 yang_dirs=yang_dirs,
-                schema_id=schema_id,
+                schema_registry=(
+                    RegistrySettings.from_options(
+                        schema_registry,
+                        parse_kv(schema_registry_config, source="--schema-registry-config"),
+                    )
+                    if schema_registry
+                    else None
+                ),
                 create_topics=create_topics,
                 topic_configs=parse_kv(topic_config, source="--topic-config"),
                 delivery="at-least-once" if delivery == "at-least-once" else "exactly-once",
@@ -414,6 +434,14 @@ def produce(
                 err.print(
                     f"created {len(prepared.created_topics)} topic(s): "
                     + ", ".join(prepared.created_topics)
+                )
+            if prepared.sink.schema_registry is not None:
+                err.print(
+                    f"schema registry {prepared.sink.schema_registry.shown}:"
+                    f" {len(prepared.sink.schema_ids)} subject(s) <topic>-value registered or"
+                    " found",
+                    markup=False,
+                    highlight=False,
                 )
 
             def on_restart(error: YangkeyError, attempt: int) -> None:

@@ -45,6 +45,7 @@ from yangkey.kafka.config import (
     consumer_config,
     producer_config,
 )
+from yangkey.registry.client import RegistrySettings, process_ids, register_topic_schemas
 from yangkey.spark.executors import is_local_master, local_input_warnings, prepare_executors
 from yangkey.spark.kafka_source import (
     DEFAULT_OUTAGE_BUDGET,
@@ -121,7 +122,8 @@ class JobConfig:
     learn: bool = True
     default_node: str | None = None
     yang_dirs: tuple[str, ...] = ()
-    schema_id: int | None = None
+    schema_registry: RegistrySettings | None = None
+    """Register each derived topic's value schema there and set the ``schema-id`` header."""
     create_topics: bool = False
     topic_configs: Mapping[str, str] = field(default_factory=dict)
     delivery: Delivery = "exactly-once"
@@ -513,7 +515,7 @@ def default_run_id(config: JobConfig, subscriptions_text: str = "") -> str:
         "bootstrap": config.bootstrap,
         "source": config.source_bootstrap,
         "knobs": [config.keys, config.single_topic, config.learn, config.default_node],
-        "schema": config.schema_id,
+        "schema": config.schema_registry.shown if config.schema_registry else None,
         "layout": config.layout,
         "delivery": config.delivery,
     }
@@ -539,11 +541,11 @@ def prepare(config: JobConfig) -> Prepared:
         keys=config.keys,
         single_topic=config.single_topic,
         learn=config.learn,
-        schema_id=config.schema_id,
         default_node=config.default_node,
     )
     catalog = builder_spec.catalog()
     builder_spec.knobs(catalog)  # validates the knob combination early
+    schema_ids = _schema_ids(config, catalog)
     exactly_once = config.delivery == "exactly-once"
     overrides = dict(config.producer_overrides)
     if "transactional.id" in overrides:
@@ -597,6 +599,8 @@ def prepare(config: JobConfig) -> Prepared:
         timeout=timeout,
         fail_after=_fail_after(config),
         dry_run=config.dry_run,
+        schema_registry=config.schema_registry if schema_ids else None,
+        schema_ids=schema_ids,
     )
     source_config: dict[str, object] = {}
     if any(uri.startswith("kafka://") for uri in config.inputs):
@@ -626,6 +630,21 @@ def prepare(config: JobConfig) -> Prepared:
         if exactly_once and not config.dry_run and config.preflight and plan:
             _resume(config, prepared, plan)
     return prepared
+
+
+def _schema_ids(config: JobConfig, catalog: Catalog) -> dict[str, int]:
+    """``{topic: schema id}`` from ``--schema-registry``, registered once per run on the
+    driver before any message is sent (a dry run registers nothing)."""
+    if config.schema_registry is None or config.dry_run:
+        return {}
+    if config.single_topic is not None:
+        raise ConfigError(
+            "--single-topic mixes every subscription branch in one topic, which has no one"
+            " value schema; drop --schema-registry or --single-topic",
+            source="produce",
+        )
+    registry = process_ids(config.schema_registry)
+    return register_topic_schemas(registry, catalog, yang_dirs=config.yang_dirs)
 
 
 def _fit_message_limit(prepared: Prepared, topic_limit: int | None) -> None:
