@@ -223,3 +223,22 @@ def test_produce_reports_a_registry_that_is_down_before_sending(tmp_path: Path) 
         ),
         "nonsense.key",
     )
+
+
+def test_the_demo_check_notices_missing_or_wrong_schema_ids() -> None:
+    from yangkey.demo import DemoResult, check  # noqa: PLC0415
+    from yangkey.sample import Expected  # noqa: PLC0415
+
+    def problems(stored: list[dict[str, Any]]) -> list[str]:
+        result = DemoResult(0, {}, 0, {}, [], [], [], Expected(current={}, bad=0))
+        result.subjects = {"a-value": 1, "b-value": 2}
+        result.stored_ids = stored
+        return check(result)[0]
+
+    assert problems([{"topic": "a", "schema_id": 1, "messages": 3}]) == []
+    assert problems([{"topic": "a", "schema_id": 2, "messages": 3}]) == [
+        "3 message(s) on a carry schema id 2; the registry has 1 for a-value"
+    ]
+    assert problems([{"topic": "c", "schema_id": None, "messages": 1}]) == [
+        "1 message(s) on c carry schema id None; the registry has None for c-value"
+    ]
