@@ -201,8 +201,8 @@ def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
     envvar="YANGKEY_SCHEMA_REGISTRY",
     help="A Confluent-compatible schema registry (basic auth: http://user:pass@host:8081)."
     " Each derived topic's value schema is registered (or looked up) under <topic>-value"
-    " before any message is sent, and every message carries its id in header schema-id."
-    " Env: YANGKEY_SCHEMA_REGISTRY.",
+    " before any message is sent (not with --dry-run), and every message carries its id in"
+    " header schema-id. Env: YANGKEY_SCHEMA_REGISTRY.",
 )
 @_kv_option(
     "--schema-registry-config",

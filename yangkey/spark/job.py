@@ -545,7 +545,6 @@ def prepare(config: JobConfig) -> Prepared:
     )
     catalog = builder_spec.catalog()
     builder_spec.knobs(catalog)  # validates the knob combination early
-    schema_ids = _schema_ids(config, catalog)
     exactly_once = config.delivery == "exactly-once"
     overrides = dict(config.producer_overrides)
     if "transactional.id" in overrides:
@@ -590,6 +589,7 @@ def prepare(config: JobConfig) -> Prepared:
         )
     delivery_seconds = message_ms / 1000.0
     timeout = delivery_seconds + max(2.0, min(10.0, delivery_seconds / 4))
+    schema_ids = _schema_ids(config, catalog)
     sink = SinkSpec(
         producer_config=producer,
         dead_letter_topic=catalog.dead_letter_topic,
