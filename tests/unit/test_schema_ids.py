@@ -179,6 +179,22 @@ def test_the_sink_adds_the_topic_schema_id_and_none_to_dead_letters(
 
 
 @pytest.mark.needs("spark")
+def test_produce_reports_a_registry_that_refuses_before_sending(
+    served: Served, tmp_path: Path
+) -> None:
+    catalog = load_catalog(EXAMPLE)
+    topic = catalog.topics[0].name
+    SchemaIds(served.url).id_for(topic, json.dumps({"type": "string"}))  # another shape
+    data = tmp_path / "in.jsonl"
+    data.write_text("{}\n", encoding="utf-8")
+    result = run(
+        *("produce", "--subscriptions", str(EXAMPLE), "--input", str(data)),
+        *("--bootstrap", "127.0.0.1:1", "--schema-registry", served.url),
+    )
+    assert_one_error(result, served.url, f"{topic}-value", "incompatible")
+
+
+@pytest.mark.needs("spark")
 def test_produce_reports_a_registry_that_is_down_before_sending(tmp_path: Path) -> None:
     data = tmp_path / "in.jsonl"
     data.write_text("{}\n", encoding="utf-8")
