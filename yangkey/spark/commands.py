@@ -20,7 +20,7 @@ from rich.table import Table
 from yangkey.config import parse_duration
 from yangkey.errors import ConfigError, YangkeyError
 from yangkey.kafka.config import client_overrides, parse_kv
-from yangkey.registry.client import RegistrySettings
+from yangkey.registry.client import ENV_URL, RegistrySettings
 from yangkey.spark.job import (
     DEFAULT_MAX_RECORDS_PER_TASK,
     JobConfig,
@@ -198,7 +198,7 @@ def _kv_option(name: str, help_text: str) -> Callable[[Any], Any]:
 @click.option(
     "--schema-registry",
     metavar="URL",
-    envvar="YANGKEY_SCHEMA_REGISTRY",
+    envvar=ENV_URL,
     help="A Confluent-compatible schema registry (basic auth: http://user:pass@host:8081)."
     " Each derived topic's value schema is registered (or looked up) under <topic>-value"
     " before any message is sent (not with --dry-run), and every message carries its id in"
