@@ -3,14 +3,18 @@
 1. start a real Apache Kafka broker (KRaft, loopback) unless ``--bootstrap`` names one;
 2. compile the subscriptions (default: the example that ships as ``yangkey.examples``, the
    file ``yangkey init`` writes), generate and apply the embedded ClickHouse DDL (chdb);
-3. generate a realistic data set stamped relative to now (:mod:`yangkey.sample`; the tables'
+3. start the schema registry beside the broker (:mod:`yangkey.registry`, its store the
+   compacted ``_schemas`` topic, served on a thread of this process) unless
+   ``--schema-registry`` names one;
+4. generate a realistic data set stamped relative to now (:mod:`yangkey.sample`; the tables'
    TTL would drop rows with a fixed old date) and run the Spark producer job over it:
-   keyed messages on derived topics (created with their partitions and compaction), rejects to
-   the dead-letter topic;
-4. ingest the derived topics and the dead-letter topic into chdb;
-5. print the current state per node, messages per topic and partition, the dead-letter count,
-   and check all of it against what the generator says a correct pipeline ends with (rows
-   past their TTL are reported as expired, apart from rows lost).
+   keyed messages on derived topics (created with their partitions and compaction) carrying
+   their topic's registered value schema id, rejects to the dead-letter topic;
+5. ingest the derived topics and the dead-letter topic into chdb;
+6. print the current state per node, messages per topic and partition, the registry's subjects
+   with their ids, the dead-letter count, and check all of it against what the generator says
+   a correct pipeline ends with (rows past their TTL are reported as expired, apart from rows
+   lost) and the stored schema ids against the registry.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from yangkey.topics import TopicSpec
 
 DATABASE = "yangkey"
 EXAMPLE = "subscriptions.yaml"
+SCHEMA_STORE = "_schemas"
 
 
 @dataclass
@@ -55,6 +60,11 @@ class DemoResult:
     problems: list[str] = field(default_factory=list)
     expired: list[str] = field(default_factory=list)
     """Expected rows older than their table's TTL: dropped by ClickHouse, not lost."""
+    registry: str = ""
+    subjects: dict[str, int] = field(default_factory=dict)
+    """``<topic>-value`` -> the id the registry holds for it (latest version)."""
+    stored_ids: list[dict[str, Any]] = field(default_factory=list)
+    """History rows per (topic, schema_id) as ingested from the ``schema-id`` header."""
 
 
 def _event_time(text: str) -> str:
@@ -114,7 +124,24 @@ def check(result: DemoResult, now: datetime | None = None) -> tuple[list[str], l
         for row in result.dead_letters
         if not row["error"]
     )
+    problems.extend(schema_id_problems(result))
     return problems, expired
+
+
+def schema_id_problems(result: DemoResult) -> list[str]:
+    """Stored messages whose ``schema-id`` is not the registry's id of their topic's subject."""
+    from yangkey.registry.client import subject_for  # noqa: PLC0415
+
+    problems = []
+    for row in result.stored_ids:
+        subject = subject_for(row["topic"])
+        wanted = result.subjects.get(subject)
+        if row["schema_id"] is None or row["schema_id"] != wanted:
+            problems.append(
+                f"{row['messages']} message(s) on {row['topic']} carry schema id"
+                f" {row['schema_id']}; the registry has {wanted} for {subject}"
+            )
+    return problems
 
 
 def _with_prefix(subscriptions: Path, prefix: str, workdir: Path) -> Path:
@@ -146,6 +173,39 @@ def _broker(bootstrap: str | None, console: Console) -> Iterator[str]:
         console.print("[green]✓[/green] Kafka broker stopped")
 
 
+@contextlib.contextmanager
+def _registry(url: str | None, bootstrap: str, console: Console) -> Iterator[str]:
+    if url:
+        yield url
+        return
+    from yangkey.registry.commands import running_registry  # noqa: PLC0415
+
+    # Quiet like the Spark job's producers: a fresh broker's first idempotent producer logs a
+    # harmless "coordinator load in progress" retry.
+    with running_registry(bootstrap, SCHEMA_STORE, overrides={"log_level": 3}) as server:
+        console.print(
+            f"[green]✓[/green] schema registry at {server.url} (store: compacted topic "
+            f"{SCHEMA_STORE}, {len(server.registry.store.subject_names())} subjects found)"
+        )
+        yield server.url
+
+
+def registry_subjects(url: str, topics: Iterable[str]) -> dict[str, int]:
+    """``{subject: id}`` of the topics' value subjects, read back from the registry."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient  # noqa: PLC0415
+
+    from yangkey.registry.client import RegistrySettings, subject_for  # noqa: PLC0415
+
+    settings = RegistrySettings.from_options(url)
+    client = SchemaRegistryClient({"url": url, **dict(settings.config)})
+    present = set(client.get_subjects())
+    return {
+        subject: int(client.get_latest_version(subject).schema_id or 0)
+        for subject in sorted(subject_for(topic) for topic in topics)
+        if subject in present
+    }
+
+
 def run_demo(
     subscriptions: Path,
     workdir: Path,
@@ -158,15 +218,18 @@ def run_demo(
     console: Console | None = None,
     spark: Any = None,
     subscription_topics_prefix: str | None = None,
+    schema_registry: str | None = None,
 ) -> DemoResult:
     """Run the pipeline; ``spark`` reuses a running SparkSession (left running), and
     ``subscription_topics_prefix`` replaces the file's organisation prefix (tests use it to get
-    topics of their own on a shared broker)."""
+    topics of their own on a shared broker); ``schema_registry`` is a registry to use instead of
+    starting one beside the broker."""
     from yangkey.catalog import load_catalog  # noqa: PLC0415
     from yangkey.clickhouse.apply import apply, open_embedded  # noqa: PLC0415
     from yangkey.clickhouse.ddl import DdlOptions, render_catalog  # noqa: PLC0415
     from yangkey.clickhouse.ingest import ingest  # noqa: PLC0415
     from yangkey.clickhouse.queries import current_state  # noqa: PLC0415
+    from yangkey.registry.client import RegistrySettings  # noqa: PLC0415
     from yangkey.spark.config import JobConfig  # noqa: PLC0415
     from yangkey.spark.job import run  # noqa: PLC0415
 
@@ -189,7 +252,10 @@ def run_demo(
     )
     store = workdir / "clickhouse"
     shutil.rmtree(store, ignore_errors=True)
-    with _broker(bootstrap, console) as servers:
+    with (
+        _broker(bootstrap, console) as servers,
+        _registry(schema_registry, servers, console) as registry_url,
+    ):
         connection = open_embedded(store)
         try:
             statements = render_catalog(catalog, DdlOptions(database=DATABASE, mode="embedded"))
@@ -206,12 +272,14 @@ def run_demo(
                         bootstrap=servers,
                         master=master,
                         create_topics=True,
+                        schema_registry=RegistrySettings.from_options(registry_url),
                         # The first transactional producer on a fresh broker logs a harmless
                         # "coordinator load in progress" retry; keep the demo output clean.
                         producer_overrides={"log_level": 3},
                     ),
                 )
             produced = dict(summary.tally.produced)
+            subjects = registry_subjects(registry_url, (spec.name for spec in catalog.topics))
             console.print(
                 f"[green]✓[/green] Spark job: {summary.tally.records} notifications → "
                 f"{summary.tally.messages} keyed messages, {summary.tally.rejections} to "
@@ -239,6 +307,10 @@ def run_demo(
                 "WHERE kafka_topic = {topic:String} ORDER BY kafka_partition, kafka_offset",
                 {"topic": catalog.dead_letter_topic},
             )
+            stored_ids = connection.query(
+                f"SELECT kafka_topic AS topic, schema_id, count() AS messages "
+                f"FROM `{DATABASE}`.`history` GROUP BY topic, schema_id ORDER BY topic, schema_id"
+            )
         finally:
             connection.close()
     result = DemoResult(
@@ -251,6 +323,9 @@ def run_demo(
         dead_letters=dead_letters,
         expected=data.expected,
         ttl=current_ttl(catalog.topics),
+        registry=RegistrySettings.from_options(registry_url).shown,
+        subjects=subjects,
+        stored_ids=stored_ids,
     )
     result.problems, result.expired = check(result)
     return result
@@ -314,6 +389,19 @@ def show(result: DemoResult, console: Console) -> None:
     )
     for row in result.partitions:
         table.add_row(row["topic"], str(row["partition"]), str(row["messages"]))
+    console.print(table)
+    table = Table(
+        "subject",
+        "schema id",
+        "messages with it",
+        title=f"schema registry {result.registry}: value subjects (header schema-id)",
+        title_justify="left",
+    )
+    carried: dict[tuple[str, int | None], int] = {}
+    for row in result.stored_ids:
+        carried[(f"{row['topic']}-value", row["schema_id"])] = int(row["messages"])
+    for subject, schema_id in result.subjects.items():
+        table.add_row(subject, str(schema_id), str(carried.get((subject, schema_id), 0)))
     console.print(table)
     table = Table(
         "source position",
@@ -385,6 +473,12 @@ def example_subscriptions() -> Iterator[Path]:
     help="On-change rounds per node.",
 )
 @click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
+@click.option(
+    "--schema-registry",
+    metavar="URL",
+    envvar="YANGKEY_SCHEMA_REGISTRY",
+    help="Use this Confluent-compatible schema registry instead of starting one beside the broker.",
+)
 @reports_errors
 def demo(
     subscriptions: Path | None,
@@ -394,14 +488,17 @@ def demo(
     interfaces: int,
     rounds: int,
     master: str,
+    schema_registry: str | None,
 ) -> None:
     """Run the whole pipeline on the embedded stack, on generated data.
 
-    Starts Apache Kafka (KRaft, loopback), applies the ClickHouse DDL to chdb, runs the Spark
-    producer job over generated YANG-Push notifications (several nodes, interfaces, hardware,
-    on-change yang-patch updates and deletes, a replayed older message, a few bad
-    notifications), ingests into chdb, prints the current state per node, the messages per
-    topic and partition and the dead letters, and checks them. Exit status 1 if a check fails.
+    Starts Apache Kafka (KRaft, loopback) and the schema registry beside it, applies the
+    ClickHouse DDL to chdb, runs the Spark producer job over generated YANG-Push notifications
+    (several nodes, interfaces, hardware, on-change yang-patch updates and deletes, a replayed
+    older message, a few bad notifications) with each topic's value schema registered, ingests
+    into chdb, prints the current state per node, the messages per topic and partition, the
+    registry's subjects and ids and the dead letters, and checks them. Exit status 1 if a
+    check fails.
 
     \b
     Example:
@@ -421,6 +518,7 @@ def demo(
             rounds=rounds,
             master=master,
             console=Console(stderr=True),
+            schema_registry=schema_registry,
         )
     show(result, console)
     if result.problems:

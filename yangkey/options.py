@@ -154,7 +154,12 @@ def bootstrap_option(*, required: bool = True, help_text: str | None = None) -> 
     return decorate
 
 
-def schema_registry_option(*, required: bool = True, name: str = "url") -> Callable[[F], F]:
+def schema_registry_option(
+    *,
+    required: bool = True,
+    name: str = "url",
+    help_text: str = "A Confluent-compatible schema registry.",
+) -> Callable[[F], F]:
     """``--schema-registry URL`` (``--url``, its older spelling, still works)."""
 
     def decorate(function: F) -> F:
@@ -169,7 +174,7 @@ def schema_registry_option(*, required: bool = True, name: str = "url") -> Calla
                 envvar=ENV_SCHEMA_REGISTRY,
                 show_envvar=True,
                 metavar="URL",
-                help="A Confluent-compatible schema registry.",
+                help=help_text,
             ),
         )
 

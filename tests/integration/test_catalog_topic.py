@@ -35,7 +35,8 @@ from yangkey.kafka.config import ensure_topics, producer_config
 from yangkey.messages import KeyedMessage
 from yangkey.records import MessageBuilder
 from yangkey.shared_catalog import SharedBranch, SharedSubscription, topic_specs
-from yangkey.spark.job import JobConfig, run
+from yangkey.spark.config import JobConfig
+from yangkey.spark.job import run
 
 DATABASE = "yk_catalog"
 IF = "/ietf-interfaces:interfaces/interface"

@@ -70,6 +70,16 @@ def test_every_bad_notification_reached_the_errors_table(outcome: Any) -> None:
         assert row["source"].rsplit(":", 1)[-1].isdigit(), row["source"]
 
 
+def test_stored_messages_carry_the_schema_ids_the_demo_registry_holds(outcome: Any) -> None:
+    produced = {topic for topic, count in outcome.produced.items() if count}
+    assert set(outcome.subjects) == {f"{topic}-value" for topic in produced}
+    assert len(set(outcome.subjects.values())) == len(produced), "one schema a topic"
+    carried = {
+        (row["topic"], row["schema_id"]) for row in outcome.stored_ids if row["messages"]
+    }
+    assert carried == {(t, outcome.subjects[f"{t}-value"]) for t in produced}
+
+
 def test_messages_spread_over_partitions_by_key(outcome: Any) -> None:
     produced = sum(outcome.produced.values())
     assert produced == sum(row["messages"] for row in outcome.partitions)

@@ -23,7 +23,7 @@ from yangkey.kafka.config import ensure_topics
 from yangkey.messages import KeyedMessage, Rejection
 from yangkey.records import MessageBuilder
 from yangkey.sample import generate
-from yangkey.spark.job import topic_specs
+from yangkey.spark.preflight import topic_specs
 
 
 def test_follow_waits_quietly_and_sigterm_commits_and_exits_0(

@@ -73,7 +73,7 @@ def test_every_option_lands_in_a_field() -> None:
     # client settings through their overrides).
     fields = {f.name for f in dataclasses.fields(JobConfig)}
     merged = {"producer_config", "producer_config_file", "consumer_config", "consumer_config_file"}
-    merged.add("shared_catalog")  # a flag that keeps or drops catalog_topic
+    merged |= {"shared_catalog", "schema_registry_config"}  # folded into other fields
     destinations = {p.name for p in produce.params if p.expose_value} - {"fmt"}
     assert destinations - merged <= fields
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 import threading
 import uuid
+from collections.abc import Iterator, Mapping
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import click
 import orjson
@@ -15,6 +18,9 @@ from yangkey.errors import ConfigError, YangkeyError
 from yangkey.kafka.config import client_overrides
 from yangkey.options import bootstrap_option, schema_registry_option, subscriptions_option
 from yangkey.reporting import reports_errors
+
+if TYPE_CHECKING:
+    from yangkey.registry.server import RegistryHTTPServer
 
 EXAMPLES = """\b
 Examples:
@@ -78,11 +84,53 @@ def serve(
     at start; any instance serves reads and writes, and instances on one broker agree. The
     URL is printed on stdout once the store has been read.
     """
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    with running_registry(
+        bootstrap,
+        topic,
+        host=host,
+        port=port,
+        node_id=node_id,
+        replication_factor=replication_factor,
+        overrides=client_overrides(kv=kv),
+        verbose=verbose,
+    ) as server:
+        signal.signal(signal.SIGINT, on_signal)
+        signal.signal(signal.SIGTERM, on_signal)
+        click.echo(server.url)
+        sys.stdout.flush()
+        service = server.registry
+        click.echo(
+            f"registry node {service.node}: {len(service.store.schemas)} schemas, "
+            f"{len(service.store.subject_names())} subjects from {topic} "
+            f"(end offset {service.store.end})",
+            err=True,
+        )
+        stop.wait()
+
+
+@contextlib.contextmanager
+def running_registry(
+    bootstrap: str,
+    topic: str = "_schemas",
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    node_id: str | None = None,
+    replication_factor: int = 1,
+    overrides: Mapping[str, object] | None = None,
+    verbose: bool = False,
+) -> Iterator[RegistryHTTPServer]:
+    """A registry instance serving on a background thread (``serve``, the demo), its store
+    read from ``topic`` first; stopped on exit."""
     from yangkey.registry.kafkalog import KafkaLog, ensure_log_topic  # noqa: PLC0415
     from yangkey.registry.registry import Registry  # noqa: PLC0415
     from yangkey.registry.server import RegistryHTTPServer  # noqa: PLC0415
 
-    overrides = client_overrides(kv=kv)
     if ":" not in bootstrap:
         raise ConfigError("expected HOST:PORT", source=f"--bootstrap {bootstrap}")
     try:
@@ -92,8 +140,8 @@ def serve(
     except YangkeyError as exc:
         raise exc.within(f"--bootstrap {bootstrap}") from None
     log = KafkaLog(bootstrap, topic, overrides=overrides)
-    service = Registry(log, node_id or uuid.uuid4().hex[:8])
     try:
+        service = Registry(log, node_id or uuid.uuid4().hex[:8])
         service.sync()
         if service.store.foreign:
             # Confluent's registry also defaults to _schemas; each would corrupt the other.
@@ -106,24 +154,11 @@ def serve(
             server = RegistryHTTPServer(service, host, port, verbose=verbose)
         except OSError as exc:
             raise ConfigError(f"cannot listen: {exc.strerror}", source=f"{host}:{port}") from None
-        stop = threading.Event()
-
-        def on_signal(signum: int, frame: FrameType | None) -> None:
-            stop.set()
-
-        signal.signal(signal.SIGINT, on_signal)
-        signal.signal(signal.SIGTERM, on_signal)
         server.start()
-        click.echo(server.url)
-        sys.stdout.flush()
-        click.echo(
-            f"registry node {service.node}: {len(service.store.schemas)} schemas, "
-            f"{len(service.store.subject_names())} subjects from {topic} "
-            f"(end offset {service.store.end})",
-            err=True,
-        )
-        stop.wait()
-        server.stop()
+        try:
+            yield server
+        finally:
+            server.stop()
     finally:
         log.close()
 
@@ -149,7 +184,10 @@ def schemas(subscriptions: str, yang_dirs: tuple[str, ...], only: str | None) ->
 
 @registry.command(name="register", epilog=EXAMPLES)
 @subscriptions_option
-@schema_registry_option()
+@schema_registry_option(
+    help_text="Any Confluent-compatible schema registry (client settings from environment"
+    " variables YANGKEY_SCHEMA_REGISTRY_<KEY>, e.g. ..._BASIC_AUTH_USER_INFO=user:pass)."
+)
 @click.option(
     "--modules",
     is_flag=True,
@@ -161,16 +199,19 @@ def register(subscriptions: str, url: str, yang_dirs: tuple[str, ...], modules: 
     """Register (or look up) each derived topic's value schema; print ``subject<TAB>id``."""
     from yangkey.catalog import load_catalog  # noqa: PLC0415
     from yangkey.registry.client import (  # noqa: PLC0415
+        RegistrySettings,
+        process_ids,
         register_topic_schemas,
         register_yang_modules,
         subject_for,
     )
 
     catalog = load_catalog(subscriptions, yang_dirs=yang_dirs)
+    ids = process_ids(RegistrySettings.from_options(url))
     if modules:
         for module, (schema_id, _) in register_yang_modules(
-            url, catalog, yang_dirs=yang_dirs
+            ids, catalog, yang_dirs=yang_dirs
         ).items():
             click.echo(f"{module}\t{schema_id}")
-    for topic, schema_id in register_topic_schemas(url, catalog, yang_dirs=yang_dirs).items():
+    for topic, schema_id in register_topic_schemas(ids, catalog, yang_dirs=yang_dirs).items():
         click.echo(f"{subject_for(topic)}\t{schema_id}")

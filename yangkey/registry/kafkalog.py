@@ -158,5 +158,9 @@ class KafkaLog:
     def close(self) -> None:
         if self._producer is not None:
             self._producer.flush(self.timeout)
+            # Else its threads live on until garbage collection, reconnecting to (and logging
+            # about) a broker that may be gone by then.
+            self._producer.close()
+            self._producer = None
         self.consumer.close()
         self.ends.close()

@@ -25,8 +25,10 @@ from yangkey.options import (
     format_option,
     kafka_config_options,
     resolve_format,
+    schema_registry_option,
     subscriptions_option,
 )
+from yangkey.registry.client import RegistrySettings
 from yangkey.reporting import fail
 from yangkey.spark.config import DEFAULT_MAX_RECORDS_PER_TASK, JobConfig
 from yangkey.spark.job import run
@@ -222,8 +224,19 @@ def _duration(text: str | None) -> str | None:
     metavar="NAME",
     help="Node name for notifications that carry neither hostname nor manifest name.",
 )
-@click.option(
-    "--schema-id", type=click.IntRange(0), help="Schema registry id to put in the schema-id header."
+@schema_registry_option(
+    required=False,
+    name="schema_registry",
+    help_text="A Confluent-compatible schema registry (basic auth: http://user:pass@host:8081)."
+    " Each derived topic's value schema is registered (or looked up) under <topic>-value"
+    " before any message is sent (not with --dry-run), and every message carries its id in"
+    " header schema-id.",
+)
+@_kv_field(
+    "--schema-registry-config",
+    "schema_registry_config",
+    "Schema registry client setting, e.g. ssl.ca.location=ca.pem (secrets better as env"
+    " YANGKEY_SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO=user:pass). Repeatable.",
 )
 @click.option(
     "--create-topics",
@@ -377,6 +390,14 @@ def produce(fmt: str | None, **options: Any) -> None:
                 _ship_env(config, prepared, err)
             if not config.dry_run:
                 err.print(_start_line(prepared), markup=False, highlight=False)
+            if prepared.sink.schema_registry is not None:
+                err.print(
+                    f"schema registry {prepared.sink.schema_registry.shown}:"
+                    f" {len(prepared.sink.schema_ids)} subject(s) <topic>-value registered or"
+                    " found",
+                    markup=False,
+                    highlight=False,
+                )
             for note in prepared.notes:
                 err.print(note, markup=False, highlight=False)
             for warning in prepared.warnings:
@@ -452,6 +473,8 @@ def job_config(options: dict[str, Any]) -> JobConfig:
             properties_file=fields.pop(f"{client}_config_file"),
             kv=fields.pop(f"{client}_config"),
         )
+    url, registry_config = fields.pop("schema_registry"), fields.pop("schema_registry_config")
+    fields["schema_registry"] = RegistrySettings.from_options(url, registry_config) if url else None
     if not fields.pop("shared_catalog"):
         fields["catalog_topic"] = None
     return JobConfig(**fields)

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from yangkey.registry.client import RegistrySettings
 from yangkey.spark.fencing import DEFAULT_STALE_AFTER
 from yangkey.spark.kafka_source import DEFAULT_OUTAGE_BUDGET
 from yangkey.spark.transform import LayoutChoice
@@ -44,7 +45,8 @@ class JobConfig:
     learn: bool = True
     default_node: str | None = None
     yang_dirs: tuple[str, ...] = ()
-    schema_id: int | None = None
+    schema_registry: RegistrySettings | None = None
+    """Register each derived topic's value schema there and set the ``schema-id`` header."""
     catalog_topic: str | None = None
     """Set: share the catalog through this compacted topic (learned subscriptions too)."""
     create_topics: bool = False

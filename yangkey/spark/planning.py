@@ -22,6 +22,7 @@ from pyspark.sql import SparkSession
 from yangkey.catalog import Catalog
 from yangkey.errors import ConfigError
 from yangkey.kafka.config import connection_settings, consumer_config, producer_config
+from yangkey.registry.client import process_ids, register_topic_schemas
 from yangkey.spark.config import (
     SPARK_PRODUCER_DEFAULTS,
     TEST_FAIL_AFTER_CONF,
@@ -128,7 +129,7 @@ def default_run_id(config: JobConfig, subscriptions_text: str = "") -> str:
         "bootstrap": config.bootstrap,
         "source": config.source_bootstrap,
         "knobs": [config.keys, config.single_topic, config.learn, config.default_node],
-        "schema": config.schema_id,
+        "schema": config.schema_registry.shown if config.schema_registry else None,
         "layout": config.layout,
         "delivery": config.delivery,
     }
@@ -154,7 +155,6 @@ def prepare(config: JobConfig) -> Prepared:
         keys=config.keys,
         single_topic=config.single_topic,
         learn=config.learn,
-        schema_id=config.schema_id,
         default_node=config.default_node,
         shared_catalog=(
             (
@@ -216,6 +216,7 @@ def prepare(config: JobConfig) -> Prepared:
         )
     delivery_seconds = message_ms / 1000.0
     timeout = delivery_seconds + max(2.0, min(10.0, delivery_seconds / 4))
+    schema_ids = _schema_ids(config, catalog)
     sink = SinkSpec(
         producer_config=producer,
         dead_letter_topic=catalog.dead_letter_topic,
@@ -225,6 +226,8 @@ def prepare(config: JobConfig) -> Prepared:
         timeout=timeout,
         fail_after=_fail_after(config),
         dry_run=config.dry_run,
+        schema_registry=config.schema_registry if schema_ids else None,
+        schema_ids=schema_ids,
     )
     source_config: dict[str, object] = {}
     if any(uri.startswith("kafka://") for uri in config.inputs):
@@ -256,6 +259,21 @@ def prepare(config: JobConfig) -> Prepared:
     if exactly_once and not config.dry_run and config.preflight:  # crashed runs (fencing.py)
         prepared.notes.extend(fence_stale_runs(prepared.sink, config.stale_after))
     return prepared
+
+
+def _schema_ids(config: JobConfig, catalog: Catalog) -> dict[str, int]:
+    """``{topic: schema id}`` from ``--schema-registry``, registered once per run on the
+    driver before any message is sent (a dry run registers nothing)."""
+    if config.schema_registry is None or config.dry_run:
+        return {}
+    if config.single_topic is not None:
+        raise ConfigError(
+            "--single-topic mixes every subscription branch in one topic, which has no one"
+            " value schema; drop --schema-registry or --single-topic",
+            source="produce",
+        )
+    registry = process_ids(config.schema_registry)
+    return register_topic_schemas(registry, catalog, yang_dirs=config.yang_dirs)
 
 
 def _fit_message_limit(prepared: Prepared, topic_limit: int | None) -> None:

@@ -19,6 +19,12 @@ Exactly-once (the default) works like this, per Spark partition ``p`` of a run:
    Any error aborts the transaction and raises; consumers reading ``read_committed`` never
    see a message of an aborted attempt.
 
+With a schema registry (``--schema-registry``) every keyed message carries header
+``schema-id``: the id of its topic's value schema, which the driver registered for every topic
+the catalog knows and shipped here (:attr:`SinkSpec.schema_ids`); a topic only a learned
+subscription derives is registered by the first task that sends to it, once per executor
+process (:func:`yangkey.registry.client.learned_topic_id`). Dead letters carry none.
+
 ``at-least-once`` mode uses a plain idempotent producer without transactions (faster, but a
 retried task re-sends what its failed attempt already delivered).
 """
@@ -34,10 +40,12 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
+from yangkey.catalog import Catalog
 from yangkey.errors import BrokerError, ConfigError, InputError
 from yangkey.kafka.config import connection_settings, kafka_reason
-from yangkey.messages import KeyedMessage
+from yangkey.messages import HEADER_SCHEMA_ID, KeyedMessage
 from yangkey.records import MessageBuilder
+from yangkey.registry.client import RegistrySettings, learned_topic_id
 from yangkey.spark.markers import Marker, decode_marker, describe_range_key, encode_marker
 from yangkey.spark.transform import DEFAULT_MAX_MESSAGE_BYTES, RawRecord, Tally, outgoing
 
@@ -76,6 +84,9 @@ class SinkSpec:
     """The streaming checkpoint's identity (empty in batch runs), recorded in every marker."""
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     """Messages bigger than this go to the dead-letter topic (truncated) instead of failing."""
+    schema_registry: RegistrySettings | None = None
+    schema_ids: Mapping[str, int] = field(default_factory=dict)
+    """The driver's ``{topic: schema id}`` for every topic of the catalog."""
 
     @property
     def bootstrap(self) -> str:
@@ -119,8 +130,12 @@ class KafkaSink:
         attempt: int,
         batch_id: int = 0,
         range_key: str = "",
+        catalog: Catalog | None = None,
     ) -> None:
         self.spec = spec
+        self.catalog = catalog
+        """Where a learned topic's schema comes from (the task's builder's catalog)."""
+        self._extra_headers: dict[str, tuple[tuple[str, bytes], ...]] = {}
         self.partition = partition
         self.attempt = attempt
         self.batch_id = batch_id
@@ -235,15 +250,28 @@ class KafkaSink:
             return None
         return decode_marker(self.partition, int(found.offset), getattr(found, "metadata", None))
 
+    def _headers_for(self, topic: str) -> tuple[tuple[str, bytes], ...]:
+        """What the sink adds to the builder's headers on ``topic``: its ``schema-id``."""
+        registry = self.spec.schema_registry
+        if registry is None or topic == self.spec.dead_letter_topic:
+            return ()
+        schema_id = self.spec.schema_ids.get(topic)
+        if schema_id is None and self.catalog is not None:
+            schema_id = learned_topic_id(registry, self.catalog, topic)
+        return () if schema_id is None else ((HEADER_SCHEMA_ID, str(schema_id).encode()),)
+
     def send(self, message: KeyedMessage) -> None:
         producer = self._producer
+        extra = self._extra_headers.get(message.topic)
+        if extra is None:
+            extra = self._extra_headers[message.topic] = self._headers_for(message.topic)
         while True:
             try:
                 producer.produce(
                     message.topic,
                     value=message.value,
                     key=message.key,
-                    headers=list(message.headers),
+                    headers=[*message.headers, *extra],
                 )
             except BufferError:
                 producer.poll(0.05)  # the local queue is full: let deliveries drain
@@ -346,7 +374,7 @@ def produce_partition(
         return PartitionResult(
             partition, attempt, batch_id, tally, False, time.monotonic() - started
         )
-    sink = KafkaSink(spec, partition, attempt, batch_id, range_key)
+    sink = KafkaSink(spec, partition, attempt, batch_id, range_key, builder.catalog)
     try:
         done = sink.begin()
         if done is not None:
