@@ -119,3 +119,14 @@ def test_spark_submit_main_reports_through_the_same_error_line(
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and str(broken) in lines[0]
     assert main(["--subscriptions", str(EXAMPLE), "--input", "x", "--split-size", "big"]) == 2
+
+
+def test_instance_feed_reaches_the_producer_knobs() -> None:
+    from yangkey.spark.transform import BuilderSpec
+
+    assert job_config(_options()).instance_feed is False
+    config = job_config(_options("--instance-feed"))
+    assert config.instance_feed is True
+    spec = BuilderSpec.from_file(EXAMPLE, instances=config.instance_feed)
+    assert spec.knobs(spec.catalog()).instances is True
+    assert BuilderSpec.from_file(EXAMPLE).knobs(spec.catalog()).instances is False

@@ -43,6 +43,9 @@ class JobConfig:
     keys: bool | None = None
     single_topic: str | None = None
     learn: bool = True
+    instance_feed: bool = False
+    """Add the ``yangkey-instances`` header (docs/design.md#instance-feed) for a server's
+    Kafka engine instance tables; ``yangkey ingest`` computes it when it is missing."""
     default_node: str | None = None
     yang_dirs: tuple[str, ...] = ()
     schema_registry: RegistrySettings | None = None

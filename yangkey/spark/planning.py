@@ -155,6 +155,7 @@ def prepare(config: JobConfig) -> Prepared:
         keys=config.keys,
         single_topic=config.single_topic,
         learn=config.learn,
+        instances=config.instance_feed,
         default_node=config.default_node,
         shared_catalog=(
             (

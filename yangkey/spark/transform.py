@@ -62,7 +62,8 @@ class BuilderSpec:
     single_topic: str | None = None
     """Set: every message goes to this one topic (the per-branch knob off)."""
     learn: bool = True
-    schema_id: int | None = None
+    instances: bool = False
+    """The ``yangkey-instances`` header on every per-branch message (``--instance-feed``)."""
     default_node: str | None = None
     shared_catalog: tuple[str, str, tuple[tuple[str, str], ...], bool] | None = None
     """(bootstrap, topic, connection settings, create topics) of the shared catalog the
@@ -79,7 +80,7 @@ class BuilderSpec:
         keys: bool | None = None,
         single_topic: str | None = None,
         learn: bool = True,
-        schema_id: int | None = None,
+        instances: bool = False,
         default_node: str | None = None,
         shared_catalog: tuple[str, str, tuple[tuple[str, str], ...], bool] | None = None,
     ) -> BuilderSpec:
@@ -93,7 +94,7 @@ class BuilderSpec:
             keys=keys,
             single_topic=single_topic,
             learn=learn,
-            schema_id=schema_id,
+            instances=instances,
             default_node=default_node,
             shared_catalog=shared_catalog,
         )
@@ -117,12 +118,14 @@ class BuilderSpec:
         return catalog
 
     def knobs(self, catalog: Catalog) -> ProducerKnobs:
-        overrides: dict[str, object] = {"keys": self.keys, "learn": self.learn}
+        overrides: dict[str, object] = {
+            "keys": self.keys,
+            "learn": self.learn,
+            "instances": self.instances,
+        }
         if self.single_topic is not None:
             overrides["per_branch"] = False
             overrides["single_topic"] = self.single_topic
-        if self.schema_id is not None:
-            overrides["schema_id"] = self.schema_id
         return ProducerKnobs.from_catalog(catalog, **overrides)
 
     def builder(self) -> MessageBuilder:
