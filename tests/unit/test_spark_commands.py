@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from yangkey.spark.commands import job_config, main, produce
 from yangkey.spark.config import JobConfig
+from yangkey.spark.transform import BuilderSpec
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "subscriptions.yaml"
@@ -122,8 +123,6 @@ def test_spark_submit_main_reports_through_the_same_error_line(
 
 
 def test_instance_feed_reaches_the_producer_knobs() -> None:
-    from yangkey.spark.transform import BuilderSpec
-
     assert job_config(_options()).instance_feed is False
     config = job_config(_options("--instance-feed"))
     assert config.instance_feed is True

@@ -334,6 +334,12 @@ def test_spark_failure_recovers_the_task_error() -> None:
         "ZeroDivisionError: division by zero\n"
     ))
     assert python_bug.message().endswith("failed: ZeroDivisionError: division by zero")
+    # an edge's own error (the registry's) comes back as its own line
+    registry = spark_failure(RuntimeError(
+        "Lost task 0.0 in stage 1.0: org.apache.spark.api.python.PythonException: Traceback\n"
+        "yangkey.registry.errors.RegistryError: http://reg:8081: schema incompatible\n"
+    ))
+    assert registry.message() == "http://reg:8081: schema incompatible"
 
 
 # --------------------------------------------------------------------------- prepare

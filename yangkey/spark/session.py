@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import re
 import sys
@@ -14,7 +15,6 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from yangkey import errors as yangkey_errors
 from yangkey.errors import YangkeyError
 from yangkey.spark.config import JobConfig
 
@@ -28,14 +28,11 @@ def spark_failure(exc: BaseException, what: str = "the Spark job") -> YangkeyErr
     if isinstance(exc, YangkeyError):
         return exc
     text = str(exc)
-    found: tuple[str, str] | None = None
+    found: tuple[str, str, str] | None = None
     for line in text.splitlines():
-        marker = line.find("yangkey.errors.")
-        if marker < 0:
-            continue
-        name, sep, message = line[marker + len("yangkey.errors.") :].partition(": ")
-        if sep and name.isidentifier():
-            found = (name, message.strip())
+        match = _TASK_ERROR.search(line)
+        if match is not None:
+            found = (match.group(1), match.group(2), match.group(3).strip())
     attempts = ""
     for line in text.splitlines():
         if "failed" in line and "times, most recent failure" in line:
@@ -43,15 +40,22 @@ def spark_failure(exc: BaseException, what: str = "the Spark job") -> YangkeyErr
             attempts = line[start : line.find(",", start)].strip()
             break
     if found is not None:
-        name, message = found
-        cls = getattr(yangkey_errors, name, YangkeyError)
+        module, name, message = found
+        # yangkey.errors or an edge's own (yangkey.registry.errors): the class the task raised
+        try:
+            cls = getattr(importlib.import_module(module), name, YangkeyError)
+        except ImportError:
+            cls = YangkeyError
         if not (isinstance(cls, type) and issubclass(cls, YangkeyError)):
             cls = YangkeyError
         suffix = f" (task {attempts})" if attempts else ""
         source, sep, reason = message.partition(": ")
         if not sep:
             source, reason = "spark task", message
-        return cls(reason + suffix, source=source)
+        try:
+            return cls(reason + suffix, source=source)
+        except TypeError:  # a class with a richer constructor (RegistryError): its line only
+            return YangkeyError(reason + suffix, source=source)
     candidates = [
         match.group(1)
         for line in text.splitlines()
@@ -67,6 +71,7 @@ def spark_failure(exc: BaseException, what: str = "the Spark job") -> YangkeyErr
     return YangkeyError(f"{what} failed: {reason.strip()}", source="spark")
 
 
+_TASK_ERROR = re.compile(r"\b(yangkey(?:\.\w+)*\.errors)\.(\w+): (.*)")
 _EXCEPTION_LINE = re.compile(r"^(?::\s*)?([\w.$]+(?:Error|Exception|Crash)\b(?::.*)?)$")
 
 
