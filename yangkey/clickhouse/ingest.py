@@ -361,6 +361,20 @@ def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+CLOSE_TIMEOUT = 10.0
+"""Seconds a stop waits for the consumer to leave its group: with the broker gone,
+librdkafka's close waits on the coordinator far longer, and Ctrl-C seemed ignored."""
+
+
+def close_within(consumer: Any, seconds: float) -> bool:
+    """Close ``consumer`` on a helper thread; False if it had not finished after ``seconds``
+    (it keeps trying in the background until the process exits)."""
+    closer = threading.Thread(target=consumer.close, name="yangkey-consumer-close", daemon=True)
+    closer.start()
+    closer.join(seconds)
+    return not closer.is_alive()
+
+
 @contextlib.contextmanager
 def _sigterm_stops() -> Iterator[Callable[[], bool]]:
     """While the block runs, SIGTERM (a service manager, ``kill``) asks the consume loop to
@@ -675,7 +689,12 @@ def consume_into(
         raise
     finally:
         terminated.close()
-        consumer.close()
+        if not close_within(consumer, CLOSE_TIMEOUT) and progress:
+            log(
+                f"ingest: the broker did not answer the consumer's close within "
+                f"{CLOSE_TIMEOUT:.0f}s; stopped without leaving the group (offsets were "
+                "committed batch by batch)"
+            )
         result.seconds = time.monotonic() - started
         try:
             if not failed:
