@@ -40,17 +40,8 @@ from yangkey.spark.planning import prepare
 from yangkey.spark.preflight import topic_specs
 from yangkey.spark.session import spark_failure
 from yangkey.spark.sink import SinkSpec, produce_partition
-from yangkey.spark.transform import (
-    BuilderSpec,
-    Tally,
-    builder_for,
-    detect_layout,
-    outgoing,
-    plan_ranges,
-    read_range,
-    split_records,
-    transform,
-)
+from yangkey.spark.splitting import detect_layout, plan_ranges, read_range, split_records
+from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing, transform
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "subscriptions.yaml"

@@ -2,10 +2,15 @@
 
 Modules, each importing only those above it:
 
+* :mod:`yangkey.spark.splitting` — input bytes as records with positions, files cut into
+  line-aligned ranges (no Spark);
 * :mod:`yangkey.spark.transform` — the pure per-partition logic (no Spark);
 * :mod:`yangkey.spark.kafka_source` — the raw topic: offset planning, batch reads, the
   streaming data source;
-* :mod:`yangkey.spark.markers` — commit markers, resume plans, checkpoint identities;
+* :mod:`yangkey.spark.markers` — commit markers and the store that reads, records and fences
+  them;
+* :mod:`yangkey.spark.resume`, :mod:`yangkey.spark.checkpoint` — what a resumed batch run has
+  left, a stream's checkpoint identity;
 * :mod:`yangkey.spark.sink` — the confluent-kafka producer run inside each task
   (one transaction per task attempt, commit markers, checked flush);
 * :mod:`yangkey.spark.config` — :class:`~yangkey.spark.config.JobConfig`;

@@ -23,6 +23,13 @@ from yangkey.catalog import Catalog
 from yangkey.errors import ConfigError
 from yangkey.kafka.config import connection_settings, consumer_config, producer_config
 from yangkey.registry.client import process_ids, register_topic_schemas
+from yangkey.spark.checkpoint import (
+    HadoopCheckpoint,
+    LocalCheckpoint,
+    StreamIdentity,
+    check_no_foreign_markers,
+    stream_identity,
+)
 from yangkey.spark.config import (
     SPARK_PRODUCER_DEFAULTS,
     TEST_FAIL_AFTER_CONF,
@@ -33,20 +40,12 @@ from yangkey.spark.executors import local_input_warnings
 from yangkey.spark.fencing import Heartbeat, fence_stale_runs, heartbeat_for
 from yangkey.spark.files import is_local, local_path, plan_files
 from yangkey.spark.kafka_source import KafkaRange, parse_kafka_input, plan_kafka
-from yangkey.spark.markers import (
-    HadoopCheckpoint,
-    LocalCheckpoint,
-    Marker,
-    MarkerStore,
-    PlannedRange,
-    StreamIdentity,
-    check_no_foreign_markers,
-    resume_plan,
-    stream_identity,
-)
+from yangkey.spark.markers import Marker, MarkerStore
 from yangkey.spark.preflight import admin_for, check_topics, topic_specs
+from yangkey.spark.resume import PlannedRange, resume_plan
 from yangkey.spark.sink import SinkSpec
-from yangkey.spark.transform import DEFAULT_MAX_MESSAGE_BYTES, BuilderSpec, FileRange
+from yangkey.spark.splitting import FileRange
+from yangkey.spark.transform import DEFAULT_MAX_MESSAGE_BYTES, BuilderSpec
 
 
 @dataclass
