@@ -3,7 +3,7 @@ consumer settings, the topics, the run id, and the plan of what each task reads.
 
 A configuration error found here costs no JVM. A batch run id that already has commit
 markers resumes: the plan keeps only what its markers do not cover
-(:mod:`yangkey.spark.markers`).
+(:mod:`yangkey.spark.resume`).
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def legacy_stream_run_id(checkpoint: str) -> str:
 def default_run_id(config: JobConfig, subscriptions_text: str = "") -> str:
     """``--run-id``, else: batch, derived from what the command reads and writes, so running
     the same command again resumes (and produces only what is new); streaming, a placeholder
-    that the checkpoint's identity replaces (:func:`yangkey.spark.markers.stream_identity`)."""
+    that the checkpoint's identity replaces (:func:`yangkey.spark.checkpoint.stream_identity`)."""
     if config.run_id:
         if not _RUN_ID.match(config.run_id):
             raise ConfigError(
