@@ -46,7 +46,8 @@ from yangkey.spark.job import run
 from yangkey.spark.planning import prepare
 from yangkey.spark.preflight import topic_specs
 from yangkey.spark.session import build_session
-from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing, split_records
+from yangkey.spark.splitting import split_records
+from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "subscriptions.yaml"

@@ -40,7 +40,8 @@ from yangkey.spark.markers import MarkerStore
 from yangkey.spark.planning import prepare
 from yangkey.spark.preflight import admin_for
 from yangkey.spark.progress import Summary
-from yangkey.spark.transform import HEADER_TRUNCATED, split_records
+from yangkey.spark.splitting import split_records
+from yangkey.spark.transform import HEADER_TRUNCATED
 
 
 def expected_of(setup: Setup, records: list[bytes]) -> Counter[Triple]:

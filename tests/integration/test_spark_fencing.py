@@ -32,7 +32,8 @@ from yangkey.spark.job import run
 from yangkey.spark.planning import prepare
 from yangkey.spark.preflight import admin_for, check_topics, topic_specs
 from yangkey.spark.sink import KafkaSink, SinkSpec
-from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing, split_records
+from yangkey.spark.splitting import split_records
+from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing
 
 STALE_AFTER = 3.0
 TRANSACTION_TIMEOUT = float(str(SPARK_PRODUCER_DEFAULTS["transaction.timeout.ms"])) / 1000
@@ -43,7 +44,8 @@ _RUN_A = """
 import sys, time
 from yangkey.spark.fencing import heartbeat_for
 from yangkey.spark.sink import KafkaSink, SinkSpec, produce_partition
-from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing, split_records
+from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing
+from yangkey.spark.splitting import split_records
 
 bootstrap, run_id, subscriptions, dead_letter, committed, left_open = sys.argv[1:7]
 spec = SinkSpec({"bootstrap.servers": bootstrap, "transaction.timeout.ms": 600000},

@@ -40,7 +40,8 @@ from yangkey.spark.job import run
 from yangkey.spark.kafka_source import resolve_offsets
 from yangkey.spark.planning import prepare
 from yangkey.spark.progress import Summary
-from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing, split_records
+from yangkey.spark.splitting import split_records
+from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "subscriptions.yaml"

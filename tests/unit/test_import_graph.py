@@ -5,9 +5,12 @@ cycle through them is still one a reader has to untangle), ``if TYPE_CHECKING:``
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
+
+import yangkey.spark
 
 PACKAGE = Path(__file__).resolve().parents[2] / "yangkey"
 
@@ -99,3 +102,16 @@ def test_command_modules_do_not_import_the_cli_back() -> None:
     # one of them would be a loop that no import statement in cli.py shows.
     importers = sorted(name for name, targets in import_graph().items() if "yangkey.cli" in targets)
     assert importers == []
+
+
+def test_the_spark_module_map_is_true() -> None:
+    # The package docstring is the newcomer's reading order: every module of yangkey.spark,
+    # each importing only the ones listed above it.
+    listed = re.findall(r":mod:`(yangkey\.spark\.\w+)`", yangkey.spark.__doc__ or "")
+    order = list(dict.fromkeys(listed))
+    graph = import_graph()
+    modules = sorted(name for name in graph if name.startswith("yangkey.spark."))
+    assert sorted(order) == modules
+    for position, name in enumerate(order):
+        later = {t for t in graph[name] if t.startswith("yangkey.spark.")} - set(order[:position])
+        assert not later, f"{name} imports {sorted(later)}, listed after it"

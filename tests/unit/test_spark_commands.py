@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from yangkey.spark.commands import job_config, main, produce
+from yangkey.spark.commands import main, produce
 from yangkey.spark.config import JobConfig
+from yangkey.spark.options import job_config
 from yangkey.spark.transform import BuilderSpec
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,28 +11,25 @@ from confluent_kafka import KafkaError, KafkaException
 
 from yangkey.errors import BrokerError, ConfigError, InputError
 from yangkey.messages import HEADER_ERROR_KIND, KeyedMessage, Rejection
+from yangkey.spark.checkpoint import LocalCheckpoint, check_no_foreign_markers, stream_identity
 from yangkey.spark.kafka_source import KafkaRange, within_budget
 from yangkey.spark.markers import (
-    LocalCheckpoint,
     Marker,
-    check_no_foreign_markers,
     decode_marker,
     encode_marker,
     file_range_key,
     kafka_range_key,
-    resume_plan,
-    stream_identity,
 )
+from yangkey.spark.resume import resume_plan
 from yangkey.spark.sink import KafkaSink, SinkSpec
+from yangkey.spark.splitting import FileRange, plan_ranges
 from yangkey.spark.transform import (
     HEADER_TRUNCATED,
     BuilderSpec,
-    FileRange,
     Tally,
     builder_for,
     dead_letter,
     outgoing,
-    plan_ranges,
     wire_size,
 )
 

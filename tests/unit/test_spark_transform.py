@@ -31,26 +31,18 @@ from yangkey.spark import job as job_module
 from yangkey.spark import preflight as preflight_module
 from yangkey.spark import sink as sink_module
 from yangkey.spark import transform as transform_module
-from yangkey.spark.commands import parse_size, produce
+from yangkey.spark.commands import produce
 from yangkey.spark.config import JobConfig
 from yangkey.spark.files import plan_files
 from yangkey.spark.job import run
 from yangkey.spark.kafka_source import chunk_ranges, parse_kafka_input, parse_offset_spec
+from yangkey.spark.options import parse_size
 from yangkey.spark.planning import prepare
 from yangkey.spark.preflight import topic_specs
 from yangkey.spark.session import spark_failure
 from yangkey.spark.sink import SinkSpec, produce_partition
-from yangkey.spark.transform import (
-    BuilderSpec,
-    Tally,
-    builder_for,
-    detect_layout,
-    outgoing,
-    plan_ranges,
-    read_range,
-    split_records,
-    transform,
-)
+from yangkey.spark.splitting import detect_layout, plan_ranges, read_range, split_records
+from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing, transform
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "subscriptions.yaml"

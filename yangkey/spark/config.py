@@ -9,7 +9,7 @@ from typing import Literal
 from yangkey.registry.client import RegistrySettings
 from yangkey.spark.fencing import DEFAULT_STALE_AFTER
 from yangkey.spark.kafka_source import DEFAULT_OUTAGE_BUDGET
-from yangkey.spark.transform import LayoutChoice
+from yangkey.spark.splitting import LayoutChoice
 
 Delivery = Literal["exactly-once", "at-least-once"]
 

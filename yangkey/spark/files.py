@@ -11,7 +11,7 @@ from typing import Any
 
 from yangkey.errors import InputError
 from yangkey.spark.markers import file_range_key
-from yangkey.spark.transform import FileRange, LayoutChoice, RawRecord, plan_ranges, split_records
+from yangkey.spark.splitting import FileRange, LayoutChoice, RawRecord, plan_ranges, split_records
 
 
 def is_local(uri: str) -> bool:

@@ -1,4 +1,4 @@
-"""Commit markers: which exact input each task of a run committed, and resuming from them.
+"""Commit markers: which exact input each task of a run committed, as the broker keeps them.
 
 A task of run ``R`` (transactional id and marker group ``<prefix>-R-<task>``) commits its
 marker in the same transaction as its messages: the committed offset of that group on
@@ -7,16 +7,13 @@ partition 0 of the dead-letter topic is ``batch id + 1``, and the offset metadat
 * the task's counts (:class:`~yangkey.spark.transform.Tally`),
 * ``k``, the exact range it read: ``kafka:<topic>:<partition>:<start>:<end>`` or
   ``file:<path hash>:<start>:<end>:<sha-256 of those bytes>`` (empty in streaming),
-* ``c``, the identity of the streaming checkpoint it ran under (empty in batch runs).
+* ``c``, the identity of the streaming checkpoint it ran under (empty in batch runs,
+  :mod:`yangkey.spark.checkpoint`).
 
-A batch run with a run id that already has markers (a resumed run) plans only what the
-markers do not cover: raw-topic offsets beyond the committed ranges, file bytes not yet
-produced (the committed bytes must still be the same, checked by their hash, or the run stops
-with an error). New tasks take task numbers never used by the run (``<prefix>-R-run``
-records how many were handed out; its offset metadata holds the run's state and heartbeat,
-:mod:`yangkey.spark.fencing`), and the transactions an interrupted run left open are fenced
-(aborted) before anything is planned, so read_committed readers are not blocked until the
-broker's transaction timeout.
+:class:`MarkerStore` reads them back on the driver, keeps the run record ``<prefix>-R-run``
+(how many task numbers were handed out; its offset metadata holds the run's state and
+heartbeat, :mod:`yangkey.spark.fencing`) and fences the transactions an interrupted run left
+open. What a resumed run still has to do is :mod:`yangkey.spark.resume`.
 """
 
 from __future__ import annotations
@@ -26,25 +23,20 @@ import hashlib
 import json
 import os
 import time
-import uuid
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
-from yangkey.errors import BrokerError, ConfigError, InputError
+from yangkey.errors import BrokerError
 from yangkey.spark.kafka_source import KafkaRange
-from yangkey.spark.transform import FileRange, Tally, count_newlines, cut_ranges
+from yangkey.spark.transform import Tally
 
 MARKER_METADATA_LIMIT = 3000
 """Brokers refuse offset metadata over ``offset.metadata.max.bytes`` (4096 by default)."""
-IDENTITY_FILE = "yangkey-identity.json"
 
-PlannedRange = FileRange | KafkaRange
 T = TypeVar("T")
 _TRY_AGAIN = {
     KafkaError.NOT_COORDINATOR,
@@ -254,250 +246,3 @@ class MarkerStore:
         with ThreadPoolExecutor(max_workers=8) as pool:
             list(pool.map(one, ids))
         return len(ids)
-
-
-# --------------------------------------------------------------------------- resuming
-
-
-@dataclass
-class Resumed:
-    """A batch plan after the run's markers: what is left, under fresh task numbers."""
-
-    plan: list[tuple[int, PlannedRange]]
-    committed: list[Marker]
-    """Markers of tasks whose ranges belong to this input (reported as skipped)."""
-    fenced: int = 0
-    handed_out: int = 0
-
-
-def _subtract(start: int, end: int, covered: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    pieces = [(start, end)]
-    for c_start, c_end in covered:
-        next_pieces: list[tuple[int, int]] = []
-        for p_start, p_end in pieces:
-            if c_end <= p_start or c_start >= p_end:
-                next_pieces.append((p_start, p_end))
-                continue
-            if p_start < c_start:
-                next_pieces.append((p_start, c_start))
-            if c_end < p_end:
-                next_pieces.append((c_end, p_end))
-        pieces = next_pieces
-    return pieces
-
-
-def _parse_key(key: str) -> list[str]:
-    return key.split(":")
-
-
-def _remaining_kafka(
-    ranges: list[KafkaRange], markers: Iterable[Marker]
-) -> tuple[list[KafkaRange], set[int]]:
-    covered: dict[tuple[str, int], list[tuple[int, int, int]]] = defaultdict(list)
-    for marker in markers:
-        parts = _parse_key(marker.range_key)
-        if len(parts) == 5 and parts[0] == "kafka":
-            covered[(parts[1], int(parts[2]))].append((int(parts[3]), int(parts[4]), marker.task))
-    left: list[KafkaRange] = []
-    used: set[int] = set()
-    for r in ranges:
-        spans = covered.get((r.topic, r.partition), [])
-        used.update(task for s, e, task in spans if s < r.end and e > r.start)
-        for start, end in _subtract(r.start, r.end, [(s, e) for s, e, _ in spans]):
-            left.append(KafkaRange(r.topic, r.partition, start, end))
-    return left, used
-
-
-def _remaining_file(
-    ranges: list[FileRange], markers: Iterable[Marker], split_size: int, run_id: str
-) -> tuple[list[FileRange], set[int]]:
-    path = ranges[0].path
-    key = path_key(path)
-    spans: list[tuple[int, int, str, int]] = []
-    for marker in markers:
-        parts = _parse_key(marker.range_key)
-        if len(parts) == 5 and parts[0] == "file" and parts[1] == key:
-            spans.append((int(parts[2]), int(parts[3]), parts[4], marker.task))
-    if not spans:
-        return ranges, set()
-    changed = (
-        f"changed since run {run_id} produced it; start a new run (another --run-id) to"
-        " produce it again, or restore the file"
-    )
-    size = max(r.end for r in ranges)
-    layout = ranges[0].layout
-    with open(path, "rb") as stream:
-        for start, end, digest, _ in spans:
-            stream.seek(start)
-            data = stream.read(end - start)
-            if len(data) != end - start or hashlib.sha256(data).hexdigest()[:32] != digest:
-                raise InputError(f"bytes {start}-{end} {changed}", source=path)
-        gaps = _subtract(0, size, [(s, e) for s, e, _, _ in spans])
-        if gaps and layout == "document":
-            raise InputError(f"the document {changed}", source=path)
-        left: list[FileRange] = []
-        for start, end in gaps:
-            if start > 0:
-                stream.seek(start - 1)
-                if stream.read(1) != b"\n":
-                    raise InputError(
-                        f"the line ending at byte {start} was incomplete when run {run_id}"
-                        f" produced it and has grown since; {changed}",
-                        source=path,
-                    )
-            first_line = 1 + count_newlines(stream, 0, start)
-            left.extend(cut_ranges(stream, path, start, end, first_line, split_size, layout))
-    return left, {task for *_, task in spans}
-
-
-def resume_plan(
-    plan: Sequence[PlannedRange],
-    markers: Mapping[int, Marker],
-    handed_out: int,
-    split_size: int,
-    run_id: str,
-) -> Resumed:
-    """The ranges of ``plan`` no marker covers, numbered from ``handed_out`` on."""
-    if not markers:
-        return Resumed([(handed_out + i, r) for i, r in enumerate(plan)], [], 0, handed_out)
-    left: list[PlannedRange] = []
-    used: set[int] = set()
-    kafka: list[KafkaRange] = [r for r in plan if isinstance(r, KafkaRange)]
-    remaining, tasks = _remaining_kafka(kafka, markers.values())
-    left.extend(remaining)
-    used |= tasks
-    by_path: dict[str, list[FileRange]] = defaultdict(list)
-    for r in plan:
-        if isinstance(r, FileRange):
-            by_path[r.path].append(r)
-    for ranges in by_path.values():
-        remaining_files, tasks = _remaining_file(ranges, markers.values(), split_size, run_id)
-        left.extend(remaining_files)
-        used |= tasks
-    numbered = [(handed_out + i, r) for i, r in enumerate(left)]
-    return Resumed(numbered, [markers[t] for t in sorted(used)], 0, handed_out)
-
-
-# --------------------------------------------------------------------------- stream identity
-
-
-class CheckpointFiles(Protocol):
-    """Reads and writes small files in the checkpoint directory (local or Hadoop)."""
-
-    def read(self, name: str) -> str | None: ...
-
-    def write(self, name: str, text: str) -> None: ...
-
-    def exists(self, name: str) -> bool: ...
-
-
-class LocalCheckpoint:
-    def __init__(self, directory: str) -> None:
-        self.directory = Path(
-            directory[len("file://") :] if directory.startswith("file://") else directory
-        ).expanduser()
-
-    def read(self, name: str) -> str | None:
-        try:
-            return (self.directory / name).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
-
-    def write(self, name: str, text: str) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        temporary = self.directory / f".{name}.tmp"
-        temporary.write_text(text, encoding="utf-8")
-        temporary.replace(self.directory / name)
-
-    def exists(self, name: str) -> bool:
-        return (self.directory / name).exists()
-
-
-class HadoopCheckpoint:
-    """The same through the JVM's Hadoop FileSystem (hdfs://, s3a://…)."""
-
-    def __init__(self, directory: str, session: Any) -> None:
-        jvm = session._jvm
-        self._jvm = jvm
-        self._root = jvm.org.apache.hadoop.fs.Path(directory)
-        conf = session._jsc.hadoopConfiguration()
-        self._fs = self._root.getFileSystem(conf)
-
-    def _path(self, name: str) -> Any:
-        return self._jvm.org.apache.hadoop.fs.Path(self._root, name)
-
-    def read(self, name: str) -> str | None:
-        path = self._path(name)
-        if not self._fs.exists(path):
-            return None
-        stream = self._fs.open(path)
-        try:
-            return str(self._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
-        finally:
-            stream.close()
-
-    def write(self, name: str, text: str) -> None:
-        stream = self._fs.create(self._path(name), True)
-        try:
-            stream.write(bytearray(text.encode("utf-8")))
-        finally:
-            stream.close()
-
-    def exists(self, name: str) -> bool:
-        return bool(self._fs.exists(self._path(name)))
-
-
-@dataclass(frozen=True)
-class StreamIdentity:
-    identity: str
-    run_id: str
-    created: bool
-    """True when this start created the checkpoint (the stream reads from --from)."""
-
-
-_SPARK_STATE = ("offsets", "commits", "metadata")
-
-
-def stream_identity(
-    files: CheckpointFiles, run_id: str | None, legacy_run_id: str
-) -> StreamIdentity:
-    """The checkpoint's identity, written into it when it is created.
-
-    A checkpoint of an older version (Spark state, no identity file) keeps the run id it
-    had, derived from its path, and the empty identity of the markers it wrote.
-    """
-    text = files.read(IDENTITY_FILE)
-    if text is not None:
-        data = json.loads(text)
-        recorded = str(data["run_id"])
-        if run_id and run_id != recorded:
-            raise ConfigError(
-                f"the checkpoint belongs to run {recorded}, not {run_id}: drop --run-id or"
-                " use another --checkpoint",
-                source="--run-id",
-            )
-        return StreamIdentity(str(data["identity"]), recorded, False)
-    if any(files.exists(name) for name in _SPARK_STATE):
-        # Markers of older versions carry no identity: an empty one matches them.
-        identity, chosen, created = "", run_id or legacy_run_id, False
-    else:
-        identity = uuid.uuid4().hex
-        chosen, created = run_id or f"s{identity[:12]}", True
-    files.write(IDENTITY_FILE, json.dumps({"identity": identity, "run_id": chosen}) + "\n")
-    return StreamIdentity(identity, chosen, created)
-
-
-def check_no_foreign_markers(
-    markers: Mapping[int, Marker], identity: StreamIdentity, checkpoint: str
-) -> None:
-    """Refuse a stream whose run has markers ahead written under another checkpoint."""
-    foreign = [m for m in markers.values() if m.batches > 0 and m.identity != identity.identity]
-    if foreign:
-        ahead = max(m.batches for m in foreign) - 1
-        raise ConfigError(
-            f"run {identity.run_id} has commit markers up to micro-batch {ahead} written under"
-            f" another checkpoint, and this checkpoint's batches would start again at 0"
-            " (their records would be skipped): restore the original checkpoint, or start"
-            " a new run (another --run-id or none)",
-            source=checkpoint,
-        )

@@ -3,7 +3,7 @@ consumer settings, the topics, the run id, and the plan of what each task reads.
 
 A configuration error found here costs no JVM. A batch run id that already has commit
 markers resumes: the plan keeps only what its markers do not cover
-(:mod:`yangkey.spark.markers`).
+(:mod:`yangkey.spark.resume`).
 """
 
 from __future__ import annotations
@@ -23,6 +23,13 @@ from yangkey.catalog import Catalog
 from yangkey.errors import ConfigError
 from yangkey.kafka.config import connection_settings, consumer_config, producer_config
 from yangkey.registry.client import process_ids, register_topic_schemas
+from yangkey.spark.checkpoint import (
+    HadoopCheckpoint,
+    LocalCheckpoint,
+    StreamIdentity,
+    check_no_foreign_markers,
+    stream_identity,
+)
 from yangkey.spark.config import (
     SPARK_PRODUCER_DEFAULTS,
     TEST_FAIL_AFTER_CONF,
@@ -33,20 +40,12 @@ from yangkey.spark.executors import local_input_warnings
 from yangkey.spark.fencing import Heartbeat, fence_stale_runs, heartbeat_for
 from yangkey.spark.files import is_local, local_path, plan_files
 from yangkey.spark.kafka_source import KafkaRange, parse_kafka_input, plan_kafka
-from yangkey.spark.markers import (
-    HadoopCheckpoint,
-    LocalCheckpoint,
-    Marker,
-    MarkerStore,
-    PlannedRange,
-    StreamIdentity,
-    check_no_foreign_markers,
-    resume_plan,
-    stream_identity,
-)
+from yangkey.spark.markers import Marker, MarkerStore
 from yangkey.spark.preflight import admin_for, check_topics, topic_specs
+from yangkey.spark.resume import PlannedRange, resume_plan
 from yangkey.spark.sink import SinkSpec
-from yangkey.spark.transform import DEFAULT_MAX_MESSAGE_BYTES, BuilderSpec, FileRange
+from yangkey.spark.splitting import FileRange
+from yangkey.spark.transform import DEFAULT_MAX_MESSAGE_BYTES, BuilderSpec
 
 
 @dataclass
@@ -109,7 +108,7 @@ def legacy_stream_run_id(checkpoint: str) -> str:
 def default_run_id(config: JobConfig, subscriptions_text: str = "") -> str:
     """``--run-id``, else: batch, derived from what the command reads and writes, so running
     the same command again resumes (and produces only what is new); streaming, a placeholder
-    that the checkpoint's identity replaces (:func:`yangkey.spark.markers.stream_identity`)."""
+    that the checkpoint's identity replaces (:func:`yangkey.spark.checkpoint.stream_identity`)."""
     if config.run_id:
         if not _RUN_ID.match(config.run_id):
             raise ConfigError(

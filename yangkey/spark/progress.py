@@ -15,7 +15,8 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from yangkey.spark.sink import PartitionResult
-from yangkey.spark.transform import RawRecord, Tally
+from yangkey.spark.splitting import RawRecord
+from yangkey.spark.transform import Tally
 
 REPORT = struct.Struct("!8sIIQQ")
 """A task's datagram: the run's token, task number, attempt, records read, work done."""

@@ -47,7 +47,8 @@ from yangkey.messages import HEADER_SCHEMA_ID, KeyedMessage
 from yangkey.records import MessageBuilder
 from yangkey.registry.client import RegistrySettings, learned_topic_id
 from yangkey.spark.markers import Marker, decode_marker, describe_range_key, encode_marker
-from yangkey.spark.transform import DEFAULT_MAX_MESSAGE_BYTES, RawRecord, Tally, outgoing
+from yangkey.spark.splitting import RawRecord
+from yangkey.spark.transform import DEFAULT_MAX_MESSAGE_BYTES, Tally, outgoing
 
 _COORDINATOR_RETRY = {
     KafkaError.NOT_COORDINATOR,

@@ -15,10 +15,12 @@ from pyspark import TaskContext
 
 from yangkey.spark.files import binary_files, read_file_range
 from yangkey.spark.kafka_source import KafkaRange, read_kafka_range
-from yangkey.spark.markers import PlannedRange, kafka_range_key
+from yangkey.spark.markers import kafka_range_key
 from yangkey.spark.progress import reporting
+from yangkey.spark.resume import PlannedRange
 from yangkey.spark.sink import PartitionResult, SinkSpec, produce_partition
-from yangkey.spark.transform import LayoutChoice, RawRecord, builder_for, split_records
+from yangkey.spark.splitting import LayoutChoice, RawRecord, split_records
+from yangkey.spark.transform import builder_for
 
 
 def _bytes(record: RawRecord) -> int:

@@ -1,7 +1,9 @@
-"""The Spark job's per-partition logic, without Spark and without I/O.
+"""The Spark job's per-partition logic, without Spark.
 
 Everything here takes iterators and returns iterators, so it runs (and is unit tested) in a
-plain Python process; :mod:`yangkey.spark.job` only wires it into ``mapPartitions``.
+plain Python process; :mod:`yangkey.spark.tasks` wires it into the function every partition
+runs. Its only I/O: :meth:`BuilderSpec.from_file` reads the subscriptions file on the driver,
+and a builder with a shared catalog talks to that catalog's Kafka topic.
 
 * :class:`BuilderSpec` is what the driver ships to executors: the subscriptions file **text**
   and the producer knobs, never compiled objects (yangson models do not pickle well and would
@@ -10,9 +12,8 @@ plain Python process; :mod:`yangkey.spark.job` only wires it into ``mapPartition
 * :func:`transform` is the per-record step: ``(raw bytes, source position)`` ->
   ``list[KeyedMessage] | Rejection``; :func:`outgoing` flattens that into the records to
   produce, with rejections turned into dead-letter records, counting into a :class:`Tally`.
-* :func:`detect_layout`, :func:`split_records`, :func:`plan_ranges` and :func:`read_range`
-  turn file bytes into records with exact ``path:line`` positions (JSON lines, XML one per
-  line, or one document per file).
+
+Input bytes become records in :mod:`yangkey.spark.splitting`.
 """
 
 from __future__ import annotations
@@ -22,23 +23,13 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Literal
-
-import orjson
 
 from yangkey.catalog import Catalog, build_catalog
 from yangkey.config import parse_subscriptions, read_subscriptions_text
-from yangkey.errors import InputError, YangkeyError
+from yangkey.errors import YangkeyError
 from yangkey.messages import KeyedMessage, Rejection
 from yangkey.records import MessageBuilder, ProducerKnobs
-from yangkey.xmlsafe import parse_xml
-
-RawRecord = tuple[bytes, str]
-"""One raw notification and where it came from (``file:line``, ``kafka://topic@p:offset``)."""
-
-Layout = Literal["lines", "document"]
-LayoutChoice = Literal["auto", "lines", "document"]
-
+from yangkey.spark.splitting import RawRecord
 
 # --------------------------------------------------------------------------- builder spec
 
@@ -297,176 +288,3 @@ def outgoing(
             )
             rejection = Rejection(source, "oversized", reason, raw)
             yield dead_letter(rejection, dead_letter_topic, max_bytes)
-
-
-# --------------------------------------------------------------------------- files
-
-
-def _first_line(data: bytes) -> bytes:
-    """The first non-blank line, without an XML declaration line."""
-    for line in data.splitlines():
-        stripped = line.strip()
-        if stripped.startswith(b"\xef\xbb\xbf"):
-            stripped = stripped[3:]
-        if not stripped:
-            continue
-        if stripped.startswith(b"<?xml"):
-            end = stripped.find(b"?>")
-            rest = stripped[end + 2 :].strip() if end >= 0 else b""
-            if not rest:
-                continue
-            return rest
-        return stripped
-    return b""
-
-
-_NOTIFICATION_ROOTS = frozenset(
-    {"notification", "envelope", "message", "push-update", "push-change-update"}
-)
-
-
-def _xml_root(line: bytes) -> str | None:
-    """The local name of the root if ``line`` is a whole XML document, else None."""
-    try:
-        root = parse_xml(line, "layout probe")
-    except InputError:
-        return None
-    return str(root.tag).rpartition("}")[2]
-
-
-def detect_layout(head: bytes) -> Layout:
-    """``lines`` (JSON lines, XML one per line) or ``document`` (the file is one notification).
-
-    Looks at the first bytes of a file only: the first non-blank line is a whole JSON value
-    or a whole XML document -> one record per line; otherwise (pretty-printed JSON or XML)
-    the file is one record. A file whose first line is broken still counts as lines when
-    another line is a record on its own (``{`` in the first column, a whole XML document).
-    """
-    first = _first_line(head)
-    if first.startswith(b"<"):
-        if _xml_root(first) is not None:
-            return "lines"
-        # A bad first record must not turn an XML-lines file into one document: look for
-        # another line that is a whole notification on its own.
-        others = head.split(b"\n")[1:50]
-        if any(
-            line.startswith(b"<") and _xml_root(line.strip()) in _NOTIFICATION_ROOTS
-            for line in others
-        ):
-            return "lines"
-        return "document"
-    if first.startswith((b"{", b"[")):
-        try:
-            orjson.loads(first)
-        except orjson.JSONDecodeError:
-            others = head.split(b"\n")[1:]
-            if any(line.startswith(b"{") for line in others):
-                return "lines"
-            return "document"
-        return "lines"
-    return "lines"
-
-
-def split_records(
-    data: bytes, path: str, layout: LayoutChoice = "auto", first_line: int = 1
-) -> Iterator[RawRecord]:
-    """The records of a file's bytes (or of a line-aligned range of it).
-
-    ``lines``: one record per non-blank line, position ``path:N`` with N counted from
-    ``first_line``; a trailing ``\\r`` is dropped. ``document``: the whole text, position
-    ``path``.
-    """
-    chosen = detect_layout(data[:65536]) if layout == "auto" else layout
-    if chosen == "document":
-        if data.strip():
-            yield data, path
-        return
-    number = first_line
-    for line in data.split(b"\n"):
-        record = line[:-1] if line.endswith(b"\r") else line
-        if record.strip():
-            yield record, f"{path}:{number}"
-        number += 1
-
-
-@dataclass(frozen=True)
-class FileRange:
-    """A line-aligned byte range of one file and the number of its first line."""
-
-    path: str
-    start: int
-    end: int
-    first_line: int
-    layout: Layout
-
-
-def plan_ranges(
-    stream: IO[bytes], path: str, size: int, split_size: int, layout: LayoutChoice = "auto"
-) -> list[FileRange]:
-    """Cut a file into ranges of about ``split_size`` bytes at line starts.
-
-    Line numbers are counted here, on the driver, in one sequential pass (``bytes.count`` runs
-    at memory speed), so every record of every range gets an exact ``path:line`` position.
-    A file in the ``document`` layout is never cut.
-    """
-    head = stream.read(65536)
-    chosen: Layout = detect_layout(head) if layout == "auto" else layout
-    return cut_ranges(stream, path, 0, size, 1, split_size, chosen)
-
-
-def cut_ranges(
-    stream: IO[bytes],
-    path: str,
-    start: int,
-    size: int,
-    first_line: int,
-    split_size: int,
-    layout: Layout,
-) -> list[FileRange]:
-    """``[start, size)`` (``start`` at a line start, line ``first_line``) cut at line starts."""
-    if layout == "document" or size - start <= split_size:
-        return [FileRange(path, start, size, first_line, layout)]
-    ranges: list[FileRange] = []
-    line = first_line
-    while start < size:
-        end = _line_start_after(stream, start + split_size, size)
-        ranges.append(FileRange(path, start, end, line, layout))
-        line += count_newlines(stream, start, end)
-        start = end
-    return ranges
-
-
-def _line_start_after(stream: IO[bytes], target: int, size: int) -> int:
-    """The offset just past the first LF at or after ``target`` (``size`` if none)."""
-    if target >= size:
-        return size
-    stream.seek(target)
-    offset = target
-    while True:
-        block = stream.read(65536)
-        if not block:
-            return size
-        cut = block.find(b"\n")
-        if cut >= 0:
-            return offset + cut + 1
-        offset += len(block)
-
-
-def count_newlines(stream: IO[bytes], start: int, end: int) -> int:
-    stream.seek(start)
-    remaining = end - start
-    count = 0
-    while remaining > 0:
-        block = stream.read(min(1 << 22, remaining))
-        if not block:
-            break
-        count += block.count(b"\n")
-        remaining -= len(block)
-    return count
-
-
-def read_range(stream: IO[bytes], file_range: FileRange) -> Iterator[RawRecord]:
-    """The records of one planned range of an open file."""
-    stream.seek(file_range.start)
-    data = stream.read(file_range.end - file_range.start)
-    yield from split_records(data, file_range.path, file_range.layout, file_range.first_line)

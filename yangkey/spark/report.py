@@ -1,0 +1,63 @@
+"""What ``yangkey produce`` tells the operator: the start line, the resume hint, the summary."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from yangkey.spark.planning import Prepared
+from yangkey.spark.progress import Summary
+
+
+def start_line(prepared: Prepared) -> str:
+    sink = prepared.sink
+    if prepared.stream is not None:
+        state = "new checkpoint" if prepared.stream.created else "resuming from its checkpoint"
+        return f"run {sink.run_id} (stream, {state})"
+    if not sink.exactly_once:
+        return f"run {sink.run_id} (at-least-once: no resume)"
+    if prepared.committed or prepared.fenced:
+        fenced = (
+            f", {prepared.fenced} open transaction(s) of an interrupted attempt aborted"
+            if prepared.fenced
+            else ""
+        )
+        return (
+            f"run {sink.run_id}: resuming, {len(prepared.committed)} task(s) already"
+            f" committed, {len(prepared.plan)} to run{fenced}"
+        )
+    return f"run {sink.run_id}"
+
+
+def resume_hint(prepared: Prepared | None) -> str:
+    if prepared is None or prepared.sink.dry_run or not prepared.sink.exactly_once:
+        return ""
+    if prepared.stream is not None:
+        return f" (run {prepared.sink.run_id}: start it again on the same checkpoint to resume)"
+    return (
+        f" (run {prepared.sink.run_id}: committed tasks stay committed; run the same command"
+        f" again, or with --run-id {prepared.sink.run_id}, to resume)"
+    )
+
+
+def print_summary(summary: Summary, console: Console) -> None:
+    tally = summary.tally
+    verb = "would produce" if summary.dry_run else "produced"
+    table = Table("topic", "messages", title=f"run {summary.run_id}: {verb}")
+    for topic, count in sorted(tally.produced.items()):
+        table.add_row(topic, f"{count:,}")
+    if tally.rejections:
+        kinds = ", ".join(f"{kind} {n:,}" for kind, n in sorted(tally.rejected.items()))
+        table.add_row(
+            f"{summary.dead_letter_topic} (dead letter: {kinds})", f"{tally.rejections:,}"
+        )
+    console.print(table)
+    skipped = f", {summary.skipped} already committed (skipped)" if summary.skipped else ""
+    batches = f" in {summary.batches} micro-batches" if summary.batches > 1 else ""
+    console.print(
+        f"{tally.records:,} records -> {tally.messages:,} messages,"
+        f" {tally.rejections:,} rejected; {summary.partitions} Spark"
+        f" task{'s' if summary.partitions != 1 else ''}{skipped}{batches};"
+        f" {summary.seconds:.1f}s ({summary.rate:,.0f} records/s)",
+        highlight=False,
+    )
