@@ -517,7 +517,8 @@ def demo(
             interfaces=interfaces,
             rounds=rounds,
             master=master,
-            console=Console(stderr=True),
+            # progress lines stay whole when stderr is a file or a CI log
+            console=Console(stderr=True, soft_wrap=not sys.stderr.isatty()),
             schema_registry=schema_registry,
         )
     show(result, console)

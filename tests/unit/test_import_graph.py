@@ -115,3 +115,11 @@ def test_the_spark_module_map_is_true() -> None:
     for position, name in enumerate(order):
         later = {t for t in graph[name] if t.startswith("yangkey.spark.")} - set(order[:position])
         assert not later, f"{name} imports {sorted(later)}, listed after it"
+
+
+def test_test_file_basenames_are_unique() -> None:
+    # pytest imports test files by basename (rootdir conftest, no packages): a unit and an
+    # integration file of one name stop the whole run at collection.
+    tests = Path(__file__).resolve().parents[1]
+    names = [path.name for path in tests.rglob("test_*.py")]
+    assert sorted(n for n in set(names) if names.count(n) > 1) == []
