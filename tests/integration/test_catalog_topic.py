@@ -313,6 +313,15 @@ def test_ingest_creates_tables_of_a_learned_subscription_before_inserting(
         f"SELECT DISTINCT message_key FROM {qualified(DATABASE, tables.history)} ORDER BY 1"
     )
     assert keys[0]["message_key"] == (f"pe1\n777\n{DNS}[.='d0.example'] | {DNS}[.='x.example']")
+    # Typed instance tables, from the record recompiled here: one row per entry per message.
+    assert count(chdb_conn, tables.ihist) == 10
+    current = chdb_conn.query(
+        f"SELECT instance_path, search FROM {qualified(DATABASE, tables.instances)} ORDER BY 1"
+    )
+    names = [f"d{i}.example" for i in range(5)] + ["x.example"]
+    assert [(r["instance_path"], r["search"]) for r in current] == [
+        (f"{DNS}[.='{name}']", name) for name in names
+    ]
 
 
 def test_ingest_following_picks_up_a_subscription_learned_mid_run(
@@ -370,6 +379,7 @@ def test_ingest_following_picks_up_a_subscription_learned_mid_run(
     assert not failures, failures
     assert result.messages == {learned_topic: 4}
     assert stored() == 4
+    assert count(chdb_conn, tables.ihist) == 4  # the typed tables were made mid-run too
     assert errors_for(chdb_conn, [learned_topic]) == 0
 
 
@@ -458,7 +468,10 @@ def test_cli_catalog_show_and_ddl_generate_read_the_shared_catalog(
     )
     assert generated.exit_code == 0, generated.output
     for name in names:
-        assert f"`{topic_tables(name, 'yangkey').queue}`" in generated.output
+        tables = topic_tables(name, "yangkey")
+        assert f"`{tables.queue}`" in generated.output
+        assert f"`{tables.ihist}`" in generated.output  # typed, the learned topic too
+    assert "warning" not in generated.output
     absent = runner.invoke(
         main, ["catalog", "show", "--bootstrap", kafka_bootstrap, "--catalog-topic", "t-none"]
     )

@@ -12,9 +12,11 @@ from dataclasses import replace
 import orjson
 
 from yangkey.catalog import build_catalog
+from yangkey.clickhouse.ddl import DdlOptions, render_ddl, topic_tables
+from yangkey.clickhouse.instances import HEADER_INSTANCES, CatalogFeeds
 from yangkey.config import parse_subscriptions
 from yangkey.messages import HEADER_GENERATION, KeyedMessage, Rejection
-from yangkey.records import MessageBuilder
+from yangkey.records import MessageBuilder, ProducerKnobs
 from yangkey.shared_catalog import (
     CatalogState,
     RecordKey,
@@ -283,3 +285,52 @@ def test_adopting_from_the_shared_catalog_counts_toward_the_bound() -> None:
     assert isinstance(MessageBuilder(reader).build(telemetry(777, None, ["a"]), "t:1"), list)
     refused = MessageBuilder(reader).build(telemetry(778, None, ["a"]), "t:2")
     assert isinstance(refused, Rejection) and "limit of 1 learned" in refused.reason
+
+
+# --------------------------------------------------------------------------- typed tables
+
+
+def test_ingest_feeds_a_learned_topic_as_its_producer_does() -> None:
+    """A topic known only from the shared catalog gets typed columns and a feed recompiled from
+    the record against the local schema: the header ingest computes is the producer's."""
+    log = MemoryLog()
+    producer = build_catalog(parse_subscriptions(FILE))
+    producer.attach(SharedCatalog(log, "A"))
+    knobs = ProducerKnobs.from_catalog(producer, instances=True)
+    sent = MessageBuilder(producer, knobs).build(telemetry(777, DNS, ["a.example", "b"]), "t:1")
+    assert isinstance(sent, list)
+    (message,) = sent
+    assert isinstance(message, KeyedMessage)
+    topic = "netops-sys-system-dns-resolver-search"
+
+    feeds = CatalogFeeds(build_catalog(parse_subscriptions(FILE)))
+    assert topic not in feeds.feeds
+    assert feeds.learn(SharedCatalog(log, "ingest").records()) == []
+    assert [c.name for c in feeds.typed[topic].columns] == ["search"]
+    header = feeds.header(topic, message.value, "t:1")
+    assert header is not None and header.decode() == message.header(HEADER_INSTANCES)
+    rows = orjson.loads(header)
+    assert [(r["@path"], r["search"]) for r in rows] == [
+        (f"{DNS}[.='a.example']", "a.example"),
+        (f"{DNS}[.='b']", "b"),
+    ]
+    # and its DDL has the instance tables
+    specs = topic_specs(SharedCatalog(log, "ddl").records())
+    names = {s.name for s in render_ddl(specs, DdlOptions(mode="embedded"), feeds.typed)}
+    tables = topic_tables(topic, "yangkey")
+    assert {f"yangkey.{t}" for t in (tables.ihist, tables.istate, tables.instances)} <= names
+
+
+def test_a_learned_topic_whose_modules_are_not_here_keeps_message_level_tables() -> None:
+    log = MemoryLog()
+    shared = SharedCatalog(log, "A")
+    shared.publish(learned(901, "/acme-widgets:widgets/widget", "t-widgets"))
+    shared.publish(learned(902, DNS, "t-dns"))
+    feeds = CatalogFeeds(build_catalog(parse_subscriptions(FILE)))
+    (warning,) = feeds.learn(shared.records())
+    assert warning.startswith("t-widgets: no typed instance tables") and "acme-widgets" in warning
+    assert "t-widgets" not in feeds.typed and "t-dns" in feeds.typed
+    assert feeds.header("t-widgets", b"{}", "t:0") is None
+    assert feeds.failures == 0
+    # said once: a later refresh that reads the same records warns no more
+    assert feeds.learn(shared.records()) == []

@@ -36,11 +36,11 @@ type in SQL, so the materialized views need no schema.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from yangkey.errors import SchemaError
+from yangkey.errors import SchemaError, YangkeyError
 from yangkey.values import Canon, canon_for
 
 if TYPE_CHECKING:
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
     from yangkey.catalog import Catalog
     from yangkey.schema import SchemaContext
+    from yangkey.shared_catalog import SharedSubscription
     from yangkey.templates import Branch
 
 ColumnKind = Literal["key", "leaf", "leaf-list", "list"]
@@ -383,3 +384,48 @@ def typed_branches(catalog: Catalog) -> dict[str, tuple[TypedTopic, Branch]]:
 def typed_topics(catalog: Catalog) -> dict[str, TypedTopic]:
     """:func:`typed_branches` without the branches: what the DDL needs."""
     return {topic: typed for topic, (typed, _) in typed_branches(catalog).items()}
+
+
+def shared_branches(
+    records: Iterable[SharedSubscription],
+    schema: SchemaContext,
+    modules: Sequence[str] = (),
+    known: Iterable[str] = (),
+) -> tuple[dict[str, tuple[TypedTopic, Branch]], dict[str, str]]:
+    """:func:`typed_branches` for the topics of shared-catalog records (those not in ``known``):
+    each record's XPath recompiled against the local ``schema``, as
+    :meth:`yangkey.catalog.Catalog.learn` does, its branches matched to the record's topics by
+    schema path. The second mapping gives, per topic left without typed columns (its modules
+    are not here, or the local schema lacks its target), why."""
+    from yangkey.templates import compile_subscription  # noqa: PLC0415
+
+    typed: dict[str, tuple[TypedTopic, Branch]] = {}
+    untyped: dict[str, str] = {}
+    done = set(known)
+    for record in records:
+        wanted = [b for b in record.branches if b.topic not in done]
+        if not wanted:
+            continue
+        done.update(b.topic for b in wanted)
+        source = f"subscription {record.id} (shared catalog)"
+        try:
+            compiled = compile_subscription(
+                record.xpath, schema, namespaces=dict(record.namespaces) or None, source=source
+            )
+        except YangkeyError as exc:
+            untyped.update((b.topic, str(exc)) for b in wanted)
+            continue
+        by_path = {branch.schema_path: branch for branch in compiled.branches}
+        schema_modules = tuple(sorted({*modules, *compiled.modules}))
+        for shared in wanted:
+            branch = by_path.get(shared.schema_path)
+            if branch is None:
+                untyped[shared.topic] = f"{source}: no branch {shared.schema_path} here"
+                continue
+            try:
+                columns = derive_columns(branch, schema, schema_modules)
+            except YangkeyError as exc:
+                untyped[shared.topic] = str(exc)
+                continue
+            typed[shared.topic] = (replace(columns, topic=shared.topic), branch)
+    return typed, untyped

@@ -36,7 +36,9 @@ from yangkey.reporting import reports_errors
 if TYPE_CHECKING:
     from yangkey.catalog import Catalog
     from yangkey.clickhouse.apply import Connection
+    from yangkey.clickhouse.columns import TypedTopic
     from yangkey.clickhouse.ddl import DdlOptions, Mode
+    from yangkey.shared_catalog import SharedSubscription
     from yangkey.topics import TopicSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -216,7 +218,9 @@ def generate(
         raise click.UsageError("give --subscriptions, --bootstrap (the shared catalog) or both")
     catalog = _load_catalog(subscriptions, yang_dirs) if subscriptions is not None else None
     shared_topics = (
-        _shared_topics(catalog, bootstrap, catalog_topic) if bootstrap is not None else None
+        _shared_topics(catalog, bootstrap, catalog_topic, yang_dirs)
+        if bootstrap is not None
+        else None
     )
     source = subscriptions or f"kafka://{bootstrap}/{catalog_topic}"
     if mode == "both":
@@ -238,8 +242,10 @@ def generate(
             assert catalog is not None
             statements = render_catalog(catalog, options)
         else:
-            topics, dead_letter_topic = shared_topics
-            statements = render_ddl(topics, replace(options, dead_letter_topic=dead_letter_topic))
+            topics, dead_letter_topic, typed = shared_topics
+            statements = render_ddl(
+                topics, replace(options, dead_letter_topic=dead_letter_topic), typed
+            )
         header = _header(source, options, len(statements))
         outputs.append((OUTPUT_FILES[each], to_script(statements, header)))
     if output_dir is None:
@@ -255,18 +261,51 @@ def generate(
 
 
 def _shared_topics(
-    catalog: Catalog | None, bootstrap: str, catalog_topic: str, *, create: bool = False
-) -> tuple[list[TopicSpec], str]:
-    """The file's topics and those of the shared catalog it lacks; the dead-letter topic."""
+    catalog: Catalog | None,
+    bootstrap: str,
+    catalog_topic: str,
+    yang_dirs: tuple[str, ...] = (),
+    *,
+    create: bool = False,
+) -> tuple[list[TopicSpec], str, dict[str, TypedTopic]]:
+    """The file's topics and those of the shared catalog it lacks; the dead-letter topic; the
+    typed columns of each topic whose schema is here (one warning line for any other)."""
     from yangkey.config import SubscriptionsFile  # noqa: PLC0415
     from yangkey.kafka.catalog_topic import CatalogTopic  # noqa: PLC0415
     from yangkey.shared_catalog import merge_topics, topic_specs  # noqa: PLC0415
 
     with CatalogTopic(bootstrap, catalog_topic, create=create) as shared:
         records = shared.records()
+    typed = _shared_typed(catalog, records, yang_dirs)
     if catalog is None:
-        return topic_specs(records), SubscriptionsFile().dead_letter_topic
-    return merge_topics(catalog.topics, topic_specs(records)), catalog.dead_letter_topic
+        return topic_specs(records), SubscriptionsFile().dead_letter_topic, typed
+    return merge_topics(catalog.topics, topic_specs(records)), catalog.dead_letter_topic, typed
+
+
+def _shared_typed(
+    catalog: Catalog | None, records: list[SharedSubscription], yang_dirs: tuple[str, ...]
+) -> dict[str, TypedTopic]:
+    from yangkey.clickhouse.columns import (  # noqa: PLC0415 - yangson on demand
+        catalog_modules,
+        shared_branches,
+        typed_topics,
+    )
+    from yangkey.schema import SchemaContext  # noqa: PLC0415
+
+    modules: tuple[str, ...] = ()
+    if catalog is None:
+        typed: dict[str, TypedTopic] = {}
+        schema = SchemaContext.cached(yang_dirs)
+    else:
+        typed = typed_topics(catalog)
+        schema, modules = catalog.schema(), catalog_modules(catalog)
+    branches, untyped = shared_branches(records, schema, modules, known=typed)
+    for topic, why in untyped.items():
+        click.echo(
+            f"warning: {topic}: no typed instance tables (message-level tables only): {why}",
+            err=True,
+        )
+    return {**typed, **{topic: columns for topic, (columns, _) in branches.items()}}
 
 
 def _header(source: str, options: DdlOptions, count: int) -> list[str]:
@@ -360,11 +399,17 @@ def apply_command(
             report(apply(conn, render_catalog(catalog, options), db))
             return
         # Following, it creates the catalog topic if it is the first to need it.
-        topics, dead_letter_topic = _shared_topics(catalog, bootstrap, catalog_topic, create=follow)
-        statements = render_ddl(topics, replace(options, dead_letter_topic=dead_letter_topic))
+        topics, dead_letter_topic, typed = _shared_topics(
+            catalog, bootstrap, catalog_topic, yang_dirs, create=follow
+        )
+        statements = render_ddl(
+            topics, replace(options, dead_letter_topic=dead_letter_topic), typed
+        )
         report(apply(conn, statements, db))
         if follow:
-            _follow_catalog(conn, db, options, {t.name for t in topics}, bootstrap, catalog_topic)
+            _follow_catalog(
+                conn, db, options, {t.name for t in topics}, bootstrap, catalog_topic, catalog
+            )
     finally:
         conn.close()
 
@@ -376,6 +421,7 @@ def _follow_catalog(
     done: set[str],
     bootstrap: str,
     catalog_topic: str,
+    catalog: Catalog,
     interval: float = 1.0,
 ) -> None:
     """Create the tables of each topic the shared catalog gains, until interrupted."""
@@ -390,9 +436,12 @@ def _follow_catalog(
     with CatalogTopic(bootstrap, catalog_topic) as shared:
         try:
             while True:
-                new = [s for s in topic_specs(shared.records()) if s.name not in done]
+                records = shared.records()
+                new = [s for s in topic_specs(records) if s.name not in done]
                 if new:
-                    statements = render_ddl(new, replace(options, dead_letter_topic=None))
+                    fresh = [r for r in records if any(t not in done for t in r.topics)]
+                    typed = _shared_typed(catalog, fresh, ())
+                    statements = render_ddl(new, replace(options, dead_letter_topic=None), typed)
                     result = apply(conn, statements, database)
                     for statement in result.created:
                         click.echo(f"created  {statement.kind:<16} {statement.name}", err=True)

@@ -23,8 +23,11 @@ empty database.
 With a shared catalog (``_yangkey_catalog``, seed 001), ingest also reads the topics of every
 subscription in it, those learned by a producer included: before subscribing to a topic it
 creates that topic's tables, so no message of a new subscription reaches the errors table for
-want of DDL. The catalog is re-read every ``refresh_interval`` seconds (and before a run
-without ``follow`` stops); new topics get their tables, then the consumer subscribes to them.
+want of DDL. The record's XPath is recompiled against the local YANG schema for the topic's
+typed instance tables and feed; a topic whose modules are not here keeps the message-level
+tables (one warning line). The catalog is re-read every ``refresh_interval`` seconds (and
+before a run without ``follow`` stops); new topics get their tables, then the consumer
+subscribes to them.
 
 The consumer is a static group member (``group.instance.id`` derived from the group, the data
 directory and the database, unless one is given): an ingest restarted after a crash takes its
@@ -739,11 +742,19 @@ def ingest(
     from yangkey.clickhouse.instances import CatalogFeeds  # noqa: PLC0415 - needs yangson
 
     # only a compiled catalog knows its topics' schemas (a stand-in with topics only does not);
-    # topics known only from the shared catalog get the message-level tables
+    # a topic known only from the shared catalog gets its typed columns from the local schema
     feeds = CatalogFeeds(catalog) if isinstance(catalog, Catalog) else None
+
+    def learn(records: list[SharedSubscription]) -> None:
+        if feeds is not None:
+            for warning in feeds.learn(records):
+                log(f"ingest: warning: {warning}")
+
     specs = list(catalog.topics)
     if shared is not None:
-        specs = merge_topics(specs, topic_specs(shared.records()))
+        records = shared.records()
+        learn(records)
+        specs = merge_topics(specs, topic_specs(records))
     statements = render_ddl(specs, options, feeds.typed if feeds else None)
     topics = [spec.name for spec in specs]
     if dead_letter:
@@ -754,9 +765,12 @@ def ingest(
     def refresh() -> list[str]:
         """Tables first, then the topic: what :func:`consume_into` subscribes to next."""
         assert shared is not None
-        new = [s for s in topic_specs(shared.records()) if s.name not in created]
+        records = shared.records()
+        new = [s for s in topic_specs(records) if s.name not in created]
         if new:
-            apply(conn, render_ddl(new, replace(options, dead_letter_topic=None)), database)
+            learn(records)
+            typed = feeds.typed if feeds else None
+            apply(conn, render_ddl(new, replace(options, dead_letter_topic=None), typed), database)
             created.update(s.name for s in new)
             if progress:
                 log("ingest: tables created for " + ", ".join(s.name for s in new))

@@ -23,7 +23,7 @@ when the producer did not.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +39,7 @@ from yangkey.xpath import quote
 if TYPE_CHECKING:
     from yangkey.catalog import Catalog
     from yangkey.notifications import Edit, Notification
+    from yangkey.shared_catalog import SharedSubscription
     from yangkey.templates import Branch, CompiledStep
 
 __all__ = ["HEADER_INSTANCES", "InstanceFeed"]
@@ -329,16 +330,39 @@ class CatalogFeeds:
     mode), which adds the header to a record that lacks it."""
 
     def __init__(self, catalog: Catalog) -> None:
-        from yangkey.clickhouse.columns import typed_branches  # noqa: PLC0415
+        from yangkey.clickhouse.columns import catalog_modules, typed_branches  # noqa: PLC0415
 
-        branches = typed_branches(catalog)
-        self.typed = {topic: typed for topic, (typed, _) in branches.items()}
-        self.feeds = {
-            topic: InstanceFeed(branch, typed) for topic, (typed, branch) in branches.items()
-        }
-        self.ns_modules = catalog.schema().index.by_namespace
+        self.schema = catalog.schema()
+        self.modules = catalog_modules(catalog)
+        self.typed: dict[str, TypedTopic] = {}
+        self.feeds: dict[str, InstanceFeed] = {}
+        self._add(typed_branches(catalog))
+        self.untyped: dict[str, str] = {}
+        """Shared-catalog topics without typed columns here, and why."""
+        self.ns_modules = self.schema.index.by_namespace
         self.failures = 0
         self.first_failure = ""
+
+    def _add(self, branches: dict[str, tuple[TypedTopic, Branch]]) -> None:
+        for topic, (typed, branch) in branches.items():
+            self.typed[topic] = typed
+            self.feeds[topic] = InstanceFeed(branch, typed)
+
+    def learn(self, records: Iterable[SharedSubscription]) -> list[str]:
+        """Typed columns and a feed for each topic of shared-catalog ``records`` that this
+        lacks (:func:`yangkey.clickhouse.columns.shared_branches`); one warning line per topic
+        whose schema is not here (it keeps the message-level tables), said once."""
+        from yangkey.clickhouse.columns import shared_branches  # noqa: PLC0415
+
+        branches, untyped = shared_branches(
+            records, self.schema, self.modules, known=(*self.feeds, *self.untyped)
+        )
+        self._add(branches)
+        self.untyped.update(untyped)
+        return [
+            f"{topic}: no typed instance tables (message-level tables only): {why}"
+            for topic, why in untyped.items()
+        ]
 
     def header(self, topic: str, value: bytes, source: str) -> bytes | None:
         """The feed of one record of ``topic``; None for a topic without one, or for a value
