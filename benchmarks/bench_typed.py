@@ -11,7 +11,7 @@
 3. The README's per-minute ``in-octets`` rate query over ``--rate-rows`` instance rows of the
    instance history (``--rate-rows 10000000`` for the issue's figure).
 
-    python benchmarks/bench_typed.py [--messages 20000] [--per-message 10]
+    python benchmarks/bench_typed.py [--messages 20000] [--per-message 10] [--nodes 100]
         [--feed-notifications 2000] [--rate-rows 1000000]
 """
 
@@ -47,9 +47,9 @@ def timed(label: str, function: Callable[[], Any]) -> float:
     return elapsed
 
 
-def queue_rows(messages: int, per_message: int) -> str:
+def queue_rows(messages: int, per_message: int, nodes: int) -> str:
     """A SELECT from numbers() giving queue rows with the instance feed header: message m is
-    node pe<m % 100> reporting interfaces eth0..eth<per_message - 1>, 10 s after the last."""
+    node pe<m % nodes> reporting interfaces eth0..eth<per_message - 1>, 10 s after the last."""
     instance = (
         f"concat('{{\"@path\":\"{IF}[name=''eth', toString(i), "
         '\'\'\']/statistics","@op":"replace",\''
@@ -61,7 +61,7 @@ def queue_rows(messages: int, per_message: int) -> str:
         SELECT
             concat('{{"m":', toString(number), '}}') AS value,
             '{TOPIC}' AS _topic,
-            concat('pe', toString(number % 100), '\\n1043\\n',
+            concat('pe', toString(number % {nodes}), '\\n1043\\n',
                    arrayStringConcat(arrayMap(i -> concat('{IF}[name=''eth', toString(i),
                                                           ''']/statistics'),
                                               range({per_message})), ' | ')) AS _key,
@@ -119,6 +119,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--messages", type=int, default=20_000)
     parser.add_argument("--per-message", type=int, default=10)
+    # the state view aggregates each insert block: --nodes equal to --messages makes every
+    # instance row a distinct instance, its worst case
+    parser.add_argument("--nodes", type=int, default=100)
     parser.add_argument("--feed-notifications", type=int, default=2_000)
     parser.add_argument("--rate-rows", type=int, default=1_000_000)
     args = parser.parse_args()
@@ -137,7 +140,7 @@ def main() -> None:
             apply(conn, render_catalog(catalog, DdlOptions(database=DB, mode="embedded")), DB)
             if args.messages > 0:
                 print("\n1. ingestion through the typed views (INSERT ... SELECT FROM numbers)")
-                rows_sql = queue_rows(args.messages, args.per_message)
+                rows_sql = queue_rows(args.messages, args.per_message, args.nodes)
                 staged = qualified(DB, "bench_queue_rows")
                 conn.command(f"CREATE TABLE {staged} ENGINE = Memory AS {rows_sql}")
                 t_pipe = timed(

@@ -170,9 +170,9 @@ CREATE TABLE IF NOT EXISTS `yangkey`.`netops-current-state-hw-hardware-component
     `subscription_id` SimpleAggregateFunction(max, UInt64),
     `event_time` SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
     `version` SimpleAggregateFunction(max, UInt256),
-    `deleted` AggregateFunction(argMax, UInt8, UInt256),
+    `deleted` SimpleAggregateFunction(max, Tuple(UInt256, UInt8)),
     `component.name` SimpleAggregateFunction(any, String),
-    `serial-num` AggregateFunction(argMax, Tuple(Nullable(String)), UInt256)
+    `serial-num` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(String)))
 )
 ENGINE = AggregatingMergeTree
 ORDER BY (node, instance_path)
@@ -186,10 +186,10 @@ AS SELECT
     max(event_time) AS event_time,
     max(version) AS version,
     any(`component.name`) AS `component.name`,
-    tupleElement(argMaxMerge(`serial-num`), 1) AS `serial-num`
+    tupleElement(max(`serial-num`), 2) AS `serial-num`
 FROM `yangkey`.`netops-current-state-hw-hardware-component-serial-num__istate`
 GROUP BY node, instance_path
-HAVING argMaxMerge(deleted) = 0;
+HAVING tupleElement(max(deleted), 2) = 0;
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-current-state-hw-hardware-component-serial-num__iparsed`
 (
@@ -221,22 +221,20 @@ TO `yangkey`.`netops-current-state-hw-hardware-component-serial-num__istate`
 AS SELECT
     node,
     instance_path,
-    max(_yk_subscription) AS subscription_id,
-    max(_yk_time) AS event_time,
-    max(_yk_version) AS version,
-    argMaxState(toUInt8(operation IN ('delete', 'remove') AND under = ''), _yk_version) AS deleted,
-    any(_yk_k1) AS `component.name`,
-    argMaxState(tuple(CAST(_yk_v1, 'Nullable(String)')), if(has(leaves, 'serial-num') OR (_yk_covers AND (under = '' OR startsWith('serial-num.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `serial-num`
+    subscription_id,
+    event_time,
+    version,
+    tuple(version, toUInt8(operation IN ('delete', 'remove') AND under = '')) AS deleted,
+    `component.name`,
+    tuple(if(has(leaves, 'serial-num') OR (_yk_covers AND (under = '' OR startsWith('serial-num.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v1, 'Nullable(String)')) AS `serial-num`
 FROM (
     SELECT
-        node, instance_path, operation, under, leaves,
-        subscription_id AS _yk_subscription, event_time AS _yk_time, version AS _yk_version,
+        node, instance_path, subscription_id, event_time, version, operation, under, leaves,
         operation IN ('replace', 'create', 'delete', 'remove') AS _yk_covers,
-        `component.name` AS _yk_k1,
+        `component.name`,
         `serial-num` AS _yk_v1
     FROM `yangkey`.`netops-current-state-hw-hardware-component-serial-num__iparsed`
-)
-GROUP BY node, instance_path;
+);
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS `yangkey`.`netops-current-state-hw-hardware-component-serial-num__mv_iparse`
 TO `yangkey`.`netops-current-state-hw-hardware-component-serial-num__iparsed`
@@ -527,49 +525,49 @@ CREATE TABLE IF NOT EXISTS `yangkey`.`netops-current-state-if-interfaces-interfa
     `subscription_id` SimpleAggregateFunction(max, UInt64),
     `event_time` SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
     `version` SimpleAggregateFunction(max, UInt256),
-    `deleted` AggregateFunction(argMax, UInt8, UInt256),
+    `deleted` SimpleAggregateFunction(max, Tuple(UInt256, UInt8)),
     `name` SimpleAggregateFunction(any, String),
-    `description` AggregateFunction(argMax, Tuple(Nullable(String)), UInt256),
-    `type` AggregateFunction(argMax, Tuple(Nullable(String)), UInt256),
-    `enabled` AggregateFunction(argMax, Tuple(Nullable(Bool)), UInt256),
-    `link-up-down-trap-enable` AggregateFunction(argMax, Tuple(Nullable(String)), UInt256),
-    `admin-status` AggregateFunction(argMax, Tuple(Nullable(String)), UInt256),
-    `oper-status` AggregateFunction(argMax, Tuple(Nullable(String)), UInt256),
-    `last-change` AggregateFunction(argMax, Tuple(Nullable(DateTime64(9, 'UTC'))), UInt256),
-    `if-index` AggregateFunction(argMax, Tuple(Nullable(Int32)), UInt256),
-    `phys-address` AggregateFunction(argMax, Tuple(Nullable(String)), UInt256),
-    `higher-layer-if` AggregateFunction(argMax, Tuple(Array(String)), UInt256),
-    `lower-layer-if` AggregateFunction(argMax, Tuple(Array(String)), UInt256),
-    `speed` AggregateFunction(argMax, Tuple(Nullable(UInt64)), UInt256),
-    `statistics.discontinuity-time` AggregateFunction(argMax, Tuple(Nullable(DateTime64(9, 'UTC'))), UInt256),
-    `statistics.in-octets` AggregateFunction(argMax, Tuple(Nullable(UInt64)), UInt256),
-    `statistics.in-unicast-pkts` AggregateFunction(argMax, Tuple(Nullable(UInt64)), UInt256),
-    `statistics.in-broadcast-pkts` AggregateFunction(argMax, Tuple(Nullable(UInt64)), UInt256),
-    `statistics.in-multicast-pkts` AggregateFunction(argMax, Tuple(Nullable(UInt64)), UInt256),
-    `statistics.in-discards` AggregateFunction(argMax, Tuple(Nullable(UInt32)), UInt256),
-    `statistics.in-errors` AggregateFunction(argMax, Tuple(Nullable(UInt32)), UInt256),
-    `statistics.in-unknown-protos` AggregateFunction(argMax, Tuple(Nullable(UInt32)), UInt256),
-    `statistics.out-octets` AggregateFunction(argMax, Tuple(Nullable(UInt64)), UInt256),
-    `statistics.out-unicast-pkts` AggregateFunction(argMax, Tuple(Nullable(UInt64)), UInt256),
-    `statistics.out-broadcast-pkts` AggregateFunction(argMax, Tuple(Nullable(UInt64)), UInt256),
-    `statistics.out-multicast-pkts` AggregateFunction(argMax, Tuple(Nullable(UInt64)), UInt256),
-    `statistics.out-discards` AggregateFunction(argMax, Tuple(Nullable(UInt32)), UInt256),
-    `statistics.out-errors` AggregateFunction(argMax, Tuple(Nullable(UInt32)), UInt256),
-    `ietf-ip:ipv4.enabled` AggregateFunction(argMax, Tuple(Nullable(Bool)), UInt256),
-    `ietf-ip:ipv4.forwarding` AggregateFunction(argMax, Tuple(Nullable(Bool)), UInt256),
-    `ietf-ip:ipv4.mtu` AggregateFunction(argMax, Tuple(Nullable(UInt16)), UInt256),
-    `ietf-ip:ipv4.address` AggregateFunction(argMax, Tuple(String), UInt256),
-    `ietf-ip:ipv4.neighbor` AggregateFunction(argMax, Tuple(String), UInt256),
-    `ietf-ip:ipv6.enabled` AggregateFunction(argMax, Tuple(Nullable(Bool)), UInt256),
-    `ietf-ip:ipv6.forwarding` AggregateFunction(argMax, Tuple(Nullable(Bool)), UInt256),
-    `ietf-ip:ipv6.mtu` AggregateFunction(argMax, Tuple(Nullable(UInt32)), UInt256),
-    `ietf-ip:ipv6.address` AggregateFunction(argMax, Tuple(String), UInt256),
-    `ietf-ip:ipv6.neighbor` AggregateFunction(argMax, Tuple(String), UInt256),
-    `ietf-ip:ipv6.dup-addr-detect-transmits` AggregateFunction(argMax, Tuple(Nullable(UInt32)), UInt256),
-    `ietf-ip:ipv6.autoconf.create-global-addresses` AggregateFunction(argMax, Tuple(Nullable(Bool)), UInt256),
-    `ietf-ip:ipv6.autoconf.create-temporary-addresses` AggregateFunction(argMax, Tuple(Nullable(Bool)), UInt256),
-    `ietf-ip:ipv6.autoconf.temporary-valid-lifetime` AggregateFunction(argMax, Tuple(Nullable(UInt32)), UInt256),
-    `ietf-ip:ipv6.autoconf.temporary-preferred-lifetime` AggregateFunction(argMax, Tuple(Nullable(UInt32)), UInt256)
+    `description` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(String))),
+    `type` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(String))),
+    `enabled` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(Bool))),
+    `link-up-down-trap-enable` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(String))),
+    `admin-status` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(String))),
+    `oper-status` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(String))),
+    `last-change` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(DateTime64(9, 'UTC')))),
+    `if-index` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(Int32))),
+    `phys-address` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(String))),
+    `higher-layer-if` SimpleAggregateFunction(max, Tuple(UInt256, Array(String))),
+    `lower-layer-if` SimpleAggregateFunction(max, Tuple(UInt256, Array(String))),
+    `speed` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
+    `statistics.discontinuity-time` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(DateTime64(9, 'UTC')))),
+    `statistics.in-octets` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
+    `statistics.in-unicast-pkts` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
+    `statistics.in-broadcast-pkts` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
+    `statistics.in-multicast-pkts` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
+    `statistics.in-discards` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32))),
+    `statistics.in-errors` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32))),
+    `statistics.in-unknown-protos` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32))),
+    `statistics.out-octets` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
+    `statistics.out-unicast-pkts` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
+    `statistics.out-broadcast-pkts` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
+    `statistics.out-multicast-pkts` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
+    `statistics.out-discards` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32))),
+    `statistics.out-errors` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32))),
+    `ietf-ip:ipv4.enabled` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(Bool))),
+    `ietf-ip:ipv4.forwarding` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(Bool))),
+    `ietf-ip:ipv4.mtu` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt16))),
+    `ietf-ip:ipv4.address` SimpleAggregateFunction(max, Tuple(UInt256, String)),
+    `ietf-ip:ipv4.neighbor` SimpleAggregateFunction(max, Tuple(UInt256, String)),
+    `ietf-ip:ipv6.enabled` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(Bool))),
+    `ietf-ip:ipv6.forwarding` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(Bool))),
+    `ietf-ip:ipv6.mtu` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32))),
+    `ietf-ip:ipv6.address` SimpleAggregateFunction(max, Tuple(UInt256, String)),
+    `ietf-ip:ipv6.neighbor` SimpleAggregateFunction(max, Tuple(UInt256, String)),
+    `ietf-ip:ipv6.dup-addr-detect-transmits` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32))),
+    `ietf-ip:ipv6.autoconf.create-global-addresses` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(Bool))),
+    `ietf-ip:ipv6.autoconf.create-temporary-addresses` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(Bool))),
+    `ietf-ip:ipv6.autoconf.temporary-valid-lifetime` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32))),
+    `ietf-ip:ipv6.autoconf.temporary-preferred-lifetime` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32)))
 )
 ENGINE = AggregatingMergeTree
 ORDER BY (node, instance_path)
@@ -583,50 +581,50 @@ AS SELECT
     max(event_time) AS event_time,
     max(version) AS version,
     any(`name`) AS `name`,
-    tupleElement(argMaxMerge(`description`), 1) AS `description`,
-    tupleElement(argMaxMerge(`type`), 1) AS `type`,
-    tupleElement(argMaxMerge(`enabled`), 1) AS `enabled`,
-    tupleElement(argMaxMerge(`link-up-down-trap-enable`), 1) AS `link-up-down-trap-enable`,
-    tupleElement(argMaxMerge(`admin-status`), 1) AS `admin-status`,
-    tupleElement(argMaxMerge(`oper-status`), 1) AS `oper-status`,
-    tupleElement(argMaxMerge(`last-change`), 1) AS `last-change`,
-    tupleElement(argMaxMerge(`if-index`), 1) AS `if-index`,
-    tupleElement(argMaxMerge(`phys-address`), 1) AS `phys-address`,
-    tupleElement(argMaxMerge(`higher-layer-if`), 1) AS `higher-layer-if`,
-    tupleElement(argMaxMerge(`lower-layer-if`), 1) AS `lower-layer-if`,
-    tupleElement(argMaxMerge(`speed`), 1) AS `speed`,
-    tupleElement(argMaxMerge(`statistics.discontinuity-time`), 1) AS `statistics.discontinuity-time`,
-    tupleElement(argMaxMerge(`statistics.in-octets`), 1) AS `statistics.in-octets`,
-    tupleElement(argMaxMerge(`statistics.in-unicast-pkts`), 1) AS `statistics.in-unicast-pkts`,
-    tupleElement(argMaxMerge(`statistics.in-broadcast-pkts`), 1) AS `statistics.in-broadcast-pkts`,
-    tupleElement(argMaxMerge(`statistics.in-multicast-pkts`), 1) AS `statistics.in-multicast-pkts`,
-    tupleElement(argMaxMerge(`statistics.in-discards`), 1) AS `statistics.in-discards`,
-    tupleElement(argMaxMerge(`statistics.in-errors`), 1) AS `statistics.in-errors`,
-    tupleElement(argMaxMerge(`statistics.in-unknown-protos`), 1) AS `statistics.in-unknown-protos`,
-    tupleElement(argMaxMerge(`statistics.out-octets`), 1) AS `statistics.out-octets`,
-    tupleElement(argMaxMerge(`statistics.out-unicast-pkts`), 1) AS `statistics.out-unicast-pkts`,
-    tupleElement(argMaxMerge(`statistics.out-broadcast-pkts`), 1) AS `statistics.out-broadcast-pkts`,
-    tupleElement(argMaxMerge(`statistics.out-multicast-pkts`), 1) AS `statistics.out-multicast-pkts`,
-    tupleElement(argMaxMerge(`statistics.out-discards`), 1) AS `statistics.out-discards`,
-    tupleElement(argMaxMerge(`statistics.out-errors`), 1) AS `statistics.out-errors`,
-    tupleElement(argMaxMerge(`ietf-ip:ipv4.enabled`), 1) AS `ietf-ip:ipv4.enabled`,
-    tupleElement(argMaxMerge(`ietf-ip:ipv4.forwarding`), 1) AS `ietf-ip:ipv4.forwarding`,
-    tupleElement(argMaxMerge(`ietf-ip:ipv4.mtu`), 1) AS `ietf-ip:ipv4.mtu`,
-    tupleElement(argMaxMerge(`ietf-ip:ipv4.address`), 1) AS `ietf-ip:ipv4.address`,
-    tupleElement(argMaxMerge(`ietf-ip:ipv4.neighbor`), 1) AS `ietf-ip:ipv4.neighbor`,
-    tupleElement(argMaxMerge(`ietf-ip:ipv6.enabled`), 1) AS `ietf-ip:ipv6.enabled`,
-    tupleElement(argMaxMerge(`ietf-ip:ipv6.forwarding`), 1) AS `ietf-ip:ipv6.forwarding`,
-    tupleElement(argMaxMerge(`ietf-ip:ipv6.mtu`), 1) AS `ietf-ip:ipv6.mtu`,
-    tupleElement(argMaxMerge(`ietf-ip:ipv6.address`), 1) AS `ietf-ip:ipv6.address`,
-    tupleElement(argMaxMerge(`ietf-ip:ipv6.neighbor`), 1) AS `ietf-ip:ipv6.neighbor`,
-    tupleElement(argMaxMerge(`ietf-ip:ipv6.dup-addr-detect-transmits`), 1) AS `ietf-ip:ipv6.dup-addr-detect-transmits`,
-    tupleElement(argMaxMerge(`ietf-ip:ipv6.autoconf.create-global-addresses`), 1) AS `ietf-ip:ipv6.autoconf.create-global-addresses`,
-    tupleElement(argMaxMerge(`ietf-ip:ipv6.autoconf.create-temporary-addresses`), 1) AS `ietf-ip:ipv6.autoconf.create-temporary-addresses`,
-    tupleElement(argMaxMerge(`ietf-ip:ipv6.autoconf.temporary-valid-lifetime`), 1) AS `ietf-ip:ipv6.autoconf.temporary-valid-lifetime`,
-    tupleElement(argMaxMerge(`ietf-ip:ipv6.autoconf.temporary-preferred-lifetime`), 1) AS `ietf-ip:ipv6.autoconf.temporary-preferred-lifetime`
+    tupleElement(max(`description`), 2) AS `description`,
+    tupleElement(max(`type`), 2) AS `type`,
+    tupleElement(max(`enabled`), 2) AS `enabled`,
+    tupleElement(max(`link-up-down-trap-enable`), 2) AS `link-up-down-trap-enable`,
+    tupleElement(max(`admin-status`), 2) AS `admin-status`,
+    tupleElement(max(`oper-status`), 2) AS `oper-status`,
+    tupleElement(max(`last-change`), 2) AS `last-change`,
+    tupleElement(max(`if-index`), 2) AS `if-index`,
+    tupleElement(max(`phys-address`), 2) AS `phys-address`,
+    tupleElement(max(`higher-layer-if`), 2) AS `higher-layer-if`,
+    tupleElement(max(`lower-layer-if`), 2) AS `lower-layer-if`,
+    tupleElement(max(`speed`), 2) AS `speed`,
+    tupleElement(max(`statistics.discontinuity-time`), 2) AS `statistics.discontinuity-time`,
+    tupleElement(max(`statistics.in-octets`), 2) AS `statistics.in-octets`,
+    tupleElement(max(`statistics.in-unicast-pkts`), 2) AS `statistics.in-unicast-pkts`,
+    tupleElement(max(`statistics.in-broadcast-pkts`), 2) AS `statistics.in-broadcast-pkts`,
+    tupleElement(max(`statistics.in-multicast-pkts`), 2) AS `statistics.in-multicast-pkts`,
+    tupleElement(max(`statistics.in-discards`), 2) AS `statistics.in-discards`,
+    tupleElement(max(`statistics.in-errors`), 2) AS `statistics.in-errors`,
+    tupleElement(max(`statistics.in-unknown-protos`), 2) AS `statistics.in-unknown-protos`,
+    tupleElement(max(`statistics.out-octets`), 2) AS `statistics.out-octets`,
+    tupleElement(max(`statistics.out-unicast-pkts`), 2) AS `statistics.out-unicast-pkts`,
+    tupleElement(max(`statistics.out-broadcast-pkts`), 2) AS `statistics.out-broadcast-pkts`,
+    tupleElement(max(`statistics.out-multicast-pkts`), 2) AS `statistics.out-multicast-pkts`,
+    tupleElement(max(`statistics.out-discards`), 2) AS `statistics.out-discards`,
+    tupleElement(max(`statistics.out-errors`), 2) AS `statistics.out-errors`,
+    tupleElement(max(`ietf-ip:ipv4.enabled`), 2) AS `ietf-ip:ipv4.enabled`,
+    tupleElement(max(`ietf-ip:ipv4.forwarding`), 2) AS `ietf-ip:ipv4.forwarding`,
+    tupleElement(max(`ietf-ip:ipv4.mtu`), 2) AS `ietf-ip:ipv4.mtu`,
+    tupleElement(max(`ietf-ip:ipv4.address`), 2) AS `ietf-ip:ipv4.address`,
+    tupleElement(max(`ietf-ip:ipv4.neighbor`), 2) AS `ietf-ip:ipv4.neighbor`,
+    tupleElement(max(`ietf-ip:ipv6.enabled`), 2) AS `ietf-ip:ipv6.enabled`,
+    tupleElement(max(`ietf-ip:ipv6.forwarding`), 2) AS `ietf-ip:ipv6.forwarding`,
+    tupleElement(max(`ietf-ip:ipv6.mtu`), 2) AS `ietf-ip:ipv6.mtu`,
+    tupleElement(max(`ietf-ip:ipv6.address`), 2) AS `ietf-ip:ipv6.address`,
+    tupleElement(max(`ietf-ip:ipv6.neighbor`), 2) AS `ietf-ip:ipv6.neighbor`,
+    tupleElement(max(`ietf-ip:ipv6.dup-addr-detect-transmits`), 2) AS `ietf-ip:ipv6.dup-addr-detect-transmits`,
+    tupleElement(max(`ietf-ip:ipv6.autoconf.create-global-addresses`), 2) AS `ietf-ip:ipv6.autoconf.create-global-addresses`,
+    tupleElement(max(`ietf-ip:ipv6.autoconf.create-temporary-addresses`), 2) AS `ietf-ip:ipv6.autoconf.create-temporary-addresses`,
+    tupleElement(max(`ietf-ip:ipv6.autoconf.temporary-valid-lifetime`), 2) AS `ietf-ip:ipv6.autoconf.temporary-valid-lifetime`,
+    tupleElement(max(`ietf-ip:ipv6.autoconf.temporary-preferred-lifetime`), 2) AS `ietf-ip:ipv6.autoconf.temporary-preferred-lifetime`
 FROM `yangkey`.`netops-current-state-if-interfaces-interface__istate`
 GROUP BY node, instance_path
-HAVING argMaxMerge(deleted) = 0;
+HAVING tupleElement(max(deleted), 2) = 0;
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-current-state-if-interfaces-interface__iparsed`
 (
@@ -698,58 +696,57 @@ TO `yangkey`.`netops-current-state-if-interfaces-interface__istate`
 AS SELECT
     node,
     instance_path,
-    max(_yk_subscription) AS subscription_id,
-    max(_yk_time) AS event_time,
-    max(_yk_version) AS version,
-    argMaxState(toUInt8(operation IN ('delete', 'remove') AND under = ''), _yk_version) AS deleted,
-    any(_yk_k1) AS `name`,
-    argMaxState(tuple(CAST(_yk_v1, 'Nullable(String)')), if(has(leaves, 'description') OR (_yk_covers AND (under = '' OR startsWith('description.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `description`,
-    argMaxState(tuple(CAST(_yk_v2, 'Nullable(String)')), if(has(leaves, 'type') OR (_yk_covers AND (under = '' OR startsWith('type.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `type`,
-    argMaxState(tuple(CAST(_yk_v3, 'Nullable(Bool)')), if(has(leaves, 'enabled') OR (_yk_covers AND (under = '' OR startsWith('enabled.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `enabled`,
-    argMaxState(tuple(CAST(_yk_v4, 'Nullable(String)')), if(has(leaves, 'link-up-down-trap-enable') OR (_yk_covers AND (under = '' OR startsWith('link-up-down-trap-enable.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `link-up-down-trap-enable`,
-    argMaxState(tuple(CAST(_yk_v5, 'Nullable(String)')), if(has(leaves, 'admin-status') OR (_yk_covers AND (under = '' OR startsWith('admin-status.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `admin-status`,
-    argMaxState(tuple(CAST(_yk_v6, 'Nullable(String)')), if(has(leaves, 'oper-status') OR (_yk_covers AND (under = '' OR startsWith('oper-status.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `oper-status`,
-    argMaxState(tuple(CAST(_yk_v7, 'Nullable(DateTime64(9, \'UTC\'))')), if(has(leaves, 'last-change') OR (_yk_covers AND (under = '' OR startsWith('last-change.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `last-change`,
-    argMaxState(tuple(CAST(_yk_v8, 'Nullable(Int32)')), if(has(leaves, 'if-index') OR (_yk_covers AND (under = '' OR startsWith('if-index.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `if-index`,
-    argMaxState(tuple(CAST(_yk_v9, 'Nullable(String)')), if(has(leaves, 'phys-address') OR (_yk_covers AND (under = '' OR startsWith('phys-address.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `phys-address`,
-    argMaxState(tuple(CAST(_yk_v10, 'Array(String)')), if(has(leaves, 'higher-layer-if') OR (_yk_covers AND (under = '' OR startsWith('higher-layer-if.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `higher-layer-if`,
-    argMaxState(tuple(CAST(_yk_v11, 'Array(String)')), if(has(leaves, 'lower-layer-if') OR (_yk_covers AND (under = '' OR startsWith('lower-layer-if.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `lower-layer-if`,
-    argMaxState(tuple(CAST(_yk_v12, 'Nullable(UInt64)')), if(has(leaves, 'speed') OR (_yk_covers AND (under = '' OR startsWith('speed.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `speed`,
-    argMaxState(tuple(CAST(_yk_v13, 'Nullable(DateTime64(9, \'UTC\'))')), if(has(leaves, 'statistics.discontinuity-time') OR (_yk_covers AND (under = '' OR startsWith('statistics.discontinuity-time.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `statistics.discontinuity-time`,
-    argMaxState(tuple(CAST(_yk_v14, 'Nullable(UInt64)')), if(has(leaves, 'statistics.in-octets') OR (_yk_covers AND (under = '' OR startsWith('statistics.in-octets.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `statistics.in-octets`,
-    argMaxState(tuple(CAST(_yk_v15, 'Nullable(UInt64)')), if(has(leaves, 'statistics.in-unicast-pkts') OR (_yk_covers AND (under = '' OR startsWith('statistics.in-unicast-pkts.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `statistics.in-unicast-pkts`,
-    argMaxState(tuple(CAST(_yk_v16, 'Nullable(UInt64)')), if(has(leaves, 'statistics.in-broadcast-pkts') OR (_yk_covers AND (under = '' OR startsWith('statistics.in-broadcast-pkts.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `statistics.in-broadcast-pkts`,
-    argMaxState(tuple(CAST(_yk_v17, 'Nullable(UInt64)')), if(has(leaves, 'statistics.in-multicast-pkts') OR (_yk_covers AND (under = '' OR startsWith('statistics.in-multicast-pkts.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `statistics.in-multicast-pkts`,
-    argMaxState(tuple(CAST(_yk_v18, 'Nullable(UInt32)')), if(has(leaves, 'statistics.in-discards') OR (_yk_covers AND (under = '' OR startsWith('statistics.in-discards.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `statistics.in-discards`,
-    argMaxState(tuple(CAST(_yk_v19, 'Nullable(UInt32)')), if(has(leaves, 'statistics.in-errors') OR (_yk_covers AND (under = '' OR startsWith('statistics.in-errors.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `statistics.in-errors`,
-    argMaxState(tuple(CAST(_yk_v20, 'Nullable(UInt32)')), if(has(leaves, 'statistics.in-unknown-protos') OR (_yk_covers AND (under = '' OR startsWith('statistics.in-unknown-protos.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `statistics.in-unknown-protos`,
-    argMaxState(tuple(CAST(_yk_v21, 'Nullable(UInt64)')), if(has(leaves, 'statistics.out-octets') OR (_yk_covers AND (under = '' OR startsWith('statistics.out-octets.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `statistics.out-octets`,
-    argMaxState(tuple(CAST(_yk_v22, 'Nullable(UInt64)')), if(has(leaves, 'statistics.out-unicast-pkts') OR (_yk_covers AND (under = '' OR startsWith('statistics.out-unicast-pkts.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `statistics.out-unicast-pkts`,
-    argMaxState(tuple(CAST(_yk_v23, 'Nullable(UInt64)')), if(has(leaves, 'statistics.out-broadcast-pkts') OR (_yk_covers AND (under = '' OR startsWith('statistics.out-broadcast-pkts.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `statistics.out-broadcast-pkts`,
-    argMaxState(tuple(CAST(_yk_v24, 'Nullable(UInt64)')), if(has(leaves, 'statistics.out-multicast-pkts') OR (_yk_covers AND (under = '' OR startsWith('statistics.out-multicast-pkts.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `statistics.out-multicast-pkts`,
-    argMaxState(tuple(CAST(_yk_v25, 'Nullable(UInt32)')), if(has(leaves, 'statistics.out-discards') OR (_yk_covers AND (under = '' OR startsWith('statistics.out-discards.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `statistics.out-discards`,
-    argMaxState(tuple(CAST(_yk_v26, 'Nullable(UInt32)')), if(has(leaves, 'statistics.out-errors') OR (_yk_covers AND (under = '' OR startsWith('statistics.out-errors.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `statistics.out-errors`,
-    argMaxState(tuple(CAST(_yk_v27, 'Nullable(Bool)')), if(has(leaves, 'ietf-ip:ipv4.enabled') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv4.enabled.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `ietf-ip:ipv4.enabled`,
-    argMaxState(tuple(CAST(_yk_v28, 'Nullable(Bool)')), if(has(leaves, 'ietf-ip:ipv4.forwarding') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv4.forwarding.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `ietf-ip:ipv4.forwarding`,
-    argMaxState(tuple(CAST(_yk_v29, 'Nullable(UInt16)')), if(has(leaves, 'ietf-ip:ipv4.mtu') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv4.mtu.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `ietf-ip:ipv4.mtu`,
-    argMaxState(tuple(CAST(_yk_v30, 'String')), if(has(leaves, 'ietf-ip:ipv4.address') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv4.address.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `ietf-ip:ipv4.address`,
-    argMaxState(tuple(CAST(_yk_v31, 'String')), if(has(leaves, 'ietf-ip:ipv4.neighbor') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv4.neighbor.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `ietf-ip:ipv4.neighbor`,
-    argMaxState(tuple(CAST(_yk_v32, 'Nullable(Bool)')), if(has(leaves, 'ietf-ip:ipv6.enabled') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.enabled.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `ietf-ip:ipv6.enabled`,
-    argMaxState(tuple(CAST(_yk_v33, 'Nullable(Bool)')), if(has(leaves, 'ietf-ip:ipv6.forwarding') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.forwarding.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `ietf-ip:ipv6.forwarding`,
-    argMaxState(tuple(CAST(_yk_v34, 'Nullable(UInt32)')), if(has(leaves, 'ietf-ip:ipv6.mtu') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.mtu.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `ietf-ip:ipv6.mtu`,
-    argMaxState(tuple(CAST(_yk_v35, 'String')), if(has(leaves, 'ietf-ip:ipv6.address') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.address.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `ietf-ip:ipv6.address`,
-    argMaxState(tuple(CAST(_yk_v36, 'String')), if(has(leaves, 'ietf-ip:ipv6.neighbor') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.neighbor.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `ietf-ip:ipv6.neighbor`,
-    argMaxState(tuple(CAST(_yk_v37, 'Nullable(UInt32)')), if(has(leaves, 'ietf-ip:ipv6.dup-addr-detect-transmits') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.dup-addr-detect-transmits.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `ietf-ip:ipv6.dup-addr-detect-transmits`,
-    argMaxState(tuple(CAST(_yk_v38, 'Nullable(Bool)')), if(has(leaves, 'ietf-ip:ipv6.autoconf.create-global-addresses') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.autoconf.create-global-addresses.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `ietf-ip:ipv6.autoconf.create-global-addresses`,
-    argMaxState(tuple(CAST(_yk_v39, 'Nullable(Bool)')), if(has(leaves, 'ietf-ip:ipv6.autoconf.create-temporary-addresses') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.autoconf.create-temporary-addresses.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `ietf-ip:ipv6.autoconf.create-temporary-addresses`,
-    argMaxState(tuple(CAST(_yk_v40, 'Nullable(UInt32)')), if(has(leaves, 'ietf-ip:ipv6.autoconf.temporary-valid-lifetime') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.autoconf.temporary-valid-lifetime.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `ietf-ip:ipv6.autoconf.temporary-valid-lifetime`,
-    argMaxState(tuple(CAST(_yk_v41, 'Nullable(UInt32)')), if(has(leaves, 'ietf-ip:ipv6.autoconf.temporary-preferred-lifetime') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.autoconf.temporary-preferred-lifetime.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `ietf-ip:ipv6.autoconf.temporary-preferred-lifetime`
+    subscription_id,
+    event_time,
+    version,
+    tuple(version, toUInt8(operation IN ('delete', 'remove') AND under = '')) AS deleted,
+    `name`,
+    tuple(if(has(leaves, 'description') OR (_yk_covers AND (under = '' OR startsWith('description.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v1, 'Nullable(String)')) AS `description`,
+    tuple(if(has(leaves, 'type') OR (_yk_covers AND (under = '' OR startsWith('type.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v2, 'Nullable(String)')) AS `type`,
+    tuple(if(has(leaves, 'enabled') OR (_yk_covers AND (under = '' OR startsWith('enabled.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v3, 'Nullable(Bool)')) AS `enabled`,
+    tuple(if(has(leaves, 'link-up-down-trap-enable') OR (_yk_covers AND (under = '' OR startsWith('link-up-down-trap-enable.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v4, 'Nullable(String)')) AS `link-up-down-trap-enable`,
+    tuple(if(has(leaves, 'admin-status') OR (_yk_covers AND (under = '' OR startsWith('admin-status.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v5, 'Nullable(String)')) AS `admin-status`,
+    tuple(if(has(leaves, 'oper-status') OR (_yk_covers AND (under = '' OR startsWith('oper-status.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v6, 'Nullable(String)')) AS `oper-status`,
+    tuple(if(has(leaves, 'last-change') OR (_yk_covers AND (under = '' OR startsWith('last-change.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v7, 'Nullable(DateTime64(9, \'UTC\'))')) AS `last-change`,
+    tuple(if(has(leaves, 'if-index') OR (_yk_covers AND (under = '' OR startsWith('if-index.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v8, 'Nullable(Int32)')) AS `if-index`,
+    tuple(if(has(leaves, 'phys-address') OR (_yk_covers AND (under = '' OR startsWith('phys-address.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v9, 'Nullable(String)')) AS `phys-address`,
+    tuple(if(has(leaves, 'higher-layer-if') OR (_yk_covers AND (under = '' OR startsWith('higher-layer-if.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v10, 'Array(String)')) AS `higher-layer-if`,
+    tuple(if(has(leaves, 'lower-layer-if') OR (_yk_covers AND (under = '' OR startsWith('lower-layer-if.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v11, 'Array(String)')) AS `lower-layer-if`,
+    tuple(if(has(leaves, 'speed') OR (_yk_covers AND (under = '' OR startsWith('speed.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v12, 'Nullable(UInt64)')) AS `speed`,
+    tuple(if(has(leaves, 'statistics.discontinuity-time') OR (_yk_covers AND (under = '' OR startsWith('statistics.discontinuity-time.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v13, 'Nullable(DateTime64(9, \'UTC\'))')) AS `statistics.discontinuity-time`,
+    tuple(if(has(leaves, 'statistics.in-octets') OR (_yk_covers AND (under = '' OR startsWith('statistics.in-octets.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v14, 'Nullable(UInt64)')) AS `statistics.in-octets`,
+    tuple(if(has(leaves, 'statistics.in-unicast-pkts') OR (_yk_covers AND (under = '' OR startsWith('statistics.in-unicast-pkts.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v15, 'Nullable(UInt64)')) AS `statistics.in-unicast-pkts`,
+    tuple(if(has(leaves, 'statistics.in-broadcast-pkts') OR (_yk_covers AND (under = '' OR startsWith('statistics.in-broadcast-pkts.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v16, 'Nullable(UInt64)')) AS `statistics.in-broadcast-pkts`,
+    tuple(if(has(leaves, 'statistics.in-multicast-pkts') OR (_yk_covers AND (under = '' OR startsWith('statistics.in-multicast-pkts.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v17, 'Nullable(UInt64)')) AS `statistics.in-multicast-pkts`,
+    tuple(if(has(leaves, 'statistics.in-discards') OR (_yk_covers AND (under = '' OR startsWith('statistics.in-discards.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v18, 'Nullable(UInt32)')) AS `statistics.in-discards`,
+    tuple(if(has(leaves, 'statistics.in-errors') OR (_yk_covers AND (under = '' OR startsWith('statistics.in-errors.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v19, 'Nullable(UInt32)')) AS `statistics.in-errors`,
+    tuple(if(has(leaves, 'statistics.in-unknown-protos') OR (_yk_covers AND (under = '' OR startsWith('statistics.in-unknown-protos.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v20, 'Nullable(UInt32)')) AS `statistics.in-unknown-protos`,
+    tuple(if(has(leaves, 'statistics.out-octets') OR (_yk_covers AND (under = '' OR startsWith('statistics.out-octets.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v21, 'Nullable(UInt64)')) AS `statistics.out-octets`,
+    tuple(if(has(leaves, 'statistics.out-unicast-pkts') OR (_yk_covers AND (under = '' OR startsWith('statistics.out-unicast-pkts.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v22, 'Nullable(UInt64)')) AS `statistics.out-unicast-pkts`,
+    tuple(if(has(leaves, 'statistics.out-broadcast-pkts') OR (_yk_covers AND (under = '' OR startsWith('statistics.out-broadcast-pkts.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v23, 'Nullable(UInt64)')) AS `statistics.out-broadcast-pkts`,
+    tuple(if(has(leaves, 'statistics.out-multicast-pkts') OR (_yk_covers AND (under = '' OR startsWith('statistics.out-multicast-pkts.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v24, 'Nullable(UInt64)')) AS `statistics.out-multicast-pkts`,
+    tuple(if(has(leaves, 'statistics.out-discards') OR (_yk_covers AND (under = '' OR startsWith('statistics.out-discards.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v25, 'Nullable(UInt32)')) AS `statistics.out-discards`,
+    tuple(if(has(leaves, 'statistics.out-errors') OR (_yk_covers AND (under = '' OR startsWith('statistics.out-errors.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v26, 'Nullable(UInt32)')) AS `statistics.out-errors`,
+    tuple(if(has(leaves, 'ietf-ip:ipv4.enabled') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv4.enabled.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v27, 'Nullable(Bool)')) AS `ietf-ip:ipv4.enabled`,
+    tuple(if(has(leaves, 'ietf-ip:ipv4.forwarding') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv4.forwarding.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v28, 'Nullable(Bool)')) AS `ietf-ip:ipv4.forwarding`,
+    tuple(if(has(leaves, 'ietf-ip:ipv4.mtu') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv4.mtu.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v29, 'Nullable(UInt16)')) AS `ietf-ip:ipv4.mtu`,
+    tuple(if(has(leaves, 'ietf-ip:ipv4.address') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv4.address.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v30, 'String')) AS `ietf-ip:ipv4.address`,
+    tuple(if(has(leaves, 'ietf-ip:ipv4.neighbor') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv4.neighbor.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v31, 'String')) AS `ietf-ip:ipv4.neighbor`,
+    tuple(if(has(leaves, 'ietf-ip:ipv6.enabled') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.enabled.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v32, 'Nullable(Bool)')) AS `ietf-ip:ipv6.enabled`,
+    tuple(if(has(leaves, 'ietf-ip:ipv6.forwarding') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.forwarding.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v33, 'Nullable(Bool)')) AS `ietf-ip:ipv6.forwarding`,
+    tuple(if(has(leaves, 'ietf-ip:ipv6.mtu') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.mtu.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v34, 'Nullable(UInt32)')) AS `ietf-ip:ipv6.mtu`,
+    tuple(if(has(leaves, 'ietf-ip:ipv6.address') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.address.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v35, 'String')) AS `ietf-ip:ipv6.address`,
+    tuple(if(has(leaves, 'ietf-ip:ipv6.neighbor') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.neighbor.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v36, 'String')) AS `ietf-ip:ipv6.neighbor`,
+    tuple(if(has(leaves, 'ietf-ip:ipv6.dup-addr-detect-transmits') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.dup-addr-detect-transmits.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v37, 'Nullable(UInt32)')) AS `ietf-ip:ipv6.dup-addr-detect-transmits`,
+    tuple(if(has(leaves, 'ietf-ip:ipv6.autoconf.create-global-addresses') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.autoconf.create-global-addresses.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v38, 'Nullable(Bool)')) AS `ietf-ip:ipv6.autoconf.create-global-addresses`,
+    tuple(if(has(leaves, 'ietf-ip:ipv6.autoconf.create-temporary-addresses') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.autoconf.create-temporary-addresses.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v39, 'Nullable(Bool)')) AS `ietf-ip:ipv6.autoconf.create-temporary-addresses`,
+    tuple(if(has(leaves, 'ietf-ip:ipv6.autoconf.temporary-valid-lifetime') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.autoconf.temporary-valid-lifetime.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v40, 'Nullable(UInt32)')) AS `ietf-ip:ipv6.autoconf.temporary-valid-lifetime`,
+    tuple(if(has(leaves, 'ietf-ip:ipv6.autoconf.temporary-preferred-lifetime') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.autoconf.temporary-preferred-lifetime.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v41, 'Nullable(UInt32)')) AS `ietf-ip:ipv6.autoconf.temporary-preferred-lifetime`
 FROM (
     SELECT
-        node, instance_path, operation, under, leaves,
-        subscription_id AS _yk_subscription, event_time AS _yk_time, version AS _yk_version,
+        node, instance_path, subscription_id, event_time, version, operation, under, leaves,
         operation IN ('replace', 'create', 'delete', 'remove') AS _yk_covers,
-        `name` AS _yk_k1,
+        `name`,
         `description` AS _yk_v1,
         `type` AS _yk_v2,
         `enabled` AS _yk_v3,
@@ -792,8 +789,7 @@ FROM (
         `ietf-ip:ipv6.autoconf.temporary-valid-lifetime` AS _yk_v40,
         `ietf-ip:ipv6.autoconf.temporary-preferred-lifetime` AS _yk_v41
     FROM `yangkey`.`netops-current-state-if-interfaces-interface__iparsed`
-)
-GROUP BY node, instance_path;
+);
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS `yangkey`.`netops-current-state-if-interfaces-interface__mv_iparse`
 TO `yangkey`.`netops-current-state-if-interfaces-interface__iparsed`
@@ -1088,12 +1084,12 @@ CREATE TABLE IF NOT EXISTS `yangkey`.`netops-state-change-if-interfaces-interfac
     `subscription_id` SimpleAggregateFunction(max, UInt64),
     `event_time` SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
     `version` SimpleAggregateFunction(max, UInt256),
-    `deleted` AggregateFunction(argMax, UInt8, UInt256),
+    `deleted` SimpleAggregateFunction(max, Tuple(UInt256, UInt8)),
     `interface.name` SimpleAggregateFunction(any, String),
     `ip` SimpleAggregateFunction(any, String),
-    `prefix-length` AggregateFunction(argMax, Tuple(Nullable(UInt8)), UInt256),
-    `netmask` AggregateFunction(argMax, Tuple(Nullable(String)), UInt256),
-    `origin` AggregateFunction(argMax, Tuple(Nullable(String)), UInt256)
+    `prefix-length` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt8))),
+    `netmask` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(String))),
+    `origin` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(String)))
 )
 ENGINE = AggregatingMergeTree
 ORDER BY (node, instance_path)
@@ -1108,12 +1104,12 @@ AS SELECT
     max(version) AS version,
     any(`interface.name`) AS `interface.name`,
     any(`ip`) AS `ip`,
-    tupleElement(argMaxMerge(`prefix-length`), 1) AS `prefix-length`,
-    tupleElement(argMaxMerge(`netmask`), 1) AS `netmask`,
-    tupleElement(argMaxMerge(`origin`), 1) AS `origin`
+    tupleElement(max(`prefix-length`), 2) AS `prefix-length`,
+    tupleElement(max(`netmask`), 2) AS `netmask`,
+    tupleElement(max(`origin`), 2) AS `origin`
 FROM `yangkey`.`netops-state-change-if-interfaces-interface-ip-ipv4-address__istate`
 GROUP BY node, instance_path
-HAVING argMaxMerge(deleted) = 0;
+HAVING tupleElement(max(deleted), 2) = 0;
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-state-change-if-interfaces-interface-ip-ipv4-address__iparsed`
 (
@@ -1148,28 +1144,26 @@ TO `yangkey`.`netops-state-change-if-interfaces-interface-ip-ipv4-address__istat
 AS SELECT
     node,
     instance_path,
-    max(_yk_subscription) AS subscription_id,
-    max(_yk_time) AS event_time,
-    max(_yk_version) AS version,
-    argMaxState(toUInt8(operation IN ('delete', 'remove') AND under = ''), _yk_version) AS deleted,
-    any(_yk_k1) AS `interface.name`,
-    any(_yk_k2) AS `ip`,
-    argMaxState(tuple(CAST(_yk_v1, 'Nullable(UInt8)')), if(has(leaves, 'prefix-length') OR (_yk_covers AND (under = '' OR startsWith('prefix-length.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `prefix-length`,
-    argMaxState(tuple(CAST(_yk_v2, 'Nullable(String)')), if(has(leaves, 'netmask') OR (_yk_covers AND (under = '' OR startsWith('netmask.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `netmask`,
-    argMaxState(tuple(CAST(_yk_v3, 'Nullable(String)')), if(has(leaves, 'origin') OR (_yk_covers AND (under = '' OR startsWith('origin.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `origin`
+    subscription_id,
+    event_time,
+    version,
+    tuple(version, toUInt8(operation IN ('delete', 'remove') AND under = '')) AS deleted,
+    `interface.name`,
+    `ip`,
+    tuple(if(has(leaves, 'prefix-length') OR (_yk_covers AND (under = '' OR startsWith('prefix-length.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v1, 'Nullable(UInt8)')) AS `prefix-length`,
+    tuple(if(has(leaves, 'netmask') OR (_yk_covers AND (under = '' OR startsWith('netmask.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v2, 'Nullable(String)')) AS `netmask`,
+    tuple(if(has(leaves, 'origin') OR (_yk_covers AND (under = '' OR startsWith('origin.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v3, 'Nullable(String)')) AS `origin`
 FROM (
     SELECT
-        node, instance_path, operation, under, leaves,
-        subscription_id AS _yk_subscription, event_time AS _yk_time, version AS _yk_version,
+        node, instance_path, subscription_id, event_time, version, operation, under, leaves,
         operation IN ('replace', 'create', 'delete', 'remove') AS _yk_covers,
-        `interface.name` AS _yk_k1,
-        `ip` AS _yk_k2,
+        `interface.name`,
+        `ip`,
         `prefix-length` AS _yk_v1,
         `netmask` AS _yk_v2,
         `origin` AS _yk_v3
     FROM `yangkey`.`netops-state-change-if-interfaces-interface-ip-ipv4-address__iparsed`
-)
-GROUP BY node, instance_path;
+);
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS `yangkey`.`netops-state-change-if-interfaces-interface-ip-ipv4-address__mv_iparse`
 TO `yangkey`.`netops-state-change-if-interfaces-interface-ip-ipv4-address__iparsed`
@@ -1423,8 +1417,8 @@ CREATE TABLE IF NOT EXISTS `yangkey`.`netops-state-change-sys-system-dns-resolve
     `subscription_id` SimpleAggregateFunction(max, UInt64),
     `event_time` SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
     `version` SimpleAggregateFunction(max, UInt256),
-    `deleted` AggregateFunction(argMax, UInt8, UInt256),
-    `search` AggregateFunction(argMax, Tuple(Nullable(String)), UInt256)
+    `deleted` SimpleAggregateFunction(max, Tuple(UInt256, UInt8)),
+    `search` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(String)))
 )
 ENGINE = AggregatingMergeTree
 ORDER BY (node, instance_path)
@@ -1437,10 +1431,10 @@ AS SELECT
     max(subscription_id) AS subscription_id,
     max(event_time) AS event_time,
     max(version) AS version,
-    tupleElement(argMaxMerge(`search`), 1) AS `search`
+    tupleElement(max(`search`), 2) AS `search`
 FROM `yangkey`.`netops-state-change-sys-system-dns-resolver-search__istate`
 GROUP BY node, instance_path
-HAVING argMaxMerge(deleted) = 0;
+HAVING tupleElement(max(deleted), 2) = 0;
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-state-change-sys-system-dns-resolver-search__iparsed`
 (
@@ -1471,20 +1465,18 @@ TO `yangkey`.`netops-state-change-sys-system-dns-resolver-search__istate`
 AS SELECT
     node,
     instance_path,
-    max(_yk_subscription) AS subscription_id,
-    max(_yk_time) AS event_time,
-    max(_yk_version) AS version,
-    argMaxState(toUInt8(operation IN ('delete', 'remove') AND under = ''), _yk_version) AS deleted,
-    argMaxState(tuple(CAST(_yk_v1, 'Nullable(String)')), if(has(leaves, 'search') OR (_yk_covers AND (under = '' OR startsWith('search.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `search`
+    subscription_id,
+    event_time,
+    version,
+    tuple(version, toUInt8(operation IN ('delete', 'remove') AND under = '')) AS deleted,
+    tuple(if(has(leaves, 'search') OR (_yk_covers AND (under = '' OR startsWith('search.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v1, 'Nullable(String)')) AS `search`
 FROM (
     SELECT
-        node, instance_path, operation, under, leaves,
-        subscription_id AS _yk_subscription, event_time AS _yk_time, version AS _yk_version,
+        node, instance_path, subscription_id, event_time, version, operation, under, leaves,
         operation IN ('replace', 'create', 'delete', 'remove') AS _yk_covers,
         `search` AS _yk_v1
     FROM `yangkey`.`netops-state-change-sys-system-dns-resolver-search__iparsed`
-)
-GROUP BY node, instance_path;
+);
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS `yangkey`.`netops-state-change-sys-system-dns-resolver-search__mv_iparse`
 TO `yangkey`.`netops-state-change-sys-system-dns-resolver-search__iparsed`
@@ -1748,22 +1740,22 @@ CREATE TABLE IF NOT EXISTS `yangkey`.`netops-stats-if-interfaces-interface-stati
     `subscription_id` SimpleAggregateFunction(max, UInt64),
     `event_time` SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
     `version` SimpleAggregateFunction(max, UInt256),
-    `deleted` AggregateFunction(argMax, UInt8, UInt256),
+    `deleted` SimpleAggregateFunction(max, Tuple(UInt256, UInt8)),
     `interface.name` SimpleAggregateFunction(any, String),
-    `discontinuity-time` AggregateFunction(argMax, Tuple(Nullable(DateTime64(9, 'UTC'))), UInt256),
-    `in-octets` AggregateFunction(argMax, Tuple(Nullable(UInt64)), UInt256),
-    `in-unicast-pkts` AggregateFunction(argMax, Tuple(Nullable(UInt64)), UInt256),
-    `in-broadcast-pkts` AggregateFunction(argMax, Tuple(Nullable(UInt64)), UInt256),
-    `in-multicast-pkts` AggregateFunction(argMax, Tuple(Nullable(UInt64)), UInt256),
-    `in-discards` AggregateFunction(argMax, Tuple(Nullable(UInt32)), UInt256),
-    `in-errors` AggregateFunction(argMax, Tuple(Nullable(UInt32)), UInt256),
-    `in-unknown-protos` AggregateFunction(argMax, Tuple(Nullable(UInt32)), UInt256),
-    `out-octets` AggregateFunction(argMax, Tuple(Nullable(UInt64)), UInt256),
-    `out-unicast-pkts` AggregateFunction(argMax, Tuple(Nullable(UInt64)), UInt256),
-    `out-broadcast-pkts` AggregateFunction(argMax, Tuple(Nullable(UInt64)), UInt256),
-    `out-multicast-pkts` AggregateFunction(argMax, Tuple(Nullable(UInt64)), UInt256),
-    `out-discards` AggregateFunction(argMax, Tuple(Nullable(UInt32)), UInt256),
-    `out-errors` AggregateFunction(argMax, Tuple(Nullable(UInt32)), UInt256)
+    `discontinuity-time` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(DateTime64(9, 'UTC')))),
+    `in-octets` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
+    `in-unicast-pkts` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
+    `in-broadcast-pkts` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
+    `in-multicast-pkts` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
+    `in-discards` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32))),
+    `in-errors` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32))),
+    `in-unknown-protos` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32))),
+    `out-octets` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
+    `out-unicast-pkts` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
+    `out-broadcast-pkts` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
+    `out-multicast-pkts` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
+    `out-discards` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32))),
+    `out-errors` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32)))
 )
 ENGINE = AggregatingMergeTree
 ORDER BY (node, instance_path)
@@ -1777,23 +1769,23 @@ AS SELECT
     max(event_time) AS event_time,
     max(version) AS version,
     any(`interface.name`) AS `interface.name`,
-    tupleElement(argMaxMerge(`discontinuity-time`), 1) AS `discontinuity-time`,
-    tupleElement(argMaxMerge(`in-octets`), 1) AS `in-octets`,
-    tupleElement(argMaxMerge(`in-unicast-pkts`), 1) AS `in-unicast-pkts`,
-    tupleElement(argMaxMerge(`in-broadcast-pkts`), 1) AS `in-broadcast-pkts`,
-    tupleElement(argMaxMerge(`in-multicast-pkts`), 1) AS `in-multicast-pkts`,
-    tupleElement(argMaxMerge(`in-discards`), 1) AS `in-discards`,
-    tupleElement(argMaxMerge(`in-errors`), 1) AS `in-errors`,
-    tupleElement(argMaxMerge(`in-unknown-protos`), 1) AS `in-unknown-protos`,
-    tupleElement(argMaxMerge(`out-octets`), 1) AS `out-octets`,
-    tupleElement(argMaxMerge(`out-unicast-pkts`), 1) AS `out-unicast-pkts`,
-    tupleElement(argMaxMerge(`out-broadcast-pkts`), 1) AS `out-broadcast-pkts`,
-    tupleElement(argMaxMerge(`out-multicast-pkts`), 1) AS `out-multicast-pkts`,
-    tupleElement(argMaxMerge(`out-discards`), 1) AS `out-discards`,
-    tupleElement(argMaxMerge(`out-errors`), 1) AS `out-errors`
+    tupleElement(max(`discontinuity-time`), 2) AS `discontinuity-time`,
+    tupleElement(max(`in-octets`), 2) AS `in-octets`,
+    tupleElement(max(`in-unicast-pkts`), 2) AS `in-unicast-pkts`,
+    tupleElement(max(`in-broadcast-pkts`), 2) AS `in-broadcast-pkts`,
+    tupleElement(max(`in-multicast-pkts`), 2) AS `in-multicast-pkts`,
+    tupleElement(max(`in-discards`), 2) AS `in-discards`,
+    tupleElement(max(`in-errors`), 2) AS `in-errors`,
+    tupleElement(max(`in-unknown-protos`), 2) AS `in-unknown-protos`,
+    tupleElement(max(`out-octets`), 2) AS `out-octets`,
+    tupleElement(max(`out-unicast-pkts`), 2) AS `out-unicast-pkts`,
+    tupleElement(max(`out-broadcast-pkts`), 2) AS `out-broadcast-pkts`,
+    tupleElement(max(`out-multicast-pkts`), 2) AS `out-multicast-pkts`,
+    tupleElement(max(`out-discards`), 2) AS `out-discards`,
+    tupleElement(max(`out-errors`), 2) AS `out-errors`
 FROM `yangkey`.`netops-stats-if-interfaces-interface-statistics__istate`
 GROUP BY node, instance_path
-HAVING argMaxMerge(deleted) = 0;
+HAVING tupleElement(max(deleted), 2) = 0;
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-stats-if-interfaces-interface-statistics__iparsed`
 (
@@ -1838,31 +1830,30 @@ TO `yangkey`.`netops-stats-if-interfaces-interface-statistics__istate`
 AS SELECT
     node,
     instance_path,
-    max(_yk_subscription) AS subscription_id,
-    max(_yk_time) AS event_time,
-    max(_yk_version) AS version,
-    argMaxState(toUInt8(operation IN ('delete', 'remove') AND under = ''), _yk_version) AS deleted,
-    any(_yk_k1) AS `interface.name`,
-    argMaxState(tuple(CAST(_yk_v1, 'Nullable(DateTime64(9, \'UTC\'))')), if(has(leaves, 'discontinuity-time') OR (_yk_covers AND (under = '' OR startsWith('discontinuity-time.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `discontinuity-time`,
-    argMaxState(tuple(CAST(_yk_v2, 'Nullable(UInt64)')), if(has(leaves, 'in-octets') OR (_yk_covers AND (under = '' OR startsWith('in-octets.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `in-octets`,
-    argMaxState(tuple(CAST(_yk_v3, 'Nullable(UInt64)')), if(has(leaves, 'in-unicast-pkts') OR (_yk_covers AND (under = '' OR startsWith('in-unicast-pkts.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `in-unicast-pkts`,
-    argMaxState(tuple(CAST(_yk_v4, 'Nullable(UInt64)')), if(has(leaves, 'in-broadcast-pkts') OR (_yk_covers AND (under = '' OR startsWith('in-broadcast-pkts.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `in-broadcast-pkts`,
-    argMaxState(tuple(CAST(_yk_v5, 'Nullable(UInt64)')), if(has(leaves, 'in-multicast-pkts') OR (_yk_covers AND (under = '' OR startsWith('in-multicast-pkts.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `in-multicast-pkts`,
-    argMaxState(tuple(CAST(_yk_v6, 'Nullable(UInt32)')), if(has(leaves, 'in-discards') OR (_yk_covers AND (under = '' OR startsWith('in-discards.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `in-discards`,
-    argMaxState(tuple(CAST(_yk_v7, 'Nullable(UInt32)')), if(has(leaves, 'in-errors') OR (_yk_covers AND (under = '' OR startsWith('in-errors.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `in-errors`,
-    argMaxState(tuple(CAST(_yk_v8, 'Nullable(UInt32)')), if(has(leaves, 'in-unknown-protos') OR (_yk_covers AND (under = '' OR startsWith('in-unknown-protos.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `in-unknown-protos`,
-    argMaxState(tuple(CAST(_yk_v9, 'Nullable(UInt64)')), if(has(leaves, 'out-octets') OR (_yk_covers AND (under = '' OR startsWith('out-octets.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `out-octets`,
-    argMaxState(tuple(CAST(_yk_v10, 'Nullable(UInt64)')), if(has(leaves, 'out-unicast-pkts') OR (_yk_covers AND (under = '' OR startsWith('out-unicast-pkts.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `out-unicast-pkts`,
-    argMaxState(tuple(CAST(_yk_v11, 'Nullable(UInt64)')), if(has(leaves, 'out-broadcast-pkts') OR (_yk_covers AND (under = '' OR startsWith('out-broadcast-pkts.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `out-broadcast-pkts`,
-    argMaxState(tuple(CAST(_yk_v12, 'Nullable(UInt64)')), if(has(leaves, 'out-multicast-pkts') OR (_yk_covers AND (under = '' OR startsWith('out-multicast-pkts.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `out-multicast-pkts`,
-    argMaxState(tuple(CAST(_yk_v13, 'Nullable(UInt32)')), if(has(leaves, 'out-discards') OR (_yk_covers AND (under = '' OR startsWith('out-discards.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `out-discards`,
-    argMaxState(tuple(CAST(_yk_v14, 'Nullable(UInt32)')), if(has(leaves, 'out-errors') OR (_yk_covers AND (under = '' OR startsWith('out-errors.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `out-errors`
+    subscription_id,
+    event_time,
+    version,
+    tuple(version, toUInt8(operation IN ('delete', 'remove') AND under = '')) AS deleted,
+    `interface.name`,
+    tuple(if(has(leaves, 'discontinuity-time') OR (_yk_covers AND (under = '' OR startsWith('discontinuity-time.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v1, 'Nullable(DateTime64(9, \'UTC\'))')) AS `discontinuity-time`,
+    tuple(if(has(leaves, 'in-octets') OR (_yk_covers AND (under = '' OR startsWith('in-octets.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v2, 'Nullable(UInt64)')) AS `in-octets`,
+    tuple(if(has(leaves, 'in-unicast-pkts') OR (_yk_covers AND (under = '' OR startsWith('in-unicast-pkts.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v3, 'Nullable(UInt64)')) AS `in-unicast-pkts`,
+    tuple(if(has(leaves, 'in-broadcast-pkts') OR (_yk_covers AND (under = '' OR startsWith('in-broadcast-pkts.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v4, 'Nullable(UInt64)')) AS `in-broadcast-pkts`,
+    tuple(if(has(leaves, 'in-multicast-pkts') OR (_yk_covers AND (under = '' OR startsWith('in-multicast-pkts.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v5, 'Nullable(UInt64)')) AS `in-multicast-pkts`,
+    tuple(if(has(leaves, 'in-discards') OR (_yk_covers AND (under = '' OR startsWith('in-discards.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v6, 'Nullable(UInt32)')) AS `in-discards`,
+    tuple(if(has(leaves, 'in-errors') OR (_yk_covers AND (under = '' OR startsWith('in-errors.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v7, 'Nullable(UInt32)')) AS `in-errors`,
+    tuple(if(has(leaves, 'in-unknown-protos') OR (_yk_covers AND (under = '' OR startsWith('in-unknown-protos.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v8, 'Nullable(UInt32)')) AS `in-unknown-protos`,
+    tuple(if(has(leaves, 'out-octets') OR (_yk_covers AND (under = '' OR startsWith('out-octets.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v9, 'Nullable(UInt64)')) AS `out-octets`,
+    tuple(if(has(leaves, 'out-unicast-pkts') OR (_yk_covers AND (under = '' OR startsWith('out-unicast-pkts.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v10, 'Nullable(UInt64)')) AS `out-unicast-pkts`,
+    tuple(if(has(leaves, 'out-broadcast-pkts') OR (_yk_covers AND (under = '' OR startsWith('out-broadcast-pkts.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v11, 'Nullable(UInt64)')) AS `out-broadcast-pkts`,
+    tuple(if(has(leaves, 'out-multicast-pkts') OR (_yk_covers AND (under = '' OR startsWith('out-multicast-pkts.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v12, 'Nullable(UInt64)')) AS `out-multicast-pkts`,
+    tuple(if(has(leaves, 'out-discards') OR (_yk_covers AND (under = '' OR startsWith('out-discards.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v13, 'Nullable(UInt32)')) AS `out-discards`,
+    tuple(if(has(leaves, 'out-errors') OR (_yk_covers AND (under = '' OR startsWith('out-errors.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v14, 'Nullable(UInt32)')) AS `out-errors`
 FROM (
     SELECT
-        node, instance_path, operation, under, leaves,
-        subscription_id AS _yk_subscription, event_time AS _yk_time, version AS _yk_version,
+        node, instance_path, subscription_id, event_time, version, operation, under, leaves,
         operation IN ('replace', 'create', 'delete', 'remove') AS _yk_covers,
-        `interface.name` AS _yk_k1,
+        `interface.name`,
         `discontinuity-time` AS _yk_v1,
         `in-octets` AS _yk_v2,
         `in-unicast-pkts` AS _yk_v3,
@@ -1878,8 +1869,7 @@ FROM (
         `out-discards` AS _yk_v13,
         `out-errors` AS _yk_v14
     FROM `yangkey`.`netops-stats-if-interfaces-interface-statistics__iparsed`
-)
-GROUP BY node, instance_path;
+);
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS `yangkey`.`netops-stats-if-interfaces-interface-statistics__mv_iparse`
 TO `yangkey`.`netops-stats-if-interfaces-interface-statistics__iparsed`
@@ -2144,9 +2134,9 @@ CREATE TABLE IF NOT EXISTS `yangkey`.`netops-stats-sys-system-clock__istate`
     `subscription_id` SimpleAggregateFunction(max, UInt64),
     `event_time` SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
     `version` SimpleAggregateFunction(max, UInt256),
-    `deleted` AggregateFunction(argMax, UInt8, UInt256),
-    `timezone-name` AggregateFunction(argMax, Tuple(Nullable(String)), UInt256),
-    `timezone-utc-offset` AggregateFunction(argMax, Tuple(Nullable(Int16)), UInt256)
+    `deleted` SimpleAggregateFunction(max, Tuple(UInt256, UInt8)),
+    `timezone-name` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(String))),
+    `timezone-utc-offset` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(Int16)))
 )
 ENGINE = AggregatingMergeTree
 ORDER BY (node, instance_path)
@@ -2159,11 +2149,11 @@ AS SELECT
     max(subscription_id) AS subscription_id,
     max(event_time) AS event_time,
     max(version) AS version,
-    tupleElement(argMaxMerge(`timezone-name`), 1) AS `timezone-name`,
-    tupleElement(argMaxMerge(`timezone-utc-offset`), 1) AS `timezone-utc-offset`
+    tupleElement(max(`timezone-name`), 2) AS `timezone-name`,
+    tupleElement(max(`timezone-utc-offset`), 2) AS `timezone-utc-offset`
 FROM `yangkey`.`netops-stats-sys-system-clock__istate`
 GROUP BY node, instance_path
-HAVING argMaxMerge(deleted) = 0;
+HAVING tupleElement(max(deleted), 2) = 0;
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-stats-sys-system-clock__iparsed`
 (
@@ -2195,22 +2185,20 @@ TO `yangkey`.`netops-stats-sys-system-clock__istate`
 AS SELECT
     node,
     instance_path,
-    max(_yk_subscription) AS subscription_id,
-    max(_yk_time) AS event_time,
-    max(_yk_version) AS version,
-    argMaxState(toUInt8(operation IN ('delete', 'remove') AND under = ''), _yk_version) AS deleted,
-    argMaxState(tuple(CAST(_yk_v1, 'Nullable(String)')), if(has(leaves, 'timezone-name') OR (_yk_covers AND (under = '' OR startsWith('timezone-name.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `timezone-name`,
-    argMaxState(tuple(CAST(_yk_v2, 'Nullable(Int16)')), if(has(leaves, 'timezone-utc-offset') OR (_yk_covers AND (under = '' OR startsWith('timezone-utc-offset.', concat(under, '.')))), _yk_version, toUInt256(0))) AS `timezone-utc-offset`
+    subscription_id,
+    event_time,
+    version,
+    tuple(version, toUInt8(operation IN ('delete', 'remove') AND under = '')) AS deleted,
+    tuple(if(has(leaves, 'timezone-name') OR (_yk_covers AND (under = '' OR startsWith('timezone-name.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v1, 'Nullable(String)')) AS `timezone-name`,
+    tuple(if(has(leaves, 'timezone-utc-offset') OR (_yk_covers AND (under = '' OR startsWith('timezone-utc-offset.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v2, 'Nullable(Int16)')) AS `timezone-utc-offset`
 FROM (
     SELECT
-        node, instance_path, operation, under, leaves,
-        subscription_id AS _yk_subscription, event_time AS _yk_time, version AS _yk_version,
+        node, instance_path, subscription_id, event_time, version, operation, under, leaves,
         operation IN ('replace', 'create', 'delete', 'remove') AS _yk_covers,
         `timezone-name` AS _yk_v1,
         `timezone-utc-offset` AS _yk_v2
     FROM `yangkey`.`netops-stats-sys-system-clock__iparsed`
-)
-GROUP BY node, instance_path;
+);
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS `yangkey`.`netops-stats-sys-system-clock__mv_iparse`
 TO `yangkey`.`netops-stats-sys-system-clock__iparsed`

@@ -357,8 +357,8 @@ def test_an_older_replay_never_wins(pipe: Pipe, order: Sequence[int]) -> None:
 def test_one_batch_applies_its_patches_by_version_in_any_order(
     pipe: Pipe, order: Sequence[int]
 ) -> None:
-    # the state view aggregates each insert block before the table merges: the versions must
-    # decide within a block too, a replace clearing leaves, a newer delete hiding eth1
+    # one insert block (an ingest batch): the versions must decide within a block too (the
+    # table merges a block's rows on insert), a replace clearing leaves, a newer delete hiding eth1
     steps = [
         patch([edit("merge", f"{IF}=eth0", iface_value("eth0", description="a", enabled=True)),
                edit("merge", f"{IF}=eth1", iface_value("eth1", description="b"))],

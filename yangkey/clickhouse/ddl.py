@@ -31,8 +31,8 @@ instance feed: docs/design.md#instance-feed):
     instance history, ``MergeTree ORDER BY (node, instance_path, event_time)``, TTL = retention.
 ``T__istate`` + view ``T__mv_istate``, view ``T__instances``
     instance state, ``AggregatingMergeTree ORDER BY (node, instance_path)`` with one
-    ``argMax(tuple(value), version)`` state per leaf (yang-patch: a leaf keeps the value of the
-    highest version that carried it); ``T__instances`` shows the live instances.
+    ``max((version, value))`` per leaf (yang-patch: a leaf keeps the value of the highest
+    version that carried it); ``T__instances`` shows the live instances.
 
 Per database: ``errors`` (undecodable messages of every topic plus the dead-letter topic, whose
 queue ``D__queue`` has the view ``D__mv_errors``), and the ``Merge`` tables ``history`` and
@@ -474,10 +474,10 @@ class _Renderer:
                 ("subscription_id", "SimpleAggregateFunction(max, UInt64)"),
                 ("event_time", "SimpleAggregateFunction(max, DateTime64(9, 'UTC'))"),
                 ("version", "SimpleAggregateFunction(max, UInt256)"),
-                ("deleted", "AggregateFunction(argMax, UInt8, UInt256)"),
+                ("deleted", "SimpleAggregateFunction(max, Tuple(UInt256, UInt8))"),
                 *((c.name, f"SimpleAggregateFunction(any, {c.type})") for c in key_columns),
                 *(
-                    (c.name, f"AggregateFunction(argMax, Tuple({state_types[c.name]}), UInt256)")
+                    (c.name, f"SimpleAggregateFunction(max, Tuple(UInt256, {state_types[c.name]}))")
                     for c in value_columns
                 ),
             ],
