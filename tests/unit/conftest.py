@@ -9,9 +9,10 @@ tests read as data, not as string plumbing.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from lxml import etree
@@ -20,6 +21,9 @@ from yangkey.keys import DerivedKey, KeyDeriver
 from yangkey.notifications import decode
 from yangkey.schema import SchemaContext
 from yangkey.templates import CompiledSubscription, compile_subscription
+
+if TYPE_CHECKING:
+    from yangkey.clickhouse.apply import ChdbConnection
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
 REPO_DIR = TESTS_DIR.parent
@@ -245,3 +249,17 @@ def ietf(ietf_schema: SchemaContext) -> KeyHelper:
 @pytest.fixture(scope="session")
 def fx(fx_schema: SchemaContext) -> KeyHelper:
     return KeyHelper(fx_schema)
+
+
+@pytest.fixture(scope="module")
+def conn() -> Iterator[ChdbConnection]:
+    """An embedded ClickHouse (chdb) in a temporary directory, one per test module; imported
+    here, not at the top, so that a core-only install still collects this conftest."""
+    from yangkey.clickhouse.apply import ChdbConnection  # noqa: PLC0415
+
+    with tempfile.TemporaryDirectory() as path:
+        connection = ChdbConnection(path)
+        try:
+            yield connection
+        finally:
+            connection.close()

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import base64
 import itertools
-import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -55,16 +54,6 @@ def spec(name: str, compaction: bool) -> TopicSpec:
 
 
 TOPICS = (spec(IF_TOPIC, True), spec(CLOCK_TOPIC, False))
-
-
-@pytest.fixture(scope="module")
-def conn() -> Iterator[ChdbConnection]:
-    with tempfile.TemporaryDirectory() as path:
-        connection = ChdbConnection(path)
-        try:
-            yield connection
-        finally:
-            connection.close()
 
 
 @pytest.fixture

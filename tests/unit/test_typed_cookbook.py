@@ -9,8 +9,6 @@ computes in Python.
 from __future__ import annotations
 
 import re
-import tempfile
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -34,16 +32,6 @@ def cookbook(name: str) -> str:
     found = [b for b in blocks if b.startswith(f"-- cookbook: {name}\n")]
     assert len(found) == 1, f"README has no single cookbook block {name!r}"
     return found[0]
-
-
-@pytest.fixture(scope="module")
-def conn() -> Iterator[ChdbConnection]:
-    with tempfile.TemporaryDirectory() as path:
-        connection = ChdbConnection(path)
-        try:
-            yield connection
-        finally:
-            connection.close()
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,7 @@ keyed messages (MessageBuilder) with the instance feed header that ingest adds
 from __future__ import annotations
 
 import json
-import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -111,16 +110,6 @@ def test_tricky_types() -> None:
 
 
 # -- chdb pipeline ---------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def conn() -> Iterator[ChdbConnection]:
-    with tempfile.TemporaryDirectory() as path:
-        connection = ChdbConnection(path)
-        try:
-            yield connection
-        finally:
-            connection.close()
 
 
 @pytest.fixture(scope="module")
