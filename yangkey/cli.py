@@ -23,6 +23,7 @@ from yangkey.errors import InputError, YangkeyError
 from yangkey.options import (
     ENV_PROFILE,
     PROFILE_META,
+    catalog_topic_option,
     format_option,
     resolve_format,
     subscriptions_options,
@@ -616,13 +617,7 @@ def catalog() -> None:
     default=None,
     help="Kafka bootstrap servers: show the shared catalog (learned subscriptions too).",
 )
-@click.option(
-    "--catalog-topic",
-    default="_yangkey_catalog",
-    show_default=True,
-    envvar="YANGKEY_CATALOG_TOPIC",
-    help="The shared catalog's compacted topic.",
-)
+@catalog_topic_option
 @format_option()
 @reports_errors
 def catalog_show(

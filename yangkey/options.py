@@ -29,6 +29,7 @@ ENV_EMBEDDED = "YANGKEY_EMBEDDED"
 ENV_DATABASE = "YANGKEY_DATABASE"
 ENV_PROFILE = "YANGKEY_PROFILE"
 ENV_SCHEMA_REGISTRY = "YANGKEY_SCHEMA_REGISTRY"
+ENV_CATALOG_TOPIC = "YANGKEY_CATALOG_TOPIC"
 
 #: Output formats of the commands that print rows.
 FORMATS = ("table", "tsv", "csv", "json")
@@ -344,3 +345,14 @@ def resolve_format(
     if ctx is not None and ctx.meta.get(_FORMAT_META):
         return str(ctx.meta[_FORMAT_META])
     return choices[0] if sys.stdout.isatty() else _piped(choices, piped)
+
+
+#: ``--catalog-topic``: the shared catalog's topic (yangkey.kafka.catalog_topic.CATALOG_TOPIC,
+#: spelled out here because importing that module loads the Kafka client for every --help).
+catalog_topic_option = click.option(
+    "--catalog-topic",
+    default="_yangkey_catalog",
+    show_default=True,
+    envvar=ENV_CATALOG_TOPIC,
+    help="The shared catalog's compacted topic.",
+)

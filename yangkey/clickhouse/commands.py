@@ -21,6 +21,7 @@ import click
 from yangkey.errors import ConfigError
 from yangkey.options import (
     bootstrap_option,
+    catalog_topic_option,
     database_option,
     embedded_option,
     format_option,
@@ -56,19 +57,6 @@ def _load_catalog(path: str, yang_dirs: Sequence[str]) -> Catalog:
     from yangkey.catalog import load_catalog  # noqa: PLC0415
 
     return load_catalog(path, yang_dirs=tuple(yang_dirs))
-
-
-DEFAULT_CATALOG_TOPIC = "_yangkey_catalog"  # yangkey.kafka.catalog_topic, not imported: --help
-
-
-def _catalog_topic_option(function: F) -> F:
-    return click.option(
-        "--catalog-topic",
-        default=DEFAULT_CATALOG_TOPIC,
-        show_default=True,
-        envvar="YANGKEY_CATALOG_TOPIC",
-        help="The shared catalog's compacted topic.",
-    )(function)
 
 
 def _render_options(function: F) -> F:
@@ -170,7 +158,7 @@ def ddl() -> None:
     default=None,
     help="Kafka bootstrap servers: add every subscription of the shared catalog.",
 )
-@_catalog_topic_option
+@catalog_topic_option
 @click.option(
     "--mode",
     type=click.Choice(["server", "embedded", "both"]),
@@ -329,7 +317,7 @@ def _header(source: str, options: DdlOptions, count: int) -> list[str]:
     default=None,
     help="Kafka bootstrap servers: also every subscription of the shared catalog.",
 )
-@_catalog_topic_option
+@catalog_topic_option
 @click.option(
     "--follow",
     "-f",
@@ -478,7 +466,7 @@ def _is_server(conn: Connection) -> bool:
     help="Also ingest the topics of every subscription in the shared catalog (learned ones "
     "too), creating their tables before their first message.",
 )
-@_catalog_topic_option
+@catalog_topic_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
 @kafka_config_options("consumer", aliases=("--kafka-properties",))
 @reports_errors

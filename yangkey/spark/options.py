@@ -18,6 +18,7 @@ from yangkey.errors import YangkeyError
 from yangkey.kafka.config import client_overrides, parse_kv
 from yangkey.options import (
     bootstrap_option,
+    catalog_topic_option,
     format_option,
     kafka_config_options,
     schema_registry_option,
@@ -154,13 +155,7 @@ PRODUCE_OPTIONS: tuple[Callable[[Any], Any], ...] = (
         " learn from it the ones other producers learned (yangkey ingest --shared-catalog"
         " creates their tables).",
     ),
-    click.option(
-        "--catalog-topic",
-        default="_yangkey_catalog",
-        show_default=True,
-        envvar="YANGKEY_CATALOG_TOPIC",
-        help="The shared catalog's compacted topic.",
-    ),
+    catalog_topic_option,
     click.option(
         "--instance-feed",
         is_flag=True,
