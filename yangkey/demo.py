@@ -37,7 +37,7 @@ from rich.text import Text
 
 from yangkey.errors import InputError, YangkeyError
 from yangkey.reporting import reports_errors
-from yangkey.sample import Expected, generate, iter_jsonl
+from yangkey.sample import Expected, generate, interfaces_option, iter_jsonl
 from yangkey.topics import TopicSpec
 
 DATABASE = "yangkey"
@@ -458,13 +458,7 @@ def example_subscriptions() -> Iterator[Path]:
     show_default=True,
     help="Nodes sending telemetry.",
 )
-@click.option(
-    "--interfaces",
-    type=click.IntRange(2, 10_000),
-    default=6,
-    show_default=True,
-    help="Interfaces per node.",
-)
+@interfaces_option
 @click.option(
     "--rounds",
     type=click.IntRange(0, 10_000),

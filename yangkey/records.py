@@ -26,7 +26,6 @@ from yangkey.messages import (
     HEADER_CONTENT_TYPE,
     HEADER_EVENT_TIME,
     HEADER_GENERATION,
-    HEADER_SCHEMA_ID,
     HEADER_SEQUENCE_NUMBER,
     HEADER_SUBSCRIPTION_TYPE,
     KeyedMessage,
@@ -48,7 +47,6 @@ class ProducerKnobs:
     per_branch: bool = True
     """Off: every message goes to ``single_topic``."""
     single_topic: str = "yang-push"
-    schema_id: int | None = None
     learn: bool = True
     """Off: never learn, even when the subscriptions file says ``learn: true`` (the file
     decides whether learning is allowed at all)."""
@@ -153,8 +151,6 @@ class MessageBuilder:
             (HEADER_GENERATION, str(entry.generation).encode()),
             (HEADER_SUBSCRIPTION_TYPE, entry.subscription_type.encode()),
         ]
-        if self.knobs.schema_id is not None:
-            headers.append((HEADER_SCHEMA_ID, str(self.knobs.schema_id).encode()))
         return tuple(headers)
 
     def build(self, raw: bytes, source: str) -> list[KeyedMessage] | Rejection:

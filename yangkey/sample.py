@@ -443,6 +443,16 @@ def expected_document(data: DataSet) -> dict[str, Any]:
     }
 
 
+#: ``--interfaces``: shared by ``yangkey sample`` and ``yangkey demo``, which build the same data.
+interfaces_option = click.option(
+    "--interfaces",
+    type=click.IntRange(2, 10_000),
+    default=6,
+    show_default=True,
+    help="Interfaces per node.",
+)
+
+
 @click.command("sample")
 @click.option(
     "--output",
@@ -460,13 +470,7 @@ def expected_document(data: DataSet) -> dict[str, Any]:
     " [default: the demo's 4 nodes, 68 notifications]. The data set is built in memory"
     " (about 4 KB per notification): repeat with other --seed values for more.",
 )
-@click.option(
-    "--interfaces",
-    type=click.IntRange(2, 10_000),
-    default=6,
-    show_default=True,
-    help="Interfaces per node.",
-)
+@interfaces_option
 @click.option(
     "--seed",
     type=int,

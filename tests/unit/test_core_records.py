@@ -272,12 +272,6 @@ def test_core_records_knobs_from_catalog_policy(catalog) -> None:
     assert ProducerKnobs.from_catalog(catalog, keys=False).keys is False
 
 
-def test_core_records_schema_id_header(catalog, notif) -> None:
-    knobbed = MessageBuilder(catalog, ProducerKnobs(schema_id=17))
-    messages = built(knobbed.build(notif.envelope(FIG10_DATA).encode(), "s"))
-    assert {m.header(HEADER_SCHEMA_ID) for m in messages} == {"17"}
-
-
 # ----------------------------------------------------------------------------- learning
 
 
