@@ -240,14 +240,12 @@ FROM (
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS `yangkey`.`netops-current-state-hw-hardware-component-serial-num__mv_iparse`
 TO `yangkey`.`netops-current-state-hw-hardware-component-serial-num__iparsed`
-AS WITH
-    JSONExtract(_yk_instance, 'Tuple(`@path` String, `@op` String, `@under` String, `component.name` Nullable(String), `serial-num` Nullable(String))') AS _yk_t
-SELECT
+AS SELECT
     node,
     subscription_id,
     tupleElement(_yk_t, '@path') AS instance_path,
     tupleElement(_yk_t, '@op') AS operation,
-    arrayFilter(_yk_k -> NOT startsWith(_yk_k, '@'), JSONExtractKeys(_yk_instance)) AS leaves,
+    arrayFilter((_yk_n, _yk_c) -> _yk_c, ['component.name', 'serial-num'], [isNotNull(tupleElement(_yk_t, 'component.name')), isNotNull(tupleElement(_yk_t, 'serial-num'))]) AS leaves,
     generation,
     event_time,
     sequence_number,
@@ -258,7 +256,7 @@ SELECT
     assumeNotNull(tupleElement(_yk_t, 'component.name')) AS `component.name`,
     tupleElement(_yk_t, 'serial-num') AS `serial-num`
 FROM `yangkey`.`netops-current-state-hw-hardware-component-serial-num__parsed`
-ARRAY JOIN JSONExtractArrayRaw(instances) AS _yk_instance
+ARRAY JOIN JSONExtract(instances, 'Array(Tuple(`@path` String, `@op` String, `@under` String, `component.name` Nullable(String), `serial-num` Nullable(String)))') AS _yk_t
 WHERE error = '';
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-current-state-hw-hardware-component-serial-num__queue`
@@ -766,14 +764,12 @@ FROM (
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS `yangkey`.`netops-current-state-if-interfaces-interface__mv_iparse`
 TO `yangkey`.`netops-current-state-if-interfaces-interface__iparsed`
-AS WITH
-    JSONExtract(_yk_instance, 'Tuple(`@path` String, `@op` String, `@under` String, `name` Nullable(String), `description` Nullable(String), `type` Nullable(String), `enabled` Nullable(String), `link-up-down-trap-enable` Nullable(String), `admin-status` Nullable(String), `oper-status` Nullable(String), `last-change` Nullable(String), `if-index` Nullable(String), `phys-address` Nullable(String), `higher-layer-if` Array(String), `lower-layer-if` Array(String), `speed` Nullable(String), `statistics.discontinuity-time` Nullable(String), `statistics.in-octets` Nullable(String), `statistics.in-unicast-pkts` Nullable(String), `statistics.in-broadcast-pkts` Nullable(String), `statistics.in-multicast-pkts` Nullable(String), `statistics.in-discards` Nullable(String), `statistics.in-errors` Nullable(String), `statistics.in-unknown-protos` Nullable(String), `statistics.out-octets` Nullable(String), `statistics.out-unicast-pkts` Nullable(String), `statistics.out-broadcast-pkts` Nullable(String), `statistics.out-multicast-pkts` Nullable(String), `statistics.out-discards` Nullable(String), `statistics.out-errors` Nullable(String), `ietf-ip:ipv4.enabled` Nullable(String), `ietf-ip:ipv4.forwarding` Nullable(String), `ietf-ip:ipv4.mtu` Nullable(String), `ietf-ip:ipv4.address` Nullable(String), `ietf-ip:ipv4.neighbor` Nullable(String), `ietf-ip:ipv6.enabled` Nullable(String), `ietf-ip:ipv6.forwarding` Nullable(String), `ietf-ip:ipv6.mtu` Nullable(String), `ietf-ip:ipv6.address` Nullable(String), `ietf-ip:ipv6.neighbor` Nullable(String), `ietf-ip:ipv6.dup-addr-detect-transmits` Nullable(String), `ietf-ip:ipv6.autoconf.create-global-addresses` Nullable(String), `ietf-ip:ipv6.autoconf.create-temporary-addresses` Nullable(String), `ietf-ip:ipv6.autoconf.temporary-valid-lifetime` Nullable(String), `ietf-ip:ipv6.autoconf.temporary-preferred-lifetime` Nullable(String))') AS _yk_t
-SELECT
+AS SELECT
     node,
     subscription_id,
     tupleElement(_yk_t, '@path') AS instance_path,
     tupleElement(_yk_t, '@op') AS operation,
-    arrayFilter(_yk_k -> NOT startsWith(_yk_k, '@'), JSONExtractKeys(_yk_instance)) AS leaves,
+    arrayFilter((_yk_n, _yk_c) -> _yk_c, ['name', 'description', 'type', 'enabled', 'link-up-down-trap-enable', 'admin-status', 'oper-status', 'last-change', 'if-index', 'phys-address', 'higher-layer-if', 'lower-layer-if', 'speed', 'statistics.discontinuity-time', 'statistics.in-octets', 'statistics.in-unicast-pkts', 'statistics.in-broadcast-pkts', 'statistics.in-multicast-pkts', 'statistics.in-discards', 'statistics.in-errors', 'statistics.in-unknown-protos', 'statistics.out-octets', 'statistics.out-unicast-pkts', 'statistics.out-broadcast-pkts', 'statistics.out-multicast-pkts', 'statistics.out-discards', 'statistics.out-errors', 'ietf-ip:ipv4.enabled', 'ietf-ip:ipv4.forwarding', 'ietf-ip:ipv4.mtu', 'ietf-ip:ipv4.address', 'ietf-ip:ipv4.neighbor', 'ietf-ip:ipv6.enabled', 'ietf-ip:ipv6.forwarding', 'ietf-ip:ipv6.mtu', 'ietf-ip:ipv6.address', 'ietf-ip:ipv6.neighbor', 'ietf-ip:ipv6.dup-addr-detect-transmits', 'ietf-ip:ipv6.autoconf.create-global-addresses', 'ietf-ip:ipv6.autoconf.create-temporary-addresses', 'ietf-ip:ipv6.autoconf.temporary-valid-lifetime', 'ietf-ip:ipv6.autoconf.temporary-preferred-lifetime'], [isNotNull(tupleElement(_yk_t, 'name')), isNotNull(tupleElement(_yk_t, 'description')), isNotNull(tupleElement(_yk_t, 'type')), isNotNull(tupleElement(_yk_t, 'enabled')), isNotNull(tupleElement(_yk_t, 'link-up-down-trap-enable')), isNotNull(tupleElement(_yk_t, 'admin-status')), isNotNull(tupleElement(_yk_t, 'oper-status')), isNotNull(tupleElement(_yk_t, 'last-change')), isNotNull(tupleElement(_yk_t, 'if-index')), isNotNull(tupleElement(_yk_t, 'phys-address')), notEmpty(tupleElement(_yk_t, 'higher-layer-if')), notEmpty(tupleElement(_yk_t, 'lower-layer-if')), isNotNull(tupleElement(_yk_t, 'speed')), isNotNull(tupleElement(_yk_t, 'statistics.discontinuity-time')), isNotNull(tupleElement(_yk_t, 'statistics.in-octets')), isNotNull(tupleElement(_yk_t, 'statistics.in-unicast-pkts')), isNotNull(tupleElement(_yk_t, 'statistics.in-broadcast-pkts')), isNotNull(tupleElement(_yk_t, 'statistics.in-multicast-pkts')), isNotNull(tupleElement(_yk_t, 'statistics.in-discards')), isNotNull(tupleElement(_yk_t, 'statistics.in-errors')), isNotNull(tupleElement(_yk_t, 'statistics.in-unknown-protos')), isNotNull(tupleElement(_yk_t, 'statistics.out-octets')), isNotNull(tupleElement(_yk_t, 'statistics.out-unicast-pkts')), isNotNull(tupleElement(_yk_t, 'statistics.out-broadcast-pkts')), isNotNull(tupleElement(_yk_t, 'statistics.out-multicast-pkts')), isNotNull(tupleElement(_yk_t, 'statistics.out-discards')), isNotNull(tupleElement(_yk_t, 'statistics.out-errors')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv4.enabled')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv4.forwarding')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv4.mtu')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv4.address')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv4.neighbor')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv6.enabled')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv6.forwarding')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv6.mtu')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv6.address')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv6.neighbor')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv6.dup-addr-detect-transmits')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv6.autoconf.create-global-addresses')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv6.autoconf.create-temporary-addresses')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv6.autoconf.temporary-valid-lifetime')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv6.autoconf.temporary-preferred-lifetime'))]) AS leaves,
     generation,
     event_time,
     sequence_number,
@@ -824,7 +820,7 @@ SELECT
     toUInt32OrNull(tupleElement(_yk_t, 'ietf-ip:ipv6.autoconf.temporary-valid-lifetime')) AS `ietf-ip:ipv6.autoconf.temporary-valid-lifetime`,
     toUInt32OrNull(tupleElement(_yk_t, 'ietf-ip:ipv6.autoconf.temporary-preferred-lifetime')) AS `ietf-ip:ipv6.autoconf.temporary-preferred-lifetime`
 FROM `yangkey`.`netops-current-state-if-interfaces-interface__parsed`
-ARRAY JOIN JSONExtractArrayRaw(instances) AS _yk_instance
+ARRAY JOIN JSONExtract(instances, 'Array(Tuple(`@path` String, `@op` String, `@under` String, `name` Nullable(String), `description` Nullable(String), `type` Nullable(String), `enabled` Nullable(String), `link-up-down-trap-enable` Nullable(String), `admin-status` Nullable(String), `oper-status` Nullable(String), `last-change` Nullable(String), `if-index` Nullable(String), `phys-address` Nullable(String), `higher-layer-if` Array(String), `lower-layer-if` Array(String), `speed` Nullable(String), `statistics.discontinuity-time` Nullable(String), `statistics.in-octets` Nullable(String), `statistics.in-unicast-pkts` Nullable(String), `statistics.in-broadcast-pkts` Nullable(String), `statistics.in-multicast-pkts` Nullable(String), `statistics.in-discards` Nullable(String), `statistics.in-errors` Nullable(String), `statistics.in-unknown-protos` Nullable(String), `statistics.out-octets` Nullable(String), `statistics.out-unicast-pkts` Nullable(String), `statistics.out-broadcast-pkts` Nullable(String), `statistics.out-multicast-pkts` Nullable(String), `statistics.out-discards` Nullable(String), `statistics.out-errors` Nullable(String), `ietf-ip:ipv4.enabled` Nullable(String), `ietf-ip:ipv4.forwarding` Nullable(String), `ietf-ip:ipv4.mtu` Nullable(String), `ietf-ip:ipv4.address` Nullable(String), `ietf-ip:ipv4.neighbor` Nullable(String), `ietf-ip:ipv6.enabled` Nullable(String), `ietf-ip:ipv6.forwarding` Nullable(String), `ietf-ip:ipv6.mtu` Nullable(String), `ietf-ip:ipv6.address` Nullable(String), `ietf-ip:ipv6.neighbor` Nullable(String), `ietf-ip:ipv6.dup-addr-detect-transmits` Nullable(String), `ietf-ip:ipv6.autoconf.create-global-addresses` Nullable(String), `ietf-ip:ipv6.autoconf.create-temporary-addresses` Nullable(String), `ietf-ip:ipv6.autoconf.temporary-valid-lifetime` Nullable(String), `ietf-ip:ipv6.autoconf.temporary-preferred-lifetime` Nullable(String)))') AS _yk_t
 WHERE error = '';
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-current-state-if-interfaces-interface__queue`
@@ -1148,14 +1144,12 @@ FROM (
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS `yangkey`.`netops-state-change-if-interfaces-interface-ip-ipv4-address__mv_iparse`
 TO `yangkey`.`netops-state-change-if-interfaces-interface-ip-ipv4-address__iparsed`
-AS WITH
-    JSONExtract(_yk_instance, 'Tuple(`@path` String, `@op` String, `@under` String, `interface.name` Nullable(String), `ip` Nullable(String), `prefix-length` Nullable(String), `netmask` Nullable(String), `origin` Nullable(String))') AS _yk_t
-SELECT
+AS SELECT
     node,
     subscription_id,
     tupleElement(_yk_t, '@path') AS instance_path,
     tupleElement(_yk_t, '@op') AS operation,
-    arrayFilter(_yk_k -> NOT startsWith(_yk_k, '@'), JSONExtractKeys(_yk_instance)) AS leaves,
+    arrayFilter((_yk_n, _yk_c) -> _yk_c, ['interface.name', 'ip', 'prefix-length', 'netmask', 'origin'], [isNotNull(tupleElement(_yk_t, 'interface.name')), isNotNull(tupleElement(_yk_t, 'ip')), isNotNull(tupleElement(_yk_t, 'prefix-length')), isNotNull(tupleElement(_yk_t, 'netmask')), isNotNull(tupleElement(_yk_t, 'origin'))]) AS leaves,
     generation,
     event_time,
     sequence_number,
@@ -1169,7 +1163,7 @@ SELECT
     tupleElement(_yk_t, 'netmask') AS `netmask`,
     tupleElement(_yk_t, 'origin') AS `origin`
 FROM `yangkey`.`netops-state-change-if-interfaces-interface-ip-ipv4-address__parsed`
-ARRAY JOIN JSONExtractArrayRaw(instances) AS _yk_instance
+ARRAY JOIN JSONExtract(instances, 'Array(Tuple(`@path` String, `@op` String, `@under` String, `interface.name` Nullable(String), `ip` Nullable(String), `prefix-length` Nullable(String), `netmask` Nullable(String), `origin` Nullable(String)))') AS _yk_t
 WHERE error = '';
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-state-change-if-interfaces-interface-ip-ipv4-address__queue`
@@ -1473,14 +1467,12 @@ FROM (
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS `yangkey`.`netops-state-change-sys-system-dns-resolver-search__mv_iparse`
 TO `yangkey`.`netops-state-change-sys-system-dns-resolver-search__iparsed`
-AS WITH
-    JSONExtract(_yk_instance, 'Tuple(`@path` String, `@op` String, `@under` String, `search` Nullable(String))') AS _yk_t
-SELECT
+AS SELECT
     node,
     subscription_id,
     tupleElement(_yk_t, '@path') AS instance_path,
     tupleElement(_yk_t, '@op') AS operation,
-    arrayFilter(_yk_k -> NOT startsWith(_yk_k, '@'), JSONExtractKeys(_yk_instance)) AS leaves,
+    arrayFilter((_yk_n, _yk_c) -> _yk_c, ['search'], [isNotNull(tupleElement(_yk_t, 'search'))]) AS leaves,
     generation,
     event_time,
     sequence_number,
@@ -1490,7 +1482,7 @@ SELECT
     tupleElement(_yk_t, '@under') AS under,
     tupleElement(_yk_t, 'search') AS `search`
 FROM `yangkey`.`netops-state-change-sys-system-dns-resolver-search__parsed`
-ARRAY JOIN JSONExtractArrayRaw(instances) AS _yk_instance
+ARRAY JOIN JSONExtract(instances, 'Array(Tuple(`@path` String, `@op` String, `@under` String, `search` Nullable(String)))') AS _yk_t
 WHERE error = '';
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-state-change-sys-system-dns-resolver-search__queue`
@@ -1864,14 +1856,12 @@ FROM (
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS `yangkey`.`netops-stats-if-interfaces-interface-statistics__mv_iparse`
 TO `yangkey`.`netops-stats-if-interfaces-interface-statistics__iparsed`
-AS WITH
-    JSONExtract(_yk_instance, 'Tuple(`@path` String, `@op` String, `@under` String, `interface.name` Nullable(String), `discontinuity-time` Nullable(String), `in-octets` Nullable(String), `in-unicast-pkts` Nullable(String), `in-broadcast-pkts` Nullable(String), `in-multicast-pkts` Nullable(String), `in-discards` Nullable(String), `in-errors` Nullable(String), `in-unknown-protos` Nullable(String), `out-octets` Nullable(String), `out-unicast-pkts` Nullable(String), `out-broadcast-pkts` Nullable(String), `out-multicast-pkts` Nullable(String), `out-discards` Nullable(String), `out-errors` Nullable(String))') AS _yk_t
-SELECT
+AS SELECT
     node,
     subscription_id,
     tupleElement(_yk_t, '@path') AS instance_path,
     tupleElement(_yk_t, '@op') AS operation,
-    arrayFilter(_yk_k -> NOT startsWith(_yk_k, '@'), JSONExtractKeys(_yk_instance)) AS leaves,
+    arrayFilter((_yk_n, _yk_c) -> _yk_c, ['interface.name', 'discontinuity-time', 'in-octets', 'in-unicast-pkts', 'in-broadcast-pkts', 'in-multicast-pkts', 'in-discards', 'in-errors', 'in-unknown-protos', 'out-octets', 'out-unicast-pkts', 'out-broadcast-pkts', 'out-multicast-pkts', 'out-discards', 'out-errors'], [isNotNull(tupleElement(_yk_t, 'interface.name')), isNotNull(tupleElement(_yk_t, 'discontinuity-time')), isNotNull(tupleElement(_yk_t, 'in-octets')), isNotNull(tupleElement(_yk_t, 'in-unicast-pkts')), isNotNull(tupleElement(_yk_t, 'in-broadcast-pkts')), isNotNull(tupleElement(_yk_t, 'in-multicast-pkts')), isNotNull(tupleElement(_yk_t, 'in-discards')), isNotNull(tupleElement(_yk_t, 'in-errors')), isNotNull(tupleElement(_yk_t, 'in-unknown-protos')), isNotNull(tupleElement(_yk_t, 'out-octets')), isNotNull(tupleElement(_yk_t, 'out-unicast-pkts')), isNotNull(tupleElement(_yk_t, 'out-broadcast-pkts')), isNotNull(tupleElement(_yk_t, 'out-multicast-pkts')), isNotNull(tupleElement(_yk_t, 'out-discards')), isNotNull(tupleElement(_yk_t, 'out-errors'))]) AS leaves,
     generation,
     event_time,
     sequence_number,
@@ -1895,7 +1885,7 @@ SELECT
     toUInt32OrNull(tupleElement(_yk_t, 'out-discards')) AS `out-discards`,
     toUInt32OrNull(tupleElement(_yk_t, 'out-errors')) AS `out-errors`
 FROM `yangkey`.`netops-stats-if-interfaces-interface-statistics__parsed`
-ARRAY JOIN JSONExtractArrayRaw(instances) AS _yk_instance
+ARRAY JOIN JSONExtract(instances, 'Array(Tuple(`@path` String, `@op` String, `@under` String, `interface.name` Nullable(String), `discontinuity-time` Nullable(String), `in-octets` Nullable(String), `in-unicast-pkts` Nullable(String), `in-broadcast-pkts` Nullable(String), `in-multicast-pkts` Nullable(String), `in-discards` Nullable(String), `in-errors` Nullable(String), `in-unknown-protos` Nullable(String), `out-octets` Nullable(String), `out-unicast-pkts` Nullable(String), `out-broadcast-pkts` Nullable(String), `out-multicast-pkts` Nullable(String), `out-discards` Nullable(String), `out-errors` Nullable(String)))') AS _yk_t
 WHERE error = '';
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-stats-if-interfaces-interface-statistics__queue`
@@ -2204,14 +2194,12 @@ FROM (
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS `yangkey`.`netops-stats-sys-system-clock__mv_iparse`
 TO `yangkey`.`netops-stats-sys-system-clock__iparsed`
-AS WITH
-    JSONExtract(_yk_instance, 'Tuple(`@path` String, `@op` String, `@under` String, `timezone-name` Nullable(String), `timezone-utc-offset` Nullable(String))') AS _yk_t
-SELECT
+AS SELECT
     node,
     subscription_id,
     tupleElement(_yk_t, '@path') AS instance_path,
     tupleElement(_yk_t, '@op') AS operation,
-    arrayFilter(_yk_k -> NOT startsWith(_yk_k, '@'), JSONExtractKeys(_yk_instance)) AS leaves,
+    arrayFilter((_yk_n, _yk_c) -> _yk_c, ['timezone-name', 'timezone-utc-offset'], [isNotNull(tupleElement(_yk_t, 'timezone-name')), isNotNull(tupleElement(_yk_t, 'timezone-utc-offset'))]) AS leaves,
     generation,
     event_time,
     sequence_number,
@@ -2222,7 +2210,7 @@ SELECT
     tupleElement(_yk_t, 'timezone-name') AS `timezone-name`,
     toInt16OrNull(tupleElement(_yk_t, 'timezone-utc-offset')) AS `timezone-utc-offset`
 FROM `yangkey`.`netops-stats-sys-system-clock__parsed`
-ARRAY JOIN JSONExtractArrayRaw(instances) AS _yk_instance
+ARRAY JOIN JSONExtract(instances, 'Array(Tuple(`@path` String, `@op` String, `@under` String, `timezone-name` Nullable(String), `timezone-utc-offset` Nullable(String)))') AS _yk_t
 WHERE error = '';
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-stats-sys-system-clock__queue`

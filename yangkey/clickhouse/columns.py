@@ -169,6 +169,11 @@ class Column(Leaf):
         """How the instance feed carries the value (JSON): text, or an array of texts."""
         return "Array(String)" if self.kind == "leaf-list" else "Nullable(String)"
 
+    def carried(self, value: str) -> str:
+        """SQL saying whether the feed object carries this leaf (``value`` of :attr:`feed_type`:
+        a missing member reads as NULL, a missing leaf-list as [])."""
+        return f"notEmpty({value})" if self.kind == "leaf-list" else f"isNotNull({value})"
+
     def convert(self, text: str) -> str:
         """SQL turning ``text`` (of :attr:`feed_type`) into the column's type."""
         if self.kind == "leaf-list":
@@ -184,7 +189,7 @@ class Column(Leaf):
 
 
 def feed_tuple_type(columns: Sequence[Column]) -> str:
-    """The named Tuple that reads a whole instance object of the feed in one JSON parse."""
+    """The Array of named Tuples that reads a whole instance feed in one JSON parse."""
     from yangkey.clickhouse.identifiers import quote_identifier  # noqa: PLC0415
 
     members = [
@@ -193,7 +198,7 @@ def feed_tuple_type(columns: Sequence[Column]) -> str:
         "`@under` String",
         *(f"{quote_identifier(c.name)} {c.feed_type}" for c in columns),
     ]
-    return f"Tuple({', '.join(members)})"
+    return f"Array(Tuple({', '.join(members)}))"
 
 
 @dataclass(frozen=True)
