@@ -5,21 +5,27 @@
    ``--per-message`` interfaces in its ``yangkey-instances`` header, inserted into the embedded
    queue table (parse view, message-level history/current/errors, instance history, instance
    state: every view fires), against a bare insert of the same instance rows into a MergeTree
-   with the instance history's columns. Both are ``INSERT ... SELECT`` (the engine alone).
+   with the instance history's columns. Both are ``INSERT ... SELECT`` (the engine alone),
+   ``--repeat`` times each, interleaved, into emptied tables; the medians are printed, wall
+   clock and process CPU time (chdb runs in this process: its threads count), with the load
+   average, since wall clock on a shared machine follows the load.
 2. The instance feed in Python (producer or ingest side): notifications decoded and turned into
    the header, per instance.
 3. The README's per-minute ``in-octets`` rate query over ``--rate-rows`` instance rows of the
    instance history (``--rate-rows 10000000`` for the issue's figure).
 
     python benchmarks/bench_typed.py [--messages 20000] [--per-message 10] [--nodes 100]
-        [--feed-notifications 2000] [--rate-rows 1000000]
+        [--repeat 5] [--parallel-views] [--feed-notifications 2000] [--rate-rows 1000000]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import resource
+import statistics
 import tempfile
 import time
 from collections.abc import Callable
@@ -45,6 +51,22 @@ def timed(label: str, function: Callable[[], Any]) -> float:
     elapsed = time.perf_counter() - start
     print(f"  {label:<62} {elapsed:8.3f} s")
     return elapsed
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measured(function: Callable[[], Any]) -> tuple[float, float]:
+    """(wall, process CPU) seconds of ``function()``."""
+    wall, cpu = time.perf_counter(), cpu_seconds()
+    function()
+    return time.perf_counter() - wall, cpu_seconds() - cpu
+
+
+def load() -> str:
+    return "/".join(f"{value:.1f}" for value in os.getloadavg())
 
 
 def queue_rows(messages: int, per_message: int, nodes: int) -> str:
@@ -122,6 +144,8 @@ def main() -> None:
     # the state view aggregates each insert block: --nodes equal to --messages makes every
     # instance row a distinct instance, its worst case
     parser.add_argument("--nodes", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--parallel-views", action="store_true")
     parser.add_argument("--feed-notifications", type=int, default=2_000)
     parser.add_argument("--rate-rows", type=int, default=1_000_000)
     args = parser.parse_args()
@@ -143,36 +167,73 @@ def main() -> None:
                 rows_sql = queue_rows(args.messages, args.per_message, args.nodes)
                 staged = qualified(DB, "bench_queue_rows")
                 conn.command(f"CREATE TABLE {staged} ENGINE = Memory AS {rows_sql}")
-                t_pipe = timed(
-                    "queue -> parse -> message tables + instance history + state",
-                    lambda: conn.command(
-                        f"INSERT INTO {qualified(DB, names.queue)} SELECT * FROM {staged}"
-                    ),
-                )
-                stored = conn.query(
-                    f"SELECT (SELECT count() FROM {ihist}) AS h, "
-                    f"(SELECT count() FROM {qualified(DB, names.istate)}) AS s, "
-                    f"(SELECT count() FROM {qualified(DB, 'errors')}) AS e"
-                )[0]
-                assert stored["h"] == instances and stored["e"] == 0, stored
+                stored = [names.ihist, names.istate, names.history, names.current, "errors"]
                 same = qualified(DB, "bench_instance_rows")
                 bare = qualified(DB, "bench_bare")
-                conn.command(f"CREATE TABLE {same} ENGINE = Memory AS SELECT * FROM {ihist}")
-                conn.command(
-                    f"CREATE TABLE {bare} AS {ihist} ENGINE = MergeTree "
-                    "ORDER BY (node, instance_path, event_time)"
-                )
-                t_bare = timed(
-                    "the same instance rows into a bare MergeTree (no views)",
-                    lambda: conn.command(f"INSERT INTO {bare} SELECT * FROM {same}"),
+                # the views of one table run one after the other unless this is set
+                settings = " SETTINGS parallel_view_processing = 1" if args.parallel_views else ""
+                typed_runs: list[tuple[float, float]] = []
+                bare_runs: list[tuple[float, float]] = []
+                print(f"  load average before: {load()}")
+                for run in range(args.repeat):
+                    for table in stored:
+                        conn.command(f"TRUNCATE TABLE {qualified(DB, table)}")
+                    typed_runs.append(
+                        measured(
+                            lambda: conn.command(
+                                f"INSERT INTO {qualified(DB, names.queue)} SELECT * FROM {staged}"
+                                + settings
+                            )
+                        )
+                    )
+                    if run == 0:
+                        counts = conn.query(
+                            f"SELECT (SELECT count() FROM {ihist}) AS h, "
+                            f"(SELECT count() FROM {qualified(DB, 'errors')}) AS e"
+                        )[0]
+                        assert counts["h"] == instances and counts["e"] == 0, counts
+                        conn.command(
+                            f"CREATE TABLE {same} ENGINE = Memory AS SELECT * FROM {ihist}"
+                        )
+                        conn.command(
+                            f"CREATE TABLE {bare} AS {ihist} ENGINE = MergeTree "
+                            "ORDER BY (node, instance_path, event_time)"
+                        )
+                    conn.command(f"TRUNCATE TABLE {bare}")
+                    bare_runs.append(
+                        measured(lambda: conn.command(f"INSERT INTO {bare} SELECT * FROM {same}"))
+                    )
+                t_pipe, c_pipe = (statistics.median(r[i] for r in typed_runs) for i in (0, 1))
+                t_bare, c_bare = (statistics.median(r[i] for r in bare_runs) for i in (0, 1))
+                print(f"  load average after:  {load()}  (medians of {args.repeat} runs)")
+                print(
+                    "  queue -> parse -> message tables + instance history + state: "
+                    f"{t_pipe:.3f} s wall, {c_pipe:.3f} s CPU"
                 )
                 print(
-                    f"  typed views {instances / t_pipe:12,.0f} instance rows/s "
+                    f"  the same instance rows into a bare MergeTree: {t_bare:.3f} s wall, "
+                    f"{c_bare:.3f} s CPU"
+                )
+                print(
+                    f"  typed views {instances / t_pipe:12,.0f} instance rows/s wall, "
+                    f"{instances / c_pipe:,.0f} per CPU second "
                     f"({args.messages / t_pipe:,.0f} messages/s)"
                 )
                 print(
-                    f"  bare insert {instances / t_bare:12,.0f} rows/s   "
-                    f"(ratio typed/bare time: {t_pipe / t_bare:.1f}x)"
+                    f"  bare insert {instances / t_bare:12,.0f} rows/s wall, "
+                    f"{instances / c_bare:,.0f} per CPU second "
+                    f"(ratio typed/bare: {t_pipe / t_bare:.1f}x wall, {c_pipe / c_bare:.1f}x CPU)"
+                )
+                live = qualified(DB, names.instances)
+                read: list[dict[str, Any]] = []
+                t_read, c_read = measured(
+                    lambda: read.extend(
+                        conn.query(f"SELECT count() AS n FROM {live} WHERE NOT ignore(*)")
+                    )
+                )
+                print(
+                    f"  the live instances (__instances view, {read[0]['n']:,} instances): "
+                    f"{t_read:.3f} s wall, {c_read:.3f} s CPU"
                 )
                 for table in (staged, same, bare):
                     conn.command(f"DROP TABLE {table}")

@@ -167,15 +167,18 @@ CREATE TABLE IF NOT EXISTS `yangkey`.`netops-current-state-hw-hardware-component
 (
     `node` LowCardinality(String),
     `instance_path` String,
-    `subscription_id` SimpleAggregateFunction(max, UInt64),
-    `event_time` SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
-    `version` SimpleAggregateFunction(max, UInt256),
-    `deleted` SimpleAggregateFunction(max, Tuple(UInt256, UInt8)),
-    `component.name` SimpleAggregateFunction(any, String),
-    `serial-num` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(String)))
+    `covers` Bool,
+    `under` String,
+    `scope` Array(LowCardinality(String)),
+    `subscription_id` UInt64,
+    `event_time` DateTime64(9, 'UTC'),
+    `version` UInt256,
+    `deleted` Bool,
+    `component.name` String,
+    `serial-num` Nullable(String)
 )
-ENGINE = AggregatingMergeTree
-ORDER BY (node, instance_path)
+ENGINE = ReplacingMergeTree(version)
+ORDER BY (node, instance_path, covers, under, scope)
 COMMENT 'Instance state of topic netops-current-state-hw-hardware-component-serial-num (target /ietf-hardware:hardware/component/serial-num; read netops-current-state-hw-hardware-component-serial-num__instances)';
 
 CREATE VIEW IF NOT EXISTS `yangkey`.`netops-current-state-hw-hardware-component-serial-num__instances`
@@ -184,12 +187,12 @@ AS SELECT
     instance_path,
     max(subscription_id) AS subscription_id,
     max(event_time) AS event_time,
-    max(version) AS version,
+    max(_yk_version) AS version,
     any(`component.name`) AS `component.name`,
-    tupleElement(max(`serial-num`), 2) AS `serial-num`
-FROM `yangkey`.`netops-current-state-hw-hardware-component-serial-num__istate`
+    tupleElement(argMaxIf(tuple(`serial-num`), _yk_version, (covers AND (under = '' OR startsWith('serial-num.', concat(under, '.')))) OR has(scope, 'serial-num')), 1) AS `serial-num`
+FROM (SELECT *, version AS _yk_version FROM `yangkey`.`netops-current-state-hw-hardware-component-serial-num__istate`)
 GROUP BY node, instance_path
-HAVING tupleElement(max(deleted), 2) = 0;
+HAVING argMax(deleted, _yk_version) = 0;
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-current-state-hw-hardware-component-serial-num__iparsed`
 (
@@ -221,31 +224,28 @@ TO `yangkey`.`netops-current-state-hw-hardware-component-serial-num__istate`
 AS SELECT
     node,
     instance_path,
+    _yk_covers AS covers,
+    under,
+    if(_yk_covers, [], leaves) AS scope,
     subscription_id,
     event_time,
     version,
-    tuple(version, toUInt8(operation IN ('delete', 'remove') AND under = '')) AS deleted,
+    toUInt8(operation IN ('delete', 'remove') AND under = '') AS deleted,
     `component.name`,
-    tuple(if(has(leaves, 'serial-num') OR (_yk_covers AND (under = '' OR startsWith('serial-num.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v1, 'Nullable(String)')) AS `serial-num`
+    `serial-num`
 FROM (
-    SELECT
-        node, instance_path, subscription_id, event_time, version, operation, under, leaves,
-        operation IN ('replace', 'create', 'delete', 'remove') AS _yk_covers,
-        `component.name`,
-        `serial-num` AS _yk_v1
+    SELECT *, operation IN ('replace', 'create', 'delete', 'remove') AS _yk_covers
     FROM `yangkey`.`netops-current-state-hw-hardware-component-serial-num__iparsed`
 );
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS `yangkey`.`netops-current-state-hw-hardware-component-serial-num__mv_iparse`
 TO `yangkey`.`netops-current-state-hw-hardware-component-serial-num__iparsed`
-AS WITH
-    JSONExtract(_yk_instance, 'Tuple(`@path` String, `@op` String, `@under` String, `component.name` Nullable(String), `serial-num` Nullable(String))') AS _yk_t
-SELECT
+AS SELECT
     node,
     subscription_id,
     tupleElement(_yk_t, '@path') AS instance_path,
     tupleElement(_yk_t, '@op') AS operation,
-    arrayFilter(_yk_k -> NOT startsWith(_yk_k, '@'), JSONExtractKeys(_yk_instance)) AS leaves,
+    arrayFilter((_yk_n, _yk_c) -> _yk_c, ['component.name', 'serial-num'], [isNotNull(tupleElement(_yk_t, 'component.name')), isNotNull(tupleElement(_yk_t, 'serial-num'))]) AS leaves,
     generation,
     event_time,
     sequence_number,
@@ -256,7 +256,7 @@ SELECT
     assumeNotNull(tupleElement(_yk_t, 'component.name')) AS `component.name`,
     tupleElement(_yk_t, 'serial-num') AS `serial-num`
 FROM `yangkey`.`netops-current-state-hw-hardware-component-serial-num__parsed`
-ARRAY JOIN JSONExtractArrayRaw(instances) AS _yk_instance
+ARRAY JOIN JSONExtract(instances, 'Array(Tuple(`@path` String, `@op` String, `@under` String, `component.name` Nullable(String), `serial-num` Nullable(String)))') AS _yk_t
 WHERE error = '';
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-current-state-hw-hardware-component-serial-num__queue`
@@ -522,55 +522,58 @@ CREATE TABLE IF NOT EXISTS `yangkey`.`netops-current-state-if-interfaces-interfa
 (
     `node` LowCardinality(String),
     `instance_path` String,
-    `subscription_id` SimpleAggregateFunction(max, UInt64),
-    `event_time` SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
-    `version` SimpleAggregateFunction(max, UInt256),
-    `deleted` SimpleAggregateFunction(max, Tuple(UInt256, UInt8)),
-    `name` SimpleAggregateFunction(any, String),
-    `description` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(String))),
-    `type` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(String))),
-    `enabled` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(Bool))),
-    `link-up-down-trap-enable` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(String))),
-    `admin-status` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(String))),
-    `oper-status` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(String))),
-    `last-change` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(DateTime64(9, 'UTC')))),
-    `if-index` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(Int32))),
-    `phys-address` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(String))),
-    `higher-layer-if` SimpleAggregateFunction(max, Tuple(UInt256, Array(String))),
-    `lower-layer-if` SimpleAggregateFunction(max, Tuple(UInt256, Array(String))),
-    `speed` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
-    `statistics.discontinuity-time` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(DateTime64(9, 'UTC')))),
-    `statistics.in-octets` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
-    `statistics.in-unicast-pkts` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
-    `statistics.in-broadcast-pkts` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
-    `statistics.in-multicast-pkts` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
-    `statistics.in-discards` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32))),
-    `statistics.in-errors` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32))),
-    `statistics.in-unknown-protos` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32))),
-    `statistics.out-octets` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
-    `statistics.out-unicast-pkts` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
-    `statistics.out-broadcast-pkts` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
-    `statistics.out-multicast-pkts` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
-    `statistics.out-discards` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32))),
-    `statistics.out-errors` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32))),
-    `ietf-ip:ipv4.enabled` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(Bool))),
-    `ietf-ip:ipv4.forwarding` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(Bool))),
-    `ietf-ip:ipv4.mtu` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt16))),
-    `ietf-ip:ipv4.address` SimpleAggregateFunction(max, Tuple(UInt256, String)),
-    `ietf-ip:ipv4.neighbor` SimpleAggregateFunction(max, Tuple(UInt256, String)),
-    `ietf-ip:ipv6.enabled` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(Bool))),
-    `ietf-ip:ipv6.forwarding` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(Bool))),
-    `ietf-ip:ipv6.mtu` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32))),
-    `ietf-ip:ipv6.address` SimpleAggregateFunction(max, Tuple(UInt256, String)),
-    `ietf-ip:ipv6.neighbor` SimpleAggregateFunction(max, Tuple(UInt256, String)),
-    `ietf-ip:ipv6.dup-addr-detect-transmits` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32))),
-    `ietf-ip:ipv6.autoconf.create-global-addresses` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(Bool))),
-    `ietf-ip:ipv6.autoconf.create-temporary-addresses` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(Bool))),
-    `ietf-ip:ipv6.autoconf.temporary-valid-lifetime` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32))),
-    `ietf-ip:ipv6.autoconf.temporary-preferred-lifetime` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32)))
+    `covers` Bool,
+    `under` String,
+    `scope` Array(LowCardinality(String)),
+    `subscription_id` UInt64,
+    `event_time` DateTime64(9, 'UTC'),
+    `version` UInt256,
+    `deleted` Bool,
+    `name` String,
+    `description` Nullable(String),
+    `type` LowCardinality(Nullable(String)),
+    `enabled` Nullable(Bool),
+    `link-up-down-trap-enable` LowCardinality(Nullable(String)),
+    `admin-status` LowCardinality(Nullable(String)),
+    `oper-status` LowCardinality(Nullable(String)),
+    `last-change` Nullable(DateTime64(9, 'UTC')),
+    `if-index` Nullable(Int32),
+    `phys-address` Nullable(String),
+    `higher-layer-if` Array(String),
+    `lower-layer-if` Array(String),
+    `speed` Nullable(UInt64),
+    `statistics.discontinuity-time` Nullable(DateTime64(9, 'UTC')),
+    `statistics.in-octets` Nullable(UInt64),
+    `statistics.in-unicast-pkts` Nullable(UInt64),
+    `statistics.in-broadcast-pkts` Nullable(UInt64),
+    `statistics.in-multicast-pkts` Nullable(UInt64),
+    `statistics.in-discards` Nullable(UInt32),
+    `statistics.in-errors` Nullable(UInt32),
+    `statistics.in-unknown-protos` Nullable(UInt32),
+    `statistics.out-octets` Nullable(UInt64),
+    `statistics.out-unicast-pkts` Nullable(UInt64),
+    `statistics.out-broadcast-pkts` Nullable(UInt64),
+    `statistics.out-multicast-pkts` Nullable(UInt64),
+    `statistics.out-discards` Nullable(UInt32),
+    `statistics.out-errors` Nullable(UInt32),
+    `ietf-ip:ipv4.enabled` Nullable(Bool),
+    `ietf-ip:ipv4.forwarding` Nullable(Bool),
+    `ietf-ip:ipv4.mtu` Nullable(UInt16),
+    `ietf-ip:ipv4.address` String,
+    `ietf-ip:ipv4.neighbor` String,
+    `ietf-ip:ipv6.enabled` Nullable(Bool),
+    `ietf-ip:ipv6.forwarding` Nullable(Bool),
+    `ietf-ip:ipv6.mtu` Nullable(UInt32),
+    `ietf-ip:ipv6.address` String,
+    `ietf-ip:ipv6.neighbor` String,
+    `ietf-ip:ipv6.dup-addr-detect-transmits` Nullable(UInt32),
+    `ietf-ip:ipv6.autoconf.create-global-addresses` Nullable(Bool),
+    `ietf-ip:ipv6.autoconf.create-temporary-addresses` Nullable(Bool),
+    `ietf-ip:ipv6.autoconf.temporary-valid-lifetime` Nullable(UInt32),
+    `ietf-ip:ipv6.autoconf.temporary-preferred-lifetime` Nullable(UInt32)
 )
-ENGINE = AggregatingMergeTree
-ORDER BY (node, instance_path)
+ENGINE = ReplacingMergeTree(version)
+ORDER BY (node, instance_path, covers, under, scope)
 COMMENT 'Instance state of topic netops-current-state-if-interfaces-interface (target /ietf-interfaces:interfaces/interface; read netops-current-state-if-interfaces-interface__instances)';
 
 CREATE VIEW IF NOT EXISTS `yangkey`.`netops-current-state-if-interfaces-interface__instances`
@@ -579,52 +582,52 @@ AS SELECT
     instance_path,
     max(subscription_id) AS subscription_id,
     max(event_time) AS event_time,
-    max(version) AS version,
+    max(_yk_version) AS version,
     any(`name`) AS `name`,
-    tupleElement(max(`description`), 2) AS `description`,
-    tupleElement(max(`type`), 2) AS `type`,
-    tupleElement(max(`enabled`), 2) AS `enabled`,
-    tupleElement(max(`link-up-down-trap-enable`), 2) AS `link-up-down-trap-enable`,
-    tupleElement(max(`admin-status`), 2) AS `admin-status`,
-    tupleElement(max(`oper-status`), 2) AS `oper-status`,
-    tupleElement(max(`last-change`), 2) AS `last-change`,
-    tupleElement(max(`if-index`), 2) AS `if-index`,
-    tupleElement(max(`phys-address`), 2) AS `phys-address`,
-    tupleElement(max(`higher-layer-if`), 2) AS `higher-layer-if`,
-    tupleElement(max(`lower-layer-if`), 2) AS `lower-layer-if`,
-    tupleElement(max(`speed`), 2) AS `speed`,
-    tupleElement(max(`statistics.discontinuity-time`), 2) AS `statistics.discontinuity-time`,
-    tupleElement(max(`statistics.in-octets`), 2) AS `statistics.in-octets`,
-    tupleElement(max(`statistics.in-unicast-pkts`), 2) AS `statistics.in-unicast-pkts`,
-    tupleElement(max(`statistics.in-broadcast-pkts`), 2) AS `statistics.in-broadcast-pkts`,
-    tupleElement(max(`statistics.in-multicast-pkts`), 2) AS `statistics.in-multicast-pkts`,
-    tupleElement(max(`statistics.in-discards`), 2) AS `statistics.in-discards`,
-    tupleElement(max(`statistics.in-errors`), 2) AS `statistics.in-errors`,
-    tupleElement(max(`statistics.in-unknown-protos`), 2) AS `statistics.in-unknown-protos`,
-    tupleElement(max(`statistics.out-octets`), 2) AS `statistics.out-octets`,
-    tupleElement(max(`statistics.out-unicast-pkts`), 2) AS `statistics.out-unicast-pkts`,
-    tupleElement(max(`statistics.out-broadcast-pkts`), 2) AS `statistics.out-broadcast-pkts`,
-    tupleElement(max(`statistics.out-multicast-pkts`), 2) AS `statistics.out-multicast-pkts`,
-    tupleElement(max(`statistics.out-discards`), 2) AS `statistics.out-discards`,
-    tupleElement(max(`statistics.out-errors`), 2) AS `statistics.out-errors`,
-    tupleElement(max(`ietf-ip:ipv4.enabled`), 2) AS `ietf-ip:ipv4.enabled`,
-    tupleElement(max(`ietf-ip:ipv4.forwarding`), 2) AS `ietf-ip:ipv4.forwarding`,
-    tupleElement(max(`ietf-ip:ipv4.mtu`), 2) AS `ietf-ip:ipv4.mtu`,
-    tupleElement(max(`ietf-ip:ipv4.address`), 2) AS `ietf-ip:ipv4.address`,
-    tupleElement(max(`ietf-ip:ipv4.neighbor`), 2) AS `ietf-ip:ipv4.neighbor`,
-    tupleElement(max(`ietf-ip:ipv6.enabled`), 2) AS `ietf-ip:ipv6.enabled`,
-    tupleElement(max(`ietf-ip:ipv6.forwarding`), 2) AS `ietf-ip:ipv6.forwarding`,
-    tupleElement(max(`ietf-ip:ipv6.mtu`), 2) AS `ietf-ip:ipv6.mtu`,
-    tupleElement(max(`ietf-ip:ipv6.address`), 2) AS `ietf-ip:ipv6.address`,
-    tupleElement(max(`ietf-ip:ipv6.neighbor`), 2) AS `ietf-ip:ipv6.neighbor`,
-    tupleElement(max(`ietf-ip:ipv6.dup-addr-detect-transmits`), 2) AS `ietf-ip:ipv6.dup-addr-detect-transmits`,
-    tupleElement(max(`ietf-ip:ipv6.autoconf.create-global-addresses`), 2) AS `ietf-ip:ipv6.autoconf.create-global-addresses`,
-    tupleElement(max(`ietf-ip:ipv6.autoconf.create-temporary-addresses`), 2) AS `ietf-ip:ipv6.autoconf.create-temporary-addresses`,
-    tupleElement(max(`ietf-ip:ipv6.autoconf.temporary-valid-lifetime`), 2) AS `ietf-ip:ipv6.autoconf.temporary-valid-lifetime`,
-    tupleElement(max(`ietf-ip:ipv6.autoconf.temporary-preferred-lifetime`), 2) AS `ietf-ip:ipv6.autoconf.temporary-preferred-lifetime`
-FROM `yangkey`.`netops-current-state-if-interfaces-interface__istate`
+    tupleElement(argMaxIf(tuple(`description`), _yk_version, (covers AND (under = '' OR startsWith('description.', concat(under, '.')))) OR has(scope, 'description')), 1) AS `description`,
+    tupleElement(argMaxIf(tuple(`type`), _yk_version, (covers AND (under = '' OR startsWith('type.', concat(under, '.')))) OR has(scope, 'type')), 1) AS `type`,
+    tupleElement(argMaxIf(tuple(`enabled`), _yk_version, (covers AND (under = '' OR startsWith('enabled.', concat(under, '.')))) OR has(scope, 'enabled')), 1) AS `enabled`,
+    tupleElement(argMaxIf(tuple(`link-up-down-trap-enable`), _yk_version, (covers AND (under = '' OR startsWith('link-up-down-trap-enable.', concat(under, '.')))) OR has(scope, 'link-up-down-trap-enable')), 1) AS `link-up-down-trap-enable`,
+    tupleElement(argMaxIf(tuple(`admin-status`), _yk_version, (covers AND (under = '' OR startsWith('admin-status.', concat(under, '.')))) OR has(scope, 'admin-status')), 1) AS `admin-status`,
+    tupleElement(argMaxIf(tuple(`oper-status`), _yk_version, (covers AND (under = '' OR startsWith('oper-status.', concat(under, '.')))) OR has(scope, 'oper-status')), 1) AS `oper-status`,
+    tupleElement(argMaxIf(tuple(`last-change`), _yk_version, (covers AND (under = '' OR startsWith('last-change.', concat(under, '.')))) OR has(scope, 'last-change')), 1) AS `last-change`,
+    tupleElement(argMaxIf(tuple(`if-index`), _yk_version, (covers AND (under = '' OR startsWith('if-index.', concat(under, '.')))) OR has(scope, 'if-index')), 1) AS `if-index`,
+    tupleElement(argMaxIf(tuple(`phys-address`), _yk_version, (covers AND (under = '' OR startsWith('phys-address.', concat(under, '.')))) OR has(scope, 'phys-address')), 1) AS `phys-address`,
+    tupleElement(argMaxIf(tuple(`higher-layer-if`), _yk_version, (covers AND (under = '' OR startsWith('higher-layer-if.', concat(under, '.')))) OR has(scope, 'higher-layer-if')), 1) AS `higher-layer-if`,
+    tupleElement(argMaxIf(tuple(`lower-layer-if`), _yk_version, (covers AND (under = '' OR startsWith('lower-layer-if.', concat(under, '.')))) OR has(scope, 'lower-layer-if')), 1) AS `lower-layer-if`,
+    tupleElement(argMaxIf(tuple(`speed`), _yk_version, (covers AND (under = '' OR startsWith('speed.', concat(under, '.')))) OR has(scope, 'speed')), 1) AS `speed`,
+    tupleElement(argMaxIf(tuple(`statistics.discontinuity-time`), _yk_version, (covers AND (under = '' OR startsWith('statistics.discontinuity-time.', concat(under, '.')))) OR has(scope, 'statistics.discontinuity-time')), 1) AS `statistics.discontinuity-time`,
+    tupleElement(argMaxIf(tuple(`statistics.in-octets`), _yk_version, (covers AND (under = '' OR startsWith('statistics.in-octets.', concat(under, '.')))) OR has(scope, 'statistics.in-octets')), 1) AS `statistics.in-octets`,
+    tupleElement(argMaxIf(tuple(`statistics.in-unicast-pkts`), _yk_version, (covers AND (under = '' OR startsWith('statistics.in-unicast-pkts.', concat(under, '.')))) OR has(scope, 'statistics.in-unicast-pkts')), 1) AS `statistics.in-unicast-pkts`,
+    tupleElement(argMaxIf(tuple(`statistics.in-broadcast-pkts`), _yk_version, (covers AND (under = '' OR startsWith('statistics.in-broadcast-pkts.', concat(under, '.')))) OR has(scope, 'statistics.in-broadcast-pkts')), 1) AS `statistics.in-broadcast-pkts`,
+    tupleElement(argMaxIf(tuple(`statistics.in-multicast-pkts`), _yk_version, (covers AND (under = '' OR startsWith('statistics.in-multicast-pkts.', concat(under, '.')))) OR has(scope, 'statistics.in-multicast-pkts')), 1) AS `statistics.in-multicast-pkts`,
+    tupleElement(argMaxIf(tuple(`statistics.in-discards`), _yk_version, (covers AND (under = '' OR startsWith('statistics.in-discards.', concat(under, '.')))) OR has(scope, 'statistics.in-discards')), 1) AS `statistics.in-discards`,
+    tupleElement(argMaxIf(tuple(`statistics.in-errors`), _yk_version, (covers AND (under = '' OR startsWith('statistics.in-errors.', concat(under, '.')))) OR has(scope, 'statistics.in-errors')), 1) AS `statistics.in-errors`,
+    tupleElement(argMaxIf(tuple(`statistics.in-unknown-protos`), _yk_version, (covers AND (under = '' OR startsWith('statistics.in-unknown-protos.', concat(under, '.')))) OR has(scope, 'statistics.in-unknown-protos')), 1) AS `statistics.in-unknown-protos`,
+    tupleElement(argMaxIf(tuple(`statistics.out-octets`), _yk_version, (covers AND (under = '' OR startsWith('statistics.out-octets.', concat(under, '.')))) OR has(scope, 'statistics.out-octets')), 1) AS `statistics.out-octets`,
+    tupleElement(argMaxIf(tuple(`statistics.out-unicast-pkts`), _yk_version, (covers AND (under = '' OR startsWith('statistics.out-unicast-pkts.', concat(under, '.')))) OR has(scope, 'statistics.out-unicast-pkts')), 1) AS `statistics.out-unicast-pkts`,
+    tupleElement(argMaxIf(tuple(`statistics.out-broadcast-pkts`), _yk_version, (covers AND (under = '' OR startsWith('statistics.out-broadcast-pkts.', concat(under, '.')))) OR has(scope, 'statistics.out-broadcast-pkts')), 1) AS `statistics.out-broadcast-pkts`,
+    tupleElement(argMaxIf(tuple(`statistics.out-multicast-pkts`), _yk_version, (covers AND (under = '' OR startsWith('statistics.out-multicast-pkts.', concat(under, '.')))) OR has(scope, 'statistics.out-multicast-pkts')), 1) AS `statistics.out-multicast-pkts`,
+    tupleElement(argMaxIf(tuple(`statistics.out-discards`), _yk_version, (covers AND (under = '' OR startsWith('statistics.out-discards.', concat(under, '.')))) OR has(scope, 'statistics.out-discards')), 1) AS `statistics.out-discards`,
+    tupleElement(argMaxIf(tuple(`statistics.out-errors`), _yk_version, (covers AND (under = '' OR startsWith('statistics.out-errors.', concat(under, '.')))) OR has(scope, 'statistics.out-errors')), 1) AS `statistics.out-errors`,
+    tupleElement(argMaxIf(tuple(`ietf-ip:ipv4.enabled`), _yk_version, (covers AND (under = '' OR startsWith('ietf-ip:ipv4.enabled.', concat(under, '.')))) OR has(scope, 'ietf-ip:ipv4.enabled')), 1) AS `ietf-ip:ipv4.enabled`,
+    tupleElement(argMaxIf(tuple(`ietf-ip:ipv4.forwarding`), _yk_version, (covers AND (under = '' OR startsWith('ietf-ip:ipv4.forwarding.', concat(under, '.')))) OR has(scope, 'ietf-ip:ipv4.forwarding')), 1) AS `ietf-ip:ipv4.forwarding`,
+    tupleElement(argMaxIf(tuple(`ietf-ip:ipv4.mtu`), _yk_version, (covers AND (under = '' OR startsWith('ietf-ip:ipv4.mtu.', concat(under, '.')))) OR has(scope, 'ietf-ip:ipv4.mtu')), 1) AS `ietf-ip:ipv4.mtu`,
+    tupleElement(argMaxIf(tuple(`ietf-ip:ipv4.address`), _yk_version, (covers AND (under = '' OR startsWith('ietf-ip:ipv4.address.', concat(under, '.')))) OR has(scope, 'ietf-ip:ipv4.address')), 1) AS `ietf-ip:ipv4.address`,
+    tupleElement(argMaxIf(tuple(`ietf-ip:ipv4.neighbor`), _yk_version, (covers AND (under = '' OR startsWith('ietf-ip:ipv4.neighbor.', concat(under, '.')))) OR has(scope, 'ietf-ip:ipv4.neighbor')), 1) AS `ietf-ip:ipv4.neighbor`,
+    tupleElement(argMaxIf(tuple(`ietf-ip:ipv6.enabled`), _yk_version, (covers AND (under = '' OR startsWith('ietf-ip:ipv6.enabled.', concat(under, '.')))) OR has(scope, 'ietf-ip:ipv6.enabled')), 1) AS `ietf-ip:ipv6.enabled`,
+    tupleElement(argMaxIf(tuple(`ietf-ip:ipv6.forwarding`), _yk_version, (covers AND (under = '' OR startsWith('ietf-ip:ipv6.forwarding.', concat(under, '.')))) OR has(scope, 'ietf-ip:ipv6.forwarding')), 1) AS `ietf-ip:ipv6.forwarding`,
+    tupleElement(argMaxIf(tuple(`ietf-ip:ipv6.mtu`), _yk_version, (covers AND (under = '' OR startsWith('ietf-ip:ipv6.mtu.', concat(under, '.')))) OR has(scope, 'ietf-ip:ipv6.mtu')), 1) AS `ietf-ip:ipv6.mtu`,
+    tupleElement(argMaxIf(tuple(`ietf-ip:ipv6.address`), _yk_version, (covers AND (under = '' OR startsWith('ietf-ip:ipv6.address.', concat(under, '.')))) OR has(scope, 'ietf-ip:ipv6.address')), 1) AS `ietf-ip:ipv6.address`,
+    tupleElement(argMaxIf(tuple(`ietf-ip:ipv6.neighbor`), _yk_version, (covers AND (under = '' OR startsWith('ietf-ip:ipv6.neighbor.', concat(under, '.')))) OR has(scope, 'ietf-ip:ipv6.neighbor')), 1) AS `ietf-ip:ipv6.neighbor`,
+    tupleElement(argMaxIf(tuple(`ietf-ip:ipv6.dup-addr-detect-transmits`), _yk_version, (covers AND (under = '' OR startsWith('ietf-ip:ipv6.dup-addr-detect-transmits.', concat(under, '.')))) OR has(scope, 'ietf-ip:ipv6.dup-addr-detect-transmits')), 1) AS `ietf-ip:ipv6.dup-addr-detect-transmits`,
+    tupleElement(argMaxIf(tuple(`ietf-ip:ipv6.autoconf.create-global-addresses`), _yk_version, (covers AND (under = '' OR startsWith('ietf-ip:ipv6.autoconf.create-global-addresses.', concat(under, '.')))) OR has(scope, 'ietf-ip:ipv6.autoconf.create-global-addresses')), 1) AS `ietf-ip:ipv6.autoconf.create-global-addresses`,
+    tupleElement(argMaxIf(tuple(`ietf-ip:ipv6.autoconf.create-temporary-addresses`), _yk_version, (covers AND (under = '' OR startsWith('ietf-ip:ipv6.autoconf.create-temporary-addresses.', concat(under, '.')))) OR has(scope, 'ietf-ip:ipv6.autoconf.create-temporary-addresses')), 1) AS `ietf-ip:ipv6.autoconf.create-temporary-addresses`,
+    tupleElement(argMaxIf(tuple(`ietf-ip:ipv6.autoconf.temporary-valid-lifetime`), _yk_version, (covers AND (under = '' OR startsWith('ietf-ip:ipv6.autoconf.temporary-valid-lifetime.', concat(under, '.')))) OR has(scope, 'ietf-ip:ipv6.autoconf.temporary-valid-lifetime')), 1) AS `ietf-ip:ipv6.autoconf.temporary-valid-lifetime`,
+    tupleElement(argMaxIf(tuple(`ietf-ip:ipv6.autoconf.temporary-preferred-lifetime`), _yk_version, (covers AND (under = '' OR startsWith('ietf-ip:ipv6.autoconf.temporary-preferred-lifetime.', concat(under, '.')))) OR has(scope, 'ietf-ip:ipv6.autoconf.temporary-preferred-lifetime')), 1) AS `ietf-ip:ipv6.autoconf.temporary-preferred-lifetime`
+FROM (SELECT *, version AS _yk_version FROM `yangkey`.`netops-current-state-if-interfaces-interface__istate`)
 GROUP BY node, instance_path
-HAVING tupleElement(max(deleted), 2) = 0;
+HAVING argMax(deleted, _yk_version) = 0;
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-current-state-if-interfaces-interface__iparsed`
 (
@@ -696,111 +699,68 @@ TO `yangkey`.`netops-current-state-if-interfaces-interface__istate`
 AS SELECT
     node,
     instance_path,
+    _yk_covers AS covers,
+    under,
+    if(_yk_covers, [], leaves) AS scope,
     subscription_id,
     event_time,
     version,
-    tuple(version, toUInt8(operation IN ('delete', 'remove') AND under = '')) AS deleted,
+    toUInt8(operation IN ('delete', 'remove') AND under = '') AS deleted,
     `name`,
-    tuple(if(has(leaves, 'description') OR (_yk_covers AND (under = '' OR startsWith('description.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v1, 'Nullable(String)')) AS `description`,
-    tuple(if(has(leaves, 'type') OR (_yk_covers AND (under = '' OR startsWith('type.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v2, 'Nullable(String)')) AS `type`,
-    tuple(if(has(leaves, 'enabled') OR (_yk_covers AND (under = '' OR startsWith('enabled.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v3, 'Nullable(Bool)')) AS `enabled`,
-    tuple(if(has(leaves, 'link-up-down-trap-enable') OR (_yk_covers AND (under = '' OR startsWith('link-up-down-trap-enable.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v4, 'Nullable(String)')) AS `link-up-down-trap-enable`,
-    tuple(if(has(leaves, 'admin-status') OR (_yk_covers AND (under = '' OR startsWith('admin-status.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v5, 'Nullable(String)')) AS `admin-status`,
-    tuple(if(has(leaves, 'oper-status') OR (_yk_covers AND (under = '' OR startsWith('oper-status.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v6, 'Nullable(String)')) AS `oper-status`,
-    tuple(if(has(leaves, 'last-change') OR (_yk_covers AND (under = '' OR startsWith('last-change.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v7, 'Nullable(DateTime64(9, \'UTC\'))')) AS `last-change`,
-    tuple(if(has(leaves, 'if-index') OR (_yk_covers AND (under = '' OR startsWith('if-index.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v8, 'Nullable(Int32)')) AS `if-index`,
-    tuple(if(has(leaves, 'phys-address') OR (_yk_covers AND (under = '' OR startsWith('phys-address.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v9, 'Nullable(String)')) AS `phys-address`,
-    tuple(if(has(leaves, 'higher-layer-if') OR (_yk_covers AND (under = '' OR startsWith('higher-layer-if.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v10, 'Array(String)')) AS `higher-layer-if`,
-    tuple(if(has(leaves, 'lower-layer-if') OR (_yk_covers AND (under = '' OR startsWith('lower-layer-if.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v11, 'Array(String)')) AS `lower-layer-if`,
-    tuple(if(has(leaves, 'speed') OR (_yk_covers AND (under = '' OR startsWith('speed.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v12, 'Nullable(UInt64)')) AS `speed`,
-    tuple(if(has(leaves, 'statistics.discontinuity-time') OR (_yk_covers AND (under = '' OR startsWith('statistics.discontinuity-time.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v13, 'Nullable(DateTime64(9, \'UTC\'))')) AS `statistics.discontinuity-time`,
-    tuple(if(has(leaves, 'statistics.in-octets') OR (_yk_covers AND (under = '' OR startsWith('statistics.in-octets.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v14, 'Nullable(UInt64)')) AS `statistics.in-octets`,
-    tuple(if(has(leaves, 'statistics.in-unicast-pkts') OR (_yk_covers AND (under = '' OR startsWith('statistics.in-unicast-pkts.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v15, 'Nullable(UInt64)')) AS `statistics.in-unicast-pkts`,
-    tuple(if(has(leaves, 'statistics.in-broadcast-pkts') OR (_yk_covers AND (under = '' OR startsWith('statistics.in-broadcast-pkts.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v16, 'Nullable(UInt64)')) AS `statistics.in-broadcast-pkts`,
-    tuple(if(has(leaves, 'statistics.in-multicast-pkts') OR (_yk_covers AND (under = '' OR startsWith('statistics.in-multicast-pkts.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v17, 'Nullable(UInt64)')) AS `statistics.in-multicast-pkts`,
-    tuple(if(has(leaves, 'statistics.in-discards') OR (_yk_covers AND (under = '' OR startsWith('statistics.in-discards.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v18, 'Nullable(UInt32)')) AS `statistics.in-discards`,
-    tuple(if(has(leaves, 'statistics.in-errors') OR (_yk_covers AND (under = '' OR startsWith('statistics.in-errors.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v19, 'Nullable(UInt32)')) AS `statistics.in-errors`,
-    tuple(if(has(leaves, 'statistics.in-unknown-protos') OR (_yk_covers AND (under = '' OR startsWith('statistics.in-unknown-protos.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v20, 'Nullable(UInt32)')) AS `statistics.in-unknown-protos`,
-    tuple(if(has(leaves, 'statistics.out-octets') OR (_yk_covers AND (under = '' OR startsWith('statistics.out-octets.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v21, 'Nullable(UInt64)')) AS `statistics.out-octets`,
-    tuple(if(has(leaves, 'statistics.out-unicast-pkts') OR (_yk_covers AND (under = '' OR startsWith('statistics.out-unicast-pkts.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v22, 'Nullable(UInt64)')) AS `statistics.out-unicast-pkts`,
-    tuple(if(has(leaves, 'statistics.out-broadcast-pkts') OR (_yk_covers AND (under = '' OR startsWith('statistics.out-broadcast-pkts.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v23, 'Nullable(UInt64)')) AS `statistics.out-broadcast-pkts`,
-    tuple(if(has(leaves, 'statistics.out-multicast-pkts') OR (_yk_covers AND (under = '' OR startsWith('statistics.out-multicast-pkts.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v24, 'Nullable(UInt64)')) AS `statistics.out-multicast-pkts`,
-    tuple(if(has(leaves, 'statistics.out-discards') OR (_yk_covers AND (under = '' OR startsWith('statistics.out-discards.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v25, 'Nullable(UInt32)')) AS `statistics.out-discards`,
-    tuple(if(has(leaves, 'statistics.out-errors') OR (_yk_covers AND (under = '' OR startsWith('statistics.out-errors.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v26, 'Nullable(UInt32)')) AS `statistics.out-errors`,
-    tuple(if(has(leaves, 'ietf-ip:ipv4.enabled') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv4.enabled.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v27, 'Nullable(Bool)')) AS `ietf-ip:ipv4.enabled`,
-    tuple(if(has(leaves, 'ietf-ip:ipv4.forwarding') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv4.forwarding.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v28, 'Nullable(Bool)')) AS `ietf-ip:ipv4.forwarding`,
-    tuple(if(has(leaves, 'ietf-ip:ipv4.mtu') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv4.mtu.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v29, 'Nullable(UInt16)')) AS `ietf-ip:ipv4.mtu`,
-    tuple(if(has(leaves, 'ietf-ip:ipv4.address') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv4.address.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v30, 'String')) AS `ietf-ip:ipv4.address`,
-    tuple(if(has(leaves, 'ietf-ip:ipv4.neighbor') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv4.neighbor.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v31, 'String')) AS `ietf-ip:ipv4.neighbor`,
-    tuple(if(has(leaves, 'ietf-ip:ipv6.enabled') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.enabled.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v32, 'Nullable(Bool)')) AS `ietf-ip:ipv6.enabled`,
-    tuple(if(has(leaves, 'ietf-ip:ipv6.forwarding') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.forwarding.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v33, 'Nullable(Bool)')) AS `ietf-ip:ipv6.forwarding`,
-    tuple(if(has(leaves, 'ietf-ip:ipv6.mtu') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.mtu.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v34, 'Nullable(UInt32)')) AS `ietf-ip:ipv6.mtu`,
-    tuple(if(has(leaves, 'ietf-ip:ipv6.address') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.address.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v35, 'String')) AS `ietf-ip:ipv6.address`,
-    tuple(if(has(leaves, 'ietf-ip:ipv6.neighbor') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.neighbor.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v36, 'String')) AS `ietf-ip:ipv6.neighbor`,
-    tuple(if(has(leaves, 'ietf-ip:ipv6.dup-addr-detect-transmits') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.dup-addr-detect-transmits.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v37, 'Nullable(UInt32)')) AS `ietf-ip:ipv6.dup-addr-detect-transmits`,
-    tuple(if(has(leaves, 'ietf-ip:ipv6.autoconf.create-global-addresses') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.autoconf.create-global-addresses.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v38, 'Nullable(Bool)')) AS `ietf-ip:ipv6.autoconf.create-global-addresses`,
-    tuple(if(has(leaves, 'ietf-ip:ipv6.autoconf.create-temporary-addresses') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.autoconf.create-temporary-addresses.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v39, 'Nullable(Bool)')) AS `ietf-ip:ipv6.autoconf.create-temporary-addresses`,
-    tuple(if(has(leaves, 'ietf-ip:ipv6.autoconf.temporary-valid-lifetime') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.autoconf.temporary-valid-lifetime.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v40, 'Nullable(UInt32)')) AS `ietf-ip:ipv6.autoconf.temporary-valid-lifetime`,
-    tuple(if(has(leaves, 'ietf-ip:ipv6.autoconf.temporary-preferred-lifetime') OR (_yk_covers AND (under = '' OR startsWith('ietf-ip:ipv6.autoconf.temporary-preferred-lifetime.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v41, 'Nullable(UInt32)')) AS `ietf-ip:ipv6.autoconf.temporary-preferred-lifetime`
+    `description`,
+    `type`,
+    `enabled`,
+    `link-up-down-trap-enable`,
+    `admin-status`,
+    `oper-status`,
+    `last-change`,
+    `if-index`,
+    `phys-address`,
+    `higher-layer-if`,
+    `lower-layer-if`,
+    `speed`,
+    `statistics.discontinuity-time`,
+    `statistics.in-octets`,
+    `statistics.in-unicast-pkts`,
+    `statistics.in-broadcast-pkts`,
+    `statistics.in-multicast-pkts`,
+    `statistics.in-discards`,
+    `statistics.in-errors`,
+    `statistics.in-unknown-protos`,
+    `statistics.out-octets`,
+    `statistics.out-unicast-pkts`,
+    `statistics.out-broadcast-pkts`,
+    `statistics.out-multicast-pkts`,
+    `statistics.out-discards`,
+    `statistics.out-errors`,
+    `ietf-ip:ipv4.enabled`,
+    `ietf-ip:ipv4.forwarding`,
+    `ietf-ip:ipv4.mtu`,
+    `ietf-ip:ipv4.address`,
+    `ietf-ip:ipv4.neighbor`,
+    `ietf-ip:ipv6.enabled`,
+    `ietf-ip:ipv6.forwarding`,
+    `ietf-ip:ipv6.mtu`,
+    `ietf-ip:ipv6.address`,
+    `ietf-ip:ipv6.neighbor`,
+    `ietf-ip:ipv6.dup-addr-detect-transmits`,
+    `ietf-ip:ipv6.autoconf.create-global-addresses`,
+    `ietf-ip:ipv6.autoconf.create-temporary-addresses`,
+    `ietf-ip:ipv6.autoconf.temporary-valid-lifetime`,
+    `ietf-ip:ipv6.autoconf.temporary-preferred-lifetime`
 FROM (
-    SELECT
-        node, instance_path, subscription_id, event_time, version, operation, under, leaves,
-        operation IN ('replace', 'create', 'delete', 'remove') AS _yk_covers,
-        `name`,
-        `description` AS _yk_v1,
-        `type` AS _yk_v2,
-        `enabled` AS _yk_v3,
-        `link-up-down-trap-enable` AS _yk_v4,
-        `admin-status` AS _yk_v5,
-        `oper-status` AS _yk_v6,
-        `last-change` AS _yk_v7,
-        `if-index` AS _yk_v8,
-        `phys-address` AS _yk_v9,
-        `higher-layer-if` AS _yk_v10,
-        `lower-layer-if` AS _yk_v11,
-        `speed` AS _yk_v12,
-        `statistics.discontinuity-time` AS _yk_v13,
-        `statistics.in-octets` AS _yk_v14,
-        `statistics.in-unicast-pkts` AS _yk_v15,
-        `statistics.in-broadcast-pkts` AS _yk_v16,
-        `statistics.in-multicast-pkts` AS _yk_v17,
-        `statistics.in-discards` AS _yk_v18,
-        `statistics.in-errors` AS _yk_v19,
-        `statistics.in-unknown-protos` AS _yk_v20,
-        `statistics.out-octets` AS _yk_v21,
-        `statistics.out-unicast-pkts` AS _yk_v22,
-        `statistics.out-broadcast-pkts` AS _yk_v23,
-        `statistics.out-multicast-pkts` AS _yk_v24,
-        `statistics.out-discards` AS _yk_v25,
-        `statistics.out-errors` AS _yk_v26,
-        `ietf-ip:ipv4.enabled` AS _yk_v27,
-        `ietf-ip:ipv4.forwarding` AS _yk_v28,
-        `ietf-ip:ipv4.mtu` AS _yk_v29,
-        `ietf-ip:ipv4.address` AS _yk_v30,
-        `ietf-ip:ipv4.neighbor` AS _yk_v31,
-        `ietf-ip:ipv6.enabled` AS _yk_v32,
-        `ietf-ip:ipv6.forwarding` AS _yk_v33,
-        `ietf-ip:ipv6.mtu` AS _yk_v34,
-        `ietf-ip:ipv6.address` AS _yk_v35,
-        `ietf-ip:ipv6.neighbor` AS _yk_v36,
-        `ietf-ip:ipv6.dup-addr-detect-transmits` AS _yk_v37,
-        `ietf-ip:ipv6.autoconf.create-global-addresses` AS _yk_v38,
-        `ietf-ip:ipv6.autoconf.create-temporary-addresses` AS _yk_v39,
-        `ietf-ip:ipv6.autoconf.temporary-valid-lifetime` AS _yk_v40,
-        `ietf-ip:ipv6.autoconf.temporary-preferred-lifetime` AS _yk_v41
+    SELECT *, operation IN ('replace', 'create', 'delete', 'remove') AS _yk_covers
     FROM `yangkey`.`netops-current-state-if-interfaces-interface__iparsed`
 );
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS `yangkey`.`netops-current-state-if-interfaces-interface__mv_iparse`
 TO `yangkey`.`netops-current-state-if-interfaces-interface__iparsed`
-AS WITH
-    JSONExtract(_yk_instance, 'Tuple(`@path` String, `@op` String, `@under` String, `name` Nullable(String), `description` Nullable(String), `type` Nullable(String), `enabled` Nullable(String), `link-up-down-trap-enable` Nullable(String), `admin-status` Nullable(String), `oper-status` Nullable(String), `last-change` Nullable(String), `if-index` Nullable(String), `phys-address` Nullable(String), `higher-layer-if` Array(String), `lower-layer-if` Array(String), `speed` Nullable(String), `statistics.discontinuity-time` Nullable(String), `statistics.in-octets` Nullable(String), `statistics.in-unicast-pkts` Nullable(String), `statistics.in-broadcast-pkts` Nullable(String), `statistics.in-multicast-pkts` Nullable(String), `statistics.in-discards` Nullable(String), `statistics.in-errors` Nullable(String), `statistics.in-unknown-protos` Nullable(String), `statistics.out-octets` Nullable(String), `statistics.out-unicast-pkts` Nullable(String), `statistics.out-broadcast-pkts` Nullable(String), `statistics.out-multicast-pkts` Nullable(String), `statistics.out-discards` Nullable(String), `statistics.out-errors` Nullable(String), `ietf-ip:ipv4.enabled` Nullable(String), `ietf-ip:ipv4.forwarding` Nullable(String), `ietf-ip:ipv4.mtu` Nullable(String), `ietf-ip:ipv4.address` Nullable(String), `ietf-ip:ipv4.neighbor` Nullable(String), `ietf-ip:ipv6.enabled` Nullable(String), `ietf-ip:ipv6.forwarding` Nullable(String), `ietf-ip:ipv6.mtu` Nullable(String), `ietf-ip:ipv6.address` Nullable(String), `ietf-ip:ipv6.neighbor` Nullable(String), `ietf-ip:ipv6.dup-addr-detect-transmits` Nullable(String), `ietf-ip:ipv6.autoconf.create-global-addresses` Nullable(String), `ietf-ip:ipv6.autoconf.create-temporary-addresses` Nullable(String), `ietf-ip:ipv6.autoconf.temporary-valid-lifetime` Nullable(String), `ietf-ip:ipv6.autoconf.temporary-preferred-lifetime` Nullable(String))') AS _yk_t
-SELECT
+AS SELECT
     node,
     subscription_id,
     tupleElement(_yk_t, '@path') AS instance_path,
     tupleElement(_yk_t, '@op') AS operation,
-    arrayFilter(_yk_k -> NOT startsWith(_yk_k, '@'), JSONExtractKeys(_yk_instance)) AS leaves,
+    arrayFilter((_yk_n, _yk_c) -> _yk_c, ['name', 'description', 'type', 'enabled', 'link-up-down-trap-enable', 'admin-status', 'oper-status', 'last-change', 'if-index', 'phys-address', 'higher-layer-if', 'lower-layer-if', 'speed', 'statistics.discontinuity-time', 'statistics.in-octets', 'statistics.in-unicast-pkts', 'statistics.in-broadcast-pkts', 'statistics.in-multicast-pkts', 'statistics.in-discards', 'statistics.in-errors', 'statistics.in-unknown-protos', 'statistics.out-octets', 'statistics.out-unicast-pkts', 'statistics.out-broadcast-pkts', 'statistics.out-multicast-pkts', 'statistics.out-discards', 'statistics.out-errors', 'ietf-ip:ipv4.enabled', 'ietf-ip:ipv4.forwarding', 'ietf-ip:ipv4.mtu', 'ietf-ip:ipv4.address', 'ietf-ip:ipv4.neighbor', 'ietf-ip:ipv6.enabled', 'ietf-ip:ipv6.forwarding', 'ietf-ip:ipv6.mtu', 'ietf-ip:ipv6.address', 'ietf-ip:ipv6.neighbor', 'ietf-ip:ipv6.dup-addr-detect-transmits', 'ietf-ip:ipv6.autoconf.create-global-addresses', 'ietf-ip:ipv6.autoconf.create-temporary-addresses', 'ietf-ip:ipv6.autoconf.temporary-valid-lifetime', 'ietf-ip:ipv6.autoconf.temporary-preferred-lifetime'], [isNotNull(tupleElement(_yk_t, 'name')), isNotNull(tupleElement(_yk_t, 'description')), isNotNull(tupleElement(_yk_t, 'type')), isNotNull(tupleElement(_yk_t, 'enabled')), isNotNull(tupleElement(_yk_t, 'link-up-down-trap-enable')), isNotNull(tupleElement(_yk_t, 'admin-status')), isNotNull(tupleElement(_yk_t, 'oper-status')), isNotNull(tupleElement(_yk_t, 'last-change')), isNotNull(tupleElement(_yk_t, 'if-index')), isNotNull(tupleElement(_yk_t, 'phys-address')), notEmpty(tupleElement(_yk_t, 'higher-layer-if')), notEmpty(tupleElement(_yk_t, 'lower-layer-if')), isNotNull(tupleElement(_yk_t, 'speed')), isNotNull(tupleElement(_yk_t, 'statistics.discontinuity-time')), isNotNull(tupleElement(_yk_t, 'statistics.in-octets')), isNotNull(tupleElement(_yk_t, 'statistics.in-unicast-pkts')), isNotNull(tupleElement(_yk_t, 'statistics.in-broadcast-pkts')), isNotNull(tupleElement(_yk_t, 'statistics.in-multicast-pkts')), isNotNull(tupleElement(_yk_t, 'statistics.in-discards')), isNotNull(tupleElement(_yk_t, 'statistics.in-errors')), isNotNull(tupleElement(_yk_t, 'statistics.in-unknown-protos')), isNotNull(tupleElement(_yk_t, 'statistics.out-octets')), isNotNull(tupleElement(_yk_t, 'statistics.out-unicast-pkts')), isNotNull(tupleElement(_yk_t, 'statistics.out-broadcast-pkts')), isNotNull(tupleElement(_yk_t, 'statistics.out-multicast-pkts')), isNotNull(tupleElement(_yk_t, 'statistics.out-discards')), isNotNull(tupleElement(_yk_t, 'statistics.out-errors')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv4.enabled')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv4.forwarding')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv4.mtu')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv4.address')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv4.neighbor')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv6.enabled')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv6.forwarding')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv6.mtu')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv6.address')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv6.neighbor')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv6.dup-addr-detect-transmits')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv6.autoconf.create-global-addresses')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv6.autoconf.create-temporary-addresses')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv6.autoconf.temporary-valid-lifetime')), isNotNull(tupleElement(_yk_t, 'ietf-ip:ipv6.autoconf.temporary-preferred-lifetime'))]) AS leaves,
     generation,
     event_time,
     sequence_number,
@@ -851,7 +811,7 @@ SELECT
     toUInt32OrNull(tupleElement(_yk_t, 'ietf-ip:ipv6.autoconf.temporary-valid-lifetime')) AS `ietf-ip:ipv6.autoconf.temporary-valid-lifetime`,
     toUInt32OrNull(tupleElement(_yk_t, 'ietf-ip:ipv6.autoconf.temporary-preferred-lifetime')) AS `ietf-ip:ipv6.autoconf.temporary-preferred-lifetime`
 FROM `yangkey`.`netops-current-state-if-interfaces-interface__parsed`
-ARRAY JOIN JSONExtractArrayRaw(instances) AS _yk_instance
+ARRAY JOIN JSONExtract(instances, 'Array(Tuple(`@path` String, `@op` String, `@under` String, `name` Nullable(String), `description` Nullable(String), `type` Nullable(String), `enabled` Nullable(String), `link-up-down-trap-enable` Nullable(String), `admin-status` Nullable(String), `oper-status` Nullable(String), `last-change` Nullable(String), `if-index` Nullable(String), `phys-address` Nullable(String), `higher-layer-if` Array(String), `lower-layer-if` Array(String), `speed` Nullable(String), `statistics.discontinuity-time` Nullable(String), `statistics.in-octets` Nullable(String), `statistics.in-unicast-pkts` Nullable(String), `statistics.in-broadcast-pkts` Nullable(String), `statistics.in-multicast-pkts` Nullable(String), `statistics.in-discards` Nullable(String), `statistics.in-errors` Nullable(String), `statistics.in-unknown-protos` Nullable(String), `statistics.out-octets` Nullable(String), `statistics.out-unicast-pkts` Nullable(String), `statistics.out-broadcast-pkts` Nullable(String), `statistics.out-multicast-pkts` Nullable(String), `statistics.out-discards` Nullable(String), `statistics.out-errors` Nullable(String), `ietf-ip:ipv4.enabled` Nullable(String), `ietf-ip:ipv4.forwarding` Nullable(String), `ietf-ip:ipv4.mtu` Nullable(String), `ietf-ip:ipv4.address` Nullable(String), `ietf-ip:ipv4.neighbor` Nullable(String), `ietf-ip:ipv6.enabled` Nullable(String), `ietf-ip:ipv6.forwarding` Nullable(String), `ietf-ip:ipv6.mtu` Nullable(String), `ietf-ip:ipv6.address` Nullable(String), `ietf-ip:ipv6.neighbor` Nullable(String), `ietf-ip:ipv6.dup-addr-detect-transmits` Nullable(String), `ietf-ip:ipv6.autoconf.create-global-addresses` Nullable(String), `ietf-ip:ipv6.autoconf.create-temporary-addresses` Nullable(String), `ietf-ip:ipv6.autoconf.temporary-valid-lifetime` Nullable(String), `ietf-ip:ipv6.autoconf.temporary-preferred-lifetime` Nullable(String)))') AS _yk_t
 WHERE error = '';
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-current-state-if-interfaces-interface__queue`
@@ -1081,18 +1041,21 @@ CREATE TABLE IF NOT EXISTS `yangkey`.`netops-state-change-if-interfaces-interfac
 (
     `node` LowCardinality(String),
     `instance_path` String,
-    `subscription_id` SimpleAggregateFunction(max, UInt64),
-    `event_time` SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
-    `version` SimpleAggregateFunction(max, UInt256),
-    `deleted` SimpleAggregateFunction(max, Tuple(UInt256, UInt8)),
-    `interface.name` SimpleAggregateFunction(any, String),
-    `ip` SimpleAggregateFunction(any, String),
-    `prefix-length` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt8))),
-    `netmask` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(String))),
-    `origin` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(String)))
+    `covers` Bool,
+    `under` String,
+    `scope` Array(LowCardinality(String)),
+    `subscription_id` UInt64,
+    `event_time` DateTime64(9, 'UTC'),
+    `version` UInt256,
+    `deleted` Bool,
+    `interface.name` String,
+    `ip` String,
+    `prefix-length` Nullable(UInt8),
+    `netmask` Nullable(String),
+    `origin` LowCardinality(Nullable(String))
 )
-ENGINE = AggregatingMergeTree
-ORDER BY (node, instance_path)
+ENGINE = ReplacingMergeTree(version)
+ORDER BY (node, instance_path, covers, under, scope)
 COMMENT 'Instance state of topic netops-state-change-if-interfaces-interface-ip-ipv4-address (target /ietf-interfaces:interfaces/interface/ietf-ip:ipv4/address; read netops-state-change-if-interfaces-interface-ip-ipv4-address__instances)';
 
 CREATE VIEW IF NOT EXISTS `yangkey`.`netops-state-change-if-interfaces-interface-ip-ipv4-address__instances`
@@ -1101,15 +1064,15 @@ AS SELECT
     instance_path,
     max(subscription_id) AS subscription_id,
     max(event_time) AS event_time,
-    max(version) AS version,
+    max(_yk_version) AS version,
     any(`interface.name`) AS `interface.name`,
     any(`ip`) AS `ip`,
-    tupleElement(max(`prefix-length`), 2) AS `prefix-length`,
-    tupleElement(max(`netmask`), 2) AS `netmask`,
-    tupleElement(max(`origin`), 2) AS `origin`
-FROM `yangkey`.`netops-state-change-if-interfaces-interface-ip-ipv4-address__istate`
+    tupleElement(argMaxIf(tuple(`prefix-length`), _yk_version, (covers AND (under = '' OR startsWith('prefix-length.', concat(under, '.')))) OR has(scope, 'prefix-length')), 1) AS `prefix-length`,
+    tupleElement(argMaxIf(tuple(`netmask`), _yk_version, (covers AND (under = '' OR startsWith('netmask.', concat(under, '.')))) OR has(scope, 'netmask')), 1) AS `netmask`,
+    tupleElement(argMaxIf(tuple(`origin`), _yk_version, (covers AND (under = '' OR startsWith('origin.', concat(under, '.')))) OR has(scope, 'origin')), 1) AS `origin`
+FROM (SELECT *, version AS _yk_version FROM `yangkey`.`netops-state-change-if-interfaces-interface-ip-ipv4-address__istate`)
 GROUP BY node, instance_path
-HAVING tupleElement(max(deleted), 2) = 0;
+HAVING argMax(deleted, _yk_version) = 0;
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-state-change-if-interfaces-interface-ip-ipv4-address__iparsed`
 (
@@ -1144,37 +1107,31 @@ TO `yangkey`.`netops-state-change-if-interfaces-interface-ip-ipv4-address__istat
 AS SELECT
     node,
     instance_path,
+    _yk_covers AS covers,
+    under,
+    if(_yk_covers, [], leaves) AS scope,
     subscription_id,
     event_time,
     version,
-    tuple(version, toUInt8(operation IN ('delete', 'remove') AND under = '')) AS deleted,
+    toUInt8(operation IN ('delete', 'remove') AND under = '') AS deleted,
     `interface.name`,
     `ip`,
-    tuple(if(has(leaves, 'prefix-length') OR (_yk_covers AND (under = '' OR startsWith('prefix-length.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v1, 'Nullable(UInt8)')) AS `prefix-length`,
-    tuple(if(has(leaves, 'netmask') OR (_yk_covers AND (under = '' OR startsWith('netmask.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v2, 'Nullable(String)')) AS `netmask`,
-    tuple(if(has(leaves, 'origin') OR (_yk_covers AND (under = '' OR startsWith('origin.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v3, 'Nullable(String)')) AS `origin`
+    `prefix-length`,
+    `netmask`,
+    `origin`
 FROM (
-    SELECT
-        node, instance_path, subscription_id, event_time, version, operation, under, leaves,
-        operation IN ('replace', 'create', 'delete', 'remove') AS _yk_covers,
-        `interface.name`,
-        `ip`,
-        `prefix-length` AS _yk_v1,
-        `netmask` AS _yk_v2,
-        `origin` AS _yk_v3
+    SELECT *, operation IN ('replace', 'create', 'delete', 'remove') AS _yk_covers
     FROM `yangkey`.`netops-state-change-if-interfaces-interface-ip-ipv4-address__iparsed`
 );
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS `yangkey`.`netops-state-change-if-interfaces-interface-ip-ipv4-address__mv_iparse`
 TO `yangkey`.`netops-state-change-if-interfaces-interface-ip-ipv4-address__iparsed`
-AS WITH
-    JSONExtract(_yk_instance, 'Tuple(`@path` String, `@op` String, `@under` String, `interface.name` Nullable(String), `ip` Nullable(String), `prefix-length` Nullable(String), `netmask` Nullable(String), `origin` Nullable(String))') AS _yk_t
-SELECT
+AS SELECT
     node,
     subscription_id,
     tupleElement(_yk_t, '@path') AS instance_path,
     tupleElement(_yk_t, '@op') AS operation,
-    arrayFilter(_yk_k -> NOT startsWith(_yk_k, '@'), JSONExtractKeys(_yk_instance)) AS leaves,
+    arrayFilter((_yk_n, _yk_c) -> _yk_c, ['interface.name', 'ip', 'prefix-length', 'netmask', 'origin'], [isNotNull(tupleElement(_yk_t, 'interface.name')), isNotNull(tupleElement(_yk_t, 'ip')), isNotNull(tupleElement(_yk_t, 'prefix-length')), isNotNull(tupleElement(_yk_t, 'netmask')), isNotNull(tupleElement(_yk_t, 'origin'))]) AS leaves,
     generation,
     event_time,
     sequence_number,
@@ -1188,7 +1145,7 @@ SELECT
     tupleElement(_yk_t, 'netmask') AS `netmask`,
     tupleElement(_yk_t, 'origin') AS `origin`
 FROM `yangkey`.`netops-state-change-if-interfaces-interface-ip-ipv4-address__parsed`
-ARRAY JOIN JSONExtractArrayRaw(instances) AS _yk_instance
+ARRAY JOIN JSONExtract(instances, 'Array(Tuple(`@path` String, `@op` String, `@under` String, `interface.name` Nullable(String), `ip` Nullable(String), `prefix-length` Nullable(String), `netmask` Nullable(String), `origin` Nullable(String)))') AS _yk_t
 WHERE error = '';
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-state-change-if-interfaces-interface-ip-ipv4-address__queue`
@@ -1414,14 +1371,17 @@ CREATE TABLE IF NOT EXISTS `yangkey`.`netops-state-change-sys-system-dns-resolve
 (
     `node` LowCardinality(String),
     `instance_path` String,
-    `subscription_id` SimpleAggregateFunction(max, UInt64),
-    `event_time` SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
-    `version` SimpleAggregateFunction(max, UInt256),
-    `deleted` SimpleAggregateFunction(max, Tuple(UInt256, UInt8)),
-    `search` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(String)))
+    `covers` Bool,
+    `under` String,
+    `scope` Array(LowCardinality(String)),
+    `subscription_id` UInt64,
+    `event_time` DateTime64(9, 'UTC'),
+    `version` UInt256,
+    `deleted` Bool,
+    `search` Nullable(String)
 )
-ENGINE = AggregatingMergeTree
-ORDER BY (node, instance_path)
+ENGINE = ReplacingMergeTree(version)
+ORDER BY (node, instance_path, covers, under, scope)
 COMMENT 'Instance state of topic netops-state-change-sys-system-dns-resolver-search (target /ietf-system:system/dns-resolver/search; read netops-state-change-sys-system-dns-resolver-search__instances)';
 
 CREATE VIEW IF NOT EXISTS `yangkey`.`netops-state-change-sys-system-dns-resolver-search__instances`
@@ -1430,11 +1390,11 @@ AS SELECT
     instance_path,
     max(subscription_id) AS subscription_id,
     max(event_time) AS event_time,
-    max(version) AS version,
-    tupleElement(max(`search`), 2) AS `search`
-FROM `yangkey`.`netops-state-change-sys-system-dns-resolver-search__istate`
+    max(_yk_version) AS version,
+    tupleElement(argMaxIf(tuple(`search`), _yk_version, (covers AND (under = '' OR startsWith('search.', concat(under, '.')))) OR has(scope, 'search')), 1) AS `search`
+FROM (SELECT *, version AS _yk_version FROM `yangkey`.`netops-state-change-sys-system-dns-resolver-search__istate`)
 GROUP BY node, instance_path
-HAVING tupleElement(max(deleted), 2) = 0;
+HAVING argMax(deleted, _yk_version) = 0;
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-state-change-sys-system-dns-resolver-search__iparsed`
 (
@@ -1465,29 +1425,27 @@ TO `yangkey`.`netops-state-change-sys-system-dns-resolver-search__istate`
 AS SELECT
     node,
     instance_path,
+    _yk_covers AS covers,
+    under,
+    if(_yk_covers, [], leaves) AS scope,
     subscription_id,
     event_time,
     version,
-    tuple(version, toUInt8(operation IN ('delete', 'remove') AND under = '')) AS deleted,
-    tuple(if(has(leaves, 'search') OR (_yk_covers AND (under = '' OR startsWith('search.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v1, 'Nullable(String)')) AS `search`
+    toUInt8(operation IN ('delete', 'remove') AND under = '') AS deleted,
+    `search`
 FROM (
-    SELECT
-        node, instance_path, subscription_id, event_time, version, operation, under, leaves,
-        operation IN ('replace', 'create', 'delete', 'remove') AS _yk_covers,
-        `search` AS _yk_v1
+    SELECT *, operation IN ('replace', 'create', 'delete', 'remove') AS _yk_covers
     FROM `yangkey`.`netops-state-change-sys-system-dns-resolver-search__iparsed`
 );
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS `yangkey`.`netops-state-change-sys-system-dns-resolver-search__mv_iparse`
 TO `yangkey`.`netops-state-change-sys-system-dns-resolver-search__iparsed`
-AS WITH
-    JSONExtract(_yk_instance, 'Tuple(`@path` String, `@op` String, `@under` String, `search` Nullable(String))') AS _yk_t
-SELECT
+AS SELECT
     node,
     subscription_id,
     tupleElement(_yk_t, '@path') AS instance_path,
     tupleElement(_yk_t, '@op') AS operation,
-    arrayFilter(_yk_k -> NOT startsWith(_yk_k, '@'), JSONExtractKeys(_yk_instance)) AS leaves,
+    arrayFilter((_yk_n, _yk_c) -> _yk_c, ['search'], [isNotNull(tupleElement(_yk_t, 'search'))]) AS leaves,
     generation,
     event_time,
     sequence_number,
@@ -1497,7 +1455,7 @@ SELECT
     tupleElement(_yk_t, '@under') AS under,
     tupleElement(_yk_t, 'search') AS `search`
 FROM `yangkey`.`netops-state-change-sys-system-dns-resolver-search__parsed`
-ARRAY JOIN JSONExtractArrayRaw(instances) AS _yk_instance
+ARRAY JOIN JSONExtract(instances, 'Array(Tuple(`@path` String, `@op` String, `@under` String, `search` Nullable(String)))') AS _yk_t
 WHERE error = '';
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-state-change-sys-system-dns-resolver-search__queue`
@@ -1737,28 +1695,31 @@ CREATE TABLE IF NOT EXISTS `yangkey`.`netops-stats-if-interfaces-interface-stati
 (
     `node` LowCardinality(String),
     `instance_path` String,
-    `subscription_id` SimpleAggregateFunction(max, UInt64),
-    `event_time` SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
-    `version` SimpleAggregateFunction(max, UInt256),
-    `deleted` SimpleAggregateFunction(max, Tuple(UInt256, UInt8)),
-    `interface.name` SimpleAggregateFunction(any, String),
-    `discontinuity-time` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(DateTime64(9, 'UTC')))),
-    `in-octets` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
-    `in-unicast-pkts` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
-    `in-broadcast-pkts` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
-    `in-multicast-pkts` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
-    `in-discards` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32))),
-    `in-errors` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32))),
-    `in-unknown-protos` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32))),
-    `out-octets` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
-    `out-unicast-pkts` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
-    `out-broadcast-pkts` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
-    `out-multicast-pkts` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt64))),
-    `out-discards` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32))),
-    `out-errors` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(UInt32)))
+    `covers` Bool,
+    `under` String,
+    `scope` Array(LowCardinality(String)),
+    `subscription_id` UInt64,
+    `event_time` DateTime64(9, 'UTC'),
+    `version` UInt256,
+    `deleted` Bool,
+    `interface.name` String,
+    `discontinuity-time` Nullable(DateTime64(9, 'UTC')),
+    `in-octets` Nullable(UInt64),
+    `in-unicast-pkts` Nullable(UInt64),
+    `in-broadcast-pkts` Nullable(UInt64),
+    `in-multicast-pkts` Nullable(UInt64),
+    `in-discards` Nullable(UInt32),
+    `in-errors` Nullable(UInt32),
+    `in-unknown-protos` Nullable(UInt32),
+    `out-octets` Nullable(UInt64),
+    `out-unicast-pkts` Nullable(UInt64),
+    `out-broadcast-pkts` Nullable(UInt64),
+    `out-multicast-pkts` Nullable(UInt64),
+    `out-discards` Nullable(UInt32),
+    `out-errors` Nullable(UInt32)
 )
-ENGINE = AggregatingMergeTree
-ORDER BY (node, instance_path)
+ENGINE = ReplacingMergeTree(version)
+ORDER BY (node, instance_path, covers, under, scope)
 COMMENT 'Instance state of topic netops-stats-if-interfaces-interface-statistics (target /ietf-interfaces:interfaces/interface/statistics; read netops-stats-if-interfaces-interface-statistics__instances)';
 
 CREATE VIEW IF NOT EXISTS `yangkey`.`netops-stats-if-interfaces-interface-statistics__instances`
@@ -1767,25 +1728,25 @@ AS SELECT
     instance_path,
     max(subscription_id) AS subscription_id,
     max(event_time) AS event_time,
-    max(version) AS version,
+    max(_yk_version) AS version,
     any(`interface.name`) AS `interface.name`,
-    tupleElement(max(`discontinuity-time`), 2) AS `discontinuity-time`,
-    tupleElement(max(`in-octets`), 2) AS `in-octets`,
-    tupleElement(max(`in-unicast-pkts`), 2) AS `in-unicast-pkts`,
-    tupleElement(max(`in-broadcast-pkts`), 2) AS `in-broadcast-pkts`,
-    tupleElement(max(`in-multicast-pkts`), 2) AS `in-multicast-pkts`,
-    tupleElement(max(`in-discards`), 2) AS `in-discards`,
-    tupleElement(max(`in-errors`), 2) AS `in-errors`,
-    tupleElement(max(`in-unknown-protos`), 2) AS `in-unknown-protos`,
-    tupleElement(max(`out-octets`), 2) AS `out-octets`,
-    tupleElement(max(`out-unicast-pkts`), 2) AS `out-unicast-pkts`,
-    tupleElement(max(`out-broadcast-pkts`), 2) AS `out-broadcast-pkts`,
-    tupleElement(max(`out-multicast-pkts`), 2) AS `out-multicast-pkts`,
-    tupleElement(max(`out-discards`), 2) AS `out-discards`,
-    tupleElement(max(`out-errors`), 2) AS `out-errors`
-FROM `yangkey`.`netops-stats-if-interfaces-interface-statistics__istate`
+    tupleElement(argMaxIf(tuple(`discontinuity-time`), _yk_version, (covers AND (under = '' OR startsWith('discontinuity-time.', concat(under, '.')))) OR has(scope, 'discontinuity-time')), 1) AS `discontinuity-time`,
+    tupleElement(argMaxIf(tuple(`in-octets`), _yk_version, (covers AND (under = '' OR startsWith('in-octets.', concat(under, '.')))) OR has(scope, 'in-octets')), 1) AS `in-octets`,
+    tupleElement(argMaxIf(tuple(`in-unicast-pkts`), _yk_version, (covers AND (under = '' OR startsWith('in-unicast-pkts.', concat(under, '.')))) OR has(scope, 'in-unicast-pkts')), 1) AS `in-unicast-pkts`,
+    tupleElement(argMaxIf(tuple(`in-broadcast-pkts`), _yk_version, (covers AND (under = '' OR startsWith('in-broadcast-pkts.', concat(under, '.')))) OR has(scope, 'in-broadcast-pkts')), 1) AS `in-broadcast-pkts`,
+    tupleElement(argMaxIf(tuple(`in-multicast-pkts`), _yk_version, (covers AND (under = '' OR startsWith('in-multicast-pkts.', concat(under, '.')))) OR has(scope, 'in-multicast-pkts')), 1) AS `in-multicast-pkts`,
+    tupleElement(argMaxIf(tuple(`in-discards`), _yk_version, (covers AND (under = '' OR startsWith('in-discards.', concat(under, '.')))) OR has(scope, 'in-discards')), 1) AS `in-discards`,
+    tupleElement(argMaxIf(tuple(`in-errors`), _yk_version, (covers AND (under = '' OR startsWith('in-errors.', concat(under, '.')))) OR has(scope, 'in-errors')), 1) AS `in-errors`,
+    tupleElement(argMaxIf(tuple(`in-unknown-protos`), _yk_version, (covers AND (under = '' OR startsWith('in-unknown-protos.', concat(under, '.')))) OR has(scope, 'in-unknown-protos')), 1) AS `in-unknown-protos`,
+    tupleElement(argMaxIf(tuple(`out-octets`), _yk_version, (covers AND (under = '' OR startsWith('out-octets.', concat(under, '.')))) OR has(scope, 'out-octets')), 1) AS `out-octets`,
+    tupleElement(argMaxIf(tuple(`out-unicast-pkts`), _yk_version, (covers AND (under = '' OR startsWith('out-unicast-pkts.', concat(under, '.')))) OR has(scope, 'out-unicast-pkts')), 1) AS `out-unicast-pkts`,
+    tupleElement(argMaxIf(tuple(`out-broadcast-pkts`), _yk_version, (covers AND (under = '' OR startsWith('out-broadcast-pkts.', concat(under, '.')))) OR has(scope, 'out-broadcast-pkts')), 1) AS `out-broadcast-pkts`,
+    tupleElement(argMaxIf(tuple(`out-multicast-pkts`), _yk_version, (covers AND (under = '' OR startsWith('out-multicast-pkts.', concat(under, '.')))) OR has(scope, 'out-multicast-pkts')), 1) AS `out-multicast-pkts`,
+    tupleElement(argMaxIf(tuple(`out-discards`), _yk_version, (covers AND (under = '' OR startsWith('out-discards.', concat(under, '.')))) OR has(scope, 'out-discards')), 1) AS `out-discards`,
+    tupleElement(argMaxIf(tuple(`out-errors`), _yk_version, (covers AND (under = '' OR startsWith('out-errors.', concat(under, '.')))) OR has(scope, 'out-errors')), 1) AS `out-errors`
+FROM (SELECT *, version AS _yk_version FROM `yangkey`.`netops-stats-if-interfaces-interface-statistics__istate`)
 GROUP BY node, instance_path
-HAVING tupleElement(max(deleted), 2) = 0;
+HAVING argMax(deleted, _yk_version) = 0;
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-stats-if-interfaces-interface-statistics__iparsed`
 (
@@ -1830,57 +1791,41 @@ TO `yangkey`.`netops-stats-if-interfaces-interface-statistics__istate`
 AS SELECT
     node,
     instance_path,
+    _yk_covers AS covers,
+    under,
+    if(_yk_covers, [], leaves) AS scope,
     subscription_id,
     event_time,
     version,
-    tuple(version, toUInt8(operation IN ('delete', 'remove') AND under = '')) AS deleted,
+    toUInt8(operation IN ('delete', 'remove') AND under = '') AS deleted,
     `interface.name`,
-    tuple(if(has(leaves, 'discontinuity-time') OR (_yk_covers AND (under = '' OR startsWith('discontinuity-time.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v1, 'Nullable(DateTime64(9, \'UTC\'))')) AS `discontinuity-time`,
-    tuple(if(has(leaves, 'in-octets') OR (_yk_covers AND (under = '' OR startsWith('in-octets.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v2, 'Nullable(UInt64)')) AS `in-octets`,
-    tuple(if(has(leaves, 'in-unicast-pkts') OR (_yk_covers AND (under = '' OR startsWith('in-unicast-pkts.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v3, 'Nullable(UInt64)')) AS `in-unicast-pkts`,
-    tuple(if(has(leaves, 'in-broadcast-pkts') OR (_yk_covers AND (under = '' OR startsWith('in-broadcast-pkts.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v4, 'Nullable(UInt64)')) AS `in-broadcast-pkts`,
-    tuple(if(has(leaves, 'in-multicast-pkts') OR (_yk_covers AND (under = '' OR startsWith('in-multicast-pkts.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v5, 'Nullable(UInt64)')) AS `in-multicast-pkts`,
-    tuple(if(has(leaves, 'in-discards') OR (_yk_covers AND (under = '' OR startsWith('in-discards.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v6, 'Nullable(UInt32)')) AS `in-discards`,
-    tuple(if(has(leaves, 'in-errors') OR (_yk_covers AND (under = '' OR startsWith('in-errors.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v7, 'Nullable(UInt32)')) AS `in-errors`,
-    tuple(if(has(leaves, 'in-unknown-protos') OR (_yk_covers AND (under = '' OR startsWith('in-unknown-protos.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v8, 'Nullable(UInt32)')) AS `in-unknown-protos`,
-    tuple(if(has(leaves, 'out-octets') OR (_yk_covers AND (under = '' OR startsWith('out-octets.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v9, 'Nullable(UInt64)')) AS `out-octets`,
-    tuple(if(has(leaves, 'out-unicast-pkts') OR (_yk_covers AND (under = '' OR startsWith('out-unicast-pkts.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v10, 'Nullable(UInt64)')) AS `out-unicast-pkts`,
-    tuple(if(has(leaves, 'out-broadcast-pkts') OR (_yk_covers AND (under = '' OR startsWith('out-broadcast-pkts.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v11, 'Nullable(UInt64)')) AS `out-broadcast-pkts`,
-    tuple(if(has(leaves, 'out-multicast-pkts') OR (_yk_covers AND (under = '' OR startsWith('out-multicast-pkts.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v12, 'Nullable(UInt64)')) AS `out-multicast-pkts`,
-    tuple(if(has(leaves, 'out-discards') OR (_yk_covers AND (under = '' OR startsWith('out-discards.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v13, 'Nullable(UInt32)')) AS `out-discards`,
-    tuple(if(has(leaves, 'out-errors') OR (_yk_covers AND (under = '' OR startsWith('out-errors.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v14, 'Nullable(UInt32)')) AS `out-errors`
+    `discontinuity-time`,
+    `in-octets`,
+    `in-unicast-pkts`,
+    `in-broadcast-pkts`,
+    `in-multicast-pkts`,
+    `in-discards`,
+    `in-errors`,
+    `in-unknown-protos`,
+    `out-octets`,
+    `out-unicast-pkts`,
+    `out-broadcast-pkts`,
+    `out-multicast-pkts`,
+    `out-discards`,
+    `out-errors`
 FROM (
-    SELECT
-        node, instance_path, subscription_id, event_time, version, operation, under, leaves,
-        operation IN ('replace', 'create', 'delete', 'remove') AS _yk_covers,
-        `interface.name`,
-        `discontinuity-time` AS _yk_v1,
-        `in-octets` AS _yk_v2,
-        `in-unicast-pkts` AS _yk_v3,
-        `in-broadcast-pkts` AS _yk_v4,
-        `in-multicast-pkts` AS _yk_v5,
-        `in-discards` AS _yk_v6,
-        `in-errors` AS _yk_v7,
-        `in-unknown-protos` AS _yk_v8,
-        `out-octets` AS _yk_v9,
-        `out-unicast-pkts` AS _yk_v10,
-        `out-broadcast-pkts` AS _yk_v11,
-        `out-multicast-pkts` AS _yk_v12,
-        `out-discards` AS _yk_v13,
-        `out-errors` AS _yk_v14
+    SELECT *, operation IN ('replace', 'create', 'delete', 'remove') AS _yk_covers
     FROM `yangkey`.`netops-stats-if-interfaces-interface-statistics__iparsed`
 );
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS `yangkey`.`netops-stats-if-interfaces-interface-statistics__mv_iparse`
 TO `yangkey`.`netops-stats-if-interfaces-interface-statistics__iparsed`
-AS WITH
-    JSONExtract(_yk_instance, 'Tuple(`@path` String, `@op` String, `@under` String, `interface.name` Nullable(String), `discontinuity-time` Nullable(String), `in-octets` Nullable(String), `in-unicast-pkts` Nullable(String), `in-broadcast-pkts` Nullable(String), `in-multicast-pkts` Nullable(String), `in-discards` Nullable(String), `in-errors` Nullable(String), `in-unknown-protos` Nullable(String), `out-octets` Nullable(String), `out-unicast-pkts` Nullable(String), `out-broadcast-pkts` Nullable(String), `out-multicast-pkts` Nullable(String), `out-discards` Nullable(String), `out-errors` Nullable(String))') AS _yk_t
-SELECT
+AS SELECT
     node,
     subscription_id,
     tupleElement(_yk_t, '@path') AS instance_path,
     tupleElement(_yk_t, '@op') AS operation,
-    arrayFilter(_yk_k -> NOT startsWith(_yk_k, '@'), JSONExtractKeys(_yk_instance)) AS leaves,
+    arrayFilter((_yk_n, _yk_c) -> _yk_c, ['interface.name', 'discontinuity-time', 'in-octets', 'in-unicast-pkts', 'in-broadcast-pkts', 'in-multicast-pkts', 'in-discards', 'in-errors', 'in-unknown-protos', 'out-octets', 'out-unicast-pkts', 'out-broadcast-pkts', 'out-multicast-pkts', 'out-discards', 'out-errors'], [isNotNull(tupleElement(_yk_t, 'interface.name')), isNotNull(tupleElement(_yk_t, 'discontinuity-time')), isNotNull(tupleElement(_yk_t, 'in-octets')), isNotNull(tupleElement(_yk_t, 'in-unicast-pkts')), isNotNull(tupleElement(_yk_t, 'in-broadcast-pkts')), isNotNull(tupleElement(_yk_t, 'in-multicast-pkts')), isNotNull(tupleElement(_yk_t, 'in-discards')), isNotNull(tupleElement(_yk_t, 'in-errors')), isNotNull(tupleElement(_yk_t, 'in-unknown-protos')), isNotNull(tupleElement(_yk_t, 'out-octets')), isNotNull(tupleElement(_yk_t, 'out-unicast-pkts')), isNotNull(tupleElement(_yk_t, 'out-broadcast-pkts')), isNotNull(tupleElement(_yk_t, 'out-multicast-pkts')), isNotNull(tupleElement(_yk_t, 'out-discards')), isNotNull(tupleElement(_yk_t, 'out-errors'))]) AS leaves,
     generation,
     event_time,
     sequence_number,
@@ -1904,7 +1849,7 @@ SELECT
     toUInt32OrNull(tupleElement(_yk_t, 'out-discards')) AS `out-discards`,
     toUInt32OrNull(tupleElement(_yk_t, 'out-errors')) AS `out-errors`
 FROM `yangkey`.`netops-stats-if-interfaces-interface-statistics__parsed`
-ARRAY JOIN JSONExtractArrayRaw(instances) AS _yk_instance
+ARRAY JOIN JSONExtract(instances, 'Array(Tuple(`@path` String, `@op` String, `@under` String, `interface.name` Nullable(String), `discontinuity-time` Nullable(String), `in-octets` Nullable(String), `in-unicast-pkts` Nullable(String), `in-broadcast-pkts` Nullable(String), `in-multicast-pkts` Nullable(String), `in-discards` Nullable(String), `in-errors` Nullable(String), `in-unknown-protos` Nullable(String), `out-octets` Nullable(String), `out-unicast-pkts` Nullable(String), `out-broadcast-pkts` Nullable(String), `out-multicast-pkts` Nullable(String), `out-discards` Nullable(String), `out-errors` Nullable(String)))') AS _yk_t
 WHERE error = '';
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-stats-if-interfaces-interface-statistics__queue`
@@ -2131,15 +2076,18 @@ CREATE TABLE IF NOT EXISTS `yangkey`.`netops-stats-sys-system-clock__istate`
 (
     `node` LowCardinality(String),
     `instance_path` String,
-    `subscription_id` SimpleAggregateFunction(max, UInt64),
-    `event_time` SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
-    `version` SimpleAggregateFunction(max, UInt256),
-    `deleted` SimpleAggregateFunction(max, Tuple(UInt256, UInt8)),
-    `timezone-name` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(String))),
-    `timezone-utc-offset` SimpleAggregateFunction(max, Tuple(UInt256, Nullable(Int16)))
+    `covers` Bool,
+    `under` String,
+    `scope` Array(LowCardinality(String)),
+    `subscription_id` UInt64,
+    `event_time` DateTime64(9, 'UTC'),
+    `version` UInt256,
+    `deleted` Bool,
+    `timezone-name` Nullable(String),
+    `timezone-utc-offset` Nullable(Int16)
 )
-ENGINE = AggregatingMergeTree
-ORDER BY (node, instance_path)
+ENGINE = ReplacingMergeTree(version)
+ORDER BY (node, instance_path, covers, under, scope)
 COMMENT 'Instance state of topic netops-stats-sys-system-clock (target /ietf-system:system/clock; read netops-stats-sys-system-clock__instances)';
 
 CREATE VIEW IF NOT EXISTS `yangkey`.`netops-stats-sys-system-clock__instances`
@@ -2148,12 +2096,12 @@ AS SELECT
     instance_path,
     max(subscription_id) AS subscription_id,
     max(event_time) AS event_time,
-    max(version) AS version,
-    tupleElement(max(`timezone-name`), 2) AS `timezone-name`,
-    tupleElement(max(`timezone-utc-offset`), 2) AS `timezone-utc-offset`
-FROM `yangkey`.`netops-stats-sys-system-clock__istate`
+    max(_yk_version) AS version,
+    tupleElement(argMaxIf(tuple(`timezone-name`), _yk_version, (covers AND (under = '' OR startsWith('timezone-name.', concat(under, '.')))) OR has(scope, 'timezone-name')), 1) AS `timezone-name`,
+    tupleElement(argMaxIf(tuple(`timezone-utc-offset`), _yk_version, (covers AND (under = '' OR startsWith('timezone-utc-offset.', concat(under, '.')))) OR has(scope, 'timezone-utc-offset')), 1) AS `timezone-utc-offset`
+FROM (SELECT *, version AS _yk_version FROM `yangkey`.`netops-stats-sys-system-clock__istate`)
 GROUP BY node, instance_path
-HAVING tupleElement(max(deleted), 2) = 0;
+HAVING argMax(deleted, _yk_version) = 0;
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-stats-sys-system-clock__iparsed`
 (
@@ -2185,31 +2133,28 @@ TO `yangkey`.`netops-stats-sys-system-clock__istate`
 AS SELECT
     node,
     instance_path,
+    _yk_covers AS covers,
+    under,
+    if(_yk_covers, [], leaves) AS scope,
     subscription_id,
     event_time,
     version,
-    tuple(version, toUInt8(operation IN ('delete', 'remove') AND under = '')) AS deleted,
-    tuple(if(has(leaves, 'timezone-name') OR (_yk_covers AND (under = '' OR startsWith('timezone-name.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v1, 'Nullable(String)')) AS `timezone-name`,
-    tuple(if(has(leaves, 'timezone-utc-offset') OR (_yk_covers AND (under = '' OR startsWith('timezone-utc-offset.', concat(under, '.')))), version, toUInt256(0)), CAST(_yk_v2, 'Nullable(Int16)')) AS `timezone-utc-offset`
+    toUInt8(operation IN ('delete', 'remove') AND under = '') AS deleted,
+    `timezone-name`,
+    `timezone-utc-offset`
 FROM (
-    SELECT
-        node, instance_path, subscription_id, event_time, version, operation, under, leaves,
-        operation IN ('replace', 'create', 'delete', 'remove') AS _yk_covers,
-        `timezone-name` AS _yk_v1,
-        `timezone-utc-offset` AS _yk_v2
+    SELECT *, operation IN ('replace', 'create', 'delete', 'remove') AS _yk_covers
     FROM `yangkey`.`netops-stats-sys-system-clock__iparsed`
 );
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS `yangkey`.`netops-stats-sys-system-clock__mv_iparse`
 TO `yangkey`.`netops-stats-sys-system-clock__iparsed`
-AS WITH
-    JSONExtract(_yk_instance, 'Tuple(`@path` String, `@op` String, `@under` String, `timezone-name` Nullable(String), `timezone-utc-offset` Nullable(String))') AS _yk_t
-SELECT
+AS SELECT
     node,
     subscription_id,
     tupleElement(_yk_t, '@path') AS instance_path,
     tupleElement(_yk_t, '@op') AS operation,
-    arrayFilter(_yk_k -> NOT startsWith(_yk_k, '@'), JSONExtractKeys(_yk_instance)) AS leaves,
+    arrayFilter((_yk_n, _yk_c) -> _yk_c, ['timezone-name', 'timezone-utc-offset'], [isNotNull(tupleElement(_yk_t, 'timezone-name')), isNotNull(tupleElement(_yk_t, 'timezone-utc-offset'))]) AS leaves,
     generation,
     event_time,
     sequence_number,
@@ -2220,7 +2165,7 @@ SELECT
     tupleElement(_yk_t, 'timezone-name') AS `timezone-name`,
     toInt16OrNull(tupleElement(_yk_t, 'timezone-utc-offset')) AS `timezone-utc-offset`
 FROM `yangkey`.`netops-stats-sys-system-clock__parsed`
-ARRAY JOIN JSONExtractArrayRaw(instances) AS _yk_instance
+ARRAY JOIN JSONExtract(instances, 'Array(Tuple(`@path` String, `@op` String, `@under` String, `timezone-name` Nullable(String), `timezone-utc-offset` Nullable(String)))') AS _yk_t
 WHERE error = '';
 
 CREATE TABLE IF NOT EXISTS `yangkey`.`netops-stats-sys-system-clock__queue`

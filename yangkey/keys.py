@@ -68,14 +68,14 @@ def parse_key(key: bytes | str) -> ParsedKey:
     return ParsedKey(node, subscription_id, tuple(split_outside_quotes(xpaths, XPATH_SEPARATOR)))
 
 
-def _lookup(node: dict[str, Any], step: CompiledStep) -> Any:
+def lookup(node: dict[str, Any], step: CompiledStep) -> Any:
     value = node.get(step.member)
     if value is None and step.member != step.qualified_member:
         value = node.get(step.qualified_member)
     return value
 
 
-def _passes_filters(entry: Any, step: CompiledStep) -> bool:
+def passes_filters(entry: Any, step: CompiledStep) -> bool:
     if not isinstance(entry, dict):
         return False
     for data_filter in step.filters:
@@ -107,7 +107,7 @@ class _WalkerSource:
             "canon_string": canon_string,
             "missing": _missing_key,
             "DELETED": _DELETED,
-            "passes": _passes_filters,
+            "passes": passes_filters,
         }
         self.indent = 1
         self.loops = 0
@@ -298,8 +298,8 @@ def compile_walker(branch: Branch) -> Walker:
     return _WalkerSource(branch).build()
 
 
-class _EditPlan(NamedTuple):
-    """What :func:`_edit_tree` needs of a branch, worked out once per branch."""
+class EditPlan(NamedTuple):
+    """What :func:`edit_tree` needs of a branch, worked out once per branch."""
 
     steps: tuple[CompiledStep, ...]
     path: tuple[tuple[str, str], ...]
@@ -321,10 +321,10 @@ class _EditPlan(NamedTuple):
 _FOUND_MAX = 65536
 
 
-def _edit_plan(branch: Branch) -> _EditPlan:
+def edit_plan(branch: Branch) -> EditPlan:
     steps = branch.steps
     named = tuple(tuple(slot for slot in step.keys if not slot.positional) for step in steps)
-    return _EditPlan(
+    return EditPlan(
         steps,
         tuple((step.module, step.name) for step in steps),
         named,
@@ -338,14 +338,14 @@ def _edit_plan(branch: Branch) -> _EditPlan:
     )
 
 
-def _edit_xpaths(plan: _EditPlan, walk: Walker, edit: Edit, found: list[str]) -> None:
+def _edit_xpaths(plan: EditPlan, walk: Walker, edit: Edit, found: list[str]) -> None:
     """Append the XPaths of one edit: from the plan's cache when the target allows it (the
-    value's keys still checked against the target's, as :func:`_edit_tree` does)."""
+    value's keys still checked against the target's, as :func:`edit_tree` does)."""
     target = edit.target
     last = len(plan.steps) - 1
     keys = target[last].keys if plan.cacheable and len(target) > last else None
     if keys is None:
-        tree = _edit_tree(plan, edit)
+        tree = edit_tree(plan, edit)
         if tree is not None:
             walk(tree, found)
         return
@@ -357,13 +357,13 @@ def _edit_xpaths(plan: _EditPlan, walk: Walker, edit: Edit, found: list[str]) ->
         value = edit.value if len(target) == last + 1 else None
         if value is not None:
             step = plan.steps[last]
-            content = _lookup(value, step)
+            content = lookup(value, step)
             for item in content if isinstance(content, list) else (content,):
                 if isinstance(item, dict):
                     _check_value_keys(step, plan.named[last], keys, item)
         found.extend(xpaths)
         return
-    tree = _edit_tree(plan, edit)
+    tree = edit_tree(plan, edit)
     start = len(found)
     if tree is not None:
         walk(tree, found)  # raises before anything is cached if the target is bad
@@ -372,7 +372,7 @@ def _edit_xpaths(plan: _EditPlan, walk: Walker, edit: Edit, found: list[str]) ->
     cache[target] = None if tree is None else tuple(found[start:])
 
 
-def _edit_tree(plan: _EditPlan, edit: Edit) -> dict[Any, Any] | None:
+def edit_tree(plan: EditPlan, edit: Edit) -> dict[Any, Any] | None:
     """The data an edit describes, as a tree the walker can read; None if it cannot match."""
     steps = plan.steps
     target = edit.target
@@ -401,7 +401,7 @@ def _edit_tree(plan: _EditPlan, edit: Edit) -> dict[Any, Any] | None:
             else:
                 entry = {}
             if final and value is not None:
-                content = _lookup(value, step)
+                content = lookup(value, step)
                 if tstep.keys is None:
                     cursor[step.member] = content
                     break
@@ -416,7 +416,7 @@ def _edit_tree(plan: _EditPlan, edit: Edit) -> dict[Any, Any] | None:
             cursor = entry
         elif kind == "container":
             if final and value is not None:
-                content = _lookup(value, step)
+                content = lookup(value, step)
                 cursor[step.member] = content if isinstance(content, dict) else {}
                 break
             container: dict[Any, Any] = {_DELETED: True} if final else {}
@@ -426,13 +426,13 @@ def _edit_tree(plan: _EditPlan, edit: Edit) -> dict[Any, Any] | None:
             if tstep.keys:
                 cursor[step.member] = list(tstep.keys)
             elif value is not None:
-                cursor[step.member] = _lookup(value, step)
+                cursor[step.member] = lookup(value, step)
             else:
                 break  # deleting a whole leaf-list names no value (its entries are still checked)
         elif not plan.key_leaf[index]:
             # A key leaf is there exactly when the target names the entry's keys: the edit's
             # value never stands in for them.
-            content = _lookup(value, step) if value is not None else None
+            content = lookup(value, step) if value is not None else None
             cursor[step.member] = content if content is not None else ""
     return root
 
@@ -529,7 +529,7 @@ class KeyDeriver:
         self.compiled = compiled
         self.branches = compiled.branches
         self.walkers = tuple(compile_walker(branch) for branch in compiled.branches)
-        self.plans = tuple(_edit_plan(branch) for branch in compiled.branches)
+        self.plans = tuple(edit_plan(branch) for branch in compiled.branches)
         wanted: Wanted | None = {}
         for branch in compiled.branches:
             wanted = _merge_wanted(wanted, _branch_wanted(branch.steps))

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from yangkey.catalog import Catalog, CatalogEntry
-from yangkey.clickhouse.instances import HEADER_INSTANCES, InstanceFeed
 from yangkey.errors import ConfigError, InputError, NotificationError, YangkeyError
+from yangkey.instances import HEADER_INSTANCES, InstanceFeed, catalog_modules, derive_leaves
 from yangkey.messages import (
     HEADER_CONTENT_TYPE,
     HEADER_EVENT_TIME,
@@ -110,12 +110,10 @@ class MessageBuilder:
         topic = entry.topics[index]
         feed = self._feeds.get(topic)
         if feed is None:
-            from yangkey.clickhouse.columns import catalog_modules, derive_columns  # noqa: PLC0415
-
             branch = entry.compiled.branches[index]
             modules = sorted({*catalog_modules(self.catalog), *entry.compiled.modules})
             feed = self._feeds[topic] = InstanceFeed(
-                branch, derive_columns(branch, self.schema, modules)
+                branch, derive_leaves(branch, self.schema, modules)
             )
         return feed
 

@@ -104,6 +104,32 @@ def test_command_modules_do_not_import_the_cli_back() -> None:
     assert importers == []
 
 
+EDGES = ("yangkey.clickhouse", "yangkey.kafka", "yangkey.spark", "yangkey.registry")
+#: Top-level modules that drive the edges: the CLI's lazy command groups and ``yangkey demo``.
+EDGE_DRIVERS = {"yangkey.cli", "yangkey.demo"}
+
+
+def _in(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def test_core_modules_import_no_edge() -> None:
+    # The core install (no extras) must work: a core module that imports an edge module, even
+    # lazily, ties keys, topics and the producer to chdb / confluent-kafka / pyspark.
+    graph = import_graph()
+    core = [
+        name
+        for name in graph
+        if not any(_in(name, edge) for edge in EDGES) and name not in EDGE_DRIVERS
+    ]
+    assert "yangkey.records" in core
+    assert "yangkey.instances" in core
+    offenders = {
+        name: sorted(t for t in graph[name] if any(_in(t, edge) for edge in EDGES)) for name in core
+    }
+    assert {name: targets for name, targets in offenders.items() if targets} == {}
+
+
 def test_the_spark_module_map_is_true() -> None:
     # The package docstring is the newcomer's reading order: every module of yangkey.spark,
     # each importing only the ones listed above it.

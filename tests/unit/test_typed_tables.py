@@ -23,7 +23,8 @@ from yangkey.clickhouse.apply import ChdbConnection, validate
 from yangkey.clickhouse.columns import derive_columns, typed_topics
 from yangkey.clickhouse.ddl import DdlOptions, render_catalog, topic_tables
 from yangkey.clickhouse.ingest import QueueRow, add_instances
-from yangkey.clickhouse.instances import HEADER_INSTANCES, CatalogFeeds
+from yangkey.clickhouse.instances import CatalogFeeds
+from yangkey.instances import HEADER_INSTANCES
 from yangkey.records import MessageBuilder, ProducerKnobs
 from yangkey.schema import SchemaContext
 from yangkey.templates import compile_subscription
@@ -266,7 +267,8 @@ def test_merge_updates_only_the_leaves_it_carries(pipe: Pipe) -> None:
     history = pipe.rows(f"SELECT operation, leaves FROM {pipe.table(IF_TOPIC, 'ihist')} "
                         "ORDER BY event_time")
     assert history == [
-        {"operation": "replace", "leaves": ["name", "oper-status", "description", "enabled"]},
+        # in column order (the schema's), whatever the order of the members in the message
+        {"operation": "replace", "leaves": ["name", "description", "enabled", "oper-status"]},
         {"operation": "merge", "leaves": ["name", "oper-status"]},
         {"operation": "merge", "leaves": ["name", "statistics.in-octets"]},
     ]
@@ -367,6 +369,42 @@ def test_one_batch_applies_its_patches_by_version_in_any_order(
     # the whole batch again (at-least-once ingest) changes nothing
     pipe.send_all(steps, topic=IF_TOPIC)
     assert pipe.now(IF_TOPIC, STATE) == expected
+
+
+def test_the_state_keeps_the_newest_row_per_scope_and_its_answer_when_parts_merge(
+    pipe: Pipe,
+) -> None:
+    steps = [
+        edit("merge", f"{IF}=eth0", iface_value("eth0", description="a")),
+        edit("merge", f"{IF}=eth0", iface_value("eth0", **{"oper-status": "up"})),
+        edit("replace", f"{IF}=eth0", iface_value("eth0", enabled=False)),
+        edit("merge", f"{IF}=eth0", iface_value("eth0", description="b")),
+        edit("delete", f"{IF}=eth0/description"),
+        edit("merge", f"{IF}=eth0", iface_value("eth0", **{"oper-status": "down"})),
+    ]
+    for seq, change in enumerate(steps, 1):
+        send_patch(pipe, change, seq=seq, time=f"2026-11-20T10:00:0{seq}Z")
+    for seq in (1, 2, 3):  # older replays, each its own insert
+        send_patch(pipe, steps[seq - 1], seq=seq, time=f"2026-11-20T10:00:0{seq}Z")
+    expected = {path("eth0"): {
+        "oper-status": "down", "description": None, "enabled": False,
+        "statistics.in-octets": None,
+    }}
+    assert pipe.now(IF_TOPIC, STATE) == expected
+    state = pipe.table(IF_TOPIC, "istate")
+    pipe.conn.command(f"OPTIMIZE TABLE {state} FINAL")
+    assert pipe.now(IF_TOPIC, STATE) == expected
+    # one row per scope: the replace, the description merges, the oper-status merges, the delete
+    # of description; each the newest of its scope
+    rows = pipe.rows(f"SELECT covers, under, scope, sequence FROM (SELECT *, "
+                     f"bitAnd(bitShiftRight(version, 64), 0xFFFFFFFF) AS sequence FROM {state}) "
+                     "ORDER BY sequence")
+    assert [(r["covers"], r["under"], r["scope"], r["sequence"]) for r in rows] == [
+        (True, "", [], 3),
+        (False, "", ["name", "description"], 4),
+        (True, "description", [], 5),
+        (False, "", ["name", "oper-status"], 6),
+    ]
 
 
 def test_periodic_statistics_give_one_row_per_interface(pipe: Pipe) -> None:

@@ -1,6 +1,7 @@
-"""Typed columns of a topic's instance tables, derived from the YANG schema of its branch target.
+"""Typed columns of a topic's instance tables: the ClickHouse type and SQL of each leaf.
 
-One column per leaf of the target subtree, named by the leaf's RFC 7951 member path relative to
+Which leaves a target has and their names are the core's (:func:`yangkey.instances.derive_leaves`):
+one column per leaf of the target subtree, named by the leaf's RFC 7951 member path relative to
 the target (member names joined by ``.``, ``module:name`` only where the module changes); a
 leaf target gives one column, its own name. The key leaves of the lists *above* the target are
 columns too, named ``<list member>.<key member>`` (``interface.name`` for a target under
@@ -30,7 +31,7 @@ Enumerations are ``LowCardinality(String)`` rather than ``Enum8``: a device on a
 revision may send a value the DDL does not know, and an Enum cast would fail the whole insert.
 
 The values travel as canonical text (:mod:`yangkey.values`) in the instance feed
-(:mod:`yangkey.clickhouse.instances`); :attr:`Column.extract` turns that text into the column
+(:mod:`yangkey.instances`); :meth:`Column.convert` turns that text into the column
 type in SQL, so the materialized views need no schema.
 """
 
@@ -38,63 +39,32 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
-from yangkey.errors import SchemaError, YangkeyError
-from yangkey.values import Canon, canon_for
+from yangkey.errors import YangkeyError
+from yangkey.instances import (
+    HEADER_INSTANCES,
+    Leaf,
+    catalog_modules,
+    derive_leaves,
+)
 
 if TYPE_CHECKING:
     from yangson import datatype as dt
-    from yangson.schemanode import InternalNode, SchemaNode
 
     from yangkey.catalog import Catalog
     from yangkey.schema import SchemaContext
     from yangkey.shared_catalog import SharedSubscription
     from yangkey.templates import Branch
 
-ColumnKind = Literal["key", "leaf", "leaf-list", "list"]
-
-#: The Kafka header carrying the instance feed (:mod:`yangkey.clickhouse.instances`).
-HEADER_INSTANCES = "yangkey-instances"
-
-#: Columns every instance table has; a YANG column of the same name is module-qualified.
-#: The message-level names of the parsed table are reserved too: the views select from it,
-#: and an alias equal to one of its columns would shadow that column.
-META_COLUMNS = (
-    "node",
-    "subscription_id",
-    "instance_path",
-    "operation",
-    "leaves",
-    "deleted",
-    "generation",
-    "event_time",
-    "sequence_number",
-    "kafka_partition",
-    "kafka_offset",
-    "version",
-)
-RESERVED_NAMES = frozenset(
-    (
-        *META_COLUMNS,
-        "message_key",
-        "xpaths",
-        "schema_id",
-        "content_type",
-        "subscription_type",
-        "kafka_topic",
-        "kafka_timestamp",
-        "payload",
-        "error",
-        "error_kind",
-        "kafka_key",
-        "raw_message",
-        "header_names",
-        "header_values",
-        "instances",
-        "ingested_at",
-    )
-)
+__all__ = [
+    "HEADER_INSTANCES",
+    "Column",
+    "TypedTopic",
+    "catalog_modules",
+    "derive_columns",
+    "typed_topics",
+]
 
 _INTEGERS = {
     "Int8Type": "Int8",
@@ -174,18 +144,15 @@ def scalar_type(datatype: dt.DataType) -> ScalarType:
 
 
 @dataclass(frozen=True)
-class Column:
-    """One typed column of a topic's instance tables."""
+class Column(Leaf):
+    """One typed column of a topic's instance tables: a leaf and how it is stored."""
 
-    name: str
-    kind: ColumnKind
-    path: tuple[str, ...]
-    """Member names from the target instance to the leaf (empty for a leaf/leaf-list target;
-    for a key column: the list member and the key member, the list being the target or above
-    it)."""
     storage: ScalarType
-    canon: Canon
-    module: str
+
+    @classmethod
+    def of(cls, leaf: Leaf) -> Column:
+        storage = _STRING if leaf.datatype is None else scalar_type(leaf.datatype)
+        return cls(leaf.name, leaf.kind, leaf.path, leaf.datatype, leaf.canon, leaf.module, storage)
 
     @property
     def type(self) -> str:
@@ -202,6 +169,11 @@ class Column:
         """How the instance feed carries the value (JSON): text, or an array of texts."""
         return "Array(String)" if self.kind == "leaf-list" else "Nullable(String)"
 
+    def carried(self, value: str) -> str:
+        """SQL saying whether the feed object carries this leaf (``value`` of :attr:`feed_type`:
+        a missing member reads as NULL, a missing leaf-list as [])."""
+        return f"notEmpty({value})" if self.kind == "leaf-list" else f"isNotNull({value})"
+
     def convert(self, text: str) -> str:
         """SQL turning ``text`` (of :attr:`feed_type`) into the column's type."""
         if self.kind == "leaf-list":
@@ -217,7 +189,7 @@ class Column:
 
 
 def feed_tuple_type(columns: Sequence[Column]) -> str:
-    """The named Tuple that reads a whole instance object of the feed in one JSON parse."""
+    """The Array of named Tuples that reads a whole instance feed in one JSON parse."""
     from yangkey.clickhouse.identifiers import quote_identifier  # noqa: PLC0415
 
     members = [
@@ -226,7 +198,7 @@ def feed_tuple_type(columns: Sequence[Column]) -> str:
         "`@under` String",
         *(f"{quote_identifier(c.name)} {c.feed_type}" for c in columns),
     ]
-    return f"Tuple({', '.join(members)})"
+    return f"Array(Tuple({', '.join(members)}))"
 
 
 @dataclass(frozen=True)
@@ -245,125 +217,10 @@ class TypedTopic:
         raise KeyError(name)
 
 
-def _member(module: str, name: str, parent_module: str | None) -> str:
-    return name if module == parent_module else f"{module}:{name}"
-
-
-def _leaf_type(node: SchemaNode) -> dt.DataType:
-    datatype: dt.DataType = node.type
-    return datatype
-
-
-class _Deriver:
-    def __init__(self) -> None:
-        self.columns: list[Column] = []
-
-    def add(self, name: str, kind: ColumnKind, path: tuple[str, ...], node: SchemaNode) -> None:
-        from yangson.schemanode import InternalNode  # noqa: PLC0415
-
-        if isinstance(node, InternalNode):  # a list below the target
-            self.columns.append(Column(name, kind, path, _STRING, _no_canon, node.ns))
-            return
-        datatype = _leaf_type(node)
-        self.columns.append(
-            Column(name, kind, path, scalar_type(datatype), canon_for(datatype, node.ns), node.ns)
-        )
-
-    def subtree(self, node: InternalNode, prefix: tuple[str, ...], module: str) -> None:
-        from yangson.schemanode import (  # noqa: PLC0415
-            InternalNode,
-            LeafListNode,
-            ListNode,
-            TerminalNode,
-        )
-
-        for child in node.data_children():
-            member = _member(child.ns, child.name, module)
-            path = (*prefix, member)
-            if isinstance(child, ListNode):
-                self.add(".".join(path), "list", path, child)
-            elif isinstance(child, LeafListNode):
-                self.add(".".join(path), "leaf-list", path, child)
-            elif isinstance(child, TerminalNode):
-                self.add(".".join(path), "leaf", path, child)
-            elif isinstance(child, InternalNode):
-                self.subtree(child, path, child.ns)
-            else:  # anydata / anyxml: its content as JSON text, like a nested list
-                self.columns.append(
-                    Column(".".join(path), "list", path, _STRING, _no_canon, child.ns)
-                )
-
-
-def _no_canon(value: object) -> str:  # pragma: no cover - list columns are not canonicalised
-    raise TypeError("a list column has no scalar canonical form")
-
-
 def derive_columns(branch: Branch, schema: SchemaContext, modules: Sequence[str]) -> TypedTopic:
     """The typed columns of ``branch``'s target (its compiled steps resolved in ``schema``)."""
-    from yangson.schemanode import InternalNode, ListNode  # noqa: PLC0415
-
-    node: SchemaNode = schema.schema_root(modules)
-    deriver = _Deriver()
-    for index, step in enumerate(branch.steps):
-        child = (
-            node.get_data_child(step.name, step.module) if isinstance(node, InternalNode) else None
-        )
-        if child is None:
-            raise SchemaError(f"{branch.schema_path}: no schema node {step.module}:{step.name}")
-        last = index == len(branch.steps) - 1
-        if isinstance(child, ListNode) and not last:
-            for slot in step.keys:
-                if slot.positional:
-                    continue
-                key_module, _, key_name = slot.member.rpartition(":")
-                key_node = child.get_data_child(key_name, key_module or step.module)
-                if key_node is not None:
-                    deriver.add(
-                        f"{step.member}.{slot.member}", "key", (step.member, slot.member), key_node
-                    )
-        node = child
-    target_step = branch.steps[-1]
-    if isinstance(node, InternalNode):
-        deriver.subtree(node, (), target_step.module)
-        if isinstance(node, ListNode):
-            # the target list's own keys: always there, so not Nullable, like the keys above
-            members = {slot.member for slot in target_step.keys if not slot.positional}
-            deriver.columns = [
-                replace(c, kind="key", path=(target_step.member, c.name))
-                if c.kind == "leaf" and c.name in members
-                else c
-                for c in deriver.columns
-            ]
-    else:  # a leaf, or a leaf-list whose instances are its values
-        deriver.add(target_step.name, "leaf", (), node)
-    columns = _resolve_clashes(deriver.columns)
-    return TypedTopic(topic="", target=branch.schema_path, columns=tuple(columns))
-
-
-def _resolve_clashes(columns: list[Column]) -> list[Column]:
-    """A column named like a meta column (``version``, ``node``, ...) or like another column is
-    module-qualified (``ietf-hardware:version``): qualifying a member is always valid RFC 7951."""
-    seen: set[str] = set()
-    result: list[Column] = []
-    for column in columns:
-        name = column.name
-        if name in RESERVED_NAMES or name in seen:
-            head, dot, last = name.rpartition(".")
-            qualified = last if ":" in last else f"{column.module}:{last}"
-            name = f"{head}{dot}{qualified}"
-            while name in RESERVED_NAMES or name in seen:
-                name = f"{column.module}:{name}"
-        seen.add(name)
-        result.append(
-            Column(name, column.kind, column.path, column.storage, column.canon, column.module)
-        )
-    return result
-
-
-def catalog_modules(catalog: Catalog) -> tuple[str, ...]:
-    """Every module the catalog's subscriptions name: the schema of the typed columns, so that
-    augments subscribed anywhere in the catalog (ietf-ip under an interface) are columns."""
-    return tuple(sorted({m for entry in catalog.entries for m in entry.compiled.modules}))
+    columns = tuple(Column.of(leaf) for leaf in derive_leaves(branch, schema, modules))
+    return TypedTopic(topic="", target=branch.schema_path, columns=columns)
 
 
 def typed_branches(catalog: Catalog) -> dict[str, tuple[TypedTopic, Branch]]:

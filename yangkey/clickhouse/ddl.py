@@ -30,9 +30,9 @@ instance feed: docs/design.md#instance-feed):
 ``T__ihist`` + view ``T__mv_ihist``
     instance history, ``MergeTree ORDER BY (node, instance_path, event_time)``, TTL = retention.
 ``T__istate`` + view ``T__mv_istate``, view ``T__instances``
-    instance state, ``AggregatingMergeTree ORDER BY (node, instance_path)`` with one
-    ``max((version, value))`` per leaf (yang-patch: a leaf keeps the value of the highest
-    version that carried it); ``T__instances`` shows the live instances.
+    instance state, ``ReplacingMergeTree(version) ORDER BY (node, instance_path, covers, under,
+    scope)``: the newest row of each set of leaves an edit decides; ``T__instances`` shows the
+    live instances, each leaf the value of the highest version that decided it (yang-patch).
 
 Per database: ``errors`` (undecodable messages of every topic plus the dead-letter topic, whose
 queue ``D__queue`` has the view ``D__mv_errors``), and the ``Merge`` tables ``history`` and
@@ -461,7 +461,6 @@ class _Renderer:
             typed_columns=[(c.name, c.type, "") for c in typed.columns],
             **common,
         )
-        state_types = {c.name: _plain(c.type) for c in value_columns}
         self.stored_table(
             "instance_state_table.sql.j2",
             names.istate,
@@ -471,15 +470,14 @@ class _Renderer:
             state_columns=[
                 ("node", "LowCardinality(String)"),
                 ("instance_path", "String"),
-                ("subscription_id", "SimpleAggregateFunction(max, UInt64)"),
-                ("event_time", "SimpleAggregateFunction(max, DateTime64(9, 'UTC'))"),
-                ("version", "SimpleAggregateFunction(max, UInt256)"),
-                ("deleted", "SimpleAggregateFunction(max, Tuple(UInt256, UInt8))"),
-                *((c.name, f"SimpleAggregateFunction(any, {c.type})") for c in key_columns),
-                *(
-                    (c.name, f"SimpleAggregateFunction(max, Tuple(UInt256, {state_types[c.name]}))")
-                    for c in value_columns
-                ),
+                ("covers", "Bool"),
+                ("under", "String"),
+                ("scope", "Array(LowCardinality(String))"),
+                ("subscription_id", "UInt64"),
+                ("event_time", "DateTime64(9, 'UTC')"),
+                ("version", "UInt256"),
+                ("deleted", "Bool"),
+                *((c.name, c.type) for c in typed.columns),
             ],
             view=names.instances,
             **common,
@@ -524,8 +522,7 @@ class _Renderer:
             view=names.mv_istate,
             source=names.iparsed,
             target=names.istate,
-            state_types=state_types,
-            **columns,
+            columns=typed.columns,
         )
         self.add(
             "view",
@@ -629,26 +626,6 @@ def render_catalog(catalog: Catalog, options: DdlOptions) -> list[Statement]:
     from yangkey.clickhouse.columns import typed_topics  # noqa: PLC0415 - yangson on demand
 
     return render_ddl(catalog.topics, options, typed_topics(catalog))
-
-
-def _plain(clickhouse_type: str) -> str:
-    """``clickhouse_type`` without LowCardinality wrappers: an aggregate state's argument type
-    must be what the view's CAST yields, and LowCardinality inside a Tuple buys nothing."""
-    marker = "LowCardinality("
-    while marker in clickhouse_type:
-        start = clickhouse_type.index(marker)
-        depth, end = 0, start + len(marker)
-        for end in range(start + len(marker), len(clickhouse_type)):
-            char = clickhouse_type[end]
-            if char == "(":
-                depth += 1
-            elif char == ")":
-                if depth == 0:
-                    break
-                depth -= 1
-        inner = clickhouse_type[start + len(marker) : end]
-        clickhouse_type = clickhouse_type[:start] + inner + clickhouse_type[end + 1 :]
-    return clickhouse_type
 
 
 def to_script(statements: Iterable[Statement], header: Iterable[str] = ()) -> str:
