@@ -1,0 +1,161 @@
+"""The bridge's Arrow batches (clickhouse/ingest.encode_rows) and its pipelined writer
+(BatchInserter), on the real engine: every queue column reads back exactly as the Kafka record
+had it, and a batch's offsets are committed only once its INSERT has succeeded."""
+
+from __future__ import annotations
+
+import pytest
+
+from yangkey.clickhouse import ClickHouseError
+from yangkey.clickhouse.apply import ChdbConnection, apply
+from yangkey.clickhouse.ddl import DdlOptions, Statement, render_ddl, topic_tables
+from yangkey.clickhouse.identifiers import qualified
+from yangkey.clickhouse.ingest import (
+    QUEUE_COLUMNS,
+    QUEUE_FORMAT,
+    BatchInserter,
+    QueueRow,
+    encode_rows,
+)
+from yangkey.topics import TopicSpec
+
+TOPIC = "netops-enc-if"
+DB = "enc"
+
+
+def _spec() -> TopicSpec:
+    return TopicSpec(
+        name=TOPIC,
+        schema_path="/x",
+        subscription_ids=(1,),
+        subscription_type="periodic",
+        compaction=False,
+        retention_seconds=0,
+        partitions=1,
+        replication_factor=1,
+        templates=("/x",),
+    )
+
+
+@pytest.fixture(scope="module")
+def tables(conn: ChdbConnection) -> ChdbConnection:
+    statements = render_ddl([_spec()], DdlOptions(database=DB, mode="embedded"))
+    apply(conn, statements, DB)
+    # the queue table's own columns, stored (the embedded queue is a Null table)
+    queue = next(s for s in statements if s.name.endswith("__queue"))
+    kept = queue.sql.replace("__queue", "__kept").replace("ENGINE = Null", "ENGINE = Memory")
+    apply(conn, [Statement(kind="table", name=f"{DB}.kept", sql=kept)], DB)
+    return conn
+
+
+ROWS = [
+    QueueRow(
+        topic=TOPIC,
+        partition=0,
+        offset=5,
+        key=b"pe1\n1\n/a",
+        value=b"v\xff",  # not UTF-8: bytes kept as they are
+        headers=[("yangkey-event-time", b"2026-11-20T10:00:00Z"), ("b\udcff", None)],
+        timestamp_ms=1_790_000_000_123,
+    ),
+    QueueRow(
+        topic="other-topic",
+        partition=3,
+        offset=2**64 - 1,
+        key=None,
+        value=None,
+        error="message key is not valid UTF-8 (byte 0)",
+        raw_message=b"raw\x00bytes",
+    ),
+    QueueRow(
+        topic=TOPIC,
+        partition=1,
+        offset=7,
+        key=b"",
+        value=b"",
+        headers=[("x", b"")],
+        timestamp_ms=2**40 * 1000,  # past what a DateTime holds: clamped there
+    ),
+]
+
+
+def test_every_queue_column_reads_back_as_the_record_had_it(tables: ChdbConnection) -> None:
+    kept = qualified(DB, f"{TOPIC}__kept")
+    tables.insert(kept, QUEUE_COLUMNS, encode_rows(ROWS), QUEUE_FORMAT)
+    got = tables.query(
+        "SELECT hex(value) AS value, _topic, hex(_key) AS key, toString(_offset) AS offset, "
+        "_partition, toUnixTimestamp(_timestamp) AS ts, toUnixTimestamp64Milli(_timestamp_ms) "
+        "AS ts_ms, arrayMap(x -> hex(x), `_headers.name`) AS names, "
+        "arrayMap(x -> hex(x), `_headers.value`) AS hvalues, hex(_raw_message) AS raw, _error "
+        f"FROM {kept} ORDER BY _partition"
+    )
+
+    def hexed(data: bytes | None) -> str:
+        return (data or b"").hex().upper()
+
+    expected = [
+        {
+            "value": hexed(row.value),
+            "_topic": row.topic,
+            "key": hexed(row.key),
+            "offset": str(row.offset),
+            "_partition": row.partition,
+            "ts": None if row.timestamp_ms is None else min(row.timestamp_ms // 1000, 2**32 - 1),
+            "ts_ms": row.timestamp_ms,
+            "names": [hexed(n.encode("utf-8", "surrogateescape")) for n, _ in row.headers],
+            "hvalues": [hexed(v) for _, v in row.headers],
+            "raw": hexed(row.raw_message),
+            "_error": row.error,
+        }
+        for row in sorted(ROWS, key=lambda r: r.partition)
+    ]
+    assert got == expected
+
+
+def _history_offsets(conn: ChdbConnection) -> list[int]:
+    history = qualified(DB, topic_tables(TOPIC, DB).history)
+    rows = conn.query(f"SELECT kafka_offset FROM {history} ORDER BY kafka_offset")
+    return [int(r["kafka_offset"]) for r in rows]
+
+
+def _row(offset: int) -> QueueRow:
+    return QueueRow(
+        topic=TOPIC,
+        partition=0,
+        offset=offset,
+        key=b"pe1\n1\n/a",
+        value=b"{}",
+        headers=[("yangkey-event-time", b"2026-11-20T10:00:00Z")],
+    )
+
+
+def test_a_batch_is_acknowledged_once_stored_and_in_order(tables: ChdbConnection) -> None:
+    acknowledged: list[tuple[int, list[int]]] = []
+    inserter = BatchInserter(tables, DB)
+    try:
+        for batch in (100, 200):
+            inserter.submit(
+                [(TOPIC, encode_rows([_row(batch), _row(batch + 1)]))],
+                # what the callback sees stored when it runs
+                lambda batch=batch: acknowledged.append((batch, _history_offsets(tables))),
+            )
+        # the second submit waited for the first batch: acknowledged, the second not yet
+        assert [b for b, _ in acknowledged] == [100]
+        inserter.flush()
+    finally:
+        inserter.close()
+    assert acknowledged[0] == (100, [100, 101])
+    assert acknowledged[1] == (200, [100, 101, 200, 201])
+
+
+def test_a_failed_insert_is_raised_and_never_acknowledged(tables: ChdbConnection) -> None:
+    acknowledged: list[str] = []
+    inserter = BatchInserter(tables, DB)
+    try:
+        inserter.submit([("no-such-topic", encode_rows([_row(1)]))], lambda: acknowledged.append("x"))
+        with pytest.raises(ClickHouseError, match="no-such-topic"):
+            inserter.flush()
+        inserter.flush()  # nothing left in flight
+    finally:
+        inserter.close()
+    assert acknowledged == []
