@@ -5,7 +5,9 @@
    ``INSERT ... SELECT`` from ``numbers()`` (the engine alone).
 2. The bridge's own path: Arrow encoding of ``QueueRow`` batches, the same bytes into the bare
    table and into the queue table, and ingest's pipelined writer (each batch encoded while the
-   previous one is inserted) end to end, with process CPU per row (every chdb thread counted).
+   previous one is inserted) end to end, with process CPU per row (every chdb thread counted);
+   then the same from confluent-kafka ``Message`` objects (``row_from_message`` included: all
+   of ingest but the poll).
    Each INSERT costs the engine tens of ms whatever its size (planning the views, one part per
    table): ``--batch`` shows how the batch size amortizes it.
 3. Current state over 1M keys (1.2M rows: some keys updated, versions out of order): the
@@ -26,6 +28,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from confluent_kafka import Message
+
 from yangkey.catalog import TopicSpec
 from yangkey.clickhouse.apply import ChdbConnection, apply
 from yangkey.clickhouse.ddl import DdlOptions, render_ddl, topic_tables
@@ -35,8 +39,8 @@ from yangkey.clickhouse.ingest import (
     QUEUE_COLUMNS,
     QUEUE_FORMAT,
     BatchInserter,
-    QueueRow,
     encode_rows,
+    row_from_message,
 )
 from yangkey.clickhouse.queries import current_state
 
@@ -194,8 +198,9 @@ def main() -> None:
                     "yangkey-sequence-number",
                     "yangkey-generation",
                 )
-                rows = [
-                    QueueRow(
+                # what consumer.consume() hands the bridge
+                messages = [
+                    Message(
                         topic=TOPIC,
                         partition=i % 6,
                         offset=i,
@@ -214,13 +219,15 @@ def main() -> None:
                                 strict=True,
                             )
                         ),
-                        timestamp_ms=1_790_000_000_000 + i,
+                        timestamp=(1, 1_790_000_000_000 + i),
                     )
                     for i in range(args.python_rows)
                 ]
+                rows = [row_from_message(m) for m in messages]
                 batch = args.batch
                 n = args.python_rows
                 batches = [rows[i : i + batch] for i in range(0, n, batch)]
+                polled = [messages[i : i + batch] for i in range(0, n, batch)]
                 blobs: list[bytes] = []
                 t_encode, c_encode = timed_cpu(
                     f"encode_rows (Arrow), batches of {batch:,}",
@@ -241,12 +248,13 @@ def main() -> None:
                     before=lambda: reset_pipeline(conn),
                 )
 
-                def bridge() -> None:
-                    # what ingest does per polled batch: encode, then insert on the helper thread
-                    # while the next batch is encoded
+                def bridge(from_messages: bool) -> None:
+                    # what ingest does per polled batch: rows, encode, then insert on the helper
+                    # thread while the next batch is read and encoded
                     inserter = BatchInserter(conn, DB)
                     try:
-                        for b in batches:
+                        for i, ready in enumerate(batches):
+                            b = [row_from_message(m) for m in polled[i]] if from_messages else ready
                             inserter.submit([(TOPIC, encode_rows(b))], lambda: None)
                         inserter.flush()
                     finally:
@@ -254,7 +262,12 @@ def main() -> None:
 
                 t_bridge, c_bridge = timed_cpu(
                     "bridge: encode + insert, pipelined",
-                    bridge,
+                    lambda: bridge(False),
+                    before=lambda: reset_pipeline(conn),
+                )
+                t_whole, c_whole = timed_cpu(
+                    "bridge from Kafka messages: row_from_message + the above",
+                    lambda: bridge(True),
                     before=lambda: reset_pipeline(conn),
                 )
                 stored = conn.query(f"SELECT count() AS n FROM {qualified(DB, names.history)}")[0]
@@ -278,6 +291,10 @@ def main() -> None:
                     f"{n / t_bridge:,.0f} rows/s ({per_row(c_bridge)}; "
                     f"ratio to the bare insert: {t_bridge / t_raw:.2f}x; "
                     f"encode + insert one after the other: {n / (t_encode + t_queue):,.0f} rows/s)"
+                )
+                print(
+                    f"  from Kafka messages (all of ingest but consume()): {n / t_whole:,.0f} "
+                    f"rows/s ({per_row(c_whole)})"
                 )
                 print(f"  load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}")
 

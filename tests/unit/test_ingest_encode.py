@@ -4,6 +4,8 @@ had it, and a batch's offsets are committed only once its INSERT has succeeded."
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from yangkey.clickhouse import ClickHouseError
@@ -16,6 +18,7 @@ from yangkey.clickhouse.ingest import (
     BatchInserter,
     QueueRow,
     encode_rows,
+    row_from_message,
 )
 from yangkey.topics import TopicSpec
 
@@ -152,10 +155,42 @@ def test_a_failed_insert_is_raised_and_never_acknowledged(tables: ChdbConnection
     acknowledged: list[str] = []
     inserter = BatchInserter(tables, DB)
     try:
-        inserter.submit([("no-such-topic", encode_rows([_row(1)]))], lambda: acknowledged.append("x"))
+        batch = [("no-such-topic", encode_rows([_row(1)]))]
+        inserter.submit(batch, lambda: acknowledged.append("x"))
         with pytest.raises(ClickHouseError, match="no-such-topic"):
             inserter.flush()
         inserter.flush()  # nothing left in flight
     finally:
         inserter.close()
     assert acknowledged == []
+
+
+def _message(key: bytes | None, headers: list[tuple[str, Any]]) -> Any:
+    from confluent_kafka import Message  # noqa: PLC0415
+
+    return Message(
+        topic=TOPIC, partition=2, offset=9, key=key, value=b"{}", headers=headers,
+        timestamp=(1, 1_790_000_000_123),
+    )
+
+
+def test_a_good_message_becomes_its_row() -> None:
+    row = row_from_message(_message(b"pe1\n1\n/a", [("a", b"1"), ("b", None), ("c", b"\xc3\xa9")]))
+    assert row == QueueRow(TOPIC, 2, 9, b"pe1\n1\n/a", b"{}",
+                           [("a", b"1"), ("b", None), ("c", b"\xc3\xa9")], 1_790_000_000_123)
+
+
+@pytest.mark.parametrize(("key", "headers", "error"), [
+    (b"k", [("a", b"ok"), ("bad", b"x\xffy")], "header 'bad' is not valid UTF-8 (byte 1)"),
+    # two halves of one UTF-8 character in two headers: each value is invalid on its own
+    (b"k", [("a", b"\xc3"), ("b", b"\xa9")], "header 'a' is not valid UTF-8 (byte 0)"),
+    (b"k", [("a", b"ok"), ("b", b"\xa9")], "header 'b' is not valid UTF-8 (byte 0)"),
+    (b"\xffk", [("a", b"ok")], "message key is not valid UTF-8 (byte 0)"),
+])
+def test_undecodable_keys_and_headers_are_named(
+    key: bytes, headers: list[tuple[str, bytes]], error: str
+) -> None:
+    row = row_from_message(_message(key, headers))
+    assert row.error == error
+    assert row.raw_message == b"{}"
+    assert list(row.headers) == headers  # kept, bytes as they were

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from itertools import accumulate
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -92,9 +92,9 @@ QUEUE_COLUMNS: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class QueueRow:
-    """One Kafka record as a row of a queue table (the Kafka engine's virtual columns)."""
+class QueueRow(NamedTuple):
+    """One Kafka record as a row of a queue table (the Kafka engine's virtual columns). A named
+    tuple: built once per message, where a frozen dataclass cost more than encoding it."""
 
     topic: str
     partition: int
@@ -191,43 +191,54 @@ def insert_encoded(conn: Connection, database: str, topic: str, data: bytes) -> 
 
 def row_from_message(message: Any) -> QueueRow:
     """A confluent-kafka ``Message`` -> :class:`QueueRow`; undecodable key/headers -> _error."""
-    topic: str = message.topic()
-    key: bytes | None = message.key()
     value: bytes | None = message.value()
+    key: bytes | None = message.key()
     timestamp_type, timestamp = message.timestamp()
     error = ""
     try:
-        raw_headers = message.headers() or []
+        headers = message.headers() or []
     except (UnicodeDecodeError, ValueError) as exc:
-        raw_headers = []
+        headers = []
         error = f"message headers cannot be decoded: {exc}"
-    headers: list[tuple[str, bytes | None]] = []
-    for name, raw_value in raw_headers:
-        header_value: bytes | None = (
-            raw_value.encode("utf-8") if isinstance(raw_value, str) else raw_value
-        )
-        headers.append((name, header_value))
-        if not error and header_value is not None:
-            try:
-                header_value.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                error = f"header {name!r} is not valid UTF-8 (byte {exc.start})"
+    if headers:
+        try:
+            # all at once: LF cannot complete a UTF-8 sequence cut at the end of a value
+            b"\n".join([v for _, v in headers]).decode("utf-8")
+        except (TypeError, UnicodeDecodeError):  # a None or str value, or not UTF-8
+            headers, error = _checked_headers(headers)
     if not error and key is not None:
         try:
             key.decode("utf-8")
         except UnicodeDecodeError as exc:
             error = f"message key is not valid UTF-8 (byte {exc.start})"
     return QueueRow(
-        topic=topic,
-        partition=message.partition(),
-        offset=message.offset(),
-        key=key,
-        value=value,
-        headers=headers,
-        timestamp_ms=timestamp if timestamp_type != 0 and timestamp >= 0 else None,
-        error=error,
-        raw_message=(value or b"") if error else b"",
+        message.topic(),
+        message.partition(),
+        message.offset(),
+        key,
+        value,
+        headers,
+        timestamp if timestamp_type != 0 and timestamp >= 0 else None,
+        error,
+        (value or b"") if error else b"",
     )
+
+
+def _checked_headers(
+    raw_headers: Sequence[tuple[str, str | bytes | None]],
+) -> tuple[list[tuple[str, bytes | None]], str]:
+    """Headers with str values as UTF-8 bytes, and why the first one that is not UTF-8 is not."""
+    error = ""
+    headers: list[tuple[str, bytes | None]] = []
+    for name, raw_value in raw_headers:
+        header_value = raw_value.encode("utf-8") if isinstance(raw_value, str) else raw_value
+        headers.append((name, header_value))
+        if not error and header_value is not None:
+            try:
+                header_value.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                error = f"header {name!r} is not valid UTF-8 (byte {exc.start})"
+    return headers, error
 
 
 def add_instances(feeds: CatalogFeeds, row: QueueRow) -> QueueRow:
@@ -239,7 +250,7 @@ def add_instances(feeds: CatalogFeeds, row: QueueRow) -> QueueRow:
     header = feeds.header(row.topic, row.value, f"{row.topic} [{row.partition}] @{row.offset}")
     if header is None:
         return row
-    return replace(row, headers=[*row.headers, (HEADER_INSTANCES, header)])
+    return row._replace(headers=[*row.headers, (HEADER_INSTANCES, header)])
 
 
 # -- the loop ------------------------------------------------------------------------------
@@ -516,7 +527,7 @@ def static_member_id(group: str, conn: Connection, database: str) -> str:
 
 class BatchInserter:
     """Stores one batch on a helper thread while the loop polls and encodes the next (chdb
-    and the Arrow writer release the GIL): end to end is about the slower of the two, not their
+    releases the GIL while it inserts): end to end is about the slower of the two, not their
     sum. One batch in flight at most, inserted in order; its ``stored`` callback (the offset
     commit) runs on the caller's thread once its INSERTs have all succeeded, never before."""
 
@@ -759,6 +770,10 @@ def consume_into(
                 encoded = [(topic, encode_rows(topic_rows)) for topic, topic_rows in rows.items()]
                 counts = {topic: len(topic_rows) for topic, topic_rows in rows.items()}
                 inserter.submit(encoded, partial(stored, counts, next_offsets))
+            if len(messages) < batch_size:
+                # caught up: the next poll waits for messages, nothing to overlap the insert
+                # with, so store and commit this batch now rather than after that wait
+                inserter.flush()
             reporter.update(result)
             if follow:
                 continue
@@ -776,7 +791,11 @@ def consume_into(
                 )
         inserter.flush()
     except KeyboardInterrupt:
-        inserter.flush()
+        try:
+            inserter.flush()  # the batch in flight: stored and committed, as the line says
+        except BaseException:
+            failed = True
+            raise
         if progress:
             log("ingest: interrupted; the last batch was committed")
     except BaseException:
