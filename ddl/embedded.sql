@@ -284,8 +284,10 @@ AS WITH
     if(lf2 = 0, '', substring(_key, 1, lf1 - 1)) AS key_node,
     if(lf2 = 0, '', substring(_key, lf1 + 1, lf2 - lf1 - 1)) AS key_subscription_id,
     if(lf2 = 0, '', substring(_key, lf2 + 1)) AS key_xpaths,
+    position(key_xpaths, '|') = 0 AND position(key_xpaths, '"') = 0 AND key_xpaths != ''
+        AND countSubstrings(key_xpaths, '\'') % 2 = 0 AS xpath_simple,
     toUInt64OrNull(key_subscription_id) AS parsed_subscription_id,
-    extractAll(key_xpaths, '(?:[^\'"|]|\'[^\']*\'|"[^"]*")+') AS xpath_tokens,
+    if(xpath_simple, [key_xpaths], extractAll(key_xpaths, '(?:[^\'"|]|\'[^\']*\'|"[^"]*")+')) AS xpath_tokens,
     length(xpath_tokens) AS xpath_count,
     has(`_headers.name`, 'yangkey-event-time') AS has_event_time,
     `_headers.value`[indexOf(`_headers.name`, 'yangkey-event-time')] AS header_event_time,
@@ -299,7 +301,7 @@ AS WITH
     multiIf(
         _error != '', 'decode',
         NOT isValidUTF8(_key) OR _key = '' OR lf2 = 0 OR key_node = ''
-            OR parsed_subscription_id IS NULL OR NOT match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$'), 'key',
+            OR parsed_subscription_id IS NULL OR NOT (xpath_simple OR match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$')), 'key',
         (has_event_time AND parsed_event_time IS NULL) OR (NOT has_event_time AND _timestamp_ms IS NULL)
             OR (has_sequence_number AND parsed_sequence_number IS NULL)
             OR (has_generation AND parsed_generation IS NULL)
@@ -313,7 +315,7 @@ AS WITH
         lf2 = 0, 'message key is not three lines: node LF subscription-id LF xpaths',
         key_node = '', 'message key has an empty node name',
         parsed_subscription_id IS NULL, concat('subscription id of the message key is not a decimal number: ', key_subscription_id),
-        NOT match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$'), 'XPath line of the message key is empty or has unbalanced quotes',
+        NOT (xpath_simple OR match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$')), 'XPath line of the message key is empty or has unbalanced quotes',
         has_event_time AND parsed_event_time IS NULL, concat('yangkey-event-time header is not an RFC 3339 time: ', header_event_time),
         NOT has_event_time AND _timestamp_ms IS NULL, 'no yangkey-event-time header and no Kafka timestamp',
         has_sequence_number AND parsed_sequence_number IS NULL, concat('yangkey-sequence-number header is not a decimal number: ', `_headers.value`[indexOf(`_headers.name`, 'yangkey-sequence-number')]),
@@ -888,8 +890,10 @@ AS WITH
     if(lf2 = 0, '', substring(_key, 1, lf1 - 1)) AS key_node,
     if(lf2 = 0, '', substring(_key, lf1 + 1, lf2 - lf1 - 1)) AS key_subscription_id,
     if(lf2 = 0, '', substring(_key, lf2 + 1)) AS key_xpaths,
+    position(key_xpaths, '|') = 0 AND position(key_xpaths, '"') = 0 AND key_xpaths != ''
+        AND countSubstrings(key_xpaths, '\'') % 2 = 0 AS xpath_simple,
     toUInt64OrNull(key_subscription_id) AS parsed_subscription_id,
-    extractAll(key_xpaths, '(?:[^\'"|]|\'[^\']*\'|"[^"]*")+') AS xpath_tokens,
+    if(xpath_simple, [key_xpaths], extractAll(key_xpaths, '(?:[^\'"|]|\'[^\']*\'|"[^"]*")+')) AS xpath_tokens,
     length(xpath_tokens) AS xpath_count,
     has(`_headers.name`, 'yangkey-event-time') AS has_event_time,
     `_headers.value`[indexOf(`_headers.name`, 'yangkey-event-time')] AS header_event_time,
@@ -903,7 +907,7 @@ AS WITH
     multiIf(
         _error != '', 'decode',
         NOT isValidUTF8(_key) OR _key = '' OR lf2 = 0 OR key_node = ''
-            OR parsed_subscription_id IS NULL OR NOT match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$'), 'key',
+            OR parsed_subscription_id IS NULL OR NOT (xpath_simple OR match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$')), 'key',
         (has_event_time AND parsed_event_time IS NULL) OR (NOT has_event_time AND _timestamp_ms IS NULL)
             OR (has_sequence_number AND parsed_sequence_number IS NULL)
             OR (has_generation AND parsed_generation IS NULL)
@@ -917,7 +921,7 @@ AS WITH
         lf2 = 0, 'message key is not three lines: node LF subscription-id LF xpaths',
         key_node = '', 'message key has an empty node name',
         parsed_subscription_id IS NULL, concat('subscription id of the message key is not a decimal number: ', key_subscription_id),
-        NOT match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$'), 'XPath line of the message key is empty or has unbalanced quotes',
+        NOT (xpath_simple OR match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$')), 'XPath line of the message key is empty or has unbalanced quotes',
         has_event_time AND parsed_event_time IS NULL, concat('yangkey-event-time header is not an RFC 3339 time: ', header_event_time),
         NOT has_event_time AND _timestamp_ms IS NULL, 'no yangkey-event-time header and no Kafka timestamp',
         has_sequence_number AND parsed_sequence_number IS NULL, concat('yangkey-sequence-number header is not a decimal number: ', `_headers.value`[indexOf(`_headers.name`, 'yangkey-sequence-number')]),
@@ -1234,8 +1238,10 @@ AS WITH
     if(lf2 = 0, '', substring(_key, 1, lf1 - 1)) AS key_node,
     if(lf2 = 0, '', substring(_key, lf1 + 1, lf2 - lf1 - 1)) AS key_subscription_id,
     if(lf2 = 0, '', substring(_key, lf2 + 1)) AS key_xpaths,
+    position(key_xpaths, '|') = 0 AND position(key_xpaths, '"') = 0 AND key_xpaths != ''
+        AND countSubstrings(key_xpaths, '\'') % 2 = 0 AS xpath_simple,
     toUInt64OrNull(key_subscription_id) AS parsed_subscription_id,
-    extractAll(key_xpaths, '(?:[^\'"|]|\'[^\']*\'|"[^"]*")+') AS xpath_tokens,
+    if(xpath_simple, [key_xpaths], extractAll(key_xpaths, '(?:[^\'"|]|\'[^\']*\'|"[^"]*")+')) AS xpath_tokens,
     length(xpath_tokens) AS xpath_count,
     has(`_headers.name`, 'yangkey-event-time') AS has_event_time,
     `_headers.value`[indexOf(`_headers.name`, 'yangkey-event-time')] AS header_event_time,
@@ -1249,7 +1255,7 @@ AS WITH
     multiIf(
         _error != '', 'decode',
         NOT isValidUTF8(_key) OR _key = '' OR lf2 = 0 OR key_node = ''
-            OR parsed_subscription_id IS NULL OR NOT match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$'), 'key',
+            OR parsed_subscription_id IS NULL OR NOT (xpath_simple OR match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$')), 'key',
         (has_event_time AND parsed_event_time IS NULL) OR (NOT has_event_time AND _timestamp_ms IS NULL)
             OR (has_sequence_number AND parsed_sequence_number IS NULL)
             OR (has_generation AND parsed_generation IS NULL)
@@ -1263,7 +1269,7 @@ AS WITH
         lf2 = 0, 'message key is not three lines: node LF subscription-id LF xpaths',
         key_node = '', 'message key has an empty node name',
         parsed_subscription_id IS NULL, concat('subscription id of the message key is not a decimal number: ', key_subscription_id),
-        NOT match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$'), 'XPath line of the message key is empty or has unbalanced quotes',
+        NOT (xpath_simple OR match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$')), 'XPath line of the message key is empty or has unbalanced quotes',
         has_event_time AND parsed_event_time IS NULL, concat('yangkey-event-time header is not an RFC 3339 time: ', header_event_time),
         NOT has_event_time AND _timestamp_ms IS NULL, 'no yangkey-event-time header and no Kafka timestamp',
         has_sequence_number AND parsed_sequence_number IS NULL, concat('yangkey-sequence-number header is not a decimal number: ', `_headers.value`[indexOf(`_headers.name`, 'yangkey-sequence-number')]),
@@ -1552,8 +1558,10 @@ AS WITH
     if(lf2 = 0, '', substring(_key, 1, lf1 - 1)) AS key_node,
     if(lf2 = 0, '', substring(_key, lf1 + 1, lf2 - lf1 - 1)) AS key_subscription_id,
     if(lf2 = 0, '', substring(_key, lf2 + 1)) AS key_xpaths,
+    position(key_xpaths, '|') = 0 AND position(key_xpaths, '"') = 0 AND key_xpaths != ''
+        AND countSubstrings(key_xpaths, '\'') % 2 = 0 AS xpath_simple,
     toUInt64OrNull(key_subscription_id) AS parsed_subscription_id,
-    extractAll(key_xpaths, '(?:[^\'"|]|\'[^\']*\'|"[^"]*")+') AS xpath_tokens,
+    if(xpath_simple, [key_xpaths], extractAll(key_xpaths, '(?:[^\'"|]|\'[^\']*\'|"[^"]*")+')) AS xpath_tokens,
     length(xpath_tokens) AS xpath_count,
     has(`_headers.name`, 'yangkey-event-time') AS has_event_time,
     `_headers.value`[indexOf(`_headers.name`, 'yangkey-event-time')] AS header_event_time,
@@ -1567,7 +1575,7 @@ AS WITH
     multiIf(
         _error != '', 'decode',
         NOT isValidUTF8(_key) OR _key = '' OR lf2 = 0 OR key_node = ''
-            OR parsed_subscription_id IS NULL OR NOT match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$'), 'key',
+            OR parsed_subscription_id IS NULL OR NOT (xpath_simple OR match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$')), 'key',
         (has_event_time AND parsed_event_time IS NULL) OR (NOT has_event_time AND _timestamp_ms IS NULL)
             OR (has_sequence_number AND parsed_sequence_number IS NULL)
             OR (has_generation AND parsed_generation IS NULL)
@@ -1581,7 +1589,7 @@ AS WITH
         lf2 = 0, 'message key is not three lines: node LF subscription-id LF xpaths',
         key_node = '', 'message key has an empty node name',
         parsed_subscription_id IS NULL, concat('subscription id of the message key is not a decimal number: ', key_subscription_id),
-        NOT match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$'), 'XPath line of the message key is empty or has unbalanced quotes',
+        NOT (xpath_simple OR match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$')), 'XPath line of the message key is empty or has unbalanced quotes',
         has_event_time AND parsed_event_time IS NULL, concat('yangkey-event-time header is not an RFC 3339 time: ', header_event_time),
         NOT has_event_time AND _timestamp_ms IS NULL, 'no yangkey-event-time header and no Kafka timestamp',
         has_sequence_number AND parsed_sequence_number IS NULL, concat('yangkey-sequence-number header is not a decimal number: ', `_headers.value`[indexOf(`_headers.name`, 'yangkey-sequence-number')]),
@@ -1968,8 +1976,10 @@ AS WITH
     if(lf2 = 0, '', substring(_key, 1, lf1 - 1)) AS key_node,
     if(lf2 = 0, '', substring(_key, lf1 + 1, lf2 - lf1 - 1)) AS key_subscription_id,
     if(lf2 = 0, '', substring(_key, lf2 + 1)) AS key_xpaths,
+    position(key_xpaths, '|') = 0 AND position(key_xpaths, '"') = 0 AND key_xpaths != ''
+        AND countSubstrings(key_xpaths, '\'') % 2 = 0 AS xpath_simple,
     toUInt64OrNull(key_subscription_id) AS parsed_subscription_id,
-    extractAll(key_xpaths, '(?:[^\'"|]|\'[^\']*\'|"[^"]*")+') AS xpath_tokens,
+    if(xpath_simple, [key_xpaths], extractAll(key_xpaths, '(?:[^\'"|]|\'[^\']*\'|"[^"]*")+')) AS xpath_tokens,
     length(xpath_tokens) AS xpath_count,
     has(`_headers.name`, 'yangkey-event-time') AS has_event_time,
     `_headers.value`[indexOf(`_headers.name`, 'yangkey-event-time')] AS header_event_time,
@@ -1983,7 +1993,7 @@ AS WITH
     multiIf(
         _error != '', 'decode',
         NOT isValidUTF8(_key) OR _key = '' OR lf2 = 0 OR key_node = ''
-            OR parsed_subscription_id IS NULL OR NOT match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$'), 'key',
+            OR parsed_subscription_id IS NULL OR NOT (xpath_simple OR match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$')), 'key',
         (has_event_time AND parsed_event_time IS NULL) OR (NOT has_event_time AND _timestamp_ms IS NULL)
             OR (has_sequence_number AND parsed_sequence_number IS NULL)
             OR (has_generation AND parsed_generation IS NULL)
@@ -1997,7 +2007,7 @@ AS WITH
         lf2 = 0, 'message key is not three lines: node LF subscription-id LF xpaths',
         key_node = '', 'message key has an empty node name',
         parsed_subscription_id IS NULL, concat('subscription id of the message key is not a decimal number: ', key_subscription_id),
-        NOT match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$'), 'XPath line of the message key is empty or has unbalanced quotes',
+        NOT (xpath_simple OR match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$')), 'XPath line of the message key is empty or has unbalanced quotes',
         has_event_time AND parsed_event_time IS NULL, concat('yangkey-event-time header is not an RFC 3339 time: ', header_event_time),
         NOT has_event_time AND _timestamp_ms IS NULL, 'no yangkey-event-time header and no Kafka timestamp',
         has_sequence_number AND parsed_sequence_number IS NULL, concat('yangkey-sequence-number header is not a decimal number: ', `_headers.value`[indexOf(`_headers.name`, 'yangkey-sequence-number')]),
@@ -2293,8 +2303,10 @@ AS WITH
     if(lf2 = 0, '', substring(_key, 1, lf1 - 1)) AS key_node,
     if(lf2 = 0, '', substring(_key, lf1 + 1, lf2 - lf1 - 1)) AS key_subscription_id,
     if(lf2 = 0, '', substring(_key, lf2 + 1)) AS key_xpaths,
+    position(key_xpaths, '|') = 0 AND position(key_xpaths, '"') = 0 AND key_xpaths != ''
+        AND countSubstrings(key_xpaths, '\'') % 2 = 0 AS xpath_simple,
     toUInt64OrNull(key_subscription_id) AS parsed_subscription_id,
-    extractAll(key_xpaths, '(?:[^\'"|]|\'[^\']*\'|"[^"]*")+') AS xpath_tokens,
+    if(xpath_simple, [key_xpaths], extractAll(key_xpaths, '(?:[^\'"|]|\'[^\']*\'|"[^"]*")+')) AS xpath_tokens,
     length(xpath_tokens) AS xpath_count,
     has(`_headers.name`, 'yangkey-event-time') AS has_event_time,
     `_headers.value`[indexOf(`_headers.name`, 'yangkey-event-time')] AS header_event_time,
@@ -2308,7 +2320,7 @@ AS WITH
     multiIf(
         _error != '', 'decode',
         NOT isValidUTF8(_key) OR _key = '' OR lf2 = 0 OR key_node = ''
-            OR parsed_subscription_id IS NULL OR NOT match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$'), 'key',
+            OR parsed_subscription_id IS NULL OR NOT (xpath_simple OR match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$')), 'key',
         (has_event_time AND parsed_event_time IS NULL) OR (NOT has_event_time AND _timestamp_ms IS NULL)
             OR (has_sequence_number AND parsed_sequence_number IS NULL)
             OR (has_generation AND parsed_generation IS NULL)
@@ -2322,7 +2334,7 @@ AS WITH
         lf2 = 0, 'message key is not three lines: node LF subscription-id LF xpaths',
         key_node = '', 'message key has an empty node name',
         parsed_subscription_id IS NULL, concat('subscription id of the message key is not a decimal number: ', key_subscription_id),
-        NOT match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$'), 'XPath line of the message key is empty or has unbalanced quotes',
+        NOT (xpath_simple OR match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$')), 'XPath line of the message key is empty or has unbalanced quotes',
         has_event_time AND parsed_event_time IS NULL, concat('yangkey-event-time header is not an RFC 3339 time: ', header_event_time),
         NOT has_event_time AND _timestamp_ms IS NULL, 'no yangkey-event-time header and no Kafka timestamp',
         has_sequence_number AND parsed_sequence_number IS NULL, concat('yangkey-sequence-number header is not a decimal number: ', `_headers.value`[indexOf(`_headers.name`, 'yangkey-sequence-number')]),

@@ -4,13 +4,24 @@ had it, and a batch's offsets are committed only once its INSERT has succeeded."
 
 from __future__ import annotations
 
+import itertools
+import re
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from yangkey.clickhouse import ClickHouseError
 from yangkey.clickhouse.apply import ChdbConnection, apply
-from yangkey.clickhouse.ddl import DdlOptions, Statement, render_ddl, topic_tables
+from yangkey.clickhouse.ddl import (
+    XPATH_LINE_RE,
+    XPATH_TOKEN_RE,
+    DdlOptions,
+    Statement,
+    render_ddl,
+    topic_tables,
+)
 from yangkey.clickhouse.identifiers import qualified
 from yangkey.clickhouse.ingest import (
     QUEUE_COLUMNS,
@@ -18,6 +29,7 @@ from yangkey.clickhouse.ingest import (
     BatchInserter,
     QueueRow,
     encode_rows,
+    insert_rows,
     row_from_message,
 )
 from yangkey.topics import TopicSpec
@@ -194,3 +206,40 @@ def test_undecodable_keys_and_headers_are_named(
     assert row.error == error
     assert row.raw_message == b"{}"
     assert list(row.headers) == headers  # kept, bytes as they were
+
+
+_offsets = itertools.count(1000)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(line=st.text(alphabet=st.sampled_from(list("a/'\"| [=]")), min_size=0, max_size=14))
+def test_xpath_line_fast_path_matches_the_regular_expressions(
+    tables: ChdbConnection, line: str
+) -> None:
+    """mv_parse takes a line without `|` or `"` and with paired `'` as one XPath without
+    running its regular expressions: any line is split (or refused) exactly as they say."""
+    offset = next(_offsets)
+    insert_rows(tables, DB, TOPIC, [QueueRow(
+        TOPIC, 0, offset, f"pe1\n1\n{line}".encode(), b"{}",
+        [("yangkey-event-time", b"2026-11-20T10:00:00Z")],
+    )])
+    history = qualified(DB, topic_tables(TOPIC, DB).history)
+    stored = tables.query(
+        f"SELECT xpaths FROM {history} WHERE kafka_offset = {{o:UInt64}}", {"o": offset}
+    )
+    errors = tables.query(
+        f"SELECT error FROM {qualified(DB, 'errors')} WHERE kafka_offset = {{o:UInt64}}",
+        {"o": offset},
+    )
+    if re.fullmatch(XPATH_LINE_RE, line):
+        tokens = re.findall(XPATH_TOKEN_RE, line)
+        # the separators' spaces come off (" | " between tokens)
+        expected = [t[1 if i else 0 : len(t) - (0 if i == len(tokens) - 1 else 1)]
+                    for i, t in enumerate(tokens)]
+        assert stored == [{"xpaths": expected}] and errors == []
+    else:
+        assert stored == []
+        assert errors == [
+            {"error": "XPath line of the message key is empty or has unbalanced quotes"}
+        ]
