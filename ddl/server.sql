@@ -275,8 +275,10 @@ AS WITH
     if(lf2 = 0, '', substring(_key, 1, lf1 - 1)) AS key_node,
     if(lf2 = 0, '', substring(_key, lf1 + 1, lf2 - lf1 - 1)) AS key_subscription_id,
     if(lf2 = 0, '', substring(_key, lf2 + 1)) AS key_xpaths,
+    position(key_xpaths, '|') = 0 AND position(key_xpaths, '"') = 0 AND key_xpaths != ''
+        AND countSubstrings(key_xpaths, '\'') % 2 = 0 AS xpath_simple,
     toUInt64OrNull(key_subscription_id) AS parsed_subscription_id,
-    extractAll(key_xpaths, '(?:[^\'"|]|\'[^\']*\'|"[^"]*")+') AS xpath_tokens,
+    if(xpath_simple, [key_xpaths], extractAll(key_xpaths, '(?:[^\'"|]|\'[^\']*\'|"[^"]*")+')) AS xpath_tokens,
     length(xpath_tokens) AS xpath_count,
     has(`_headers.name`, 'yangkey-event-time') AS has_event_time,
     `_headers.value`[indexOf(`_headers.name`, 'yangkey-event-time')] AS header_event_time,
@@ -290,7 +292,7 @@ AS WITH
     multiIf(
         _error != '', 'decode',
         NOT isValidUTF8(_key) OR _key = '' OR lf2 = 0 OR key_node = ''
-            OR parsed_subscription_id IS NULL OR NOT match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$'), 'key',
+            OR parsed_subscription_id IS NULL OR NOT (xpath_simple OR match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$')), 'key',
         (has_event_time AND parsed_event_time IS NULL) OR (NOT has_event_time AND _timestamp_ms IS NULL)
             OR (has_sequence_number AND parsed_sequence_number IS NULL)
             OR (has_generation AND parsed_generation IS NULL)
@@ -304,7 +306,7 @@ AS WITH
         lf2 = 0, 'message key is not three lines: node LF subscription-id LF xpaths',
         key_node = '', 'message key has an empty node name',
         parsed_subscription_id IS NULL, concat('subscription id of the message key is not a decimal number: ', key_subscription_id),
-        NOT match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$'), 'XPath line of the message key is empty or has unbalanced quotes',
+        NOT (xpath_simple OR match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$')), 'XPath line of the message key is empty or has unbalanced quotes',
         has_event_time AND parsed_event_time IS NULL, concat('yangkey-event-time header is not an RFC 3339 time: ', header_event_time),
         NOT has_event_time AND _timestamp_ms IS NULL, 'no yangkey-event-time header and no Kafka timestamp',
         has_sequence_number AND parsed_sequence_number IS NULL, concat('yangkey-sequence-number header is not a decimal number: ', `_headers.value`[indexOf(`_headers.name`, 'yangkey-sequence-number')]),
@@ -830,8 +832,10 @@ AS WITH
     if(lf2 = 0, '', substring(_key, 1, lf1 - 1)) AS key_node,
     if(lf2 = 0, '', substring(_key, lf1 + 1, lf2 - lf1 - 1)) AS key_subscription_id,
     if(lf2 = 0, '', substring(_key, lf2 + 1)) AS key_xpaths,
+    position(key_xpaths, '|') = 0 AND position(key_xpaths, '"') = 0 AND key_xpaths != ''
+        AND countSubstrings(key_xpaths, '\'') % 2 = 0 AS xpath_simple,
     toUInt64OrNull(key_subscription_id) AS parsed_subscription_id,
-    extractAll(key_xpaths, '(?:[^\'"|]|\'[^\']*\'|"[^"]*")+') AS xpath_tokens,
+    if(xpath_simple, [key_xpaths], extractAll(key_xpaths, '(?:[^\'"|]|\'[^\']*\'|"[^"]*")+')) AS xpath_tokens,
     length(xpath_tokens) AS xpath_count,
     has(`_headers.name`, 'yangkey-event-time') AS has_event_time,
     `_headers.value`[indexOf(`_headers.name`, 'yangkey-event-time')] AS header_event_time,
@@ -845,7 +849,7 @@ AS WITH
     multiIf(
         _error != '', 'decode',
         NOT isValidUTF8(_key) OR _key = '' OR lf2 = 0 OR key_node = ''
-            OR parsed_subscription_id IS NULL OR NOT match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$'), 'key',
+            OR parsed_subscription_id IS NULL OR NOT (xpath_simple OR match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$')), 'key',
         (has_event_time AND parsed_event_time IS NULL) OR (NOT has_event_time AND _timestamp_ms IS NULL)
             OR (has_sequence_number AND parsed_sequence_number IS NULL)
             OR (has_generation AND parsed_generation IS NULL)
@@ -859,7 +863,7 @@ AS WITH
         lf2 = 0, 'message key is not three lines: node LF subscription-id LF xpaths',
         key_node = '', 'message key has an empty node name',
         parsed_subscription_id IS NULL, concat('subscription id of the message key is not a decimal number: ', key_subscription_id),
-        NOT match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$'), 'XPath line of the message key is empty or has unbalanced quotes',
+        NOT (xpath_simple OR match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$')), 'XPath line of the message key is empty or has unbalanced quotes',
         has_event_time AND parsed_event_time IS NULL, concat('yangkey-event-time header is not an RFC 3339 time: ', header_event_time),
         NOT has_event_time AND _timestamp_ms IS NULL, 'no yangkey-event-time header and no Kafka timestamp',
         has_sequence_number AND parsed_sequence_number IS NULL, concat('yangkey-sequence-number header is not a decimal number: ', `_headers.value`[indexOf(`_headers.name`, 'yangkey-sequence-number')]),
@@ -1164,8 +1168,10 @@ AS WITH
     if(lf2 = 0, '', substring(_key, 1, lf1 - 1)) AS key_node,
     if(lf2 = 0, '', substring(_key, lf1 + 1, lf2 - lf1 - 1)) AS key_subscription_id,
     if(lf2 = 0, '', substring(_key, lf2 + 1)) AS key_xpaths,
+    position(key_xpaths, '|') = 0 AND position(key_xpaths, '"') = 0 AND key_xpaths != ''
+        AND countSubstrings(key_xpaths, '\'') % 2 = 0 AS xpath_simple,
     toUInt64OrNull(key_subscription_id) AS parsed_subscription_id,
-    extractAll(key_xpaths, '(?:[^\'"|]|\'[^\']*\'|"[^"]*")+') AS xpath_tokens,
+    if(xpath_simple, [key_xpaths], extractAll(key_xpaths, '(?:[^\'"|]|\'[^\']*\'|"[^"]*")+')) AS xpath_tokens,
     length(xpath_tokens) AS xpath_count,
     has(`_headers.name`, 'yangkey-event-time') AS has_event_time,
     `_headers.value`[indexOf(`_headers.name`, 'yangkey-event-time')] AS header_event_time,
@@ -1179,7 +1185,7 @@ AS WITH
     multiIf(
         _error != '', 'decode',
         NOT isValidUTF8(_key) OR _key = '' OR lf2 = 0 OR key_node = ''
-            OR parsed_subscription_id IS NULL OR NOT match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$'), 'key',
+            OR parsed_subscription_id IS NULL OR NOT (xpath_simple OR match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$')), 'key',
         (has_event_time AND parsed_event_time IS NULL) OR (NOT has_event_time AND _timestamp_ms IS NULL)
             OR (has_sequence_number AND parsed_sequence_number IS NULL)
             OR (has_generation AND parsed_generation IS NULL)
@@ -1193,7 +1199,7 @@ AS WITH
         lf2 = 0, 'message key is not three lines: node LF subscription-id LF xpaths',
         key_node = '', 'message key has an empty node name',
         parsed_subscription_id IS NULL, concat('subscription id of the message key is not a decimal number: ', key_subscription_id),
-        NOT match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$'), 'XPath line of the message key is empty or has unbalanced quotes',
+        NOT (xpath_simple OR match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$')), 'XPath line of the message key is empty or has unbalanced quotes',
         has_event_time AND parsed_event_time IS NULL, concat('yangkey-event-time header is not an RFC 3339 time: ', header_event_time),
         NOT has_event_time AND _timestamp_ms IS NULL, 'no yangkey-event-time header and no Kafka timestamp',
         has_sequence_number AND parsed_sequence_number IS NULL, concat('yangkey-sequence-number header is not a decimal number: ', `_headers.value`[indexOf(`_headers.name`, 'yangkey-sequence-number')]),
@@ -1474,8 +1480,10 @@ AS WITH
     if(lf2 = 0, '', substring(_key, 1, lf1 - 1)) AS key_node,
     if(lf2 = 0, '', substring(_key, lf1 + 1, lf2 - lf1 - 1)) AS key_subscription_id,
     if(lf2 = 0, '', substring(_key, lf2 + 1)) AS key_xpaths,
+    position(key_xpaths, '|') = 0 AND position(key_xpaths, '"') = 0 AND key_xpaths != ''
+        AND countSubstrings(key_xpaths, '\'') % 2 = 0 AS xpath_simple,
     toUInt64OrNull(key_subscription_id) AS parsed_subscription_id,
-    extractAll(key_xpaths, '(?:[^\'"|]|\'[^\']*\'|"[^"]*")+') AS xpath_tokens,
+    if(xpath_simple, [key_xpaths], extractAll(key_xpaths, '(?:[^\'"|]|\'[^\']*\'|"[^"]*")+')) AS xpath_tokens,
     length(xpath_tokens) AS xpath_count,
     has(`_headers.name`, 'yangkey-event-time') AS has_event_time,
     `_headers.value`[indexOf(`_headers.name`, 'yangkey-event-time')] AS header_event_time,
@@ -1489,7 +1497,7 @@ AS WITH
     multiIf(
         _error != '', 'decode',
         NOT isValidUTF8(_key) OR _key = '' OR lf2 = 0 OR key_node = ''
-            OR parsed_subscription_id IS NULL OR NOT match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$'), 'key',
+            OR parsed_subscription_id IS NULL OR NOT (xpath_simple OR match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$')), 'key',
         (has_event_time AND parsed_event_time IS NULL) OR (NOT has_event_time AND _timestamp_ms IS NULL)
             OR (has_sequence_number AND parsed_sequence_number IS NULL)
             OR (has_generation AND parsed_generation IS NULL)
@@ -1503,7 +1511,7 @@ AS WITH
         lf2 = 0, 'message key is not three lines: node LF subscription-id LF xpaths',
         key_node = '', 'message key has an empty node name',
         parsed_subscription_id IS NULL, concat('subscription id of the message key is not a decimal number: ', key_subscription_id),
-        NOT match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$'), 'XPath line of the message key is empty or has unbalanced quotes',
+        NOT (xpath_simple OR match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$')), 'XPath line of the message key is empty or has unbalanced quotes',
         has_event_time AND parsed_event_time IS NULL, concat('yangkey-event-time header is not an RFC 3339 time: ', header_event_time),
         NOT has_event_time AND _timestamp_ms IS NULL, 'no yangkey-event-time header and no Kafka timestamp',
         has_sequence_number AND parsed_sequence_number IS NULL, concat('yangkey-sequence-number header is not a decimal number: ', `_headers.value`[indexOf(`_headers.name`, 'yangkey-sequence-number')]),
@@ -1868,8 +1876,10 @@ AS WITH
     if(lf2 = 0, '', substring(_key, 1, lf1 - 1)) AS key_node,
     if(lf2 = 0, '', substring(_key, lf1 + 1, lf2 - lf1 - 1)) AS key_subscription_id,
     if(lf2 = 0, '', substring(_key, lf2 + 1)) AS key_xpaths,
+    position(key_xpaths, '|') = 0 AND position(key_xpaths, '"') = 0 AND key_xpaths != ''
+        AND countSubstrings(key_xpaths, '\'') % 2 = 0 AS xpath_simple,
     toUInt64OrNull(key_subscription_id) AS parsed_subscription_id,
-    extractAll(key_xpaths, '(?:[^\'"|]|\'[^\']*\'|"[^"]*")+') AS xpath_tokens,
+    if(xpath_simple, [key_xpaths], extractAll(key_xpaths, '(?:[^\'"|]|\'[^\']*\'|"[^"]*")+')) AS xpath_tokens,
     length(xpath_tokens) AS xpath_count,
     has(`_headers.name`, 'yangkey-event-time') AS has_event_time,
     `_headers.value`[indexOf(`_headers.name`, 'yangkey-event-time')] AS header_event_time,
@@ -1883,7 +1893,7 @@ AS WITH
     multiIf(
         _error != '', 'decode',
         NOT isValidUTF8(_key) OR _key = '' OR lf2 = 0 OR key_node = ''
-            OR parsed_subscription_id IS NULL OR NOT match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$'), 'key',
+            OR parsed_subscription_id IS NULL OR NOT (xpath_simple OR match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$')), 'key',
         (has_event_time AND parsed_event_time IS NULL) OR (NOT has_event_time AND _timestamp_ms IS NULL)
             OR (has_sequence_number AND parsed_sequence_number IS NULL)
             OR (has_generation AND parsed_generation IS NULL)
@@ -1897,7 +1907,7 @@ AS WITH
         lf2 = 0, 'message key is not three lines: node LF subscription-id LF xpaths',
         key_node = '', 'message key has an empty node name',
         parsed_subscription_id IS NULL, concat('subscription id of the message key is not a decimal number: ', key_subscription_id),
-        NOT match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$'), 'XPath line of the message key is empty or has unbalanced quotes',
+        NOT (xpath_simple OR match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$')), 'XPath line of the message key is empty or has unbalanced quotes',
         has_event_time AND parsed_event_time IS NULL, concat('yangkey-event-time header is not an RFC 3339 time: ', header_event_time),
         NOT has_event_time AND _timestamp_ms IS NULL, 'no yangkey-event-time header and no Kafka timestamp',
         has_sequence_number AND parsed_sequence_number IS NULL, concat('yangkey-sequence-number header is not a decimal number: ', `_headers.value`[indexOf(`_headers.name`, 'yangkey-sequence-number')]),
@@ -2184,8 +2194,10 @@ AS WITH
     if(lf2 = 0, '', substring(_key, 1, lf1 - 1)) AS key_node,
     if(lf2 = 0, '', substring(_key, lf1 + 1, lf2 - lf1 - 1)) AS key_subscription_id,
     if(lf2 = 0, '', substring(_key, lf2 + 1)) AS key_xpaths,
+    position(key_xpaths, '|') = 0 AND position(key_xpaths, '"') = 0 AND key_xpaths != ''
+        AND countSubstrings(key_xpaths, '\'') % 2 = 0 AS xpath_simple,
     toUInt64OrNull(key_subscription_id) AS parsed_subscription_id,
-    extractAll(key_xpaths, '(?:[^\'"|]|\'[^\']*\'|"[^"]*")+') AS xpath_tokens,
+    if(xpath_simple, [key_xpaths], extractAll(key_xpaths, '(?:[^\'"|]|\'[^\']*\'|"[^"]*")+')) AS xpath_tokens,
     length(xpath_tokens) AS xpath_count,
     has(`_headers.name`, 'yangkey-event-time') AS has_event_time,
     `_headers.value`[indexOf(`_headers.name`, 'yangkey-event-time')] AS header_event_time,
@@ -2199,7 +2211,7 @@ AS WITH
     multiIf(
         _error != '', 'decode',
         NOT isValidUTF8(_key) OR _key = '' OR lf2 = 0 OR key_node = ''
-            OR parsed_subscription_id IS NULL OR NOT match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$'), 'key',
+            OR parsed_subscription_id IS NULL OR NOT (xpath_simple OR match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$')), 'key',
         (has_event_time AND parsed_event_time IS NULL) OR (NOT has_event_time AND _timestamp_ms IS NULL)
             OR (has_sequence_number AND parsed_sequence_number IS NULL)
             OR (has_generation AND parsed_generation IS NULL)
@@ -2213,7 +2225,7 @@ AS WITH
         lf2 = 0, 'message key is not three lines: node LF subscription-id LF xpaths',
         key_node = '', 'message key has an empty node name',
         parsed_subscription_id IS NULL, concat('subscription id of the message key is not a decimal number: ', key_subscription_id),
-        NOT match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$'), 'XPath line of the message key is empty or has unbalanced quotes',
+        NOT (xpath_simple OR match(key_xpaths, '^(?:[^\'"|]|\'[^\']*\'|"[^"]*")+(?: \\| (?:[^\'"|]|\'[^\']*\'|"[^"]*")+)*$')), 'XPath line of the message key is empty or has unbalanced quotes',
         has_event_time AND parsed_event_time IS NULL, concat('yangkey-event-time header is not an RFC 3339 time: ', header_event_time),
         NOT has_event_time AND _timestamp_ms IS NULL, 'no yangkey-event-time header and no Kafka timestamp',
         has_sequence_number AND parsed_sequence_number IS NULL, concat('yangkey-sequence-number header is not a decimal number: ', `_headers.value`[indexOf(`_headers.name`, 'yangkey-sequence-number')]),

@@ -1,7 +1,7 @@
 """The embedded flavour executed on chdb with rows flowing: queue -> views -> tables -> queries.
 
 No Kafka: rows go straight into the Null queue tables exactly as the ingest bridge writes them
-(RowBinary, Kafka virtual columns as real ones). Each test uses its own database on one chdb
+(Arrow batches, Kafka virtual columns as real ones). Each test uses its own database on one chdb
 data path (chdb holds one path per process; the session is closed when the module ends).
 """
 
@@ -375,7 +375,7 @@ def test_history_paging(conn: ChdbConnection, db: str) -> None:
 
 
 def test_same_answers_through_clickhouse_connect(conn: ChdbConnection, db: str) -> None:
-    """The server code path (clickhouse-connect client, server-side parameters, raw RowBinary
+    """The server code path (clickhouse-connect client, server-side parameters, raw Arrow
     insert) on clickhouse-connect's chdb interface, same data path: same answers."""
     import clickhouse_connect  # noqa: PLC0415
 

@@ -454,7 +454,7 @@ def _is_server(conn: Connection) -> bool:
 @click.option("--group", default="yangkey-embedded", show_default=True, help="Consumer group.")
 @click.option(
     "--batch-size",
-    default=10_000,
+    default=50_000,
     show_default=True,
     type=click.IntRange(1, 1_000_000),
     help="Messages per INSERT (librdkafka hands out at most 1,000,000 at a time).",

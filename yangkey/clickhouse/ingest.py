@@ -2,7 +2,7 @@
 
 One confluent-kafka consumer (``enable.auto.commit`` off, ``isolation.level=read_committed``)
 subscribes to every catalog topic that exists, plus the dead-letter topic (its records land in
-the ``errors`` table with the producer's reason). Each polled batch becomes one ``RowBinary``
+the ``errors`` table with the producer's reason). Each polled batch becomes one Arrow
 INSERT per topic into ``<topic>__queue``; the materialized views parse and route the rows; only
 then are the offsets committed. A crash between the INSERT and the commit replays the batch:
 that is at-least-once, and the current-state tables (ReplacingMergeTree on the message key,
@@ -40,15 +40,19 @@ import contextlib
 import hashlib
 import json
 import signal
-import struct
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import partial
+from itertools import accumulate
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from yangkey.clickhouse import ClickHouseError
@@ -65,7 +69,9 @@ if TYPE_CHECKING:
     from yangkey.shared_catalog import SharedSubscription
 
 DEFAULT_GROUP = "yangkey-embedded"
-DEFAULT_BATCH_SIZE = 10_000
+#: Each INSERT costs the embedded engine tens of ms whatever its size (planning the views, one
+#: part per table): at 10,000 rows that was most of the cost (benchmarks/bench_clickhouse.py).
+DEFAULT_BATCH_SIZE = 50_000
 #: librdkafka hands out at most this many messages per consume() call.
 MAX_BATCH_SIZE = 1_000_000
 
@@ -86,9 +92,9 @@ QUEUE_COLUMNS: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class QueueRow:
-    """One Kafka record as a row of a queue table (the Kafka engine's virtual columns)."""
+class QueueRow(NamedTuple):
+    """One Kafka record as a row of a queue table (the Kafka engine's virtual columns). A named
+    tuple: built once per message, where a frozen dataclass cost more than encoding it."""
 
     topic: str
     partition: int
@@ -101,66 +107,83 @@ class QueueRow:
     raw_message: bytes = b""
 
 
-# -- RowBinary -----------------------------------------------------------------------------
+# -- Arrow -------------------------------------------------------------------------------
+# A batch is built column by column (pyarrow) and sent as one Arrow IPC stream: about 2.5x
+# less Python per row than writing RowBinary row by row, and cheaper for the engine to read
+# (benchmarks/bench_clickhouse.py).
 
-_SMALL_LENGTHS = [bytes([n]) for n in range(128)]
-_U64 = struct.Struct("<Q")
-_U32 = struct.Struct("<I")
-_I64 = struct.Struct("<q")
+QUEUE_FORMAT = "ArrowStream"
 
-
-def _varint(n: int) -> bytes:
-    if n < 128:
-        return _SMALL_LENGTHS[n]
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def _string(buf: bytearray, data: bytes) -> None:
-    buf += _varint(len(data))
-    buf += data
-
-
-def encode_row(buf: bytearray, row: QueueRow) -> None:
-    """Append ``row`` to ``buf`` in ClickHouse RowBinary, in :data:`QUEUE_COLUMNS` order."""
-    _string(buf, row.value or b"")
-    _string(buf, row.topic.encode("utf-8"))
-    _string(buf, row.key or b"")
-    buf += _U64.pack(row.offset)
-    buf += _U64.pack(row.partition)
-    if row.timestamp_ms is None:
-        buf += b"\x01\x01"  # _timestamp NULL, _timestamp_ms NULL
-    else:
-        buf += b"\x00"
-        buf += _U32.pack(max(0, min(row.timestamp_ms // 1000, 0xFFFFFFFF)))
-        buf += b"\x00"
-        buf += _I64.pack(row.timestamp_ms)
-    headers = row.headers
-    buf += _varint(len(headers))
-    for name, _ in headers:
-        _string(buf, name.encode("utf-8", "surrogateescape"))
-    buf += _varint(len(headers))
-    for _, value in headers:
-        _string(buf, value or b"")
-    _string(buf, row.raw_message)
-    _string(buf, row.error.encode("utf-8"))
+_BINARY = pa.binary()
+_QUEUE_SCHEMA = pa.schema(
+    [
+        ("value", _BINARY),
+        ("_topic", pa.dictionary(pa.int32(), pa.string())),
+        ("_key", _BINARY),
+        ("_offset", pa.uint64()),
+        ("_partition", pa.uint64()),
+        ("_timestamp", pa.timestamp("s", tz="UTC")),
+        ("_timestamp_ms", pa.timestamp("ms", tz="UTC")),
+        ("_headers.name", pa.list_(_BINARY)),
+        ("_headers.value", pa.list_(_BINARY)),
+        ("_raw_message", _BINARY),
+        ("_error", pa.string()),
+    ]
+)
+_MAX_DATETIME = 0xFFFFFFFF
 
 
-def encode_rows(rows: Iterable[QueueRow]) -> bytes:
-    buf = bytearray()
-    for row in rows:
-        encode_row(buf, row)
-    return bytes(buf)
+def _header_names(names: list[str]) -> pa.Array:
+    try:
+        return pa.array(names, pa.string()).cast(_BINARY)
+    except (UnicodeEncodeError, pa.ArrowInvalid):
+        # a header name kept as surrogate escapes: its original bytes
+        return pa.array([n.encode("utf-8", "surrogateescape") for n in names], _BINARY)
 
 
-def insert_rows(conn: Connection, database: str, topic: str, rows: Iterable[QueueRow]) -> None:
+def encode_rows(rows: Sequence[QueueRow]) -> bytes:
+    """``rows`` as one Arrow IPC stream (:data:`QUEUE_FORMAT`) in :data:`QUEUE_COLUMNS` order."""
+    headers = [row.headers for row in rows]
+    offsets = list(accumulate(map(len, headers), initial=0))
+    names = [name for pairs in headers for name, _ in pairs]
+    values = [value or b"" for pairs in headers for _, value in pairs]
+    list_offsets = pa.array(offsets, pa.int32())
+    millis = pa.array([row.timestamp_ms for row in rows], pa.int64())
+    # a Nullable(DateTime) holds 0 .. 2**32-1 s; no Kafka timestamp stays NULL
+    seconds = pc.min_element_wise(
+        pc.max_element_wise(pc.divide(millis, 1000), 0, skip_nulls=False),
+        _MAX_DATETIME,
+        skip_nulls=False,
+    )
+    columns = [
+        pa.array([row.value or b"" for row in rows], _BINARY),
+        pa.array([row.topic for row in rows], pa.string()).dictionary_encode(),
+        pa.array([row.key or b"" for row in rows], _BINARY),
+        pa.array([row.offset for row in rows], pa.uint64()),
+        pa.array([row.partition for row in rows], pa.uint64()),
+        seconds.cast(pa.timestamp("s", tz="UTC")),
+        millis.cast(pa.timestamp("ms", tz="UTC")),
+        pa.ListArray.from_arrays(list_offsets, _header_names(names)),
+        pa.ListArray.from_arrays(list_offsets, pa.array(values, _BINARY)),
+        pa.array([row.raw_message for row in rows], _BINARY),
+        pa.array([row.error for row in rows], pa.string()),
+    ]
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, _QUEUE_SCHEMA) as writer:
+        writer.write_batch(pa.RecordBatch.from_arrays(columns, schema=_QUEUE_SCHEMA))
+    data: bytes = sink.getvalue().to_pybytes()
+    return data
+
+
+def insert_rows(conn: Connection, database: str, topic: str, rows: Sequence[QueueRow]) -> None:
     """One INSERT of ``rows`` into the queue table of ``topic``."""
+    insert_encoded(conn, database, topic, encode_rows(rows))
+
+
+def insert_encoded(conn: Connection, database: str, topic: str, data: bytes) -> None:
+    """One INSERT of a batch :func:`encode_rows` made into the queue table of ``topic``."""
     table = qualified(database, topic_tables(topic, database).queue)
-    conn.insert(table, QUEUE_COLUMNS, encode_rows(rows), "RowBinary")
+    conn.insert(table, QUEUE_COLUMNS, data, QUEUE_FORMAT)
 
 
 # -- Kafka message -> row ------------------------------------------------------------------
@@ -168,43 +191,54 @@ def insert_rows(conn: Connection, database: str, topic: str, rows: Iterable[Queu
 
 def row_from_message(message: Any) -> QueueRow:
     """A confluent-kafka ``Message`` -> :class:`QueueRow`; undecodable key/headers -> _error."""
-    topic: str = message.topic()
-    key: bytes | None = message.key()
     value: bytes | None = message.value()
+    key: bytes | None = message.key()
     timestamp_type, timestamp = message.timestamp()
     error = ""
     try:
-        raw_headers = message.headers() or []
+        headers = message.headers() or []
     except (UnicodeDecodeError, ValueError) as exc:
-        raw_headers = []
+        headers = []
         error = f"message headers cannot be decoded: {exc}"
-    headers: list[tuple[str, bytes | None]] = []
-    for name, raw_value in raw_headers:
-        header_value: bytes | None = (
-            raw_value.encode("utf-8") if isinstance(raw_value, str) else raw_value
-        )
-        headers.append((name, header_value))
-        if not error and header_value is not None:
-            try:
-                header_value.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                error = f"header {name!r} is not valid UTF-8 (byte {exc.start})"
+    if headers:
+        try:
+            # all at once: LF cannot complete a UTF-8 sequence cut at the end of a value
+            b"\n".join([v for _, v in headers]).decode("utf-8")
+        except (TypeError, UnicodeDecodeError):  # a None or str value, or not UTF-8
+            headers, error = _checked_headers(headers)
     if not error and key is not None:
         try:
             key.decode("utf-8")
         except UnicodeDecodeError as exc:
             error = f"message key is not valid UTF-8 (byte {exc.start})"
     return QueueRow(
-        topic=topic,
-        partition=message.partition(),
-        offset=message.offset(),
-        key=key,
-        value=value,
-        headers=headers,
-        timestamp_ms=timestamp if timestamp_type != 0 and timestamp >= 0 else None,
-        error=error,
-        raw_message=(value or b"") if error else b"",
+        message.topic(),
+        message.partition(),
+        message.offset(),
+        key,
+        value,
+        headers,
+        timestamp if timestamp_type != 0 and timestamp >= 0 else None,
+        error,
+        (value or b"") if error else b"",
     )
+
+
+def _checked_headers(
+    raw_headers: Sequence[tuple[str, str | bytes | None]],
+) -> tuple[list[tuple[str, bytes | None]], str]:
+    """Headers with str values as UTF-8 bytes, and why the first one that is not UTF-8 is not."""
+    error = ""
+    headers: list[tuple[str, bytes | None]] = []
+    for name, raw_value in raw_headers:
+        header_value = raw_value.encode("utf-8") if isinstance(raw_value, str) else raw_value
+        headers.append((name, header_value))
+        if not error and header_value is not None:
+            try:
+                header_value.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                error = f"header {name!r} is not valid UTF-8 (byte {exc.start})"
+    return headers, error
 
 
 def add_instances(feeds: CatalogFeeds, row: QueueRow) -> QueueRow:
@@ -216,7 +250,7 @@ def add_instances(feeds: CatalogFeeds, row: QueueRow) -> QueueRow:
     header = feeds.header(row.topic, row.value, f"{row.topic} [{row.partition}] @{row.offset}")
     if header is None:
         return row
-    return replace(row, headers=[*row.headers, (HEADER_INSTANCES, header)])
+    return row._replace(headers=[*row.headers, (HEADER_INSTANCES, header)])
 
 
 # -- the loop ------------------------------------------------------------------------------
@@ -491,6 +525,57 @@ def static_member_id(group: str, conn: Connection, database: str) -> str:
     return "yangkey-ingest-" + hashlib.sha256(identity).hexdigest()[:16]
 
 
+class BatchInserter:
+    """Stores one batch on a helper thread while the loop polls and encodes the next (chdb
+    releases the GIL while it inserts): end to end is about the slower of the two, not their
+    sum. One batch in flight at most, inserted in order; its ``stored`` callback (the offset
+    commit) runs on the caller's thread once its INSERTs have all succeeded, never before."""
+
+    def __init__(self, conn: Connection, database: str) -> None:
+        if isinstance(conn, ChdbConnection):
+            # ReplacingMergeTree (current state) and AggregatingMergeTree (instance state)
+            # would otherwise merge each block as it is written: readers merge anyway (FINAL,
+            # GROUP BY), and skipping it saves ~1-1.5 us of engine CPU per row
+            conn.command("SET optimize_on_insert = 0")
+        self.conn = conn
+        self.database = database
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="yangkey-insert")
+        self.pending: Future[None] | None = None
+        self.stored: Callable[[], None] = _nothing
+
+    def _insert(self, batches: list[tuple[str, bytes]]) -> None:
+        for topic, data in batches:
+            insert_encoded(self.conn, self.database, topic, data)
+
+    def submit(self, batches: list[tuple[str, bytes]], stored: Callable[[], None]) -> None:
+        self.flush()
+        self.pending = self.pool.submit(self._insert, batches)
+        self.stored = stored
+
+    def flush(self) -> None:
+        """Wait for the batch in flight; once stored, run its callback. An insert error is
+        raised here (and the callback not run: its offsets stay uncommitted); an interrupt
+        while waiting leaves the batch in flight for the next flush."""
+        pending = self.pending
+        if pending is None:
+            return
+        error = pending.exception()
+        self.pending = None
+        stored, self.stored = self.stored, _nothing
+        if error is not None:
+            raise error
+        stored()
+
+    def close(self) -> None:
+        """Wait for the thread without running the callback (after a failure)."""
+        self.pending = None
+        self.pool.shutdown(wait=True)
+
+
+def _nothing() -> None:
+    pass
+
+
 def consume_into(
     conn: Connection,
     topics: Sequence[str],
@@ -538,6 +623,8 @@ def consume_into(
             f"invalid Kafka consumer settings: {kafka_reason(exc)}", source="kafka config"
         ) from None
     reporter = _Reporter(progress, log)
+    inserter = BatchInserter(conn, database)
+    revoke_errors: list[BaseException] = []
     failed = False
     terminated = contextlib.ExitStack()
     sigterm = terminated.enter_context(_sigterm_stops())
@@ -564,6 +651,7 @@ def consume_into(
             nonlocal wanted, refreshed
             refreshed = time.monotonic()
             assert refresh is not None
+            inserter.flush()  # the refresh may create tables: not beside an INSERT
             wanted = list(dict.fromkeys((*wanted, *refresh())))
             if all(t in present for t in wanted):
                 return False
@@ -606,15 +694,42 @@ def consume_into(
                     )
 
         def on_revoke(_consumer: Any, partitions: list[Any]) -> None:
+            # the batch in flight may hold offsets of these partitions: stored and committed
+            # before their next owner starts from the committed offsets
+            try:
+                inserter.flush()
+            except Exception as exc:  # raised once consume() returns
+                revoke_errors.append(exc)
             for tp in partitions:
                 assignment.discard((tp.topic, tp.partition))
                 at_end.discard((tp.topic, tp.partition))
+
+        def stored(counts: dict[str, int], next_offsets: dict[tuple[str, int], int]) -> None:
+            """The batch is in the tables: count it, then commit its offsets."""
+            for topic, n in counts.items():
+                result.messages[topic] = result.messages.get(topic, 0) + n
+            if identity is not None:
+                identity.verify()
+                offsets = [
+                    TopicPartition(t, p, o, identity.metadata) for (t, p), o in next_offsets.items()
+                ]
+            else:
+                offsets = [TopicPartition(t, p, o) for (t, p), o in next_offsets.items()]
+            try:
+                consumer.commit(offsets=offsets, asynchronous=False)
+            except KafkaException as exc:
+                # e.g. the partitions were revoked meanwhile: their new owner re-reads the
+                # batch, and the duplicates are harmless (at-least-once, see module doc)
+                if progress:
+                    log(f"ingest: offset commit failed, the batch may be read again: {exc}")
+            result.batches += 1
 
         if present:
             consumer.subscribe(present, on_assign=on_assign, on_revoke=on_revoke, on_lost=on_revoke)
         waiting_since = time.monotonic()
         while True:
             if sigterm():
+                inserter.flush()
                 if progress:
                     log("ingest: terminated (SIGTERM); the last batch was committed")
                 break
@@ -625,6 +740,8 @@ def consume_into(
             messages = consumer.consume(num_messages=batch_size, timeout=poll_timeout)
             if foreign:
                 raise foreign[0]
+            if revoke_errors:
+                raise revoke_errors[0]
             rows: dict[str, list[QueueRow]] = {}
             next_offsets: dict[tuple[str, int], int] = {}
             for message in messages:
@@ -650,25 +767,13 @@ def consume_into(
                 at_end.discard(position)
                 next_offsets[position] = row.offset + 1
             if rows:
-                for topic, topic_rows in rows.items():
-                    insert_rows(conn, database, topic, topic_rows)
-                    result.messages[topic] = result.messages.get(topic, 0) + len(topic_rows)
-                if identity is not None:
-                    identity.verify()
-                    offsets = [
-                        TopicPartition(t, p, o, identity.metadata)
-                        for (t, p), o in next_offsets.items()
-                    ]
-                else:
-                    offsets = [TopicPartition(t, p, o) for (t, p), o in next_offsets.items()]
-                try:
-                    consumer.commit(offsets=offsets, asynchronous=False)
-                except KafkaException as exc:
-                    # e.g. the partitions were revoked meanwhile: their new owner re-reads the
-                    # batch, and the duplicates are harmless (at-least-once, see module doc)
-                    if progress:
-                        log(f"ingest: offset commit failed, the batch may be read again: {exc}")
-                result.batches += 1
+                encoded = [(topic, encode_rows(topic_rows)) for topic, topic_rows in rows.items()]
+                counts = {topic: len(topic_rows) for topic, topic_rows in rows.items()}
+                inserter.submit(encoded, partial(stored, counts, next_offsets))
+            if len(messages) < batch_size:
+                # caught up: the next poll waits for messages, nothing to overlap the insert
+                # with, so store and commit this batch now rather than after that wait
+                inserter.flush()
             reporter.update(result)
             if follow:
                 continue
@@ -684,13 +789,20 @@ def consume_into(
                     f"(is another consumer of group {group!r} holding them?)",
                     source=f"kafka://{bootstrap}",
                 )
+        inserter.flush()
     except KeyboardInterrupt:
+        try:
+            inserter.flush()  # the batch in flight: stored and committed, as the line says
+        except BaseException:
+            failed = True
+            raise
         if progress:
             log("ingest: interrupted; the last batch was committed")
     except BaseException:
         failed = True
         raise
     finally:
+        inserter.close()
         terminated.close()
         if not close_within(consumer, CLOSE_TIMEOUT) and progress:
             log(
