@@ -237,28 +237,32 @@ def _json_push(kind: str, body: dict[str, Any], source: str, note: Notification)
         raise NotificationError("yang-patch edit must be a list", source=source)
     parsed: list[Edit] = []
     targets = _TARGETS
+    new = tuple.__new__  # Edit(...) without its Python-level __new__: this loop is per edit
     for edit in edits:
         if not isinstance(edit, dict):
             raise NotificationError("yang-patch edit without target or operation", source=source)
         target = edit.get("target")
         operation = edit.get("operation")
-        if (target is None and "target" not in edit) or (
-            operation is None and "operation" not in edit
-        ):
-            raise NotificationError("yang-patch edit without target or operation", source=source)
+        if type(target) is not str or type(operation) is not str or operation not in OPERATIONS:
+            if (target is None and "target" not in edit) or (
+                operation is None and "operation" not in edit
+            ):
+                raise NotificationError(
+                    "yang-patch edit without target or operation", source=source
+                )
+            operation = _operation(operation, source)
+            target = str(target)
         edit_id = edit.get("edit-id", "")
         value = edit.get("value")
-        if type(target) is not str:
-            target = str(target)
-        steps = targets.get(target)
         parsed.append(
-            Edit(
-                edit_id if type(edit_id) is str else str(edit_id),
-                operation
-                if type(operation) is str and operation in OPERATIONS
-                else _operation(operation, source),
-                steps if steps is not None else parse_target(target, source),
-                value if isinstance(value, dict) else None,
+            new(
+                Edit,
+                (
+                    edit_id if type(edit_id) is str else str(edit_id),
+                    operation,
+                    targets.get(target) or parse_target(target, source),
+                    value if type(value) is dict else None,
+                ),
             )
         )
     note.edits = tuple(parsed)
