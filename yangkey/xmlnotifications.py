@@ -30,8 +30,9 @@ from yangkey.notification_model import (
 from yangkey.values import QNameText
 from yangkey.xmlsafe import parse_xml
 
-_TagTrie: TypeAlias = "tuple[tuple[str, ...], dict[str, _TagTrie | None]]"
-"""A :data:`Wanted` in lxml tags: the tags to read at a level, and what to read below each."""
+_TrieLevel: TypeAlias = "dict[str, tuple[str, str, _TrieLevel | None]]"
+"""A :data:`Wanted` in lxml tags: tag -> (member name, module, what to read below it; None:
+everything). Member names depend on the parent's module only, which the trie fixes."""
 
 
 class _XmlConverter:
@@ -47,7 +48,7 @@ class _XmlConverter:
         self.namespaces: dict[str, list[str]] = {}
         for ns, module in ns_modules.items():
             self.namespaces.setdefault(module, []).append(ns)
-        self.tries: dict[int, tuple[Wanted, _TagTrie]] = {}
+        self.tries: dict[int, tuple[Wanted, _TrieLevel, tuple[str, ...]]] = {}
 
     def module(self, ns: str) -> str:
         return self.ns_modules.get(ns, "{" + ns + "}")
@@ -92,49 +93,67 @@ class _XmlConverter:
                 result[member] = value
         return result
 
-    def trie(self, wanted: Wanted) -> _TagTrie:
+    def trie(self, wanted: Wanted) -> tuple[_TrieLevel, tuple[str, ...]]:
+        """``wanted`` in tags, and every tag in it (what :meth:`pruned` asks lxml for)."""
         cached = self.tries.get(id(wanted))
         if cached is not None and cached[0] is wanted:
-            return cached[1]
+            return cached[1], cached[2]
         if len(self.tries) >= 1024:
             self.tries.clear()
-        trie = self._trie(wanted)
-        self.tries[id(wanted)] = (wanted, trie)  # the Wanted kept alive: its id stays its own
-        return trie
+        trie = self._trie(wanted, None)
+        every: dict[str, None] = {}
+        pending = [trie]
+        while pending:
+            level = pending.pop()
+            every.update(dict.fromkeys(level))
+            pending.extend(inner for _, _, inner in level.values() if inner is not None)
+        # The Wanted kept alive: its id stays its own.
+        self.tries[id(wanted)] = (wanted, trie, tuple(every))
+        return trie, tuple(every)
 
-    def _trie(self, wanted: Wanted) -> _TagTrie:
-        below: dict[str, _TagTrie | None] = {}
+    def _trie(self, wanted: Wanted, parent_module: str | None) -> _TrieLevel:
+        level: _TrieLevel = {}
         for (module, local), inner in wanted.items():
+            member = local if module == parent_module else f"{module}:{local}"
             for ns in self.namespaces.get(module, ()):
-                below[f"{{{ns}}}{local}"] = None if inner is None else self._trie(inner)
-        return tuple(below), below
+                below = None if inner is None else self._trie(inner, module)
+                level[f"{{{ns}}}{local}"] = (member, module, below)
+        return level
 
     def pruned(
-        self, element: etree._Element, parent_module: str | None, trie: _TagTrie
+        self, element: etree._Element, trie: _TrieLevel, every: tuple[str, ...]
     ) -> dict[str, Any]:
-        """:meth:`members` of ``element`` along ``trie`` only: lxml filters the children by
-        tag in C, so the members no walker reads never become Python objects. An element with
-        element children is a dict and one without is text, whatever is left out: the
-        walkers' type checks see what the full conversion gives."""
-        tags, below = trie
-        result: dict[str, Any] = {}
-        if not tags:
-            return result
-        repeated: set[str] = set()
-        names = self.names
-        for child in element.iterchildren(*tags):
-            tag = child.tag
-            member, module = names.get((tag, parent_module)) or self.name(tag, parent_module)
+        """:meth:`members` of ``element`` along ``trie`` only. One lxml walk, filtered by tag
+        in C, yields the elements of a tag the trie names, in document order; those whose
+        parent is not on the trie are passed over. The members no walker reads never become
+        Python objects. An element with element children is a dict and one without is text,
+        whatever is left out: the walkers' type checks see what the full conversion gives."""
+        root: dict[str, Any] = {}
+        if not every:
+            return root  # iter() with no tag would walk everything
+        # parent element -> (its dict, its trie level, members seen twice)
+        levels: dict[etree._Element, tuple[dict[str, Any], _TrieLevel, set[str]]]
+        levels = {element: (root, trie, set())}
+        for child in element.iter(*every):
+            parent = levels.get(child.getparent())  # type: ignore[arg-type]
+            if parent is None:
+                continue
+            result, below, repeated = parent
+            spec = below.get(child.tag)
+            if spec is None:
+                continue
+            member, module, inner = spec
             value: Any
             if len(child):
-                inner = below[tag]
-                value = (
-                    self.members(child, module)
-                    if inner is None
-                    else self.pruned(child, module, inner)
-                )
+                if inner is None:
+                    value = self.members(child, module)
+                else:
+                    value = {}
+                    levels[child] = (value, inner, set())
             else:
-                value = self.leaf(child)
+                value = child.text or ""
+                if ":" in value:
+                    value = self.leaf(child)
             if member in result:
                 if member not in repeated:
                     result[member] = [result[member]]
@@ -142,7 +161,7 @@ class _XmlConverter:
                 result[member].append(value)
             else:
                 result[member] = value
-        return result
+        return root
 
 
 _CONVERTERS: dict[int, tuple[Mapping[str, str], _XmlConverter]] = {}
@@ -276,7 +295,7 @@ def _xml_notification(
             selected = None if wanted is None or contents is None else wanted(note)
             if selected is not None:
                 assert contents is not None
-                note.data = conv.pruned(contents, None, conv.trie(selected))
+                note.data = conv.pruned(contents, *conv.trie(selected))
             else:
                 children = [] if contents is None else list(contents)
                 note.data = conv.members(children, None)
