@@ -10,79 +10,53 @@ Accepted wrappers, outermost first:
 * a bare ``push-update`` / ``push-change-update``.
 
 Data trees are JSON-shaped (dicts, lists, scalars; member names qualified by module on the
-first level and wherever the module changes, RFC 7951 section 4). XML is converted into the same
-shape, so Phase 3 has one code path and the same data gives the same key in both encodings.
+first level and wherever the module changes, RFC 7951 section 4). XML
+(:mod:`yangkey.xmlnotifications`) is converted into the same shape, so Phase 3 has one code path
+and the same data gives the same key in both encodings.
 ``push-change-update`` keeps its yang-patch edits (RFC 8072): operation, parsed target, value.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, TypeAlias
-from urllib.parse import unquote_to_bytes
+from collections.abc import Mapping
+from typing import Any
 
 import orjson
-from lxml import etree
 
 from yangkey.errors import InputError, NotificationError
-from yangkey.messages import CONTENT_TYPE_JSON, CONTENT_TYPE_XML
-from yangkey.values import UINT32_MAX, QNameText, node_name_problem, parse_unsigned
-from yangkey.xmlsafe import parse_xml
+from yangkey.messages import CONTENT_TYPE_JSON
+from yangkey.notification_model import (
+    _TARGETS,
+    OPERATIONS,
+    Edit,
+    Kind,
+    Notification,
+    Selector,
+    TargetStep,
+    Wanted,
+    _local,
+    _node_name,
+    _operation,
+    _sequence_number,
+    _subscription_id,
+    clear_target_cache,
+    parse_target,
+)
+from yangkey.values import UINT32_MAX, node_name_problem
+from yangkey.xmlnotifications import decode_xml
 
-NS_TELEMETRY = "urn:ietf:params:xml:ns:yang:ietf-telemetry-message"
-
-Kind = Literal["push-update", "push-change-update"]
-
-#: RFC 8072 section 2.5: the yang-patch edit operations.
-OPERATIONS = frozenset({"create", "delete", "insert", "merge", "move", "replace", "remove"})
-_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
-
-
-class TargetStep(NamedTuple):
-    # NamedTuples, not frozen dataclasses: built per edit, and hashed in C when a parsed
-    # target is a cache key.
-    module: str
-    name: str
-    keys: tuple[str, ...] | None
-    """Percent-decoded ``=k1,k2`` values, or None when the step names no instance."""
-
-
-class Edit(NamedTuple):
-    """One yang-patch edit: ``value`` is the data at ``target`` (None for delete/remove)."""
-
-    edit_id: str
-    operation: str
-    target: tuple[TargetStep, ...]
-    value: Any
-
-
-Wanted: TypeAlias = "dict[tuple[str, str], Wanted | None]"
-"""The data a key derivation reads: (module, local name) of each member it looks up at a
-level -> what it reads below that member (None: everything). XML push-update contents are
-converted only along it (:func:`decode`'s ``wanted``)."""
-
-
-@dataclass(slots=True)
-class Notification:
-    source: str
-    content_type: str
-    kind: Kind
-    node: str | None = None
-    subscription_id: int | None = None
-    event_time: str | None = None
-    sequence_number: int | None = None
-    data: dict[str, Any] = field(default_factory=dict)
-    """push-update: the datastore contents (top-level members module-qualified)."""
-    edits: tuple[Edit, ...] = ()
-    subscription: dict[str, Any] | None = None
-    """yang-push-subscription metadata of a telemetry message, when present."""
-
-
-def _local(member: str) -> str:
-    return member.rpartition(":")[2]
+# The model's names stay importable from here, where the decoder's callers look for them.
+__all__ = [
+    "Edit",
+    "Notification",
+    "Selector",
+    "TargetStep",
+    "Wanted",
+    "clear_target_cache",
+    "decode",
+    "parse_target",
+]
 
 
 def _find(obj: Mapping[str, Any], name: str) -> Any:
@@ -94,124 +68,6 @@ def _find(obj: Mapping[str, Any], name: str) -> Any:
         if _local(member) == name:
             return candidate
     return None
-
-
-_TARGETS: dict[str, tuple[TargetStep, ...]] = {}
-_TARGETS_MAX = 65536
-
-
-def parse_target(target: str, source: str) -> tuple[TargetStep, ...]:
-    """A RESTCONF data resource identifier (RFC 8040 section 3.5.3): ``/m:a/b=k1,k2/m2:c``.
-
-    Targets repeat from one on-change notification to the next (the same interfaces change
-    again): each text is parsed once, and the same tuple returned after that.
-    """
-    steps = _TARGETS.get(target)
-    if steps is None:
-        steps = _parse_target(target, source)
-        if len(_TARGETS) >= _TARGETS_MAX:
-            _TARGETS.clear()
-        _TARGETS[target] = steps
-    return steps
-
-
-def clear_target_cache() -> None:
-    """Forget every parsed target (benchmarks measure the first sight of a target with it)."""
-    _TARGETS.clear()
-
-
-def _parse_target(target: str, source: str) -> tuple[TargetStep, ...]:
-    if not target.startswith("/"):
-        raise NotificationError(f"yang-patch target {target!r} must start with '/'", source=source)
-    steps: list[TargetStep] = []
-    module: str | None = None
-    for segment in target.strip("/").split("/"):
-        if not segment:
-            continue
-        identifier, equals, key_text = segment.partition("=")
-        prefix, colon, name = identifier.rpartition(":")
-        if colon:
-            module = prefix
-        elif module is None:
-            raise NotificationError(
-                f"yang-patch target {target!r}: first step must be module-qualified", source=source
-            )
-        if not equals:
-            keys = None
-        elif "%" in key_text:
-            keys = tuple(_percent_decode(k, target, source) for k in key_text.split(","))
-        else:
-            keys = tuple(key_text.split(","))
-        steps.append(TargetStep(module, name, keys))
-    if not steps:
-        raise NotificationError(
-            "yang-patch target '/' (the whole datastore) names no instance", source=source
-        )
-    return tuple(steps)
-
-
-def _percent_decode(text: str, target: str, source: str) -> str:
-    """Strict RFC 3986 percent-decoding: ``%zz`` or bytes that are not UTF-8 are refused rather
-    than kept or replaced, so one key value has one spelling."""
-    if _BAD_PERCENT.search(text):
-        raise NotificationError(
-            f"yang-patch target {target!r}: '%' not followed by two hex digits", source=source
-        )
-    try:
-        return unquote_to_bytes(text).decode("utf-8")
-    except UnicodeDecodeError:
-        raise NotificationError(
-            f"yang-patch target {target!r}: percent-encoded bytes are not UTF-8", source=source
-        ) from None
-
-
-def _node_name(value: Any, what: str, source: str) -> str | None:
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise NotificationError(
-            f"{what} must be a string, not {type(value).__name__}", source=source
-        )
-    problem = node_name_problem(value)
-    if problem is not None:
-        raise NotificationError(f"{what} {value!r} {problem}", source=source)
-    return value
-
-
-def _subscription_id(value: Any, source: str) -> int | None:
-    """RFC 8639 subscription-id: uint32, as a JSON number or (XML, lenient JSON) decimal text."""
-    if value is None:
-        return None
-    number = parse_unsigned(value, UINT32_MAX)
-    if number is None:
-        raise NotificationError(
-            f"subscription id {value!r} is not a uint32 (ASCII digits, 0..{UINT32_MAX})",
-            source=source,
-        )
-    return number
-
-
-def _sequence_number(value: Any, source: str) -> int | None:
-    """The envelope's sequence-number: a yang:counter32."""
-    if value is None:
-        return None
-    number = parse_unsigned(value, UINT32_MAX)
-    if number is None:
-        raise NotificationError(
-            f"sequence-number {value!r} is not a uint32 (ASCII digits, 0..{UINT32_MAX})",
-            source=source,
-        )
-    return number
-
-
-def _operation(value: Any, source: str) -> str:
-    # The type first: a list or an object is unhashable, and no operation.
-    if not isinstance(value, str) or value not in OPERATIONS:
-        raise NotificationError(
-            f"yang-patch operation {value!r} is not one of {', '.join(sorted(OPERATIONS))}",
-            source=source,
-        )
-    return str(value)
 
 
 def _reject_duplicate_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -381,326 +237,36 @@ def _json_push(kind: str, body: dict[str, Any], source: str, note: Notification)
         raise NotificationError("yang-patch edit must be a list", source=source)
     parsed: list[Edit] = []
     targets = _TARGETS
+    new = tuple.__new__  # Edit(...) without its Python-level __new__: this loop is per edit
     for edit in edits:
         if not isinstance(edit, dict):
             raise NotificationError("yang-patch edit without target or operation", source=source)
         target = edit.get("target")
         operation = edit.get("operation")
-        if (target is None and "target" not in edit) or (
-            operation is None and "operation" not in edit
-        ):
-            raise NotificationError("yang-patch edit without target or operation", source=source)
+        if type(target) is not str or type(operation) is not str or operation not in OPERATIONS:
+            if (target is None and "target" not in edit) or (
+                operation is None and "operation" not in edit
+            ):
+                raise NotificationError(
+                    "yang-patch edit without target or operation", source=source
+                )
+            operation = _operation(operation, source)
+            target = str(target)
         edit_id = edit.get("edit-id", "")
         value = edit.get("value")
-        if type(target) is not str:
-            target = str(target)
-        steps = targets.get(target)
         parsed.append(
-            Edit(
-                edit_id if type(edit_id) is str else str(edit_id),
-                operation
-                if type(operation) is str and operation in OPERATIONS
-                else _operation(operation, source),
-                steps if steps is not None else parse_target(target, source),
-                value if isinstance(value, dict) else None,
+            new(
+                Edit,
+                (
+                    edit_id if type(edit_id) is str else str(edit_id),
+                    operation,
+                    targets.get(target) or parse_target(target, source),
+                    value if type(value) is dict else None,
+                ),
             )
         )
     note.edits = tuple(parsed)
     return note
-
-
-# ---------------------------------------------------------------------------------------- XML
-
-
-_TagTrie: TypeAlias = "tuple[tuple[str, ...], dict[str, _TagTrie | None]]"
-"""A :data:`Wanted` in lxml tags: the tags to read at a level, and what to read below each."""
-
-
-class _XmlConverter:
-    """XML elements -> the JSON-shaped tree, with namespaces mapped to module names.
-
-    One per namespace map (:func:`_converter`), so the tag splits it caches serve every
-    notification."""
-
-    def __init__(self, ns_modules: Mapping[str, str]) -> None:
-        self.ns_modules = ns_modules
-        self.names: dict[tuple[str, str | None], tuple[str, str]] = {}
-        """(tag, parent module) -> (member name, module): tags repeat, each is split once."""
-        self.namespaces: dict[str, list[str]] = {}
-        for ns, module in ns_modules.items():
-            self.namespaces.setdefault(module, []).append(ns)
-        self.tries: dict[int, tuple[Wanted, _TagTrie]] = {}
-
-    def module(self, ns: str) -> str:
-        return self.ns_modules.get(ns, "{" + ns + "}")
-
-    def leaf(self, element: etree._Element) -> str:
-        text = element.text or ""
-        prefix, colon, name = text.partition(":")
-        if colon and prefix and " " not in text:
-            ns = element.nsmap.get(prefix)
-            if ns is not None and ns in self.ns_modules:
-                return QNameText(text, f"{self.ns_modules[ns]}:{name}")
-        return text
-
-    def name(self, tag: str, parent_module: str | None) -> tuple[str, str]:
-        ns, local = _split(tag)
-        module = self.module(ns)
-        named = (local if module == parent_module else f"{module}:{local}", module)
-        if len(self.names) >= 100_000:
-            self.names.clear()  # tags come from the input: the cache must not grow without end
-        self.names[(tag, parent_module)] = named
-        return named
-
-    def members(
-        self, children: Iterable[etree._Element], parent_module: str | None
-    ) -> dict[str, Any]:
-        result: dict[str, Any] = {}
-        repeated: set[str] = set()
-        names = self.names
-        for child in children:
-            tag = child.tag
-            if type(tag) is not str:
-                continue  # the parser drops comments and PIs; parse_xml refuses entities
-            member, module = names.get((tag, parent_module)) or self.name(tag, parent_module)
-            # len() counts element children only, now that nothing else can be a child.
-            value = self.members(child, module) if len(child) else self.leaf(child)
-            if member in result:
-                if member not in repeated:
-                    result[member] = [result[member]]
-                    repeated.add(member)
-                result[member].append(value)
-            else:
-                result[member] = value
-        return result
-
-    def trie(self, wanted: Wanted) -> _TagTrie:
-        cached = self.tries.get(id(wanted))
-        if cached is not None and cached[0] is wanted:
-            return cached[1]
-        if len(self.tries) >= 1024:
-            self.tries.clear()
-        trie = self._trie(wanted)
-        self.tries[id(wanted)] = (wanted, trie)  # the Wanted kept alive: its id stays its own
-        return trie
-
-    def _trie(self, wanted: Wanted) -> _TagTrie:
-        below: dict[str, _TagTrie | None] = {}
-        for (module, local), inner in wanted.items():
-            for ns in self.namespaces.get(module, ()):
-                below[f"{{{ns}}}{local}"] = None if inner is None else self._trie(inner)
-        return tuple(below), below
-
-    def pruned(
-        self, element: etree._Element, parent_module: str | None, trie: _TagTrie
-    ) -> dict[str, Any]:
-        """:meth:`members` of ``element`` along ``trie`` only: lxml filters the children by
-        tag in C, so the members no walker reads never become Python objects. An element with
-        element children is a dict and one without is text, whatever is left out: the
-        walkers' type checks see what the full conversion gives."""
-        tags, below = trie
-        result: dict[str, Any] = {}
-        if not tags:
-            return result
-        repeated: set[str] = set()
-        names = self.names
-        for child in element.iterchildren(*tags):
-            tag = child.tag
-            member, module = names.get((tag, parent_module)) or self.name(tag, parent_module)
-            value: Any
-            if len(child):
-                inner = below[tag]
-                value = (
-                    self.members(child, module)
-                    if inner is None
-                    else self.pruned(child, module, inner)
-                )
-            else:
-                value = self.leaf(child)
-            if member in result:
-                if member not in repeated:
-                    result[member] = [result[member]]
-                    repeated.add(member)
-                result[member].append(value)
-            else:
-                result[member] = value
-        return result
-
-
-_CONVERTERS: dict[int, tuple[Mapping[str, str], _XmlConverter]] = {}
-
-
-def _converter(ns_modules: Mapping[str, str]) -> _XmlConverter:
-    """The converter of a namespace map (a schema index's, built once and never changed)."""
-    cached = _CONVERTERS.get(id(ns_modules))
-    if cached is not None and cached[0] is ns_modules:
-        return cached[1]
-    if len(_CONVERTERS) >= 64:
-        _CONVERTERS.clear()
-    converter = _XmlConverter(ns_modules)
-    _CONVERTERS[id(ns_modules)] = (ns_modules, converter)
-    return converter
-
-
-def _split(tag: Any) -> tuple[str, str]:
-    """``{namespace}local`` -> (namespace, local); string ops, as etree.QName is slow."""
-    if tag[0] == "{":
-        ns, _, local = tag[1:].partition("}")
-        return ns, local
-    return "", tag
-
-
-def _local_tag(element: etree._Element) -> str | None:
-    tag = element.tag
-    return tag.rpartition("}")[2] if isinstance(tag, str) else None
-
-
-class _Children(dict[str, etree._Element]):
-    """Child elements by local name (the first of each); ``repeated`` names appear twice."""
-
-    __slots__ = ("repeated", "source")
-
-    def __init__(self, element: etree._Element, source: str) -> None:
-        super().__init__()
-        self.repeated: set[str] = set()
-        self.source = source
-        for child in element:
-            tag = child.tag
-            if isinstance(tag, str):
-                name = tag.rpartition("}")[2]
-                if name in self:
-                    self.repeated.add(name)
-                else:
-                    self[name] = child
-
-    def one(self, name: str) -> etree._Element | None:
-        """The child ``name``; an error if it appears twice (which one would a reader take?)."""
-        if name in self.repeated:
-            raise NotificationError(f"element <{name}> appears more than once", source=self.source)
-        return self.get(name)
-
-
-def _text(kids: _Children, name: str) -> str | None:
-    child = kids.one(name)
-    return None if child is None else (child.text or "").strip()
-
-
-def _name_text(kids: _Children, name: str, what: str) -> str | None:
-    """A node name as written: not stripped, so XML and JSON agree on what is a valid name."""
-    child = kids.one(name)
-    return None if child is None else _node_name(child.text, what, kids.source)
-
-
-def _first_element(element: etree._Element | None) -> etree._Element | None:
-    if element is None:
-        return None
-    return next((c for c in element if isinstance(c.tag, str)), None)
-
-
-Selector = Callable[[Notification], "Wanted | None"]
-"""Given the notification's node and subscription id, what its key derivation reads."""
-
-
-def _xml_notification(
-    element: etree._Element,
-    source: str,
-    note: Notification,
-    conv: _XmlConverter,
-    wanted: Selector | None = None,
-) -> Notification:
-    namespace, local = _split(element.tag)
-    kids = _Children(element, source)
-    if local == "message" and namespace == NS_TELEMETRY:
-        manifest = kids.one("network-node-manifest")
-        if manifest is not None and note.node is None:
-            note.node = _name_text(
-                _Children(manifest, source), "name", "network-node-manifest name"
-            )
-        metadata = kids.one("telemetry-message-metadata")
-        if metadata is not None:
-            meta = _Children(metadata, source)
-            subscription = meta.one("yang-push-subscription")
-            if subscription is not None:
-                members = conv.members([c for c in subscription if isinstance(c.tag, str)], None)
-                note.subscription = {_local(k): v for k, v in members.items()}
-                xpath_filter = _Children(subscription, source).one("xpath-filter")
-                if xpath_filter is not None:
-                    # Prefixes in an XML xpath-filter are XML namespace prefixes in scope.
-                    note.subscription["namespaces"] = {
-                        prefix: uri for prefix, uri in xpath_filter.nsmap.items() if prefix
-                    }
-            note.event_time = note.event_time or _text(meta, "node-export-timestamp")
-        inner = _first_element(kids.one("payload"))
-        if inner is None:
-            raise NotificationError("telemetry message has no payload", source=source)
-        return _xml_notification(inner, source, note, conv, wanted)
-    if local == "envelope":
-        note.event_time = _text(kids, "event-time") or note.event_time
-        note.node = _name_text(kids, "hostname", "hostname") or note.node
-        note.sequence_number = _sequence_number(_text(kids, "sequence-number"), source)
-        inner = _first_element(kids.one("contents"))
-        if inner is None:
-            raise NotificationError("envelope has no contents", source=source)
-        return _xml_notification(inner, source, note, conv, wanted)
-    if local == "notification":
-        note.event_time = _text(kids, "eventTime") or note.event_time
-        note.node = _name_text(kids, "hostname", "hostname") or note.node
-        sequence = _text(kids, "sequence-number")
-        if sequence is not None:
-            note.sequence_number = _sequence_number(sequence, source)
-        push = kids.one("push-update")
-        if push is None:
-            push = kids.one("push-change-update")
-        if push is None:
-            raise NotificationError("NETCONF notification carries no push-update", source=source)
-        return _xml_notification(push, source, note, conv, wanted)
-    if local in ("push-update", "push-change-update"):
-        note.kind = "push-update" if local == "push-update" else "push-change-update"
-        note.subscription_id = _subscription_id(_text(kids, "id"), source)
-        if note.kind == "push-update":
-            contents = kids.one("datastore-contents")
-            selected = None if wanted is None or contents is None else wanted(note)
-            if selected is not None:
-                assert contents is not None
-                note.data = conv.pruned(contents, None, conv.trie(selected))
-            else:
-                children = [] if contents is None else list(contents)
-                note.data = conv.members(children, None)
-            return note
-        changes = kids.one("datastore-changes")
-        patch = None if changes is None else _Children(changes, source).one("yang-patch")
-        if patch is None:
-            raise NotificationError(
-                "push-change-update has no datastore-changes/yang-patch", source=source
-            )
-        edits: list[Edit] = []
-        for edit in patch:
-            if _local_tag(edit) != "edit":
-                continue
-            fields = _Children(edit, source)
-            target = _text(fields, "target")
-            operation = _text(fields, "operation")
-            if target is None or operation is None:
-                raise NotificationError(
-                    "yang-patch edit without target or operation", source=source
-                )
-            value_element = fields.one("value")
-            value = None
-            if value_element is not None:
-                value = conv.members([c for c in value_element if isinstance(c.tag, str)], None)
-            edits.append(
-                Edit(
-                    _text(fields, "edit-id") or "",
-                    _operation(operation, source),
-                    parse_target(target, source),
-                    value,
-                )
-            )
-        note.edits = tuple(edits)
-        return note
-    raise NotificationError(
-        f"no push-update or push-change-update found (root element <{local}>)", source=source
-    )
 
 
 def decode(
@@ -720,9 +286,7 @@ def decode(
     if start not in (b"{", b"<"):
         start = data.lstrip().removeprefix(b"\xef\xbb\xbf").lstrip()[:1]
     if start == b"<":
-        root = parse_xml(data, source)
-        note = Notification(source, CONTENT_TYPE_XML, "push-update")
-        return _xml_notification(root, source, note, _converter(ns_modules), wanted)
+        return decode_xml(data, source, ns_modules, wanted)
     if start in (b"{", b"["):
         try:
             obj = orjson.loads(data)

@@ -54,8 +54,12 @@ def parse_xml(data: bytes | str, source: str) -> etree._Element:
     if docinfo.doctype or docinfo.internalDTD is not None:
         # Non-UTF-8 encodings (UTF-16, UTF-32) slip past the byte scan above.
         raise InputError("XML with a DTD or entity declarations is not accepted", source=source)
-    for node in root.iter(etree.Entity):
-        raise InputError(f"XML entity reference {node.text} is not accepted", source=source)
+    # A document that starts with a '<' byte is in an ASCII-compatible encoding, where '&' is
+    # a 0x26 byte: without one there is no entity reference to look for, and the walk over the
+    # whole tree is skipped. Anything else (a BOM, EBCDIC) is walked.
+    if b"&" in raw or raw[:1] != b"<":
+        for node in root.iter(etree.Entity):
+            raise InputError(f"XML entity reference {node.text} is not accepted", source=source)
     return root
 
 

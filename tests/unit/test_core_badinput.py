@@ -574,3 +574,15 @@ def test_badinput_yang_patch_operation_not_a_string(operation: Any) -> None:
     ).encode()
     with pytest.raises(NotificationError, match="yang-patch operation"):
         decode(raw, "p.json", {})
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+def test_badinput_xml_entities_refused_in_every_encoding(encoding: str) -> None:
+    # parse_xml skips its entity walk when no 0x26 byte can be an '&': entity declarations and
+    # references must still be refused whatever the encoding, and predefined ones still read.
+    declared = '<!DOCTYPE n [<!ENTITY x "evil">]><n>&x;</n>'.encode(encoding)
+    with pytest.raises(InputError, match="DTD or entity"):
+        parse_xml(declared, "doc.xml")
+    with pytest.raises(InputError, match="malformed XML"):
+        parse_xml("<n>&x;</n>".encode(encoding), "doc.xml")
+    assert parse_xml("<n>a&amp;b</n>".encode(encoding), "doc.xml").text == "a&b"

@@ -488,6 +488,28 @@ def test_core_xml_pruned_leaves_out_what_no_walker_reads(ietf_schema, notif) -> 
         assert deriver.derive(note).key == deriver.derive(decode(xml, "x", ns_modules)).key
 
 
+def test_core_xml_pruned_passes_over_wanted_tags_off_the_path(ietf_schema, notif) -> None:
+    """The pruned conversion asks lxml for every tag the walkers read at any depth: one found
+    under a member no walker reads (a ``name`` in ``statistics``, an ``interface`` in an
+    unknown container) is passed over, as the full conversion's walk never sees it there."""
+    xml = notif.envelope_xml(
+        '<interfaces xmlns="urn:ietf:params:xml:ns:yang:ietf-interfaces">'
+        "<interface><name>eth0</name><statistics><name>bad</name></statistics>"
+        "<x><interface><name>eth9</name></interface></x></interface>"
+        "<interface><statistics><name>bad</name></statistics><name>eth1</name></interface>"
+        "</interfaces>"
+    )
+    ns_modules = ietf_schema.index.by_namespace
+    deriver = KeyDeriver(compile_subscription(IF_PATH, ietf_schema))
+    note = decode(xml, "x", ns_modules, lambda _: deriver.wanted)
+    assert note.data == {
+        "ietf-interfaces:interfaces": {"interface": [{"name": "eth0"}, {"name": "eth1"}]}
+    }
+    full = deriver.derive(decode(xml, "x", ns_modules))
+    assert deriver.derive(note) == full
+    assert full.xpaths == (f"{IF_PATH}[name='eth0']", f"{IF_PATH}[name='eth1']")
+
+
 # ------------------------------------------------------------- envelope fast path vs general
 
 FIELD_VALUES: list[Any] = [None, "", "r1", "a\nb", 7, -1, 2**32, True, "7", 1.5, {}, []]

@@ -1,0 +1,345 @@
+"""XML YANG-Push notifications (RFC 8641, RFC 6020 encoding) -> :class:`Notification`.
+
+The elements are converted into the JSON-shaped tree of RFC 7951 (namespaces mapped to module
+names), so key derivation has one code path and the same data gives the same key in both
+encodings. :func:`yangkey.notifications.decode` sends every document starting with ``<`` here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeAlias
+
+from lxml import etree
+
+from yangkey.errors import NotificationError
+from yangkey.messages import CONTENT_TYPE_XML
+from yangkey.notification_model import (
+    NS_TELEMETRY,
+    Edit,
+    Notification,
+    Selector,
+    Wanted,
+    _local,
+    _node_name,
+    _operation,
+    _sequence_number,
+    _subscription_id,
+    parse_target,
+)
+from yangkey.values import QNameText
+from yangkey.xmlsafe import parse_xml
+
+_TrieLevel: TypeAlias = "dict[str, tuple[str, str, _TrieLevel | None]]"
+"""A :data:`Wanted` in lxml tags: tag -> (member name, module, what to read below it; None:
+everything). Member names depend on the parent's module only, which the trie fixes."""
+
+
+class _XmlConverter:
+    """XML elements -> the JSON-shaped tree, with namespaces mapped to module names.
+
+    One per namespace map (:func:`_converter`), so the tag splits it caches serve every
+    notification."""
+
+    def __init__(self, ns_modules: Mapping[str, str]) -> None:
+        self.ns_modules = ns_modules
+        self.names: dict[tuple[str, str | None], tuple[str, str]] = {}
+        """(tag, parent module) -> (member name, module): tags repeat, each is split once."""
+        self.namespaces: dict[str, list[str]] = {}
+        for ns, module in ns_modules.items():
+            self.namespaces.setdefault(module, []).append(ns)
+        self.tries: dict[int, tuple[Wanted, _TrieLevel, tuple[str, ...]]] = {}
+
+    def module(self, ns: str) -> str:
+        return self.ns_modules.get(ns, "{" + ns + "}")
+
+    def leaf(self, element: etree._Element) -> str:
+        text = element.text or ""
+        prefix, colon, name = text.partition(":")
+        if colon and prefix and " " not in text:
+            ns = element.nsmap.get(prefix)
+            if ns is not None and ns in self.ns_modules:
+                return QNameText(text, f"{self.ns_modules[ns]}:{name}")
+        return text
+
+    def name(self, tag: str, parent_module: str | None) -> tuple[str, str]:
+        ns, local = _split(tag)
+        module = self.module(ns)
+        named = (local if module == parent_module else f"{module}:{local}", module)
+        if len(self.names) >= 100_000:
+            self.names.clear()  # tags come from the input: the cache must not grow without end
+        self.names[(tag, parent_module)] = named
+        return named
+
+    def members(
+        self, children: Iterable[etree._Element], parent_module: str | None
+    ) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        repeated: set[str] = set()
+        names = self.names
+        for child in children:
+            tag = child.tag
+            if type(tag) is not str:
+                continue  # the parser drops comments and PIs; parse_xml refuses entities
+            member, module = names.get((tag, parent_module)) or self.name(tag, parent_module)
+            # len() counts element children only, now that nothing else can be a child.
+            value = self.members(child, module) if len(child) else self.leaf(child)
+            if member in result:
+                if member not in repeated:
+                    result[member] = [result[member]]
+                    repeated.add(member)
+                result[member].append(value)
+            else:
+                result[member] = value
+        return result
+
+    def trie(self, wanted: Wanted) -> tuple[_TrieLevel, tuple[str, ...]]:
+        """``wanted`` in tags, and every tag in it (what :meth:`pruned` asks lxml for)."""
+        cached = self.tries.get(id(wanted))
+        if cached is not None and cached[0] is wanted:
+            return cached[1], cached[2]
+        if len(self.tries) >= 1024:
+            self.tries.clear()
+        trie = self._trie(wanted, None)
+        every: dict[str, None] = {}
+        pending = [trie]
+        while pending:
+            level = pending.pop()
+            every.update(dict.fromkeys(level))
+            pending.extend(inner for _, _, inner in level.values() if inner is not None)
+        # The Wanted kept alive: its id stays its own.
+        self.tries[id(wanted)] = (wanted, trie, tuple(every))
+        return trie, tuple(every)
+
+    def _trie(self, wanted: Wanted, parent_module: str | None) -> _TrieLevel:
+        level: _TrieLevel = {}
+        for (module, local), inner in wanted.items():
+            member = local if module == parent_module else f"{module}:{local}"
+            for ns in self.namespaces.get(module, ()):
+                below = None if inner is None else self._trie(inner, module)
+                level[f"{{{ns}}}{local}"] = (member, module, below)
+        return level
+
+    def pruned(
+        self, element: etree._Element, trie: _TrieLevel, every: tuple[str, ...]
+    ) -> dict[str, Any]:
+        """:meth:`members` of ``element`` along ``trie`` only. One lxml walk, filtered by tag
+        in C, yields the elements of a tag the trie names, in document order; those whose
+        parent is not on the trie are passed over. The members no walker reads never become
+        Python objects. An element with element children is a dict and one without is text,
+        whatever is left out: the walkers' type checks see what the full conversion gives."""
+        root: dict[str, Any] = {}
+        if not every:
+            return root  # iter() with no tag would walk everything
+        # parent element -> (its dict, its trie level, members seen twice)
+        levels: dict[etree._Element, tuple[dict[str, Any], _TrieLevel, set[str]]]
+        levels = {element: (root, trie, set())}
+        for child in element.iter(*every):
+            parent = levels.get(child.getparent())  # type: ignore[arg-type]
+            if parent is None:
+                continue
+            result, below, repeated = parent
+            spec = below.get(child.tag)
+            if spec is None:
+                continue
+            member, module, inner = spec
+            value: Any
+            if len(child):
+                if inner is None:
+                    value = self.members(child, module)
+                else:
+                    value = {}
+                    levels[child] = (value, inner, set())
+            else:
+                value = child.text or ""
+                if ":" in value:
+                    value = self.leaf(child)
+            if member in result:
+                if member not in repeated:
+                    result[member] = [result[member]]
+                    repeated.add(member)
+                result[member].append(value)
+            else:
+                result[member] = value
+        return root
+
+
+_CONVERTERS: dict[int, tuple[Mapping[str, str], _XmlConverter]] = {}
+
+
+def _converter(ns_modules: Mapping[str, str]) -> _XmlConverter:
+    """The converter of a namespace map (a schema index's, built once and never changed)."""
+    cached = _CONVERTERS.get(id(ns_modules))
+    if cached is not None and cached[0] is ns_modules:
+        return cached[1]
+    if len(_CONVERTERS) >= 64:
+        _CONVERTERS.clear()
+    converter = _XmlConverter(ns_modules)
+    _CONVERTERS[id(ns_modules)] = (ns_modules, converter)
+    return converter
+
+
+def _split(tag: Any) -> tuple[str, str]:
+    """``{namespace}local`` -> (namespace, local); string ops, as etree.QName is slow."""
+    if tag[0] == "{":
+        ns, _, local = tag[1:].partition("}")
+        return ns, local
+    return "", tag
+
+
+def _local_tag(element: etree._Element) -> str | None:
+    tag = element.tag
+    return tag.rpartition("}")[2] if isinstance(tag, str) else None
+
+
+class _Children(dict[str, etree._Element]):
+    """Child elements by local name (the first of each); ``repeated`` names appear twice."""
+
+    __slots__ = ("repeated", "source")
+
+    def __init__(self, element: etree._Element, source: str) -> None:
+        super().__init__()
+        self.repeated: set[str] = set()
+        self.source = source
+        for child in element:
+            tag = child.tag
+            if isinstance(tag, str):
+                name = tag.rpartition("}")[2]
+                if name in self:
+                    self.repeated.add(name)
+                else:
+                    self[name] = child
+
+    def one(self, name: str) -> etree._Element | None:
+        """The child ``name``; an error if it appears twice (which one would a reader take?)."""
+        if name in self.repeated:
+            raise NotificationError(f"element <{name}> appears more than once", source=self.source)
+        return self.get(name)
+
+
+def _text(kids: _Children, name: str) -> str | None:
+    child = kids.one(name)
+    return None if child is None else (child.text or "").strip()
+
+
+def _name_text(kids: _Children, name: str, what: str) -> str | None:
+    """A node name as written: not stripped, so XML and JSON agree on what is a valid name."""
+    child = kids.one(name)
+    return None if child is None else _node_name(child.text, what, kids.source)
+
+
+def _first_element(element: etree._Element | None) -> etree._Element | None:
+    if element is None:
+        return None
+    return next((c for c in element if isinstance(c.tag, str)), None)
+
+
+def _xml_notification(
+    element: etree._Element,
+    source: str,
+    note: Notification,
+    conv: _XmlConverter,
+    wanted: Selector | None = None,
+) -> Notification:
+    namespace, local = _split(element.tag)
+    kids = _Children(element, source)
+    if local == "message" and namespace == NS_TELEMETRY:
+        manifest = kids.one("network-node-manifest")
+        if manifest is not None and note.node is None:
+            note.node = _name_text(
+                _Children(manifest, source), "name", "network-node-manifest name"
+            )
+        metadata = kids.one("telemetry-message-metadata")
+        if metadata is not None:
+            meta = _Children(metadata, source)
+            subscription = meta.one("yang-push-subscription")
+            if subscription is not None:
+                members = conv.members([c for c in subscription if isinstance(c.tag, str)], None)
+                note.subscription = {_local(k): v for k, v in members.items()}
+                xpath_filter = _Children(subscription, source).one("xpath-filter")
+                if xpath_filter is not None:
+                    # Prefixes in an XML xpath-filter are XML namespace prefixes in scope.
+                    note.subscription["namespaces"] = {
+                        prefix: uri for prefix, uri in xpath_filter.nsmap.items() if prefix
+                    }
+            note.event_time = note.event_time or _text(meta, "node-export-timestamp")
+        inner = _first_element(kids.one("payload"))
+        if inner is None:
+            raise NotificationError("telemetry message has no payload", source=source)
+        return _xml_notification(inner, source, note, conv, wanted)
+    if local == "envelope":
+        note.event_time = _text(kids, "event-time") or note.event_time
+        note.node = _name_text(kids, "hostname", "hostname") or note.node
+        note.sequence_number = _sequence_number(_text(kids, "sequence-number"), source)
+        inner = _first_element(kids.one("contents"))
+        if inner is None:
+            raise NotificationError("envelope has no contents", source=source)
+        return _xml_notification(inner, source, note, conv, wanted)
+    if local == "notification":
+        note.event_time = _text(kids, "eventTime") or note.event_time
+        note.node = _name_text(kids, "hostname", "hostname") or note.node
+        sequence = _text(kids, "sequence-number")
+        if sequence is not None:
+            note.sequence_number = _sequence_number(sequence, source)
+        push = kids.one("push-update")
+        if push is None:
+            push = kids.one("push-change-update")
+        if push is None:
+            raise NotificationError("NETCONF notification carries no push-update", source=source)
+        return _xml_notification(push, source, note, conv, wanted)
+    if local in ("push-update", "push-change-update"):
+        note.kind = "push-update" if local == "push-update" else "push-change-update"
+        note.subscription_id = _subscription_id(_text(kids, "id"), source)
+        if note.kind == "push-update":
+            contents = kids.one("datastore-contents")
+            selected = None if wanted is None or contents is None else wanted(note)
+            if selected is not None:
+                assert contents is not None
+                note.data = conv.pruned(contents, *conv.trie(selected))
+            else:
+                children = [] if contents is None else list(contents)
+                note.data = conv.members(children, None)
+            return note
+        changes = kids.one("datastore-changes")
+        patch = None if changes is None else _Children(changes, source).one("yang-patch")
+        if patch is None:
+            raise NotificationError(
+                "push-change-update has no datastore-changes/yang-patch", source=source
+            )
+        edits: list[Edit] = []
+        for edit in patch:
+            if _local_tag(edit) != "edit":
+                continue
+            fields = _Children(edit, source)
+            target = _text(fields, "target")
+            operation = _text(fields, "operation")
+            if target is None or operation is None:
+                raise NotificationError(
+                    "yang-patch edit without target or operation", source=source
+                )
+            value_element = fields.one("value")
+            value = None
+            if value_element is not None:
+                value = conv.members([c for c in value_element if isinstance(c.tag, str)], None)
+            edits.append(
+                Edit(
+                    _text(fields, "edit-id") or "",
+                    _operation(operation, source),
+                    parse_target(target, source),
+                    value,
+                )
+            )
+        note.edits = tuple(edits)
+        return note
+    raise NotificationError(
+        f"no push-update or push-change-update found (root element <{local}>)", source=source
+    )
+
+
+def decode_xml(
+    data: bytes, source: str, ns_modules: Mapping[str, str], wanted: Selector | None = None
+) -> Notification:
+    """:func:`yangkey.notifications.decode` of an XML document."""
+    root = parse_xml(data, source)
+    note = Notification(source, CONTENT_TYPE_XML, "push-update")
+    return _xml_notification(root, source, note, _converter(ns_modules), wanted)
