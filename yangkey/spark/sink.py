@@ -61,6 +61,10 @@ _COORDINATOR_RETRY = {
 }
 
 
+POLL_EVERY = 1024
+"""Messages between two ``poll(0)`` calls of a task's producer."""
+
+
 class SimulatedCrash(RuntimeError):
     """Raised by the ``fail_after`` test hook: the attempt dies *without* aborting, like a
     lost executor, leaving an open transaction for the retry to fence."""
@@ -262,28 +266,45 @@ class KafkaSink:
         return () if schema_id is None else ((HEADER_SCHEMA_ID, str(schema_id).encode()),)
 
     def send(self, message: KeyedMessage) -> None:
+        self.send_all((message,))
+
+    def send_all(self, messages: Iterable[KeyedMessage], crash_after: int | None = None) -> int:
+        """Produce ``messages``; returns how many. Delivery reports (errors only) are served
+        every :data:`POLL_EVERY` messages and when the local queue is full, not after each
+        message: a ``poll`` per message cost as much as a third of ``produce`` itself."""
         producer = self._producer
-        extra = self._extra_headers.get(message.topic)
-        if extra is None:
-            extra = self._extra_headers[message.topic] = self._headers_for(message.topic)
-        while True:
-            try:
-                producer.produce(
-                    message.topic,
-                    value=message.value,
-                    key=message.key,
-                    headers=[*message.headers, *extra],
-                )
-            except BufferError:
-                producer.poll(0.05)  # the local queue is full: let deliveries drain
+        produce = producer.produce
+        extras = self._extra_headers
+        sent = 0
+        for message in messages:
+            topic = message.topic
+            extra = extras.get(topic)
+            if extra is None:
+                extra = extras[topic] = self._headers_for(topic)
+            headers = [*message.headers, *extra] if extra else list(message.headers)
+            while True:
+                try:
+                    produce(topic, value=message.value, key=message.key, headers=headers)
+                except BufferError:
+                    producer.poll(0.05)  # the local queue is full: let deliveries drain
+                    self._raise_delivery_error()
+                    continue
+                except KafkaException as exc:
+                    raise self._fail(f"cannot produce to topic {topic}", exc) from None
+                break
+            sent += 1
+            if not sent % POLL_EVERY:
+                producer.poll(0)
                 self._raise_delivery_error()
-                continue
-            except KafkaException as exc:
-                raise self._fail(f"cannot produce to topic {message.topic}", exc) from None
-            break
+            if crash_after is not None and sent >= crash_after:
+                self.flush()  # the messages are in the log, uncommitted: a real zombie
+                raise SimulatedCrash(
+                    f"yangkey.test.fail_after: attempt 0 of partition {self.partition}"
+                    f" crashes after {sent} message(s)"
+                )
         producer.poll(0)
-        if self._error is not None:
-            self._raise_delivery_error()
+        self._raise_delivery_error()
+        return sent
 
     def flush(self) -> None:
         """Wait for every delivery; any failure or a timeout raises."""
@@ -384,14 +405,7 @@ def produce_partition(
             )
         crash_after = spec.fail_after if attempt == 0 else None
         messages = outgoing(records, builder, spec.dead_letter_topic, tally, spec.max_message_bytes)
-        for sent, message in enumerate(messages, start=1):
-            sink.send(message)
-            if crash_after is not None and sent >= crash_after:
-                sink.flush()  # the messages are in the log, uncommitted: a real zombie
-                raise SimulatedCrash(
-                    f"yangkey.test.fail_after: attempt 0 of partition {partition} crashes"
-                    f" after {sent} message(s)"
-                )
+        sink.send_all(messages, crash_after)
         sink.commit(tally)
     except SimulatedCrash:
         raise  # no abort: the retry's init_transactions must fence and abort it
