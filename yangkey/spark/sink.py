@@ -32,9 +32,11 @@ retried task re-sends what its failed attempt already delivered).
 from __future__ import annotations
 
 import contextlib
+import itertools
+import threading
 import time
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +65,8 @@ _COORDINATOR_RETRY = {
 
 POLL_EVERY = 1024
 """Messages between two ``poll(0)`` calls of a task's producer."""
+PREFETCH_MESSAGES = 65_536
+"""Messages a task transforms at most while its transaction opens (a multiple of 256)."""
 
 
 class SimulatedCrash(RuntimeError):
@@ -377,6 +381,42 @@ class KafkaSink:
             self._producer = None
 
 
+def _begin_while_transforming(
+    sink: KafkaSink, messages: Iterator[KeyedMessage]
+) -> tuple[Tally | None, list[KeyedMessage]]:
+    """``sink.begin()`` and the first messages of ``messages``, transformed meanwhile.
+
+    Opening a task's transaction (``init_transactions``, then the commit marker read) waits
+    on the broker for 0.1-0.7 s, a good part of a task's time; the transform goes on in this
+    thread while another one waits (both librdkafka calls release the GIL). Nothing is
+    produced before the transaction is open: input an earlier attempt already committed
+    costs only the transform (a subscription it learns reaches a shared catalog again, as
+    it did then). At most :data:`PREFETCH_MESSAGES` are held before waiting for the broker.
+    """
+    outcome: list[Tally | BaseException | None] = []
+
+    def opening() -> None:
+        try:
+            outcome.append(sink.begin())
+        except BaseException as exc:  # re-raised in the task's thread below
+            outcome.append(exc)
+
+    thread = threading.Thread(target=opening, name="yangkey-sink-begin", daemon=True)
+    thread.start()
+    ahead: list[KeyedMessage] = []
+    try:
+        for message in messages:
+            ahead.append(message)
+            if not len(ahead) % 256 and (not thread.is_alive() or len(ahead) >= PREFETCH_MESSAGES):
+                break
+    finally:
+        thread.join()  # the producer is the opening thread's until then
+    done = outcome[0]
+    if isinstance(done, BaseException):
+        raise done
+    return done, ahead
+
+
 def produce_partition(
     records: Iterable[RawRecord],
     builder: MessageBuilder,
@@ -398,14 +438,14 @@ def produce_partition(
         )
     sink = KafkaSink(spec, partition, attempt, batch_id, range_key, builder.catalog)
     try:
-        done = sink.begin()
+        messages = outgoing(records, builder, spec.dead_letter_topic, tally, spec.max_message_bytes)
+        done, ahead = _begin_while_transforming(sink, messages)
         if done is not None:
             return PartitionResult(
                 partition, attempt, batch_id, done, True, time.monotonic() - started
             )
         crash_after = spec.fail_after if attempt == 0 else None
-        messages = outgoing(records, builder, spec.dead_letter_topic, tally, spec.max_message_bytes)
-        sink.send_all(messages, crash_after)
+        sink.send_all(itertools.chain(ahead, messages), crash_after)
         sink.commit(tally)
     except SimulatedCrash:
         raise  # no abort: the retry's init_transactions must fence and abort it
