@@ -7,6 +7,7 @@ import itertools
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -157,3 +158,29 @@ def test_sink_stops_at_the_first_reported_delivery_error(
     with pytest.raises(BrokerError, match="could not be delivered"):
         sink.send_all(_messages(10 * POLL_EVERY))
     assert counting.instances[0].produced == POLL_EVERY
+
+
+@pytest.mark.parametrize("delivery", ["exactly-once", "at-least-once"])
+def test_sink_batches_longer_than_the_cli_unless_told(delivery: str) -> None:
+    from yangkey.kafka.config import PRODUCER_DEFAULTS  # noqa: PLC0415
+    from yangkey.spark.config import JobConfig  # noqa: PLC0415
+    from yangkey.spark.planning import prepare  # noqa: PLC0415
+
+    repo = Path(__file__).resolve().parents[2]
+
+    def producer(overrides: dict[str, object]) -> dict[str, object]:
+        config = JobConfig(
+            subscriptions=str(repo / "examples" / "subscriptions.yaml"),
+            inputs=(str(repo / "tests" / "fixtures" / "notifications"),),
+            bootstrap="h:1",
+            preflight=False,
+            delivery=delivery,  # type: ignore[arg-type]
+            producer_overrides=overrides,
+        )
+        return dict(prepare(config).sink.producer_config)
+
+    chosen = producer({})
+    assert chosen["linger.ms"] == 500 != PRODUCER_DEFAULTS["linger.ms"]
+    assert chosen["compression.type"] == "lz4" and chosen["acks"] == "all"
+    given = producer({"linger.ms": "5", "compression.type": "zstd"})
+    assert given["linger.ms"] == "5" and given["compression.type"] == "zstd"  # verbatim
