@@ -17,8 +17,13 @@ What is measured, in one run, on the embedded Kafka broker (or ``--bootstrap``):
    (the job's producer settings, idempotent, ``poll(0)`` per message, no transactions): the
    floor cost of Kafka alone.
 
-Prints records/s of each and the ratio spark / plain. The broker shares the machine's cores
-with Spark, as it does in the tests.
+Prints records/s of each, the ratio spark / plain of the same round, the broker's CPU per
+record during the Spark run (an embedded broker only) and the load average. The broker shares
+the machine's cores with Spark, as it does in the tests.
+
+    # producer settings compared, interleaved, 3 rounds each (docs/design.md#spark-task-throughput)
+    python benchmarks/bench_spark_produce.py --data periodic --count 200000 --repeat 3 \
+        --settings linger20=linger.ms=20 --settings linger500=linger.ms=500
 """
 
 from __future__ import annotations
