@@ -17,20 +17,29 @@ What is measured, in one run, on the embedded Kafka broker (or ``--bootstrap``):
    (the job's producer settings, idempotent, ``poll(0)`` per message, no transactions): the
    floor cost of Kafka alone.
 
-Prints records/s of each and the ratio spark / plain. The broker shares the machine's cores
-with Spark, as it does in the tests.
+Prints records/s of each, the ratio spark / plain of the same round, the broker's CPU per
+record during the Spark run (an embedded broker only) and the load average. The broker shares
+the machine's cores with Spark, as it does in the tests.
+
+    # producer settings compared, interleaved, 3 rounds each (docs/design.md#spark-task-throughput)
+    python benchmarks/bench_spark_produce.py --data periodic --count 200000 --repeat 3 \
+        --settings linger20=linger.ms=20 --settings linger500=linger.ms=500
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import random
+import re
+import statistics
 import sys
 import tempfile
 import time
 import uuid
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -38,7 +47,7 @@ import yaml
 from confluent_kafka import Producer
 
 from yangkey.kafka.broker import EmbeddedKafka
-from yangkey.kafka.config import ensure_topics
+from yangkey.kafka.config import ensure_topics, parse_kv
 from yangkey.messages import KeyedMessage
 from yangkey.sample import generate, iter_jsonl
 from yangkey.spark.config import JobConfig
@@ -141,6 +150,50 @@ def plain_produce(config: dict[str, object], messages: list[KeyedMessage]) -> fl
     return seconds
 
 
+def process_cpu() -> dict[int, tuple[int, float]]:
+    """{pid: (parent pid, CPU seconds incl. reaped children)} of every process (Linux)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    found: dict[int, tuple[int, float]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        cpu = sum(int(f) for f in fields[11:15]) / tick
+        found[int(entry)] = (int(fields[1]), cpu)
+    return found
+
+
+def tree_cpu(root: int | None) -> float:
+    """CPU seconds of process ``root`` and its descendants (0 when unknown)."""
+    table = process_cpu()
+    if root is None or root not in table:
+        return 0.0
+    children: dict[int, list[int]] = {}
+    for pid, (parent, _) in table.items():
+        children.setdefault(parent, []).append(pid)
+    total = 0.0
+    pending = [root]
+    while pending:
+        pid = pending.pop()
+        total += table[pid][1]
+        pending.extend(children.get(pid, []))
+    return total
+
+
+def settings_variant(text: str) -> tuple[str, dict[str, str]]:
+    """``name=k=v,k=v`` (or ``name=`` for the job's defaults) -> (name, overrides)."""
+    name, _, pairs = text.partition("=")
+    return name, parse_kv([p for p in pairs.split(",") if p], source="--settings")
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else 0.0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=1_000_000, help="notifications")
@@ -161,7 +214,26 @@ def main() -> None:
         help="mixed: the demo data set (JSON and XML, yang-patch, wrappers, bad records); "
         "periodic: JSON push-updates in the envelope only, the bulk of real traffic",
     )
+    parser.add_argument(
+        "-X",
+        "--producer-config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="librdkafka producer setting for the job and the plain loop (as produce -X)",
+    )
+    parser.add_argument(
+        "--settings",
+        action="append",
+        default=[],
+        metavar="NAME=K=V,K=V",
+        help="compare producer settings: one row per variant, each measured --repeat times "
+        "(spark job and plain loop alike), interleaved; 'NAME=' is the job's defaults",
+    )
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each variant")
     args = parser.parse_args()
+    common = parse_kv(args.producer_config, source="--producer-config")
+    variants = [settings_variant(v) for v in args.settings] or [("defaults", {})]
 
     work = Path(tempfile.mkdtemp(prefix="yangkey-bench-"))
     tag = uuid.uuid4().hex[:6]
@@ -178,6 +250,10 @@ def main() -> None:
     broker = None if args.bootstrap else EmbeddedKafka(heap="1g").start()
     bootstrap = args.bootstrap or (broker.bootstrap if broker else "")
     spark = None
+    rows: dict[str, dict[str, list[float]]] = {
+        name: {"spark": [], "plain": [], "ratio": [], "broker": [], "load": []}
+        for name, _ in variants
+    }
     try:
         spark_subs = subscriptions(work, f"bench-spark-{tag}", args.partitions)
         plain_subs = subscriptions(work, f"bench-plain-{tag}", args.partitions)
@@ -194,26 +270,14 @@ def main() -> None:
         transform_seconds = time.perf_counter() - started
         print(
             f"transform: {tally.records:,} records -> {len(messages):,} messages in"
-            f" {transform_seconds:.1f}s",
+            f" {transform_seconds:.1f}s (load {os.getloadavg()[0]:.1f})",
             flush=True,
         )
+        renamed = Counter(
+            {k.replace("bench-plain-", "bench-spark-"): v for k, v in tally.produced.items()}
+        )
 
-        # 3. plain single-process produce loop of the pre-computed messages, with the
-        # producer settings the job's tasks use (minus the transaction)
-        job_producer = prepare(
-            JobConfig(
-                subscriptions=str(plain_subs),
-                inputs=(str(data),),
-                bootstrap=bootstrap,
-                delivery="at-least-once",
-            )
-        ).sink.producer_config
-        plain_seconds = plain_produce(dict(job_producer), messages)
-        print(f"plain: {len(messages):,} messages in {plain_seconds:.1f}s", flush=True)
-        del messages
-
-        # 1. the Spark job (session started before the clock)
-        config = JobConfig(
+        base = JobConfig(
             subscriptions=str(spark_subs),
             inputs=(str(data),),
             bootstrap=bootstrap,
@@ -222,40 +286,77 @@ def main() -> None:
             delivery=args.delivery,
             spark_conf={"spark.ui.enabled": "false"},
         )
-        spark = build_session(config)
+        spark = build_session(base)
         spark.sparkContext.parallelize([0], 1).count()  # JVM and Python daemon up
-        summary = run(config, spark)
-        spark_seconds = summary.seconds
-        renamed = Counter(
-            {k.replace("bench-plain-", "bench-spark-"): v for k, v in tally.produced.items()}
-        )
-        if summary.tally.records != tally.records or summary.tally.produced != renamed:
-            print(
-                "warning: the Spark job's counts differ from the single-process transform",
-                file=sys.stderr,
-            )
+        for repeat in range(args.repeat):
+            for name, overrides in variants:
+                producer = {**common, **overrides}
+                # 3. plain single-process produce loop of the pre-computed messages, with the
+                # producer settings the job's tasks use (minus the transaction)
+                job_producer = prepare(
+                    JobConfig(
+                        subscriptions=str(plain_subs),
+                        inputs=(str(data),),
+                        bootstrap=bootstrap,
+                        delivery="at-least-once",
+                        producer_overrides=producer,
+                    )
+                ).sink.producer_config
+                plain_seconds = plain_produce(dict(job_producer), messages)
+                # 1. the Spark job (session started before the clock), a new run each time
+                run_id = re.sub(r"[^A-Za-z0-9_.]", "_", f"bench{tag}{name}{repeat}")
+                config = replace(base, producer_overrides=producer, run_id=run_id)
+                broker_pid = broker.pid if broker else None
+                broker_before = tree_cpu(broker_pid)
+                summary = run(config, spark)
+                broker_seconds = tree_cpu(broker_pid) - broker_before
+                if summary.tally.records != tally.records or summary.tally.produced != renamed:
+                    print(
+                        "warning: the Spark job's counts differ from the single-process transform",
+                        file=sys.stderr,
+                    )
+                spark_rate = summary.tally.records / summary.seconds
+                plain_rate = tally.records / plain_seconds
+                load = os.getloadavg()[0]
+                row = rows[name]
+                row["spark"].append(spark_rate)
+                row["plain"].append(plain_rate)
+                row["ratio"].append(spark_rate / plain_rate)
+                row["broker"].append(broker_seconds * 1e6 / max(1, summary.tally.records))
+                row["load"].append(load)
+                print(
+                    f"run {repeat + 1} {name}: spark {spark_rate:,.0f} records/s"
+                    f" ({summary.seconds:.1f}s, {summary.partitions} tasks), plain"
+                    f" {plain_rate:,.0f}/s, ratio {spark_rate / plain_rate:.2f}, broker CPU"
+                    f" {broker_seconds:.1f}s, load {load:.1f}",
+                    flush=True,
+                )
+        del messages
     finally:
         if spark is not None:
             spark.stop()
         if broker is not None:
             broker.stop()
 
-    spark_rate = summary.tally.records / spark_seconds
-    plain_rate = tally.records / plain_seconds
     transform_rate = tally.records / transform_seconds
     print()
-    print(f"{'':34}{'records/s':>12}{'seconds':>10}")
     print(
-        f"{'spark job (' + args.master + ', ' + args.delivery + ')':34}"
-        f"{spark_rate:>12,.0f}{spark_seconds:>10.1f}"
+        f"{args.data}, {count:,} records, {args.master}, {args.delivery}; medians of"
+        f" {args.repeat} run(s); transform only (1 process) {transform_rate:,.0f} records/s"
     )
-    print(f"{'transform only (1 process)':34}{transform_rate:>12,.0f}{transform_seconds:>10.1f}")
-    print(f"{'plain produce loop (1 process)':34}{plain_rate:>12,.0f}{plain_seconds:>10.1f}")
-    print(f"ratio spark / plain produce loop: {spark_rate / plain_rate:.2f}")
     print(
-        f"spark: {summary.partitions} tasks, {summary.tally.messages:,} messages,"
-        f" {summary.tally.rejections:,} dead-lettered"
+        f"{'settings':16}{'spark/s':>10}{'plain/s':>10}{'ratio':>7}"
+        f"{'broker CPU µs/rec':>19}{'load':>6}  producer settings"
     )
+    for name, overrides in variants:
+        row = rows[name]
+        shown = ",".join(f"{k}={v}" for k, v in {**common, **overrides}.items()) or "defaults"
+        print(
+            f"{name:16}{median(row['spark']):>10,.0f}{median(row['plain']):>10,.0f}"
+            f"{median(row['ratio']):>7.2f}{median(row['broker']):>19.1f}"
+            f"{median(row['load']):>6.1f}  {shown}"
+        )
+    print(f"load average now: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,12 @@ SPARK_PRODUCER_DEFAULTS: Mapping[str, object] = {
     "transaction.timeout.ms": 600_000,
     "queue.buffering.max.messages": 200_000,
     "batch.num.messages": 10_000,
+    # Bigger batches, fewer produce requests: at 20 ms (the CLI's default) a task's producer
+    # sent batches so small that the broker spent about 4x more CPU per record than at 500 ms,
+    # on the same cores as the job (benchmarks/bench_spark_produce.py --settings). No latency
+    # is added where it matters: a task's flush sends at once, and read_committed consumers
+    # see nothing before the commit anyway.
+    "linger.ms": 500,
 }
 TEST_FAIL_AFTER_ENV = "YANGKEY_TEST_FAIL_AFTER"
 TEST_FAIL_AFTER_CONF = "spark.yangkey.test.fail_after"

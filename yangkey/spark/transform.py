@@ -267,24 +267,42 @@ def outgoing(
     """
     produced = tally.produced
     rejected = tally.rejected
-    for raw, source, result in _results(records, builder):
+    build = builder.build
+    # _results and wire_size inlined: this loop runs once per record of every Spark task.
+    for raw, source in records:
         tally.records += 1
+        result = build(raw, source)
         if isinstance(result, Rejection):
             rejected[result.kind] += 1
             yield dead_letter(result, dead_letter_topic, max_bytes)
             continue
-        too_big = [m for m in result if wire_size(m) > max_bytes]
-        for message in result:
-            if too_big and wire_size(message) > max_bytes:
-                continue
-            produced[message.topic] += 1
-            yield message
-        if too_big:
-            rejected["oversized"] += 1
-            sizes = ", ".join(f"{m.topic} ({wire_size(m):,} bytes)" for m in too_big)
-            reason = (
-                f"{len(too_big)} keyed message(s) over the {max_bytes:,}-byte message limit"
-                f" (message.max.bytes / max.message.bytes): {sizes}"
-            )
-            rejection = Rejection(source, "oversized", reason, raw)
+        if not result:
+            rejected["no-match"] += 1
+            rejection = Rejection(source, "no-match", "no subscription branch matched", raw)
             yield dead_letter(rejection, dead_letter_topic, max_bytes)
+            continue
+        too_big = None
+        for message in result:
+            size = len(message.key or b"") + len(message.value) + RECORD_OVERHEAD
+            for name, value in message.headers:
+                size += len(name) + len(value)
+            if size > max_bytes:
+                too_big = [m for m in result if wire_size(m) > max_bytes]
+                break
+        if too_big is None:
+            for message in result:
+                produced[message.topic] += 1
+            yield from result
+            continue
+        for message in result:
+            if wire_size(message) <= max_bytes:
+                produced[message.topic] += 1
+                yield message
+        rejected["oversized"] += 1
+        sizes = ", ".join(f"{m.topic} ({wire_size(m):,} bytes)" for m in too_big)
+        reason = (
+            f"{len(too_big)} keyed message(s) over the {max_bytes:,}-byte message limit"
+            f" (message.max.bytes / max.message.bytes): {sizes}"
+        )
+        rejection = Rejection(source, "oversized", reason, raw)
+        yield dead_letter(rejection, dead_letter_topic, max_bytes)
