@@ -263,7 +263,8 @@ def _envelope_push(obj: Any, source: str) -> Notification | None:
     fields, decoded without the general member scan; None sends anything else down the
     general path."""
     # Subscripts in one try: a missing member (KeyError) or a level that is no object
-    # (TypeError: a list, string, number or null) sends the notification down the general path.
+    # (TypeError: among decoded values only a dict takes a string subscript; len() of a number
+    # or null raises it too) sends the notification down the general path.
     try:
         if len(obj) != 1:
             return None
@@ -279,11 +280,7 @@ def _envelope_push(obj: Any, source: str) -> Notification | None:
     except (KeyError, TypeError):
         return _envelope_change(obj, source)
     if (
-        type(obj) is dict  # a top-level list with that index would not get this far, but
-        and type(envelope) is dict  # a string envelope could: "contents" is no index of it
-        and type(contents) is dict
-        and type(push) is dict
-        and type(data) is dict
+        type(data) is dict
         and type(hostname) is str
         and type(sequence) is int
         and type(subscription_id) is int
