@@ -274,10 +274,13 @@ def _envelope_push(obj: Any, source: str) -> Notification | None:
         sequence = envelope["sequence-number"]
         if len(contents) != 1:
             return None
-        push = contents["ietf-yang-push:push-update"]
+        # .get: a push-change-update is common too, and raising costs more than a lookup.
+        push = contents.get("ietf-yang-push:push-update")
+        if push is None:
+            return _envelope_change(obj, source)
         subscription_id = push["id"]
         data = push["datastore-contents"]
-    except (KeyError, TypeError):
+    except (KeyError, TypeError, AttributeError):  # AttributeError: .get of a list or string
         return _envelope_change(obj, source)
     if (
         type(data) is dict
