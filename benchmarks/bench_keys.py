@@ -3,9 +3,11 @@
 Prints notifications/s for key derivation (decode + walk + compose) of the JSON envelope
 push-update and of the same data as an XML push-update and as a JSON yang-patch (one edit per
 instance), next to a parse-only loop (``orjson.loads``) over the JSON bytes, and the cost
-ratios, and lxml's parse alone of the XML (the floor of the XML line). Goals (issue 13): >=
-150k JSON notifications/s on one core and <= 1.5x the parse; XML push-update and yang-patch
-within 2x of the JSON push-update.
+ratios, and lxml's parse alone of the XML (the floor of the XML line). The parse plus the
+duplicate-member check every JSON notification pays (:func:`yangkey.notifications.decode`) is
+printed too: no JSON path can be cheaper. Goals
+(issue 13): >= 150k JSON notifications/s on one core and <= 1.5x the parse; XML push-update
+and yang-patch within 2x of the JSON push-update.
 
 The yang-patch loop sends the same targets again and again, as an interface's repeated changes
 do: their parse and XPaths come from the caches. ``yang-patch cold`` empties those caches
@@ -21,6 +23,7 @@ ratios compare like with like even when the absolute rates move.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -175,7 +178,17 @@ def main() -> None:
 
         return loop
 
-    loops = {"parse": parse_only(inputs["json"])}
+    def parse_checked(raw: bytes) -> Callable[[int], None]:
+        """What any JSON notification costs before Phase 3 reads it: the parse, and the
+        duplicate-member check (orjson writing the tree back, compared with the input)."""
+
+        def loop(n: int) -> None:
+            for _ in range(n):
+                orjson.dumps(orjson.loads(raw)) == raw  # noqa: B015
+
+        return loop
+
+    loops = {"parse": parse_only(inputs["json"]), "floor": parse_checked(inputs["json"])}
     loops.update({name: derive(raw) for name, raw in inputs.items()})
     loops["yang-patch cold"] = cold(inputs["yang-patch"])
 
@@ -192,6 +205,10 @@ def main() -> None:
     print(f"parse only (orjson.loads): {parse:,.0f} notifications/s")
     print(f"JSON push-update key     : {json_rate:,.0f} notifications/s")
     print(f"cost ratio JSON/parse    : {parse / json_rate:.2f}x  (goal <= 1.5x)")
+    print(
+        f"parse + duplicate check  : {rates['floor']:,.0f} notifications/s, "
+        f"{parse / rates['floor']:.2f}x the parse (the floor of every JSON path)"
+    )
     for name in ("xml", "yang-patch", "yang-patch cold"):
         print(
             f"{name + ' key':<25}: {rates[name]:,.0f} notifications/s "
@@ -204,6 +221,7 @@ def main() -> None:
         f"{json_rate / rates['xml parse']:.2f}x the JSON cost"
     )
     print(f"goal >= 150,000/s (JSON) : {'met' if json_rate >= 150_000 else 'NOT met'}")
+    print(f"load average             : {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

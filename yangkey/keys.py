@@ -15,6 +15,7 @@ import hashlib
 import linecache
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, NamedTuple, NoReturn
 
 from yangkey.errors import NoMatchError, NotificationError, YangkeyError
@@ -235,32 +236,49 @@ class _WalkerSource:
         compared: an entry on the path with a missing or invalid key rejects the notification
         whatever its other keys hold (the reference walker's rule)."""
         pinned: list[tuple[str, str]] = []
+        named = [slot for slot in step.keys if not slot.positional]
+        # One string key (the usual list): its read and canonicalization are one type check
+        # on the hot path. With more keys, every key is read before any is canonicalized.
+        merged = len(named) == 1 and named[0].canon is canon_string
         for number, slot in enumerate(step.keys):
             if slot.positional:
                 self.values.append(f"str(p{index})")
                 continue
-            raw = f"r{index}_{number}"
+            raw = f"v{index}_{number}" if merged else f"r{index}_{number}"
             if number == 0:
-                # Only dicts have .get among decoded values; try is free in 3.11 unless it
-                # raises, so this is the entry type check at no cost.
+                # Only a dict takes a string subscript among decoded values (a list, string,
+                # number or null raises TypeError); try is free in 3.11 unless it raises, so
+                # this is the entry type check at no cost, and a subscript is cheaper than .get.
                 self.emit("try:")
-                self.emit(f"    {raw} = {entry}.get({slot.member!r})")
-                self.emit("except AttributeError:")
+                self.emit(f"    {raw} = {entry}[{slot.member!r}]")
+                self.emit("except KeyError:")
+                self.emit(f"    {raw} = None")
+                self.emit("except TypeError:")
                 self.emit("    continue")
             else:
                 self.emit(f"{raw} = {entry}.get({slot.member!r})")
+            indent = ""
+            if merged:
+                self.emit(f"if type({raw}) is not str:")
+                indent = "    "
             # A redundantly qualified member (lenient RFC 7951) is looked up only when the
             # plain one is absent: no cost on the hot path.
-            self.emit(f"if {raw} is None:")
-            self.emit(f"    {raw} = {entry}.get({step.module + ':' + slot.member!r})")
+            self.emit(f"{indent}if {raw} is None:")
+            self.emit(f"{indent}    {raw} = {entry}.get({step.module + ':' + slot.member!r})")
             self.emit(
-                f"    if {raw} is None: missing({step.module!r}, {step.name!r}, {slot.member!r})"
+                f"{indent}    if {raw} is None: "
+                f"missing({step.module!r}, {step.name!r}, {slot.member!r})"
             )
+            if merged:
+                self.emit(f"{indent}{raw} = canon_string({raw})")
         for number, slot in enumerate(step.keys):
             if slot.positional:
                 continue
             value = f"v{index}_{number}"
-            self.emit(f"{value} = {self.canon(slot, f'K{index}_{number}', f'r{index}_{number}')}")
+            if not merged:
+                self.emit(
+                    f"{value} = {self.canon(slot, f'K{index}_{number}', f'r{index}_{number}')}"
+                )
             if slot.pinned is None:
                 self.values.append(value)
             else:
@@ -547,16 +565,22 @@ def _branch_wanted(steps: tuple[CompiledStep, ...]) -> Wanted:
     return root
 
 
+_derived_key = partial(tuple.__new__, DerivedKey)
+"""DerivedKey from one tuple of its fields, in C (the NamedTuple's __new__ is Python)."""
+
+
 class KeyDeriver:
     """Phase 3 for one compiled subscription."""
 
-    __slots__ = ("branches", "compiled", "plans", "walkers", "wanted")
+    __slots__ = ("branches", "compiled", "plans", "single", "walkers", "wanted")
 
     def __init__(self, compiled: CompiledSubscription) -> None:
         self.compiled = compiled
         self.branches = compiled.branches
         self.walkers = tuple(compile_walker(branch) for branch in compiled.branches)
         self.plans = tuple(edit_plan(branch) for branch in compiled.branches)
+        self.single = self.walkers[0] if len(self.walkers) == 1 else None
+        """The walker of a one-branch subscription (derive's hot path)."""
         wanted: Wanted | None = {}
         for branch in compiled.branches:
             wanted = _merge_wanted(wanted, _branch_wanted(branch.steps))
@@ -586,8 +610,40 @@ class KeyDeriver:
     ) -> DerivedKey:
         """The key of one notification. ``node``/``subscription_id`` override what it carries;
         ``default_node`` is used only when it carries no node name."""
-        source = notification.source
         node_name = node or notification.node or default_node
+        sub_id = notification.subscription_id if subscription_id is None else subscription_id
+        walk = self.single
+        if (
+            walk is not None
+            and notification.kind == "push-update"
+            and node_name
+            and sub_id is not None
+            and node_name_problem(node_name) is None
+        ):
+            # The hot path: one branch, one data tree, a valid node and id.
+            found: list[str] = []
+            try:
+                walk(notification.data, found)
+            except YangkeyError as exc:
+                raise exc.with_source(notification.source) from None
+            if found:
+                found.sort()
+                if len(set(found)) != len(found):
+                    every = tuple(dict.fromkeys(found))
+                else:
+                    every = tuple(found)
+                return _derived_key((node_name, sub_id, every, (every,)))
+            return self._derive(notification, node_name, sub_id, [found])
+        return self._derive(notification, node_name, sub_id)
+
+    def _derive(
+        self,
+        notification: Notification,
+        node_name: str | None,
+        sub_id: int | None,
+        per_branch: list[list[str]] | None = None,
+    ) -> DerivedKey:
+        source = notification.source
         if not node_name:
             raise NotificationError(
                 "no node name: the notification has no hostname or network-node-manifest name; "
@@ -597,23 +653,15 @@ class KeyDeriver:
         problem = node_name_problem(node_name)
         if problem is not None:
             raise NotificationError(f"node name {node_name!r} {problem}", source=source)
-        sub_id = subscription_id if subscription_id is not None else notification.subscription_id
         if sub_id is None:
             raise NotificationError(
                 "no subscription id in the notification; give --subscription-id", source=source
             )
-        try:
-            if len(self.walkers) == 1 and notification.kind == "push-update":
-                found: list[str] = []
-                self.walkers[0](notification.data, found)
-                if found:  # the hot path: one branch, one data tree, matches
-                    every = _sorted_unique(found)
-                    return DerivedKey(node_name, sub_id, every, (every,))
-                per_branch = [found]
-            else:
+        if per_branch is None:
+            try:
                 per_branch = self.instances(notification)
-        except YangkeyError as exc:
-            raise exc.with_source(source) from None
+            except YangkeyError as exc:
+                raise exc.with_source(source) from None
         if not any(per_branch):
             only = self.branches[0] if len(self.branches) == 1 else None
             if only is not None and only.open_slots == 0 and only.target == "container":

@@ -58,6 +58,9 @@ __all__ = [
     "parse_target",
 ]
 
+_loads = orjson.loads
+_dumps = orjson.dumps
+
 
 def _find(obj: Mapping[str, Any], name: str) -> Any:
     """Member ``name`` whether or not it carries a module qualifier."""
@@ -91,7 +94,8 @@ def _check_unique_members(data: bytes, obj: Any, source: str) -> None:
 
     orjson cannot report duplicates. When orjson writes the parsed tree back byte for byte,
     the input had none (a dict has no duplicate keys); only other spellings (whitespace,
-    escapes, number formats) pay for a second, checking parse.
+    escapes, number formats) pay for a second, checking parse. :func:`decode` makes the
+    byte-for-byte comparison itself on its hot path and calls this only when it fails.
     """
     try:
         if orjson.dumps(obj) == data.strip():
@@ -115,6 +119,51 @@ def _envelope_push(obj: Any, source: str) -> Notification | None:
     """The common case, a push-update or push-change-update in an envelope with well-typed
     fields, decoded without the general member scan; None sends anything else down the
     general path."""
+    # Subscripts in one try: a missing member (KeyError) or a level that is no object
+    # (TypeError: among decoded values only a dict takes a string subscript; len() of a number
+    # or null raises it too) sends the notification down the general path.
+    try:
+        if len(obj) != 1:
+            return None
+        envelope = obj["ietf-yp-notification:envelope"]
+        contents = envelope["contents"]
+        hostname = envelope["hostname"]
+        sequence = envelope["sequence-number"]
+        if len(contents) != 1:
+            return None
+        # .get: a push-change-update is common too, and raising costs more than a lookup.
+        push = contents.get("ietf-yang-push:push-update")
+        if push is None:
+            return _envelope_change(obj, source)
+        subscription_id = push["id"]
+        data = push["datastore-contents"]
+    except (KeyError, TypeError, AttributeError):  # AttributeError: .get of a list or string
+        return _envelope_change(obj, source)
+    if (
+        type(data) is dict
+        and type(hostname) is str
+        and type(sequence) is int
+        and type(subscription_id) is int
+        and 0 <= sequence <= UINT32_MAX
+        and 0 <= subscription_id <= UINT32_MAX
+        and node_name_problem(hostname) is None
+    ):
+        return Notification(
+            source,
+            CONTENT_TYPE_JSON,
+            "push-update",
+            hostname or None,
+            subscription_id,
+            envelope.get("event-time"),
+            sequence,
+            data,
+        )
+    return _envelope_change(obj, source)
+
+
+def _envelope_change(obj: Any, source: str) -> Notification | None:
+    """:func:`_envelope_push` for anything but a well-typed push-update: a push-change-update
+    goes the fast way too, when the envelope is well typed."""
     if type(obj) is not dict or len(obj) != 1:
         return None
     envelope = obj.get("ietf-yp-notification:envelope")
@@ -134,24 +183,6 @@ def _envelope_push(obj: Any, source: str) -> Notification | None:
         return None
     push = contents.get("ietf-yang-push:push-update")
     kind: Kind = "push-update"
-    if type(push) is dict:
-        subscription_id = push.get("id")
-        data = push.get("datastore-contents")
-        if (
-            type(subscription_id) is int
-            and 0 <= subscription_id <= 0xFFFFFFFF
-            and type(data) is dict
-        ):
-            return Notification(
-                source,
-                CONTENT_TYPE_JSON,
-                kind,
-                hostname or None,
-                subscription_id,
-                envelope.get("event-time"),
-                sequence,
-                data,
-            )
     if push is None:
         push = contents.get("ietf-yang-push:push-change-update")
         kind = "push-change-update"
@@ -281,6 +312,26 @@ def decode(
     subscription id are known; what it returns (a :class:`~yangkey.keys.KeyDeriver`'s
     ``wanted``) limits ``data`` to what that derivation reads. None converts everything.
     """
+    if type(raw) is bytes and raw[:1] == b"{":
+        # The hot path: a JSON object as producers write it, compact, so that orjson writing
+        # the tree back gives the same bytes (no member was there twice, see
+        # _check_unique_members), in an envelope the fast path reads.
+        try:
+            obj = _loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise InputError(f"malformed JSON: {exc}", source=source) from None
+        try:
+            same = _dumps(obj) == raw
+        except orjson.JSONEncodeError:
+            same = False
+        if not same:
+            _check_unique_members(raw, obj, source)
+        fast = _envelope_push(obj, source)
+        if fast is not None:
+            return fast
+        return _json_notification(
+            obj, source, Notification(source, CONTENT_TYPE_JSON, "push-update")
+        )
     data = raw.encode("utf-8") if isinstance(raw, str) else raw
     start = data[:1]
     if start not in (b"{", b"<"):

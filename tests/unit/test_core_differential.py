@@ -12,6 +12,7 @@ Anything raised that is not a ``YangkeyError`` propagates: it is a bug, never a 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote as pct
@@ -575,6 +576,24 @@ def test_core_diff_envelope_fast_path_matches_general(ietf_schema, document) -> 
         )
     )
     assert fast == general
+
+
+@SETTINGS
+@given(document=envelope_documents())
+def test_core_diff_decode_hot_path_matches_any_spelling(ietf_schema, document) -> None:
+    """decode's hot path (compact bytes, checked for duplicate members by orjson's rewrite)
+    against the other spellings of the same document, which the slow duplicate check reads: the
+    same notification or the same rejection; and a member given twice is refused by both."""
+    ns_modules = ietf_schema.index.by_namespace
+    compact = orjson.dumps(document)
+    spaced = json.dumps(document, indent=1, ensure_ascii=True).encode()
+    expected = outcome(lambda: decode(compact, "n.json", ns_modules))
+    for other in (spaced, b" " + compact, compact.decode()):
+        assert outcome(lambda raw=other: decode(raw, "n.json", ns_modules)) == expected
+    first = orjson.dumps(dict([next(iter(document.items()))]))[1:-1]
+    for twice in (b"{" + first + b"," + compact[1:], b"{ " + first + b" ,\n" + spaced[1:]):
+        with pytest.raises(YangkeyError, match="more than once"):
+            decode(twice, "n.json", ns_modules)
 
 
 def test_core_edit_cache_still_checks_value_keys(ietf_schema) -> None:
