@@ -384,6 +384,8 @@ def _edits_xpaths(plan: EditPlan, walk: Walker, edits: tuple[Edit, ...], found: 
                 content = value.get(qualified)
             keys = target[last].keys
             assert keys is not None  # cached targets name the entry
+            if type(content) is list and len(content) > 1:
+                _one_entry(step, content)
             for item in content if type(content) is list else (content,):
                 if type(item) is dict:
                     for name, key in zip(members, keys, strict=True):
@@ -451,6 +453,8 @@ def edit_tree(plan: EditPlan, edit: Edit) -> dict[Any, Any] | None:
                     cursor[step.member] = content
                     break
                 # A single list entry in XML decodes to a dict, not a one-element list.
+                if type(content) is list and len(content) > 1:
+                    _one_entry(step, content)
                 for item in content if isinstance(content, list) else (content,):
                     if isinstance(item, dict):
                         _check_value_keys(step, named, tstep.keys, item)
@@ -480,6 +484,18 @@ def edit_tree(plan: EditPlan, edit: Edit) -> dict[Any, Any] | None:
             content = lookup(value, step) if value is not None else None
             cursor[step.member] = content if content is not None else ""
     return root
+
+
+def _one_entry(step: CompiledStep, content: list[Any]) -> None:
+    """RFC 8072 section 2.5: the value of an edit whose target names a list entry is that one
+    entry. Several entries would be merged into one, a member given in each (or spelled with
+    and without its module) decided by whichever came last: refuse them."""
+    entries = sum(type(item) is dict for item in content)
+    if entries > 1:
+        raise NotificationError(
+            f"yang-patch value holds {entries} entries of list {step.module}:{step.name}, "
+            "but its target names one entry"
+        )
 
 
 def _check_value_keys(

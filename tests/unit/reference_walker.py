@@ -204,12 +204,32 @@ class ReferenceWalker:
             elif isinstance(value, dict):
                 self.walk(value, depth + 1, level.module, path, out)
 
+    def one_entry(self, edit: Edit) -> None:
+        """RFC 8072: an edit whose target names a list entry carries that one entry; checked
+        before any entry is matched, whatever the branch pins."""
+        final = len(edit.target) - 1
+        if edit.value is None or final >= len(self.levels):
+            return
+        level, tstep = self.levels[final], edit.target[final]
+        if not level.is_list or tstep.keys is None:
+            return
+        parent_module = self.levels[final - 1].module if final else None
+        for content in _child(edit.value, level.module, parent_module, level.name):
+            items = content if isinstance(content, list) else [content]
+            entries = sum(isinstance(item, dict) for item in items)
+            if entries > 1:
+                raise NotificationError(
+                    f"yang-patch value holds {entries} entries of list "
+                    f"{level.module}:{level.name}, but its target names one entry"
+                )
+
     # ------------------------------------------------------------------ a yang-patch edit
     def edit(self, edit: Edit, out: set[str]) -> None:
         target = edit.target
         for level, tstep in zip(self.levels, target, strict=False):
             if (level.module, level.name) != (tstep.module, tstep.name):
                 return
+        self.one_entry(edit)
         path = ""
         parent_module: str | None = None
         for depth, (level, tstep) in enumerate(zip(self.levels, target, strict=False)):

@@ -32,7 +32,7 @@ from yangson.schemanode import (
     TerminalNode,
 )
 
-from yangkey.errors import YangkeyError
+from yangkey.errors import NotificationError, YangkeyError
 from yangkey.keys import KeyDeriver
 from yangkey.messages import CONTENT_TYPE_JSON
 from yangkey.notifications import (
@@ -612,3 +612,36 @@ def test_core_edit_cache_still_checks_value_keys(ietf_schema) -> None:
     assert deriver.derive(note("eth0")).xpaths == (f"{IF_PATH}[name='eth0']",)
     with pytest.raises(YangkeyError, match="the target names 'eth0'"):
         deriver.derive(note("eth9"))
+
+
+def test_core_edit_value_with_several_entries_is_refused_cold_and_warm(ietf_schema) -> None:
+    """RFC 8072: an edit whose target names one list entry carries that entry. Two entries
+    were merged into one, so a member in both (here the same leaf-list, once module-qualified)
+    was decided by whichever a reader took: hypothesis found the generated walker and the
+    reference disagreeing on it. Both refuse now, first seen and from the cache."""
+    subscription = f"{IF_PATH}/higher-layer-if"
+    compiled = compile_subscription(subscription, ietf_schema)
+    root = ietf_schema.schema_root(compiled.modules)
+    target = parse_target(f"{IF_PATH}=eth0", "t")
+
+    def note(*entries: dict[str, Any]) -> Notification:
+        edit = Edit("e", "merge", target, {"ietf-interfaces:interface": list(entries)})
+        return Notification("t", CONTENT_TYPE_JSON, "push-change-update", "n", 1, edits=(edit,))
+
+    split = note({"higher-layer-if": []}, {"ietf-interfaces:higher-layer-if": ["eth0"]})
+    assert outcome(lambda: reference_xpaths(compiled, root, split)) == (
+        "rejected", NotificationError)
+    assert generated(KeyDeriver(compiled), split) == ("rejected", NotificationError)
+    with pytest.raises(NotificationError, match="holds 2 entries of list ietf-interfaces:int"):
+        KeyDeriver(compiled).derive(split)
+
+    one = note({"name": "eth0", "higher-layer-if": ["eth1"]}, "not an entry")
+    expected = (f"{IF_PATH}[name='eth0']/higher-layer-if[.='eth1']",)
+    assert outcome(lambda: reference_xpaths(compiled, root, one)) == ("ok", (expected,))
+
+    # The cache: a branch ending in the list the target names.
+    warm = KeyDeriver(compile_subscription(IF_PATH, ietf_schema))
+    assert warm.derive(note({"name": "eth0"})).xpaths == (f"{IF_PATH}[name='eth0']",)
+    assert warm.plans[0].found  # the target is cached now
+    with pytest.raises(NotificationError, match="holds 2 entries"):
+        warm.derive(note({"name": "eth0"}, {"name": "eth0", "mtu": 9000}))
