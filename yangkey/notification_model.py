@@ -150,30 +150,25 @@ def _node_name(value: Any, what: str, source: str) -> str | None:
     return value
 
 
-def _subscription_id(value: Any, source: str) -> int | None:
-    """RFC 8639 subscription-id: uint32, as a JSON number or (XML, lenient JSON) decimal text."""
+def _uint32(value: Any, what: str, source: str) -> int | None:
     if value is None:
         return None
     number = parse_unsigned(value, UINT32_MAX)
     if number is None:
         raise NotificationError(
-            f"subscription id {value!r} is not a uint32 (ASCII digits, 0..{UINT32_MAX})",
-            source=source,
+            f"{what} {value!r} is not a uint32 (ASCII digits, 0..{UINT32_MAX})", source=source
         )
     return number
+
+
+def _subscription_id(value: Any, source: str) -> int | None:
+    """RFC 8639 subscription-id: uint32, as a JSON number or (XML, lenient JSON) decimal text."""
+    return _uint32(value, "subscription id", source)
 
 
 def _sequence_number(value: Any, source: str) -> int | None:
     """The envelope's sequence-number: a yang:counter32."""
-    if value is None:
-        return None
-    number = parse_unsigned(value, UINT32_MAX)
-    if number is None:
-        raise NotificationError(
-            f"sequence-number {value!r} is not a uint32 (ASCII digits, 0..{UINT32_MAX})",
-            source=source,
-        )
-    return number
+    return _uint32(value, "sequence-number", source)
 
 
 def _operation(value: Any, source: str) -> str:
