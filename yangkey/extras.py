@@ -15,10 +15,11 @@ EXTRA_OF_MODULE: dict[str, str] = {
     "confluent_kafka": "kafka",
     "chdb": "clickhouse",
     "clickhouse_connect": "clickhouse",
+    "pyarrow": "clickhouse",
 }
 """Top-level module -> the extra that installs it (see pyproject.toml)."""
 
-EXTRA_OF_COMMAND: dict[str, str] = {"produce": "spark", "demo": "spark"}
+EXTRA_OF_COMMAND: dict[str, str] = {"produce": "spark", "demo": "spark", "ingest": "clickhouse"}
 """Commands whose extra brings every edge they use: one install, not one per missing module."""
 
 

@@ -79,7 +79,7 @@ def run_without(modules: str, *args: str, cwd: Path) -> subprocess.CompletedProc
                 "--embedded",
                 "ch",
             ),
-            "kafka",
+            "clickhouse",  # the extra that brings all of ingest: Kafka client, chdb, pyarrow
         ),
         (
             "chdb",
@@ -120,9 +120,9 @@ def test_core_commands_need_no_extra(tmp_path: Path) -> None:
 def test_a_missing_module_that_is_no_extra_is_a_bug() -> None:
     # Only the optional libraries are the user's install; anything else must stay loud.
     assert missing_extra(ModuleNotFoundError("x", name="yangson.parser"), "compile") is None
-    error = missing_extra(ModuleNotFoundError("x", name="confluent_kafka.admin"), "ingest")
+    error = missing_extra(ModuleNotFoundError("x", name="confluent_kafka.admin"), "kafka")
     assert error is not None
     assert error.message() == (
-        "yangkey ingest: needs the Python package 'confluent_kafka', which is not installed: "
+        "yangkey kafka: needs the Python package 'confluent_kafka', which is not installed: "
         "pip install 'yangkey[kafka]'"
     )
