@@ -42,12 +42,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from yangkey.errors import YangkeyError
-from yangkey.instances import (
-    HEADER_INSTANCES,
-    Leaf,
-    catalog_modules,
-    derive_leaves,
-)
+from yangkey.instances import Leaf, catalog_modules, derive_leaves
 
 if TYPE_CHECKING:
     from yangson import datatype as dt
@@ -57,14 +52,7 @@ if TYPE_CHECKING:
     from yangkey.shared_catalog import SharedSubscription
     from yangkey.templates import Branch
 
-__all__ = [
-    "HEADER_INSTANCES",
-    "Column",
-    "TypedTopic",
-    "catalog_modules",
-    "derive_columns",
-    "typed_topics",
-]
+__all__ = ["Column", "TypedTopic", "derive_columns", "typed_topics"]
 
 _INTEGERS = {
     "Int8Type": "Int8",

@@ -274,10 +274,10 @@ def _shared_typed(
     catalog: Catalog | None, records: list[SharedSubscription], yang_dirs: tuple[str, ...]
 ) -> dict[str, TypedTopic]:
     from yangkey.clickhouse.columns import (  # noqa: PLC0415 - yangson on demand
-        catalog_modules,
         shared_branches,
         typed_topics,
     )
+    from yangkey.instances import catalog_modules  # noqa: PLC0415
     from yangkey.schema import SchemaContext  # noqa: PLC0415
 
     modules: tuple[str, ...] = ()

@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import jinja2
 
 from yangkey import messages
-from yangkey.clickhouse.columns import HEADER_INSTANCES, TypedTopic, feed_tuple_type
+from yangkey.clickhouse.columns import TypedTopic, feed_tuple_type
 from yangkey.clickhouse.identifiers import (
     check_database_name,
     qualified,
@@ -64,6 +64,7 @@ from yangkey.clickhouse.identifiers import (
     table_base,
 )
 from yangkey.errors import ConfigError
+from yangkey.instances import HEADER_INSTANCES
 from yangkey.topics import TopicSpec
 
 if TYPE_CHECKING:

@@ -57,10 +57,10 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from yangkey.clickhouse import ClickHouseError
 from yangkey.clickhouse.apply import ChdbConnection, Connection, apply, open_embedded
-from yangkey.clickhouse.columns import HEADER_INSTANCES
 from yangkey.clickhouse.ddl import ERRORS_TABLE, DdlOptions, render_ddl, topic_tables
 from yangkey.clickhouse.identifiers import qualified
 from yangkey.errors import BrokerError, ConfigError
+from yangkey.instances import HEADER_INSTANCES
 from yangkey.kafka.config import consumer_config, kafka_reason
 
 if TYPE_CHECKING:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from yangkey.clickhouse.columns import TypedTopic, catalog_modules, shared_branches, typed_branches
+from yangkey.clickhouse.columns import TypedTopic, shared_branches, typed_branches
 from yangkey.errors import YangkeyError
-from yangkey.instances import InstanceFeed
+from yangkey.instances import InstanceFeed, catalog_modules
 from yangkey.notifications import decode
 
 if TYPE_CHECKING:
