@@ -643,11 +643,7 @@ class KeyDeriver:
             except YangkeyError as exc:
                 raise exc.with_source(notification.source) from None
             if found:
-                found.sort()
-                if len(set(found)) != len(found):
-                    every = tuple(dict.fromkeys(found))
-                else:
-                    every = tuple(found)
+                every = _sorted_unique(found)
                 return _derived_key((node_name, sub_id, every, (every,)))
             return self._derive(notification, node_name, sub_id, [found])
         return self._derive(notification, node_name, sub_id)
