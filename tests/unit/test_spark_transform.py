@@ -12,6 +12,7 @@ import itertools
 import json
 import shutil
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
@@ -41,7 +42,14 @@ from yangkey.spark.planning import prepare
 from yangkey.spark.preflight import topic_specs
 from yangkey.spark.session import spark_failure
 from yangkey.spark.sink import SinkSpec, produce_partition
-from yangkey.spark.splitting import detect_layout, plan_ranges, read_range, split_records
+from yangkey.spark.splitting import (
+    FileRange,
+    detect_layout,
+    plan_ranges,
+    read_range,
+    split_records,
+)
+from yangkey.spark.tasks import partition_task
 from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing, transform
 
 REPO = Path(__file__).resolve().parents[2]
@@ -546,6 +554,29 @@ def test_dry_run_partition_counts_without_kafka(spec: BuilderSpec) -> None:
     assert result.partition == 4 and not result.skipped
     assert result.tally.records == 2 and result.tally.messages == 1
     assert result.tally.rejections == 1
+
+
+def test_a_plan_task_reads_its_partition_to_the_end(spec: BuilderSpec, tmp_path: Path) -> None:
+    """PySpark reuses a Python worker only when its task read all of its input: a plan task
+    that took its one range and left the rest unread cost every later task a new worker that
+    imported yangkey and compiled the catalog again."""
+    data = tmp_path / "in.jsonl"
+    data.write_bytes(envelope("r1", 1042, ["eth0"]) + b"\n" + envelope("r2", 1042, ["eth1"]))
+    (planned,) = plan_files(str(data), 1 << 20, "lines")
+    sink = SinkSpec(producer_config={}, dead_letter_topic="dlq", run_id="r", dry_run=True)
+    state = {"done": False}
+
+    def partition() -> Iterator[tuple[int, FileRange]]:
+        yield 3, planned
+        state["done"] = True  # reached only when the task asks for more than its range
+
+    class Shipped:
+        value = spec
+
+    task = partition_task(Shipped, sink, 0, "plan", {}, "lines")
+    (result,) = list(task(0, partition()))
+    assert state["done"]
+    assert result.partition == 3 and result.tally.records == 2 and result.tally.messages == 2
 
 
 # --------------------------------------------------------------------------- CLI

@@ -62,7 +62,10 @@ def partition_task(
         key = ""
         weigh = _bytes
         if kind == "plan":
-            task, planned = next(iter(items))  # one planned range per Spark partition
+            # One planned range per Spark partition, read to its end: a worker that leaves
+            # input unread is not reused, and the next task pays a new Python process that
+            # imports yangkey and compiles the catalog again (about a second of CPU).
+            ((task, planned),) = items
             key, records = planned_input(planned, source_config)
             if isinstance(planned, KafkaRange):
                 weigh = _one  # a raw-topic range's work is offsets
