@@ -22,7 +22,7 @@ from typing import Any
 import pyspark
 import pytest
 import yaml
-from confluent_kafka import Consumer, Message, Producer, TopicPartition, murmur2
+from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition, murmur2
 from confluent_kafka.admin import (  # type: ignore[attr-defined]
     AdminClient,
     ConfigResource,
@@ -101,12 +101,18 @@ def reference(
 def consume(
     bootstrap: str, topics: Iterable[str], *, committed: bool = True, idle: float = 2.0
 ) -> list[Message]:
-    """Everything in ``topics`` from the beginning, read_committed unless told otherwise."""
+    """Everything in ``topics`` from the beginning, read_committed unless told otherwise: read
+    until every partition has reached its end, then until ``idle`` seconds bring nothing new.
+
+    The idle clock starts at the end of the log, not at the first poll: under load the first
+    fetch alone can take longer than ``idle``, and a reader that gave up then saw nothing.
+    """
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
             "group.id": f"test-{uuid.uuid4().hex[:8]}",
             "enable.auto.commit": False,
+            "enable.partition.eof": True,
             "isolation.level": "read_committed" if committed else "read_uncommitted",
         }
     )
@@ -118,15 +124,20 @@ def consume(
         for p in metadata.topics[name].partitions
     ]
     consumer.assign(assignment)
+    pending = {(tp.topic, tp.partition) for tp in assignment}
     messages: list[Message] = []
+    deadline = time.monotonic() + 60
     last = time.monotonic()
     try:
-        while time.monotonic() - last < idle:
+        while (pending and time.monotonic() < deadline) or time.monotonic() - last < idle:
             batch = consumer.consume(500, timeout=0.5)
             for message in batch:
-                if message.error() is None:
+                error = message.error()
+                if error is None:
                     messages.append(message)
-            if batch:
+                elif error.code() == KafkaError._PARTITION_EOF:
+                    pending.discard((message.topic(), message.partition()))
+            if batch or pending:
                 last = time.monotonic()
     finally:
         consumer.close()
