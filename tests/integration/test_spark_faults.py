@@ -5,6 +5,7 @@ stopping or killing the driver. Every test ends with an exact read_committed cou
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -365,6 +366,14 @@ def _session_processes(sid: int) -> list[int]:
     return found
 
 
+def _kill_session(root: int) -> None:
+    """SIGKILL whatever of the job's session is left; a process may end between the listing
+    and the kill (a test's cleanup must not fail on that)."""
+    for pid in _session_processes(root):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
 def _start_stream(bootstrap: str, setup: Setup, topic: str, checkpoint: Path,
                   *extra: str) -> tuple[subprocess.Popen[str], list[str]]:
     command = [sys.executable, "-m", "yangkey.cli", "produce", "--subscriptions",
@@ -400,8 +409,7 @@ def test_stopping_or_killing_the_driver_leaves_no_process_and_no_traceback(
         code = process.wait(90)
         _wait(lambda: not _session_processes(process.pid), 30, "every process to end")
     finally:
-        for pid in _session_processes(process.pid):
-            os.kill(pid, signal.SIGKILL)
+        _kill_session(process.pid)
     if how == "sigterm":
         text = "".join(lines)
         assert code == 128 + signal.SIGTERM, text
@@ -423,8 +431,7 @@ def test_cli_outage_beyond_the_budget_is_one_error_line(
         paused_broker(10.0)  # idle between batches: the offset look-ups meet the outage
         code = process.wait(120)
     finally:
-        for pid in _session_processes(process.pid):
-            os.kill(pid, signal.SIGKILL)
+        _kill_session(process.pid)
     text = "".join(lines)
     errors = [line for line in lines if line.startswith("error:")]
     assert code == 1 and len(errors) == 1, text

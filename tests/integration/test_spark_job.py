@@ -404,10 +404,12 @@ def test_compacted_current_state_topic_keeps_the_last_value_per_key(
                        "delete.retention.ms": "100"}
     for status in ("up", "down"):
         data = write_jsonl(tmp_path / f"{status}.jsonl", interface_updates(3, 4, status))
-        run(setup.config(kafka_bootstrap, [str(data)], topic_configs=fast_compaction), spark)
+        summary = run(
+            setup.config(kafka_bootstrap, [str(data)], topic_configs=fast_compaction), spark
+        )
+        # Counted from the run, not read back: the cleaner may compact before any read.
+        assert summary.tally.produced[topic] == 12, "each run writes the 12 keys"
         time.sleep(0.2)
-    before = consume(kafka_bootstrap, [topic], idle=1.0)
-    assert len(before) == 24, "both runs' 12 keys are in the log before compaction"
 
     producer = Producer(producer_config(kafka_bootstrap))
     started = time.monotonic()
