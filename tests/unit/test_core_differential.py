@@ -512,6 +512,12 @@ def test_core_xml_pruned_passes_over_wanted_tags_off_the_path(ietf_schema, notif
     full = deriver.derive(decode(xml, "x", ns_modules))
     assert deriver.derive(note) == full
     assert full.xpaths == (f"{IF_PATH}[name='eth0']", f"{IF_PATH}[name='eth1']")
+    # the walk over every element (small documents) passes over the same ones
+    conv = _converter(ns_modules)
+    trie, every = conv.trie(deriver.wanted)
+    contents = parse_xml(xml, "x").find(".//{*}datastore-contents")
+    assert contents is not None
+    assert conv.pruned(contents, trie, ()) == conv.pruned(contents, trie, every) == note.data
 
 
 # ------------------------------------------------------- XML wrapper fast path vs general
