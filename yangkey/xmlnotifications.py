@@ -427,10 +427,10 @@ def _fast_push_update(
             note.sequence_number = sequence
         push = children[plan[2]]
         if plan[0] == "envelope":
-            first = _first_element(push)
-            if first is None:
+            if not len(push):
                 return None
-            push = first
+            # The first child; a non-element there (none survive parse_xml) has no plan.
+            push = push[0]
         children, plan = _shape(push)
         if plan is None or plan[0] != "push-update":
             return None
