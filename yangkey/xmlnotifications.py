@@ -84,7 +84,7 @@ class _XmlConverter:
             # len() counts element children only, now that nothing else can be a child.
             value = self.members(child, module) if len(child) else self.leaf(child)
             if member in result:
-                _add(result, member, value)
+                _again(result, member, value)
             else:
                 result[member] = value
         return result
@@ -152,23 +152,20 @@ class _XmlConverter:
                 if ":" in value:
                     value = self.leaf(child)
             if member in result:
-                _add(result, member, value)
+                _again(result, member, value)
             else:
                 result[member] = value
         return root
 
 
-def _add(result: dict[str, Any], member: str, value: Any) -> None:
-    """``value`` as member ``member``: an element repeated (a list's entries) is an array. The
-    values are dicts and strings, never lists, so a list there is an array already."""
-    if member in result:
-        seen = result[member]
-        if type(seen) is list:
-            seen.append(value)
-        else:
-            result[member] = [seen, value]
+def _again(result: dict[str, Any], member: str, value: Any) -> None:
+    """``value`` for a member already in ``result``: an element repeated (a list's entries) is
+    an array. The values are dicts and strings, never lists: a list there is that array."""
+    seen = result[member]
+    if type(seen) is list:
+        seen.append(value)
     else:
-        result[member] = value
+        result[member] = [seen, value]
 
 
 _CONVERTERS: dict[int, tuple[Mapping[str, str], _XmlConverter]] = {}

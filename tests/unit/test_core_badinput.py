@@ -82,12 +82,14 @@ def test_badinput_subscription_id_not_ascii_uint32(tmp_path: Path, sub_id: str) 
     key_error(tmp_path, env(sub_id=sub_id), "n.json", "subscription id")
 
 
-@pytest.mark.parametrize("sequence", ['"١"', "-5", "1e20", "4294967296", '"x"'])
+@pytest.mark.parametrize(
+    "sequence", ['"١"', "-5", "1e20", "4294967296", '"x"', '"' + "1" * 5000 + '"']
+)
 def test_badinput_sequence_number_not_ascii_uint32(tmp_path: Path, sequence: str) -> None:
     key_error(tmp_path, env(sequence=sequence), "sequence-number")
 
 
-@pytest.mark.parametrize("sequence", ["١", "-5", "+5"])
+@pytest.mark.parametrize("sequence", ["١", "-5", "+5", "1" * 5000, "0" * 5000 + "7" * 11])
 def test_badinput_xml_sequence_number_not_ascii(tmp_path: Path, sequence: str) -> None:
     key_error(tmp_path, env_xml(sequence=sequence), "sequence-number", name="n.xml")
 
