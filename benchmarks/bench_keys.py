@@ -7,7 +7,9 @@ ratios, and lxml's parse alone of the XML (the floor of the XML line). The parse
 duplicate-member check every JSON notification pays (:func:`yangkey.notifications.decode`) is
 printed too: no JSON path can be cheaper. Goals
 (issue 13): >= 150k JSON notifications/s on one core and <= 1.5x the parse; XML push-update
-and yang-patch within 2x of the JSON push-update.
+and yang-patch within 2x of the JSON push-update. The XML and JSON push-updates of one instance
+are compared too: about the size of the Spark mixed load's XML, where the work per notification
+(wrapper, header fields) weighs most.
 
 The yang-patch loop sends the same targets again and again, as an interface's repeated changes
 do: their parse and XPaths come from the caches. ``yang-patch cold`` empties those caches
@@ -144,10 +146,13 @@ def main() -> None:
         "json": notification(args.instances),
         "xml": xml_notification(args.instances),
         "yang-patch": yang_patch(args.instances),
+        "json 1": notification(1),
+        "xml 1": xml_notification(1),
     }
     keys = {
         name: deriver.derive(decode(raw, "bench", ns_modules)).key for name, raw in inputs.items()
     }
+    assert keys.pop("json 1") == keys.pop("xml 1"), inputs["xml 1"]
     assert len(set(keys.values())) == 1, keys  # the same key from every encoding
     assert keys["json"].count(b" | ") == args.instances - 1, keys["json"]
 
@@ -215,6 +220,11 @@ def main() -> None:
             f"({len(inputs[name.split()[0]])} bytes), {json_rate / rates[name]:.2f}x the JSON cost "
             "(goal <= 2x)"
         )
+    print(
+        f"{'xml key, 1 instance':<25}: {rates['xml 1']:,.0f} notifications/s "
+        f"({len(inputs['xml 1'])} bytes), {rates['json 1'] / rates['xml 1']:.2f}x the JSON cost "
+        f"of 1 instance ({rates['json 1']:,.0f}/s)"
+    )
     # The floor of the XML line: lxml's hardened parse alone, before any conversion.
     print(
         f"xml parse only (lxml)    : {rates['xml parse']:,.0f} notifications/s, "

@@ -39,7 +39,10 @@ def parse_unsigned(value: Any, maximum: int) -> int | None:
     if type(value) is int:
         number = value
     elif isinstance(value, str) and _ASCII_UNSIGNED.fullmatch(value):
-        number = int(value)
+        digits = value.lstrip("0")
+        if len(digits) > len(str(maximum)):
+            return None  # out of range, and int() raises ValueError past 4300 digits
+        number = int(digits or "0")
     else:
         return None
     return number if 0 <= number <= maximum else None

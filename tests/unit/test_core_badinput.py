@@ -82,12 +82,14 @@ def test_badinput_subscription_id_not_ascii_uint32(tmp_path: Path, sub_id: str) 
     key_error(tmp_path, env(sub_id=sub_id), "n.json", "subscription id")
 
 
-@pytest.mark.parametrize("sequence", ['"١"', "-5", "1e20", "4294967296", '"x"'])
+@pytest.mark.parametrize(
+    "sequence", ['"١"', "-5", "1e20", "4294967296", '"x"', '"' + "1" * 5000 + '"']
+)
 def test_badinput_sequence_number_not_ascii_uint32(tmp_path: Path, sequence: str) -> None:
     key_error(tmp_path, env(sequence=sequence), "sequence-number")
 
 
-@pytest.mark.parametrize("sequence", ["١", "-5", "+5"])
+@pytest.mark.parametrize("sequence", ["١", "-5", "+5", "1" * 5000, "0" * 5000 + "7" * 11])
 def test_badinput_xml_sequence_number_not_ascii(tmp_path: Path, sequence: str) -> None:
     key_error(tmp_path, env_xml(sequence=sequence), "sequence-number", name="n.xml")
 
@@ -586,3 +588,23 @@ def test_badinput_xml_entities_refused_in_every_encoding(encoding: str) -> None:
     with pytest.raises(InputError, match="malformed XML"):
         parse_xml("<n>&x;</n>".encode(encoding), "doc.xml")
     assert parse_xml("<n>a&amp;b</n>".encode(encoding), "doc.xml").text == "a&b"
+
+
+@pytest.mark.parametrize(
+    "encoding", ["utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be", "utf-7"]
+)
+def test_badinput_xml_dtd_refused_behind_an_xml_declaration(encoding: str) -> None:
+    # parse_xml asks the parsed document for its DTD only when its first bytes could hide one
+    # from the byte scan: an XML declaration (which can name any encoding: UTF-7 spells '<!'
+    # '+ADwAIQ-'), a BOM, 16- or 32-bit code units. Those documents are still refused.
+    prolog = f'<?xml version="1.0" encoding="{encoding}"?>'
+    with pytest.raises(InputError, match="DTD or entity"):
+        parse_xml((prolog + '<!DOCTYPE n [<!ENTITY x "evil">]><n/>').encode(encoding), "doc.xml")
+    assert parse_xml((prolog + "<n>a</n>").encode(encoding), "doc.xml").text == "a"
+    if encoding != "utf-7":
+        return
+    # Python writes '<!' as is in UTF-7: the same DTD with no '<!' byte left
+    hidden = b'<?xml version="1.0" encoding="UTF-7"?>+ADwAIQ-DOCTYPE n [+ADwAIQ-ENTITY x "e">]><n/>'
+    assert b"<!" not in hidden
+    with pytest.raises(InputError, match="DTD or entity"):
+        parse_xml(hidden, "doc.xml")

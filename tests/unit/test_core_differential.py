@@ -34,7 +34,7 @@ from yangson.schemanode import (
 
 from yangkey.errors import NotificationError, YangkeyError
 from yangkey.keys import KeyDeriver
-from yangkey.messages import CONTENT_TYPE_JSON
+from yangkey.messages import CONTENT_TYPE_JSON, CONTENT_TYPE_XML
 from yangkey.notifications import (
     Edit,
     Notification,
@@ -44,6 +44,9 @@ from yangkey.notifications import (
 )
 from yangkey.schema import SchemaContext
 from yangkey.templates import CompiledSubscription, compile_subscription
+from yangkey.values import QNameText
+from yangkey.xmlnotifications import _converter, _fast_push_update, _xml_notification
+from yangkey.xmlsafe import parse_xml
 
 SETTINGS = settings(
     max_examples=200,
@@ -509,6 +512,160 @@ def test_core_xml_pruned_passes_over_wanted_tags_off_the_path(ietf_schema, notif
     full = deriver.derive(decode(xml, "x", ns_modules))
     assert deriver.derive(note) == full
     assert full.xpaths == (f"{IF_PATH}[name='eth0']", f"{IF_PATH}[name='eth1']")
+    # the walk over every element (small documents) passes over the same ones
+    conv = _converter(ns_modules)
+    trie, every = conv.trie(deriver.wanted)
+    contents = parse_xml(xml, "x").find(".//{*}datastore-contents")
+    assert contents is not None
+    assert conv.pruned(contents, trie, ()) == conv.pruned(contents, trie, every) == note.data
+
+
+# ------------------------------------------------------- XML wrapper fast path vs general
+
+XML_NAMESPACES = {
+    "notification": "urn:ietf:params:xml:ns:netconf:notification:1.0",
+    "envelope": "urn:ietf:params:xml:ns:yang:ietf-yp-notification",
+    "push": "urn:ietf:params:xml:ns:yang:ietf-yang-push",
+    "message": "urn:ietf:params:xml:ns:yang:ietf-telemetry-message",
+}
+XML_TEXTS = ["", " ", "7", " 7\n", "07", "-1", "4294967295", "4294967296", "x", "\u0661\u0660",
+             " r1", "a\tb", "<x/>", "<x>1</x>"]  # fmt: skip
+XML_DATA = (
+    '<interfaces xmlns="urn:ietf:params:xml:ns:yang:ietf-interfaces"'
+    ' xmlns:ianaift="urn:ietf:params:xml:ns:yang:iana-if-type"><interface><name>eth0</name>'
+    "<type>ianaift:ethernetCsmacd</type><mtu>1500</mtu></interface>"
+    "<interface><name>eth1</name></interface></interfaces>"
+)
+
+
+@st.composite
+def xml_wrapped(draw: st.DrawFn) -> str:
+    """XML push-updates (and a few push-change-updates) bare, in a NETCONF notification, an
+    envelope, both, or a telemetry message: mostly well formed (so that the fast path takes
+    them), each field sometimes missing, twice, out of range, in another namespace, or out of
+    order, and sometimes next to elements no reader expects."""
+
+    def rarely() -> bool:
+        return draw(st.integers(0, 9)) == 0
+
+    def field(name: str, good: list[str]) -> list[str]:
+        roll = draw(st.integers(0, 9))
+        if roll == 0:
+            return []
+        text = draw(st.sampled_from(good if roll > 2 else XML_TEXTS))
+        element = f"<{name}>{text}</{name}>"
+        if rarely():
+            element = f'<o:{name} xmlns:o="urn:other">{text}</o:{name}>'
+        return [element, element] if roll == 1 else [element]
+
+    def wrap(tag: str, namespace: str, fields: list[str], inner: str) -> str:
+        children = [*fields, inner]
+        if rarely():
+            children.append("<extra/>")
+        order = draw(st.permutations(children)) if rarely() else children
+        return f'<{tag} xmlns="{namespace}">{"".join(order)}</{tag}>'
+
+    if rarely():
+        edit = f"<edit><edit-id>1</edit-id><operation>delete</operation><target>{IF_PATH}=eth0</target></edit>"  # noqa: E501
+        body = f"<datastore-changes><yang-patch>{edit}</yang-patch></datastore-changes>"
+        kind = "push-change-update"
+    else:
+        data = draw(st.sampled_from([XML_DATA, "", "<x:thing xmlns:x='urn:other'/>"]))
+        body = "" if rarely() else f"<datastore-contents>{data}</datastore-contents>"
+        kind = "push-update"
+    inner = wrap(kind, XML_NAMESPACES["push"], field("id", ["1042", "0"]), body)
+    shape = draw(st.sampled_from(["bare", "notification", "envelope", "both", "message"]))
+    if shape in ("notification", "both", "message"):
+        fields = [
+            *field("eventTime", ["2026-11-20T10:00:00Z", " 2026-11-20T10:00:00Z "]),
+            *field("hostname", ["r1", "r2"]),
+            *field("sequence-number", ["7", "0"]),
+        ]
+        inner = wrap("notification", XML_NAMESPACES["notification"], fields, inner)
+    if shape in ("envelope", "both"):
+        fields = [
+            *field("event-time", ["2026-11-20T10:00:00Z"]),
+            *field("hostname", ["r1", ""]),
+            *field("sequence-number", ["7", "4294967295"]),
+        ]
+        contents = "<contents/>" if rarely() else f"<contents>{inner}</contents>"
+        inner = wrap("envelope", XML_NAMESPACES["envelope"], fields, contents)
+    if shape == "message":
+        manifest = "<network-node-manifest><name>m1</name></network-node-manifest>"
+        payload = f"<payload>{inner}</payload>"
+        inner = wrap("message", XML_NAMESPACES["message"], [manifest], payload)
+    return inner
+
+
+def xml_outcome(function: Callable[[], Notification]) -> Any:
+    """The notification, or the rejection with its message (the fast path must not change
+    which error a document gets)."""
+    try:
+        note = function()
+    except YangkeyError as exc:
+        return ("rejected", type(exc), str(exc))
+    return ("ok", note, qnames(note.data))
+
+
+def qnames(value: Any) -> Any:
+    """``value`` with each QNameText shown with its module form (it equals its plain text)."""
+    if isinstance(value, dict):
+        return {member: qnames(child) for member, child in value.items()}
+    if isinstance(value, list):
+        return [qnames(child) for child in value]
+    return (value, value.module_value) if isinstance(value, QNameText) else value
+
+
+@SETTINGS
+@given(document=xml_wrapped())
+def test_core_diff_xml_wrapper_fast_path_matches_general(ietf_schema, document) -> None:
+    """decode of an XML notification (the wrapper fast path first) against the general
+    recursive path alone, with the full conversion and with the walkers' pruned one."""
+    ns_modules = ietf_schema.index.by_namespace
+    deriver = KeyDeriver(compile_subscription(IF_PATH, ietf_schema))
+    raw = document.encode()
+    for wanted in (None, lambda _: deriver.wanted):
+        general = xml_outcome(
+            lambda wanted=wanted: _xml_notification(
+                parse_xml(raw, "n.xml"),
+                "n.xml",
+                Notification("n.xml", CONTENT_TYPE_XML, "push-update"),
+                _converter(ns_modules),
+                wanted,
+            )
+        )
+        assert xml_outcome(lambda wanted=wanted: decode(raw, "n.xml", ns_modules, wanted)) == (
+            general
+        ), document
+    taken = _fast_push_update(parse_xml(raw, "n.xml"), "n.xml", _converter(ns_modules), None)
+    event(f"fast path taken {taken is not None}")
+
+
+def test_core_xml_fast_path_takes_the_usual_wrappers(ietf_schema, notif) -> None:
+    """The wrappers producers send are decoded by the fast path (else the test above compares
+    the general path with itself), and the answer is the general path's."""
+    ns_modules = ietf_schema.index.by_namespace
+    conv = _converter(ns_modules)
+    push = notif.netconf_xml(XML_DATA).split("<eventTime>")[1].split("</eventTime>")[1]
+    for document in (
+        notif.netconf_xml(XML_DATA),
+        notif.envelope_xml(XML_DATA),
+        push.removesuffix("</notification>"),
+    ):
+        root = parse_xml(document, "n.xml")
+        fast = _fast_push_update(root, "n.xml", conv, None)
+        assert fast is not None, document
+        general = _xml_notification(
+            root, "n.xml", Notification("n.xml", CONTENT_TYPE_XML, "push-update"), conv
+        )
+        assert fast == general
+        assert qnames(fast.data) == qnames(general.data)
+        assert fast.data["ietf-interfaces:interfaces"]["interface"][0]["type"].module_value == (
+            "iana-if-type:ethernetCsmacd"
+        )
+    # and passes a telemetry message on, whole, to the general path
+    root = parse_xml(notif.telemetry_xml(XML_DATA), "n.xml")
+    assert _fast_push_update(root, "n.xml", conv, None) is None
 
 
 # ------------------------------------------------------------- envelope fast path vs general
