@@ -5,8 +5,10 @@ Read with confluent-kafka inside the tasks, not with Spark's Kafka connector:
 Central), while librdkafka is already a dependency. The driver turns ``--from``/``--until``
 (offsets, ``earliest``/``latest``, timestamps) into per-partition offset ranges from the
 watermarks; each range (at most ``max_records_per_task`` records) is one Spark partition, so
-a retried task re-reads exactly the same records. ``--stream`` reads it through a Python
-streaming data source (:class:`RawKafkaSource`) whose offsets Spark checkpoints.
+a retried task re-reads exactly the same records. ``--stream`` plans its micro-batches through
+a Python streaming data source (:class:`RawKafkaSource`) whose offsets Spark checkpoints; its
+rows are the micro-batch's offset ranges, not the records, which each task reads itself as a
+batch task does.
 
 Metadata and watermark look-ups ride out a broker outage: they are retried with backoff for
 up to the *outage budget* (``--outage-budget``, 120 s by default, the same as the producer's
@@ -321,9 +323,13 @@ class RawKafkaStreamReader(DataSourceStreamReader):
         ranges = chunk_ranges(self.topic, starts, ends, self.max_records)
         return [_KafkaPartition(r) for r in ranges]
 
-    def read(self, partition: InputPartition) -> Iterator[tuple[bytes, str]]:
+    def read(self, partition: InputPartition) -> Iterator[tuple[str, int, int, int]]:
+        # The range, not its records: records crossing into the JVM and back cost a streamed
+        # row more than all the rest of its work (benchmarks/bench_spark_stream.py). One row
+        # per Spark partition, so each micro-batch task reads and commits exactly one range.
         assert isinstance(partition, _KafkaPartition)
-        yield from read_kafka_range(self.config, partition.range)
+        r = partition.range
+        yield r.topic, r.partition, r.start, r.end
 
     def commit(self, end: dict[str, int]) -> None:
         """Nothing to do: progress lives in Spark's checkpoint, not in a consumer group."""
@@ -335,14 +341,15 @@ class RawKafkaStreamReader(DataSourceStreamReader):
 
 
 class RawKafkaSource(DataSource):
-    """``spark.readStream.format("yangkey_raw_kafka")``: value (binary) and position."""
+    """``spark.readStream.format("yangkey_raw_kafka")``: one row per offset range
+    (:class:`KafkaRange`'s fields) of each micro-batch, one range per Spark partition."""
 
     @classmethod
     def name(cls) -> str:
         return "yangkey_raw_kafka"
 
     def schema(self) -> str:
-        return "value binary, position string"
+        return "topic string, partition int, start long, end long"
 
     def streamReader(self, schema: Any) -> DataSourceStreamReader:
         return RawKafkaStreamReader(self.options)
