@@ -27,6 +27,12 @@ from typing import Any, TypeVar
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
 
 from yangkey.errors import BrokerError, ConfigError, InputError
 from yangkey.kafka.config import kafka_reason
@@ -278,7 +284,7 @@ class _KafkaPartition(InputPartition):
         self.range = kafka_range
 
 
-class RawKafkaStreamReader(DataSourceStreamReader):
+class RawKafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Structured Streaming reader of the raw topic; offsets are ``{"partition": offset}``."""
 
     def __init__(self, options: Mapping[str, str]) -> None:
@@ -289,11 +295,17 @@ class RawKafkaStreamReader(DataSourceStreamReader):
         self.max_records = int(options.get("max_records_per_task", "250000"))
         self.budget = float(options.get("outage_budget", str(DEFAULT_OUTAGE_BUDGET)))
         self._consumer: Any = None
+        self._target: dict[str, int] | None = None
 
     def _client(self) -> Any:
         if self._consumer is None:
             self._consumer = Consumer(dict(self.config))
         return self._consumer
+
+    def _highs(self) -> dict[str, int]:
+        consumer = self._client()
+        partitions = topic_partitions(consumer, self.topic, self.budget)
+        return {str(p): watermarks(consumer, self.topic, p, self.budget)[1] for p in partitions}
 
     def initialOffset(self) -> dict[str, int]:
         consumer = self._client()
@@ -304,14 +316,23 @@ class RawKafkaStreamReader(DataSourceStreamReader):
         )
         return {str(p): o for p, o in offsets.items()}
 
+    def getDefaultReadLimit(self) -> ReadLimit:
+        return ReadMaxRows(self.max_per_trigger) if self.max_per_trigger else ReadAllAvailable()
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        # --available-now ends at what the topic holds now, in as many micro-batches of
+        # --max-per-trigger as that takes (without this, Spark took the first capped offsets
+        # as the end and stopped after one micro-batch).
+        self._target = self._highs()
+
     def latestOffset(
-        self, start: dict[str, int] | None = None, limit: Any = None
+        self, start: dict[str, int] | None = None, limit: ReadLimit | None = None
     ) -> dict[str, int]:
-        consumer = self._client()
-        partitions = topic_partitions(consumer, self.topic, self.budget)
-        latest = {str(p): watermarks(consumer, self.topic, p, self.budget)[1] for p in partitions}
-        if self.max_per_trigger and start:
-            share = max(1, math.ceil(self.max_per_trigger / max(1, len(latest))))
+        latest = dict(self._target) if self._target is not None else self._highs()
+        if limit is None:
+            limit = self.getDefaultReadLimit()
+        if isinstance(limit, ReadMaxRows) and start:
+            share = max(1, math.ceil(limit.max_rows / max(1, len(latest))))
             for key, high in latest.items():
                 begin = int(start.get(key, 0))
                 latest[key] = min(high, begin + share)
