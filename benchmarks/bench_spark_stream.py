@@ -3,6 +3,7 @@ plain single-process produce loop and the batch read of the same topic.
 
     python benchmarks/bench_spark_stream.py                    # 200k notifications, local[2]
     python benchmarks/bench_spark_stream.py --count 50000 --repeat 3
+    python benchmarks/bench_spark_stream.py --max-per-trigger 20000   # 10 micro-batches
 
 What is measured, in one run, on the embedded Kafka broker (or ``--bootstrap``):
 
@@ -83,6 +84,9 @@ def main() -> None:
     parser.add_argument(
         "--max-records-per-task", type=int, default=250_000, help="as produce's option"
     )
+    parser.add_argument(
+        "--max-per-trigger", type=int, help="records per micro-batch (as produce's option)"
+    )
     parser.add_argument("--bootstrap", help="use this broker instead of an embedded one")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=1, help="interleaved rounds")
@@ -143,6 +147,7 @@ def main() -> None:
                 available_now=True,
                 checkpoint=str(work / f"checkpoint-{repeat}"),
                 run_id=run_id,
+                max_per_trigger=args.max_per_trigger,
             )
             stream, stream_cpu = timed(stream_config, spark, broker_pid)
             if stream.tally.records != tally.records:
