@@ -5,8 +5,10 @@ Read with confluent-kafka inside the tasks, not with Spark's Kafka connector:
 Central), while librdkafka is already a dependency. The driver turns ``--from``/``--until``
 (offsets, ``earliest``/``latest``, timestamps) into per-partition offset ranges from the
 watermarks; each range (at most ``max_records_per_task`` records) is one Spark partition, so
-a retried task re-reads exactly the same records. ``--stream`` reads it through a Python
-streaming data source (:class:`RawKafkaSource`) whose offsets Spark checkpoints.
+a retried task re-reads exactly the same records. ``--stream`` plans its micro-batches through
+a Python streaming data source (:class:`RawKafkaSource`) whose offsets Spark checkpoints; its
+rows are the micro-batch's offset ranges, not the records, which each task reads itself as a
+batch task does.
 
 Metadata and watermark look-ups ride out a broker outage: they are retried with backoff for
 up to the *outage budget* (``--outage-budget``, 120 s by default, the same as the producer's
@@ -25,6 +27,12 @@ from typing import Any, TypeVar
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
 
 from yangkey.errors import BrokerError, ConfigError, InputError
 from yangkey.kafka.config import kafka_reason
@@ -276,7 +284,7 @@ class _KafkaPartition(InputPartition):
         self.range = kafka_range
 
 
-class RawKafkaStreamReader(DataSourceStreamReader):
+class RawKafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Structured Streaming reader of the raw topic; offsets are ``{"partition": offset}``."""
 
     def __init__(self, options: Mapping[str, str]) -> None:
@@ -287,11 +295,17 @@ class RawKafkaStreamReader(DataSourceStreamReader):
         self.max_records = int(options.get("max_records_per_task", "250000"))
         self.budget = float(options.get("outage_budget", str(DEFAULT_OUTAGE_BUDGET)))
         self._consumer: Any = None
+        self._target: dict[str, int] | None = None
 
     def _client(self) -> Any:
         if self._consumer is None:
             self._consumer = Consumer(dict(self.config))
         return self._consumer
+
+    def _highs(self) -> dict[str, int]:
+        consumer = self._client()
+        partitions = topic_partitions(consumer, self.topic, self.budget)
+        return {str(p): watermarks(consumer, self.topic, p, self.budget)[1] for p in partitions}
 
     def initialOffset(self) -> dict[str, int]:
         consumer = self._client()
@@ -302,14 +316,23 @@ class RawKafkaStreamReader(DataSourceStreamReader):
         )
         return {str(p): o for p, o in offsets.items()}
 
+    def getDefaultReadLimit(self) -> ReadLimit:
+        return ReadMaxRows(self.max_per_trigger) if self.max_per_trigger else ReadAllAvailable()
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        # --available-now ends at what the topic holds now, in as many micro-batches of
+        # --max-per-trigger as that takes (without this, Spark took the first capped offsets
+        # as the end and stopped after one micro-batch).
+        self._target = self._highs()
+
     def latestOffset(
-        self, start: dict[str, int] | None = None, limit: Any = None
+        self, start: dict[str, int] | None = None, limit: ReadLimit | None = None
     ) -> dict[str, int]:
-        consumer = self._client()
-        partitions = topic_partitions(consumer, self.topic, self.budget)
-        latest = {str(p): watermarks(consumer, self.topic, p, self.budget)[1] for p in partitions}
-        if self.max_per_trigger and start:
-            share = max(1, math.ceil(self.max_per_trigger / max(1, len(latest))))
+        latest = dict(self._target) if self._target is not None else self._highs()
+        if limit is None:
+            limit = self.getDefaultReadLimit()
+        if isinstance(limit, ReadMaxRows) and start:
+            share = max(1, math.ceil(limit.max_rows / max(1, len(latest))))
             for key, high in latest.items():
                 begin = int(start.get(key, 0))
                 latest[key] = min(high, begin + share)
@@ -321,9 +344,13 @@ class RawKafkaStreamReader(DataSourceStreamReader):
         ranges = chunk_ranges(self.topic, starts, ends, self.max_records)
         return [_KafkaPartition(r) for r in ranges]
 
-    def read(self, partition: InputPartition) -> Iterator[tuple[bytes, str]]:
+    def read(self, partition: InputPartition) -> Iterator[tuple[str, int, int, int]]:
+        # The range, not its records: records crossing into the JVM and back cost a streamed
+        # row more than all the rest of its work (benchmarks/bench_spark_stream.py). One row
+        # per Spark partition, so each micro-batch task reads and commits exactly one range.
         assert isinstance(partition, _KafkaPartition)
-        yield from read_kafka_range(self.config, partition.range)
+        r = partition.range
+        yield r.topic, r.partition, r.start, r.end
 
     def commit(self, end: dict[str, int]) -> None:
         """Nothing to do: progress lives in Spark's checkpoint, not in a consumer group."""
@@ -335,14 +362,15 @@ class RawKafkaStreamReader(DataSourceStreamReader):
 
 
 class RawKafkaSource(DataSource):
-    """``spark.readStream.format("yangkey_raw_kafka")``: value (binary) and position."""
+    """``spark.readStream.format("yangkey_raw_kafka")``: one row per offset range
+    (:class:`KafkaRange`'s fields) of each micro-batch, one range per Spark partition."""
 
     @classmethod
     def name(cls) -> str:
         return "yangkey_raw_kafka"
 
     def schema(self) -> str:
-        return "value binary, position string"
+        return "topic string, partition int, start long, end long"
 
     def streamReader(self, schema: Any) -> DataSourceStreamReader:
         return RawKafkaStreamReader(self.options)

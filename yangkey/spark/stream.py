@@ -39,7 +39,7 @@ def _stream_frame(
             "outage_budget": str(config.outage_budget),
         }
         return session.readStream.format(RawKafkaSource.name()).options(**options).load(), (
-            "records"
+            "ranges"
         )
     reader = (
         session.readStream.format("binaryFile")

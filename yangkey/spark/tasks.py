@@ -50,7 +50,8 @@ def partition_task(
     progress: tuple[str, int, bytes] | None = None,
 ) -> Callable[[int, Iterable[Any]], Iterable[PartitionResult]]:
     """``plan`` partitions hold one (task number, range); ``files`` binaryFile rows (batch);
-    ``files-stream`` the same in a micro-batch; ``records`` streaming (value, position).
+    ``files-stream`` the same in a micro-batch; ``ranges`` a raw-topic micro-batch's offset
+    ranges (:class:`~yangkey.spark.kafka_source.RawKafkaSource`, one per partition).
     ``progress``: where a batch task reports how far it has read (:class:`Progress`)."""
 
     def run(index: int, items: Iterable[Any]) -> Iterable[PartitionResult]:
@@ -75,8 +76,10 @@ def partition_task(
             records = (
                 r for row in items for r in split_records(bytes(row[1]), str(row[0]), layout)
             )
-        else:
-            records = ((bytes(row[0] or b""), str(row[1])) for row in items)
+        else:  # "ranges": a micro-batch's raw-topic offset ranges, read here as "plan" reads
+            ranges = [KafkaRange(str(t), int(p), int(s), int(e)) for t, p, s, e in items]
+            records = (r for kr in ranges for r in read_kafka_range(source_config, kr))
+            weigh = _one
         records = reporting(records, progress, task, attempt, weigh)
         yield produce_partition(records, builder, sink, task, attempt, batch_id, key)
 
