@@ -201,6 +201,20 @@ def prepare(config: JobConfig) -> Prepared:
                     f" ({transaction_ms})",
                     source="producer config",
                 )
+    try:
+        linger_ms = float(str(merged["linger.ms"]))  # librdkafka takes fractions here
+    except ValueError:
+        raise ConfigError(
+            f"linger.ms={merged['linger.ms']!r}: expected a number of milliseconds",
+            source="producer config",
+        ) from None
+    if message_ms and linger_ms >= message_ms:  # librdkafka refuses it (0: no timeout)
+        if "linger.ms" in overrides:
+            raise ConfigError(
+                f"linger.ms ({linger_ms:g}) must be less than message.timeout.ms ({message_ms})",
+                source="producer config",
+            )
+        merged["linger.ms"] = message_ms // 2
     if config.dry_run:
         producer = dict(merged)
         producer.setdefault("bootstrap.servers", config.bootstrap or "dry-run:9092")
