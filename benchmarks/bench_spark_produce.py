@@ -9,8 +9,10 @@ What is measured, in one run, on the embedded Kafka broker (or ``--bootstrap``):
    notifications (yangkey.sample: the example subscriptions' push-updates and on-change
    patches, JSON and XML, envelope / NETCONF / telemetry-message wrappers, a few bad ones):
    read, decode, derive keys and topics, produce transactionally. The SparkSession is started
-   before the clock starts, so JVM start-up is excluded; Python worker start-up and the
-   per-executor catalog compile are included.
+   before the clock starts, so JVM start-up is excluded, and so is the worker daemon's (which
+   imports yangkey once, as in the job); forking each Python worker and its catalog compile
+   are included. So is the broker's first transaction and offset commit (it creates its
+   coordinators' topics then), as a production broker had them long before.
 2. **transform**: the same records through the core's MessageBuilder in this one process
    (pre-computing the messages for 3).
 3. **plain**: a single-process confluent-kafka loop producing those pre-computed messages
@@ -44,7 +46,7 @@ from pathlib import Path
 
 import orjson
 import yaml
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer, TopicPartition
 
 from yangkey.kafka.broker import EmbeddedKafka
 from yangkey.kafka.config import ensure_topics, parse_kv
@@ -54,7 +56,7 @@ from yangkey.spark.config import JobConfig
 from yangkey.spark.job import run
 from yangkey.spark.planning import prepare
 from yangkey.spark.preflight import topic_specs
-from yangkey.spark.session import build_session
+from yangkey.spark.session import WORKER_DAEMON_CONF, build_session
 from yangkey.spark.splitting import split_records
 from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing
 
@@ -148,6 +150,23 @@ def plain_produce(config: dict[str, object], messages: list[KeyedMessage]) -> fl
     if remaining or failures:
         raise SystemExit(f"plain producer: {remaining} undelivered, {len(failures)} failed")
     return seconds
+
+
+def warm_coordinators(bootstrap: str, topic: str, tag: str) -> None:
+    """One empty transaction with an offset commit: the broker creates its transaction and
+    group coordinators' topics on their first use, seconds of its CPU that a production
+    broker paid long ago and that the first timed run would otherwise carry."""
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"warm-{tag}"})
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"warm-{tag}"})
+    try:
+        producer.init_transactions(60)
+        producer.begin_transaction()
+        producer.send_offsets_to_transaction(
+            [TopicPartition(topic, 0, 0)], consumer.consumer_group_metadata(), 60
+        )
+        producer.commit_transaction(60)
+    finally:
+        consumer.close()
 
 
 def process_cpu() -> dict[int, tuple[int, float]]:
@@ -284,10 +303,20 @@ def main() -> None:
             master=args.master,
             split_size=args.split_size,
             delivery=args.delivery,
-            spark_conf={"spark.ui.enabled": "false"},
+            spark_conf={"spark.ui.enabled": "false", **WORKER_DAEMON_CONF},  # as job.run's
         )
         spark = build_session(base)
         spark.sparkContext.parallelize([0], 1).count()  # JVM and Python daemon up
+        if broker is not None:
+            warm_coordinators(bootstrap, f"bench-spark-{tag}-dead-letter", tag)
+            time.sleep(1)
+            idle_before, idle_started = tree_cpu(broker.pid), time.perf_counter()
+            time.sleep(3)
+            idle = (tree_cpu(broker.pid) - idle_before) / (time.perf_counter() - idle_started)
+            print(
+                f"broker idle: {idle:.2f} CPU-s per second (counted in its CPU per record)",
+                flush=True,
+            )
         for repeat in range(args.repeat):
             for name, overrides in variants:
                 producer = {**common, **overrides}

@@ -180,7 +180,7 @@ def test_sink_batches_longer_than_the_cli_unless_told(delivery: str) -> None:
         return dict(prepare(config).sink.producer_config)
 
     chosen = producer({})
-    assert chosen["linger.ms"] == 500 != PRODUCER_DEFAULTS["linger.ms"]
+    assert chosen["linger.ms"] == 5_000 != PRODUCER_DEFAULTS["linger.ms"]
     assert chosen["compression.type"] == "lz4" and chosen["acks"] == "all"
     given = producer({"linger.ms": "5", "compression.type": "zstd"})
     assert given["linger.ms"] == "5" and given["compression.type"] == "zstd"  # verbatim

@@ -2,8 +2,6 @@
 
 Modules, each importing only those above it (tests/unit/test_import_graph.py checks):
 
-* :mod:`yangkey.spark.daemon` — PySpark's worker daemon, dying with its JVM (Spark starts
-  it by name: ``spark.python.daemon.module``);
 * :mod:`yangkey.spark.splitting` — input bytes as records with positions, files cut into
   line-aligned ranges (no Spark);
 * :mod:`yangkey.spark.transform` — the pure per-partition logic (no Spark);
@@ -27,6 +25,9 @@ Modules, each importing only those above it (tests/unit/test_import_graph.py che
 * :mod:`yangkey.spark.planning` — the driver's preparation: settings, run id, plan;
 * :mod:`yangkey.spark.progress` — live progress and the summary;
 * :mod:`yangkey.spark.tasks` — the function every partition runs;
+* :mod:`yangkey.spark.daemon` — PySpark's worker daemon, dying with its JVM and
+  importing the task code before it forks workers
+  (Spark starts it by name: ``spark.python.daemon.module``);
 * :mod:`yangkey.spark.stopping` — Ctrl-C and SIGTERM without py4j tracebacks;
 * :mod:`yangkey.spark.batch`, :mod:`yangkey.spark.stream` — the two kinds of run;
 * :mod:`yangkey.spark.job` — :func:`~yangkey.spark.job.run`, which starts Spark and picks one;

@@ -22,12 +22,14 @@ SPARK_PRODUCER_DEFAULTS: Mapping[str, object] = {
     "transaction.timeout.ms": 600_000,
     "queue.buffering.max.messages": 200_000,
     "batch.num.messages": 10_000,
-    # Bigger batches, fewer produce requests: at 20 ms (the CLI's default) a task's producer
-    # sent batches so small that the broker spent about 4x more CPU per record than at 500 ms,
-    # on the same cores as the job (benchmarks/bench_spark_produce.py --settings). No latency
-    # is added where it matters: a task's flush sends at once, and read_committed consumers
-    # see nothing before the commit anyway.
-    "linger.ms": 500,
+    # The broker's CPU goes per produce request, not per record: a task writes to every
+    # partition of every topic it derives (42 on the mixed load), each filling slowly, so a
+    # short linger sent many small batches. Mixed load, 200k records, local[2]: broker CPU
+    # 17-20 us/record at 500 ms, 6-8 at 5 s (20 ms: 4x worse than 500). Full partitions still
+    # go out at once (batch.size / batch.num.messages), a task's flush sends the rest, and
+    # read_committed consumers see nothing before the commit anyway: no latency is added.
+    # docs/design.md#spark-task-throughput
+    "linger.ms": 5_000,
 }
 TEST_FAIL_AFTER_ENV = "YANGKEY_TEST_FAIL_AFTER"
 TEST_FAIL_AFTER_CONF = "spark.yangkey.test.fail_after"

@@ -50,6 +50,11 @@ def _worker(sock: Any, authenticated: bool) -> int:
 
 def main() -> None:
     parent = os.getppid()
+    # Imported once here, before any fork, instead of by every worker: importing the task
+    # code is about 0.7 s of CPU, paid by each executor core's first task before. Nothing it
+    # imports starts a thread, so forking after it stays safe.
+    import yangkey.spark.tasks  # noqa: F401, PLC0415
+
     daemon.worker = _worker  # the daemon's fork loop looks the function up at each fork
     threading.Thread(target=_watch, args=(parent,), name="yangkey-jvm-watch", daemon=True).start()
     daemon.manager()
