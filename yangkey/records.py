@@ -40,6 +40,8 @@ STRICT_ENV = "YANGKEY_STRICT"
 _log = logging.getLogger("yangkey")
 MAX_ROUTES = 100_000
 """(subscription, node, content type) routes a builder remembers before starting afresh."""
+_new = tuple.__new__
+"""KeyedMessage(...) through its generated __new__ cost 0.5 us more per message."""
 _Route = tuple[CatalogEntry | None, tuple[tuple[str, bytes], ...]]
 
 
@@ -247,7 +249,7 @@ class MessageBuilder:
         knobs = self.knobs
         if not knobs.per_branch:
             key = derived.key if knobs.keys else None
-            return [KeyedMessage(knobs.single_topic, key, raw, headers)]
+            return [_new(KeyedMessage, (knobs.single_topic, key, raw, headers))]
         messages: list[KeyedMessage] = []
         topics = entry.topics
         keys = knobs.keys
@@ -265,7 +267,7 @@ class MessageBuilder:
                     )
                 )
             else:
-                messages.append(KeyedMessage(topics[index], key, raw, headers))
+                messages.append(_new(KeyedMessage, (topics[index], key, raw, headers)))
         return messages
 
     def _with_instances(
