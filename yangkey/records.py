@@ -42,7 +42,19 @@ MAX_ROUTES = 100_000
 """(subscription, node, content type) routes a builder remembers before starting afresh."""
 _new = tuple.__new__
 """KeyedMessage(...) through its generated __new__ cost 0.5 us more per message."""
-_Route = tuple[CatalogEntry | None, tuple[tuple[str, bytes], ...]]
+_Fixed = tuple[tuple[tuple[str, bytes], ...], int]
+"""Headers that depend only on the subscription and the encoding, and their bytes."""
+_Route = tuple[CatalogEntry | None, _Fixed]
+_SEQUENCE_NAME = len(HEADER_SEQUENCE_NUMBER)
+_SEQUENCE_AND_TIME_NAMES = len(HEADER_SEQUENCE_NUMBER) + len(HEADER_EVENT_TIME)
+
+
+def header_bytes(headers: tuple[tuple[str, bytes], ...]) -> int:
+    """The bytes of ``headers``' names (UTF-8; all ours are ASCII) and values."""
+    size = 0
+    for name, value in headers:
+        size += len(name) + len(value)
+    return size
 
 
 @dataclass(frozen=True)
@@ -100,7 +112,11 @@ class MessageBuilder:
         self.schema = SchemaContext.cached(self.yang_dirs)
         self.ns_modules = self.schema.index.by_namespace
         self.max_bytes = catalog.file.limits.max_notification_bytes
-        self._fixed_headers: dict[tuple[int, int, str], tuple[tuple[str, bytes], ...]] = {}
+        self._fixed_headers: dict[tuple[int, int, str], _Fixed] = {}
+        self.header_bytes = 0
+        """At least the header bytes (names and values) of any message built so far: lets
+        the producer see that a message is far below the size limit without a loop over its
+        headers (yangkey.spark.transform.outgoing)."""
         self.strict = os.environ.get(STRICT_ENV) == "1" if strict is None else strict
         """Let exceptions that are not a YangkeyError (bugs) propagate instead of rejecting."""
         self.bugs: dict[tuple[Any, ...], int] = {}
@@ -146,19 +162,21 @@ class MessageBuilder:
         time: its metadata can differ between notifications)."""
         subscription_id, node, content_type = route_key
         entry = self.entry(subscription_id, node)
-        route: _Route = (entry, () if entry is None else self._fixed(entry, content_type))
+        route: _Route = (entry, ((), 0) if entry is None else self._fixed(entry, content_type))
         if len(self._routes) >= MAX_ROUTES:
             self._routes.clear()  # node names come from the input: keep the memory bounded
         self._routes[route_key] = route
         return route
 
-    def _fixed(self, entry: CatalogEntry, content_type: str) -> tuple[tuple[str, bytes], ...]:
+    def _fixed(self, entry: CatalogEntry, content_type: str) -> _Fixed:
+        """:meth:`fixed_headers` and their size in bytes, remembered."""
         # The generation is in the key: a learned id can start a new one (shared catalog).
         fixed_key = (entry.id, entry.generation, content_type)
-        fixed = self._fixed_headers.get(fixed_key)
-        if fixed is None:
-            fixed = self._fixed_headers[fixed_key] = self.fixed_headers(entry, content_type)
-        return fixed
+        found = self._fixed_headers.get(fixed_key)
+        if found is None:
+            fixed = self.fixed_headers(entry, content_type)
+            found = self._fixed_headers[fixed_key] = (fixed, header_bytes(fixed))
+        return found
 
     def _wanted(self, note: Notification) -> Wanted | None:
         """What the key derivation of ``note``'s subscription reads (for XML decoding)."""
@@ -227,7 +245,7 @@ class MessageBuilder:
         route = self._routes.get(route_key)
         if route is None or self.catalog.entries is not self._indexed:
             route = self._route(route_key)
-        entry, fixed = route
+        entry, (fixed, size) = route
         if entry is None:
             if not self.knobs.learn:
                 raise NotificationError(
@@ -235,17 +253,18 @@ class MessageBuilder:
                     source=source,
                 )
             entry = self.catalog.learn(subscription_id, note.subscription, source)
-            fixed = self._fixed(entry, content_type)
+            fixed, size = self._fixed(entry, content_type)
         derived = entry.deriver.derive(note, default_node=self.default_node)
+        sequence = b"%d" % (note.sequence_number or 0)
         event_time = note.event_time
         if event_time:
-            headers = (
-                *fixed,
-                (HEADER_SEQUENCE_NUMBER, b"%d" % (note.sequence_number or 0)),
-                (HEADER_EVENT_TIME, str(event_time).encode()),
-            )
+            stamp = str(event_time).encode()
+            headers = (*fixed, (HEADER_SEQUENCE_NUMBER, sequence), (HEADER_EVENT_TIME, stamp))
+            size += _SEQUENCE_AND_TIME_NAMES + len(sequence) + len(stamp)
         else:
-            headers = (*fixed, (HEADER_SEQUENCE_NUMBER, b"%d" % (note.sequence_number or 0)))
+            headers = (*fixed, (HEADER_SEQUENCE_NUMBER, sequence))
+            size += _SEQUENCE_NAME + len(sequence)
+        self.header_bytes = max(self.header_bytes, size)
         knobs = self.knobs
         if not knobs.per_branch:
             key = derived.key if knobs.keys else None
@@ -279,9 +298,12 @@ class MessageBuilder:
         source: str,
     ) -> tuple[tuple[str, bytes], ...]:
         try:
-            return (*headers, (HEADER_INSTANCES, self._feed(entry, index).header(note)))
+            value = self._feed(entry, index).header(note)
         except YangkeyError as exc:
             # the message is still good for its key and the message-level tables
             self.feed_failures += 1
             _log.warning("%s: no instance rows: %s", source, exc)
             return headers
+        extended = (*headers, (HEADER_INSTANCES, value))
+        self.header_bytes = max(self.header_bytes, header_bytes(extended))
+        return extended

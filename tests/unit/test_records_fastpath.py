@@ -29,8 +29,9 @@ from yangkey.messages import (
     Rejection,
 )
 from yangkey.notifications import decode
-from yangkey.records import MessageBuilder
+from yangkey.records import MessageBuilder, ProducerKnobs, header_bytes
 from yangkey.sample import generate
+from yangkey.spark.transform import Tally, outgoing, wire_size
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "subscriptions.yaml"
 IF = "/ietf-interfaces:interfaces/interface"
@@ -77,6 +78,7 @@ def _same(builder: MessageBuilder, records: list[tuple[bytes, str]]) -> int:
             continue
         assert got == want, source
         assert all(type(message) is KeyedMessage for message in got)
+        assert all(header_bytes(m.headers) <= builder.header_bytes for m in got)
         accepted += 1
     return accepted
 
@@ -158,3 +160,55 @@ def test_records_fastpath_message_is_a_plain_keyed_message() -> None:
     assert pickle.loads(pickle.dumps(message)) == message
     assert message.header(HEADER_SEQUENCE_NUMBER) == "9"
     assert message.header("no-such-header") is None
+
+
+def test_records_fastpath_header_bound_covers_the_instance_feed() -> None:
+    """The typed instance header makes headers much bigger: the bound follows."""
+    catalog = load_catalog(EXAMPLES)
+    builder = MessageBuilder(catalog, ProducerKnobs.from_catalog(catalog, instances=True))
+    seen = 0
+    for n, raw in enumerate(generate(nodes=2, interfaces=3, rounds=1).records):
+        result = builder.build(raw, f"demo:{n}")
+        if isinstance(result, Rejection):
+            continue
+        for message in result:
+            seen = max(seen, header_bytes(message.headers))
+            assert header_bytes(message.headers) <= builder.header_bytes
+    assert seen > 300  # instance rows were there to count
+
+
+def _exact_outgoing(
+    records: list[tuple[bytes, str]], builder: MessageBuilder, max_bytes: int
+) -> list[tuple[str, bytes | None, str | None]]:
+    """outgoing's size rule with every message's headers counted, as before the bound."""
+    out: list[tuple[str, bytes | None, str | None]] = []
+    for raw, source in records:
+        result = builder.build(raw, source)
+        assert not isinstance(result, Rejection)
+        fits = [m for m in result if wire_size(m) <= max_bytes]
+        out += [(m.topic, m.key, None) for m in fits]
+        if len(fits) < len(result):
+            out.append(("dlq", None, "oversized"))
+    return out
+
+
+def test_records_fastpath_size_check_is_exact_at_the_limit() -> None:
+    """Limits one byte either side of each message's exact wire size, with event times
+    (headers) of growing length: the bound never lets a message over the limit through and
+    never sends one under it to the dead-letter topic."""
+    builder = MessageBuilder(load_catalog(EXAMPLES))
+    records = [
+        (_envelope(1042, "pe-1", n, "2026-11-20T10:00:00Z" + "x" * (n * 300)), f"f:{n}")
+        for n in range(4)
+    ]
+    sizes = sorted({wire_size(m) for raw, s in records for m in builder.build(raw, s)})  # type: ignore[union-attr]
+    assert builder.header_bytes > 900  # the longest event time sets the bound
+    for size in sizes:
+        for max_bytes in (size - 1, size, size + 1):
+            tally = Tally()
+            got = [
+                (m.topic, m.key, m.header("yangkey-error-kind"))
+                for m in outgoing(records, builder, "dlq", tally, max_bytes)
+            ]
+            assert got == _exact_outgoing(records, builder, max_bytes), max_bytes
+            assert tally.rejected.get("oversized", 0) == sum(s > max_bytes for s in sizes)
