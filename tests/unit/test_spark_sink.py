@@ -112,8 +112,19 @@ class _CountingProducer:
         self.polls = 0
         _CountingProducer.instances.append(self)
 
-    def produce(self, topic: str, **kwargs: object) -> None:
-        assert kwargs["headers"] == [("h", b"1")]
+    def produce(  # confluent-kafka's signature: the sink passes every argument by position
+        self,
+        topic: str,
+        value: bytes | None = None,
+        key: bytes | None = None,
+        partition: int = -1,
+        callback: object = None,
+        on_delivery: object = None,
+        timestamp: int = 0,
+        headers: object = None,
+    ) -> None:
+        assert (value, partition, callback, on_delivery, timestamp) == (b"v", -1, None, None, 0)
+        assert headers == [("h", b"1")]
         self.produced += 1
 
     def poll(self, timeout: float) -> int:

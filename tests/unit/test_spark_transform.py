@@ -484,7 +484,7 @@ class _FakeProducer:
         self.fail = False
         _FakeProducer.instances.append(self)
 
-    def produce(self, topic: str, **kwargs: object) -> None:
+    def produce(self, topic: str, *args: object, **kwargs: object) -> None:
         if self.fail:
             from confluent_kafka import KafkaError, KafkaException  # noqa: PLC0415
 
