@@ -28,7 +28,7 @@ from yangkey.catalog import Catalog, build_catalog
 from yangkey.config import parse_subscriptions, read_subscriptions_text
 from yangkey.errors import YangkeyError
 from yangkey.messages import KeyedMessage, Rejection
-from yangkey.records import MessageBuilder, ProducerKnobs
+from yangkey.records import MessageBuilder, ProducerKnobs, header_bytes
 from yangkey.spark.splitting import RawRecord
 
 # --------------------------------------------------------------------------- builder spec
@@ -233,10 +233,12 @@ HEADER_TRUNCATED = "yangkey-truncated-from"
 
 
 def wire_size(message: KeyedMessage) -> int:
-    size = len(message.key or b"") + len(message.value) + RECORD_OVERHEAD
-    for name, value in message.headers:  # a loop, not sum() of a generator: once per message
-        size += len(name) + len(value)
-    return size
+    return (
+        len(message.key or b"")
+        + len(message.value)
+        + RECORD_OVERHEAD
+        + header_bytes(message.headers)
+    )
 
 
 def dead_letter(rejection: Rejection, topic: str, max_bytes: int) -> KeyedMessage:
