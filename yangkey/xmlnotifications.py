@@ -27,7 +27,7 @@ from yangkey.notification_model import (
     _subscription_id,
     parse_target,
 )
-from yangkey.values import UINT32_MAX, QNameText, node_name_problem
+from yangkey.values import UINT32_MAX, QNameText, node_name_problem, parse_unsigned
 from yangkey.xmlsafe import parse_xml
 
 _TrieLevel: TypeAlias = "dict[str, tuple[str, str, _TrieLevel | None]]"
@@ -418,7 +418,7 @@ def _fast_push_update(
                     return None
                 note.node = host
         if at_sequence is not None:
-            sequence = _unsigned((children[at_sequence].text or "").strip())
+            sequence = parse_unsigned((children[at_sequence].text or "").strip(), UINT32_MAX)
             if sequence is None:
                 return None
             note.sequence_number = sequence
@@ -433,7 +433,7 @@ def _fast_push_update(
             return None
     (at_id,), at_contents = plan[1:]
     if at_id is not None:
-        note.subscription_id = _unsigned((children[at_id].text or "").strip())
+        note.subscription_id = parse_unsigned((children[at_id].text or "").strip(), UINT32_MAX)
         if note.subscription_id is None:
             return None
     contents = children[at_contents]
@@ -444,15 +444,6 @@ def _fast_push_update(
     else:
         note.data = conv.members(contents, None)
     return note
-
-
-def _unsigned(text: str) -> int | None:
-    """:func:`~yangkey.values.parse_unsigned` of XML text, for a uint32."""
-    if text.isdigit() and text.isascii() and len(text) <= 10:
-        number = int(text)
-        if number <= UINT32_MAX:
-            return number
-    return None
 
 
 def decode_xml(
