@@ -37,18 +37,35 @@ def list_local_files(uri: str) -> list[Path]:
     raise InputError("no such file or directory", source=uri)
 
 
-def plan_files(uri: str, split_size: int, layout: LayoutChoice) -> list[FileRange]:
-    ranges: list[FileRange] = []
+def sized_files(uri: str) -> list[tuple[Path, int]]:
+    """The input files of ``uri`` with their sizes; an error names the file."""
+    sized: list[tuple[Path, int]] = []
     for path in list_local_files(uri):
         try:
-            size = path.stat().st_size
-            if size == 0:
-                continue
+            sized.append((path, path.stat().st_size))
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
+    return sized
+
+
+def plan_sized(
+    sized: list[tuple[Path, int]], split_size: int, layout: LayoutChoice
+) -> list[FileRange]:
+    """:func:`plan_files` of files already listed (:func:`sized_files`)."""
+    ranges: list[FileRange] = []
+    for path, size in sized:
+        if size == 0:
+            continue
+        try:
             with path.open("rb") as stream:
                 ranges.extend(plan_ranges(stream, str(path), size, split_size, layout))
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
     return ranges
+
+
+def plan_files(uri: str, split_size: int, layout: LayoutChoice) -> list[FileRange]:
+    return plan_sized(sized_files(uri), split_size, layout)
 
 
 def read_file_range(planned: FileRange) -> tuple[str, Iterable[RawRecord]]:

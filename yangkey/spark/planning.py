@@ -38,7 +38,7 @@ from yangkey.spark.config import (
 )
 from yangkey.spark.executors import is_local_master, local_input_warnings
 from yangkey.spark.fencing import Heartbeat, fence_stale_runs, heartbeat_for
-from yangkey.spark.files import is_local, list_local_files, local_path, plan_files
+from yangkey.spark.files import is_local, local_path, plan_sized, sized_files
 from yangkey.spark.kafka_source import KafkaRange, parse_kafka_input, plan_kafka
 from yangkey.spark.markers import Marker, MarkerStore
 from yangkey.spark.preflight import admin_for, check_topics, topic_specs
@@ -366,8 +366,13 @@ def plan_inputs(
     """
     plan: list[FileRange | KafkaRange] = []
     remote: list[str] = []
-    local = [uri for uri in config.inputs if not uri.startswith("kafka://") and is_local(uri)]
-    total = sum(path.stat().st_size for uri in local for path in list_local_files(uri))
+    # Listed once: the sizes choose the split, then the same files are planned.
+    local = {
+        uri: sized_files(uri)
+        for uri in config.inputs
+        if not uri.startswith("kafka://") and is_local(uri)
+    }
+    total = sum(size for uri in config.inputs if uri in local for _, size in local[uri])
     split_size = balanced_split(total, config.split_size, task_slots(config.master))
     for uri in config.inputs:
         if uri.startswith("kafka://"):
@@ -382,7 +387,7 @@ def plan_inputs(
                 )
             )
         elif is_local(uri):
-            plan.extend(plan_files(uri, split_size, config.layout))
+            plan.extend(plan_sized(local[uri], split_size, config.layout))
         else:
             remote.append(uri)
     if remote and plan:
