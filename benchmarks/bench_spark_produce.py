@@ -250,7 +250,16 @@ def main() -> None:
         "(spark job and plain loop alike), interleaved; 'NAME=' is the job's defaults",
     )
     parser.add_argument("--repeat", type=int, default=1, help="runs of each variant")
+    parser.add_argument(
+        "--spark-conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="Spark setting of the benchmark's session (as produce --spark-conf), e.g."
+        " spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=4 for the JVM's default JIT",
+    )
     args = parser.parse_args()
+    spark_conf = parse_kv(args.spark_conf, source="--spark-conf")
     common = parse_kv(args.producer_config, source="--producer-config")
     variants = [settings_variant(v) for v in args.settings] or [("defaults", {})]
 
@@ -303,7 +312,7 @@ def main() -> None:
             master=args.master,
             split_size=args.split_size,
             delivery=args.delivery,
-            spark_conf={"spark.ui.enabled": "false", **WORKER_DAEMON_CONF},  # as job.run's
+            spark_conf={"spark.ui.enabled": "false", **WORKER_DAEMON_CONF, **spark_conf},
         )
         spark = build_session(base)
         spark.sparkContext.parallelize([0], 1).count()  # JVM and Python daemon up

@@ -41,7 +41,7 @@ from confluent_kafka import Producer
 from pyspark.sql import SparkSession
 
 from yangkey.kafka.broker import EmbeddedKafka
-from yangkey.kafka.config import TopicSpec, ensure_topics, producer_config
+from yangkey.kafka.config import TopicSpec, ensure_topics, parse_kv, producer_config
 from yangkey.spark.config import JobConfig
 from yangkey.spark.job import run
 from yangkey.spark.planning import prepare
@@ -91,7 +91,16 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=1, help="interleaved rounds")
     parser.add_argument("--no-batch", action="store_true", help="skip the batch read")
+    parser.add_argument(
+        "--spark-conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="Spark setting of the benchmark's session (as produce --spark-conf), e.g."
+        " spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=4 for the JVM's default JIT",
+    )
     args = parser.parse_args()
+    spark_conf = parse_kv(args.spark_conf, source="--spark-conf")
 
     work = Path(tempfile.mkdtemp(prefix="yangkey-bench-stream-"))
     tag = uuid.uuid4().hex[:6]
@@ -127,7 +136,7 @@ def main() -> None:
             bootstrap=bootstrap,
             master=args.master,
             max_records_per_task=args.max_records_per_task,
-            spark_conf={"spark.ui.enabled": "false"},
+            spark_conf={"spark.ui.enabled": "false", **spark_conf},
         )
         plain_config = prepare(
             JobConfig(
@@ -197,12 +206,16 @@ def main() -> None:
         f"periodic, {args.count:,} records, {args.raw_partitions} raw partition(s),"
         f" {args.master}; medians of {args.repeat} round(s)"
     )
-    print(
-        f"stream {med('stream'):,.0f} records/s ({med('stream_cpu'):.1f} µs CPU/record),"
+    batch = (
         f" batch {med('batch'):,.0f}/s ({med('batch_cpu'):.1f} µs CPU/record),"
+        if rows["batch"]
+        else ""
+    )
+    versus_batch = f" stream/batch {med('stream') / med('batch'):.2f}," if rows["batch"] else ""
+    print(
+        f"stream {med('stream'):,.0f} records/s ({med('stream_cpu'):.1f} µs CPU/record),{batch}"
         f" plain {med('plain'):,.0f}/s; stream/plain {med('stream') / med('plain'):.2f},"
-        f" stream/batch {med('stream') / med('batch') if rows['batch'] else 0:.2f},"
-        f" load {med('load'):.1f}"
+        f"{versus_batch} load {med('load'):.1f}"
     )
     print(f"load average now: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 

@@ -111,6 +111,23 @@ def worker_python(
     return None
 
 
+LOCAL_JIT = "-XX:TieredStopAtLevel=1"
+"""The JIT of a local master's JVM that yangkey starts: C1 only. On a local master one JVM
+is driver and executor on the cores the Python workers need, and it only schedules tasks,
+plans micro-batches and passes descriptors; the per-record work is Python's. C2's compiler
+threads spent those cores on start-up: a 300k-record ``yangkey produce`` took 7.0-9.0 s of
+JVM CPU instead of 13.5-15.7 s (docs/design.md#spark-task-throughput, "The local JVM
+compiles with C1 only")."""
+
+
+def driver_java_options(log_level: str, local: bool) -> str:
+    """``spark.driver.extraJavaOptions`` of a JVM yangkey launches (not spark-submit's):
+    Spark's start-up chatter kept below ``log_level`` from the first line, and on a ``local``
+    master the JIT above. A cluster's driver keeps the JVM's default JIT."""
+    quiet = f"-Dlog4j2.configurationFile=file:{_quiet_log4j2(log_level)}"
+    return f"{LOCAL_JIT} {quiet}" if local else quiet
+
+
 def build_session(config: JobConfig) -> SparkSession:
     """``SparkSession`` for the job: ``--master`` if given, else spark-submit's, else local."""
     builder: Any = SparkSession.builder.appName(config.app_name)
@@ -131,9 +148,8 @@ def build_session(config: JobConfig) -> SparkSession:
         os.environ["PYSPARK_PYTHON"] = python
     launching = "PYSPARK_GATEWAY_PORT" not in os.environ
     if launching and "spark.driver.extraJavaOptions" not in config.spark_conf:
-        # Our JVM: keep its start-up chatter below the chosen level from the first line.
-        settings["spark.driver.extraJavaOptions"] = (
-            f"-Dlog4j2.configurationFile=file:{_quiet_log4j2(config.spark_log_level)}"
+        settings["spark.driver.extraJavaOptions"] = driver_java_options(
+            config.spark_log_level, (master or "").startswith("local")
         )
     if launching and (master or "").startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
