@@ -20,8 +20,11 @@ What is measured, in one run, on the embedded Kafka broker (or ``--bootstrap``):
    floor cost of Kafka alone.
 
 Prints records/s of each, the ratio spark / plain of the same round, the broker's CPU per
-record during the Spark run (an embedded broker only) and the load average. The broker shares
-the machine's cores with Spark, as it does in the tests.
+record during the Spark run (an embedded broker only), the CPU per record of the job (this
+process, the JVM and its Python workers: the broker's excluded) and of the plain loop (this
+process with librdkafka's threads), and the load average. The broker shares the machine's
+cores with Spark, as it does in the tests. The CPU figures move less with the machine's load
+than the wall-clock ones, which swing by 15-20% between runs even on a quiet machine.
 
     # producer settings compared, interleaved, 3 rounds each (docs/design.md#spark-task-throughput)
     python benchmarks/bench_spark_produce.py --data periodic --count 200000 --repeat 3 \
@@ -279,7 +282,7 @@ def main() -> None:
     bootstrap = args.bootstrap or (broker.bootstrap if broker else "")
     spark = None
     rows: dict[str, dict[str, list[float]]] = {
-        name: {"spark": [], "plain": [], "ratio": [], "broker": [], "load": []}
+        name: {k: [] for k in ("spark", "plain", "ratio", "broker", "job", "plain_cpu", "load")}
         for name, _ in variants
     }
     try:
@@ -340,14 +343,19 @@ def main() -> None:
                         producer_overrides=producer,
                     )
                 ).sink.producer_config
+                own = os.getpid()
+                plain_before = tree_cpu(own) - tree_cpu(broker.pid if broker else None)
                 plain_seconds = plain_produce(dict(job_producer), messages)
+                plain_cpu = tree_cpu(own) - tree_cpu(broker.pid if broker else None) - plain_before
                 # 1. the Spark job (session started before the clock), a new run each time
                 run_id = re.sub(r"[^A-Za-z0-9_.]", "_", f"bench{tag}{name}{repeat}")
                 config = replace(base, producer_overrides=producer, run_id=run_id)
                 broker_pid = broker.pid if broker else None
                 broker_before = tree_cpu(broker_pid)
+                job_before = tree_cpu(own) - broker_before
                 summary = run(config, spark)
                 broker_seconds = tree_cpu(broker_pid) - broker_before
+                job_seconds = tree_cpu(own) - broker_before - broker_seconds - job_before
                 if summary.tally.records != tally.records or summary.tally.produced != renamed:
                     print(
                         "warning: the Spark job's counts differ from the single-process transform",
@@ -361,12 +369,15 @@ def main() -> None:
                 row["plain"].append(plain_rate)
                 row["ratio"].append(spark_rate / plain_rate)
                 row["broker"].append(broker_seconds * 1e6 / max(1, summary.tally.records))
+                row["job"].append(job_seconds * 1e6 / max(1, summary.tally.records))
+                row["plain_cpu"].append(plain_cpu * 1e6 / max(1, tally.records))
                 row["load"].append(load)
                 print(
                     f"run {repeat + 1} {name}: spark {spark_rate:,.0f} records/s"
                     f" ({summary.seconds:.1f}s, {summary.partitions} tasks), plain"
                     f" {plain_rate:,.0f}/s, ratio {spark_rate / plain_rate:.2f}, broker CPU"
-                    f" {broker_seconds:.1f}s, load {load:.1f}",
+                    f" {broker_seconds:.1f}s, CPU per record: job {row['job'][-1]:.1f} µs,"
+                    f" plain {row['plain_cpu'][-1]:.1f} µs, load {load:.1f}",
                     flush=True,
                 )
         del messages
@@ -384,7 +395,7 @@ def main() -> None:
     )
     print(
         f"{'settings':16}{'spark/s':>10}{'plain/s':>10}{'ratio':>7}"
-        f"{'broker CPU µs/rec':>19}{'load':>6}  producer settings"
+        f"{'broker CPU µs/rec':>19}{'job µs':>8}{'plain µs':>9}{'load':>6}  producer settings"
     )
     for name, overrides in variants:
         row = rows[name]
@@ -392,6 +403,7 @@ def main() -> None:
         print(
             f"{name:16}{median(row['spark']):>10,.0f}{median(row['plain']):>10,.0f}"
             f"{median(row['ratio']):>7.2f}{median(row['broker']):>19.1f}"
+            f"{median(row['job']):>8.1f}{median(row['plain_cpu']):>9.1f}"
             f"{median(row['load']):>6.1f}  {shown}"
         )
     print(f"load average now: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
