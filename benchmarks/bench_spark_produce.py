@@ -206,6 +206,17 @@ def tree_cpu(root: int | None) -> float:
     return total
 
 
+def add_spark_conf_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--spark-conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="Spark setting of the benchmark's session (as produce --spark-conf), e.g."
+        " spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=4 for the JVM's default JIT",
+    )
+
+
 def settings_variant(text: str) -> tuple[str, dict[str, str]]:
     """``name=k=v,k=v`` (or ``name=`` for the job's defaults) -> (name, overrides)."""
     name, _, pairs = text.partition("=")
@@ -253,14 +264,7 @@ def main() -> None:
         "(spark job and plain loop alike), interleaved; 'NAME=' is the job's defaults",
     )
     parser.add_argument("--repeat", type=int, default=1, help="runs of each variant")
-    parser.add_argument(
-        "--spark-conf",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="Spark setting of the benchmark's session (as produce --spark-conf), e.g."
-        " spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=4 for the JVM's default JIT",
-    )
+    add_spark_conf_option(parser)
     args = parser.parse_args()
     spark_conf = parse_kv(args.spark_conf, source="--spark-conf")
     common = parse_kv(args.producer_config, source="--producer-config")

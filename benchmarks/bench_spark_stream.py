@@ -36,7 +36,13 @@ import uuid
 from dataclasses import replace
 from pathlib import Path
 
-from bench_spark_produce import periodic_records, plain_produce, subscriptions, tree_cpu
+from bench_spark_produce import (
+    add_spark_conf_option,
+    periodic_records,
+    plain_produce,
+    subscriptions,
+    tree_cpu,
+)
 from confluent_kafka import Producer
 from pyspark.sql import SparkSession
 
@@ -91,14 +97,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=1, help="interleaved rounds")
     parser.add_argument("--no-batch", action="store_true", help="skip the batch read")
-    parser.add_argument(
-        "--spark-conf",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="Spark setting of the benchmark's session (as produce --spark-conf), e.g."
-        " spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=4 for the JVM's default JIT",
-    )
+    add_spark_conf_option(parser)
     args = parser.parse_args()
     spark_conf = parse_kv(args.spark_conf, source="--spark-conf")
 
