@@ -189,9 +189,10 @@ def process_cpu() -> dict[int, tuple[int, float]]:
     return found
 
 
-def tree_cpu(root: int | None) -> float:
-    """CPU seconds of process ``root`` and its descendants (0 when unknown)."""
-    table = process_cpu()
+def tree_cpu(root: int | None, table: dict[int, tuple[int, float]] | None = None) -> float:
+    """CPU seconds of process ``root`` and its descendants (0 when unknown), from ``table``
+    (:func:`process_cpu`) or a fresh reading."""
+    table = process_cpu() if table is None else table
     if root is None or root not in table:
         return 0.0
     children: dict[int, list[int]] = {}
@@ -204,6 +205,14 @@ def tree_cpu(root: int | None) -> float:
         total += table[pid][1]
         pending.extend(children.get(pid, []))
     return total
+
+
+def job_and_broker_cpu(broker_pid: int | None) -> tuple[float, float]:
+    """CPU seconds of this process tree without the broker's (this process, the JVM and its
+    Python workers, a plain loop's librdkafka threads), and of the broker's; one reading."""
+    table = process_cpu()
+    broker = tree_cpu(broker_pid, table)
+    return tree_cpu(os.getpid(), table) - broker, broker
 
 
 def add_spark_conf_option(parser: argparse.ArgumentParser) -> None:
@@ -347,19 +356,18 @@ def main() -> None:
                         producer_overrides=producer,
                     )
                 ).sink.producer_config
-                own = os.getpid()
-                plain_before = tree_cpu(own) - tree_cpu(broker.pid if broker else None)
+                broker_pid = broker.pid if broker else None
+                plain_before, _ = job_and_broker_cpu(broker_pid)
                 plain_seconds = plain_produce(dict(job_producer), messages)
-                plain_cpu = tree_cpu(own) - tree_cpu(broker.pid if broker else None) - plain_before
+                plain_after, _ = job_and_broker_cpu(broker_pid)
+                plain_cpu = plain_after - plain_before
                 # 1. the Spark job (session started before the clock), a new run each time
                 run_id = re.sub(r"[^A-Za-z0-9_.]", "_", f"bench{tag}{name}{repeat}")
                 config = replace(base, producer_overrides=producer, run_id=run_id)
-                broker_pid = broker.pid if broker else None
-                broker_before = tree_cpu(broker_pid)
-                job_before = tree_cpu(own) - broker_before
+                job_before, broker_before = job_and_broker_cpu(broker_pid)
                 summary = run(config, spark)
-                broker_seconds = tree_cpu(broker_pid) - broker_before
-                job_seconds = tree_cpu(own) - broker_before - broker_seconds - job_before
+                job_after, broker_after = job_and_broker_cpu(broker_pid)
+                job_seconds, broker_seconds = job_after - job_before, broker_after - broker_before
                 if summary.tally.records != tally.records or summary.tally.produced != renamed:
                     print(
                         "warning: the Spark job's counts differ from the single-process transform",

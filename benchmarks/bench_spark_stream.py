@@ -38,10 +38,10 @@ from pathlib import Path
 
 from bench_spark_produce import (
     add_spark_conf_option,
+    job_and_broker_cpu,
     periodic_records,
     plain_produce,
     subscriptions,
-    tree_cpu,
 )
 from confluent_kafka import Producer
 from pyspark.sql import SparkSession
@@ -75,10 +75,9 @@ def fill_raw(bootstrap: str, topic: str, partitions: int, records: list[bytes]) 
 def timed(config: JobConfig, spark: SparkSession, broker_pid: int | None) -> tuple[Summary, float]:
     """The run's summary and the CPU seconds this process tree spent on it, the broker's
     excluded."""
-    own = os.getpid()
-    before = tree_cpu(own) - tree_cpu(broker_pid)
+    before, _ = job_and_broker_cpu(broker_pid)
     summary = run(config, spark)
-    return summary, tree_cpu(own) - tree_cpu(broker_pid) - before
+    return summary, job_and_broker_cpu(broker_pid)[0] - before
 
 
 def main() -> None:

@@ -147,11 +147,12 @@ def build_session(config: JobConfig) -> SparkSession:
         # spark.pyspark.python does not reach it when the driver is plain Python.
         os.environ["PYSPARK_PYTHON"] = python
     launching = "PYSPARK_GATEWAY_PORT" not in os.environ
+    local = (master or "").startswith("local")
     if launching and "spark.driver.extraJavaOptions" not in config.spark_conf:
         settings["spark.driver.extraJavaOptions"] = driver_java_options(
-            config.spark_log_level, (master or "").startswith("local")
+            config.spark_log_level, local
         )
-    if launching and (master or "").startswith("local"):
+    if launching and local:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     settings.update(config.spark_conf)
     for key, value in settings.items():
