@@ -16,8 +16,10 @@ from yangkey.spark.progress import REPORT, Progress, every, reporting
 from yangkey.spark.stopping import Stopper
 
 
-def _progress(total_units: int = 0, units_are_records: bool = False) -> Progress:
-    return Progress(cast(Any, None), None, total_units, units_are_records)
+def _progress(
+    total_units: int = 0, units_are_records: bool = False, started: float | None = 0.0
+) -> Progress:
+    return Progress(cast(Any, None), None, total_units, units_are_records, started)
 
 
 def _report(progress: Progress, task: int, attempt: int, records: int, units: int) -> bytes:
@@ -25,7 +27,7 @@ def _report(progress: Progress, task: int, attempt: int, records: int, units: in
 
 
 def test_line_counts_running_tasks_with_total_rate_and_eta() -> None:
-    progress = _progress(total_units=4000)  # file ranges: bytes
+    progress = _progress(total_units=4000, started=100.0)  # file ranges: bytes
     assert progress.line(0.0, 0, 2) is None  # nothing reported yet: keep "starting Spark"
     progress.receive(_report(progress, 0, 0, 10, 500), now=100.0)
     progress.receive(_report(progress, 1, 0, 10, 500), now=100.5)
@@ -33,6 +35,22 @@ def test_line_counts_running_tasks_with_total_rate_and_eta() -> None:
     assert progress.line(102.0, 0, 2) == (
         "20 of ~80 records (25%), 10 records/s, ETA 6s, 0/2 tasks"
     )
+
+
+def test_the_rate_counts_from_the_run_start_not_the_first_report() -> None:
+    # A task's first datagram comes half a second into its work: counted from that
+    # datagram, the first line said 24,149,000 records/s.
+    progress = _progress(total_units=109_000_000, started=10.0)
+    progress.receive(_report(progress, 0, 0, 24_149, 8_800_000), now=11.5)
+    assert progress.line(11.5, 0, 2) == (
+        "24,149 of ~299,118 records (8%), 16,099 records/s, ETA 17s, 0/2 tasks"
+    )
+
+
+def test_no_rate_before_the_run_has_a_start() -> None:
+    progress = _progress(total_units=1000, started=None)
+    progress.receive(_report(progress, 0, 0, 10, 100), now=5.0)
+    assert progress.line(5.0, 0, 1) == "10 of ~100 records (10%), 0/1 tasks"
 
 
 def test_raw_topic_total_is_its_offsets() -> None:

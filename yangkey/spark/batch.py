@@ -68,6 +68,7 @@ def run_batch(
             update,
             total_units=sum(r.end - r.start for r in ranges),
             units_are_records=bool(ranges) and all(isinstance(r, KafkaRange) for r in ranges),
+            started=started,  # the summary's rate counts from here too
         ) as progress:
             task = partition_task(
                 broadcast,

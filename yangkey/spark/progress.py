@@ -82,6 +82,7 @@ class Progress:
         update: Callable[[str], None] | None,
         total_units: int = 0,
         units_are_records: bool = False,
+        started: float | None = None,
     ) -> None:
         self.session = session
         self.update = update
@@ -91,7 +92,11 @@ class Progress:
         self.address: tuple[str, int] | None = None
         self._socket: socket.socket | None = None
         self._tasks: dict[int, tuple[int, int, int]] = {}  # task -> (attempt, records, units)
-        self._first: float | None = None
+        self.started = started
+        """The monotonic clock's reading the rate and ETA count from: the run's start (set
+        on entering when not given), not the first report, which already carries half a
+        second of a task's records (it made the first rate millions of records/s)."""
+        self._reported = False
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -103,6 +108,8 @@ class Progress:
         return (*self.address, self.token)
 
     def __enter__(self) -> Progress:
+        if self.started is None:
+            self.started = time.monotonic()
         if self.update is None:
             return self
         host = "127.0.0.1"
@@ -136,25 +143,25 @@ class Progress:
         known = self._tasks.get(task)
         if known is None or attempt >= known[0]:
             self._tasks[task] = (attempt, records, units)
-            if self._first is None:
-                self._first = now
+            self._reported = True
 
     def line(self, now: float, tasks_done: int, tasks_total: int) -> str | None:
         """The progress line, or None while no task has reported."""
-        if self._first is None:
+        if not self._reported:
             return None
         records = sum(r for _, r, _ in self._tasks.values())
         units = sum(u for _, _, u in self._tasks.values())
-        elapsed = max(now - self._first, 1e-3)
         parts = [f"{records:,} records"]
         if self.total_units and units:
             fraction = min(1.0, units / self.total_units)
             total = self.total_units if self.units_are_records else round(records / fraction)
             parts[0] = f"{records:,} of ~{max(total, records):,} records ({fraction:.0%})"
-        parts.append(f"{records / elapsed:,.0f} records/s")
-        if self.total_units and units:
-            left = max(0, self.total_units - units) * elapsed / units
-            parts.append(f"ETA {_clock(left)}")
+        elapsed = 0.0 if self.started is None else now - self.started
+        if elapsed > 0:
+            parts.append(f"{records / elapsed:,.0f} records/s")
+            if self.total_units and units:
+                left = max(0, self.total_units - units) * elapsed / units
+                parts.append(f"ETA {_clock(left)}")
         if tasks_total:
             parts.append(f"{tasks_done}/{tasks_total} tasks")
         return ", ".join(parts)
