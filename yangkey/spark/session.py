@@ -16,6 +16,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from yangkey.errors import YangkeyError
+from yangkey.spark.classdata import cds_options
 from yangkey.spark.config import JobConfig
 
 DEFAULT_MASTER = "local[*]"
@@ -149,9 +150,9 @@ def build_session(config: JobConfig) -> SparkSession:
     launching = "PYSPARK_GATEWAY_PORT" not in os.environ
     local = (master or "").startswith("local")
     if launching and "spark.driver.extraJavaOptions" not in config.spark_conf:
-        settings["spark.driver.extraJavaOptions"] = driver_java_options(
-            config.spark_log_level, local
-        )
+        options = driver_java_options(config.spark_log_level, local)
+        sharing = cds_options() if local else ""
+        settings["spark.driver.extraJavaOptions"] = f"{options} {sharing}".strip()
     if launching and local:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     settings.update(config.spark_conf)
