@@ -77,19 +77,31 @@ _EXCEPTION_LINE = re.compile(r"^(?::\s*)?([\w.$]+(?:Error|Exception|Crash)\b(?::
 
 
 def _quiet_log4j2(level: str) -> Path:
-    """A log4j2 config for the driver JVM: Spark's console layout at ``level``."""
-    path = Path(tempfile.gettempdir()) / f"yangkey-log4j2-{level.lower()}.properties"
-    if not path.exists():
-        path.write_text(
-            f"rootLogger.level = {level.lower()}\n"
-            "rootLogger.appenderRef.stderr.ref = console\n"
-            "appender.console.type = Console\n"
-            "appender.console.name = console\n"
-            "appender.console.target = SYSTEM_ERR\n"
-            "appender.console.layout.type = PatternLayout\n"
-            "appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex\n",
-            encoding="utf-8",
-        )
+    """A log4j2 config for the driver JVM: Spark's console layout at ``level``.
+
+    PySpark's gateway logger is at ``level`` too: Spark treats a PySpark driver as a shell,
+    and a shell whose own logger has no level of its own gets WARN, and, that differing from
+    the root's, "Setting default log level to …" and a ``setLogLevel`` hint on stderr."""
+    lowered = level.lower()
+    text = (
+        f"rootLogger.level = {lowered}\n"
+        "rootLogger.appenderRef.stderr.ref = console\n"
+        "logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer\n"
+        f"logger.gateway.level = {lowered}\n"
+        "appender.console.type = Console\n"
+        "appender.console.name = console\n"
+        "appender.console.target = SYSTEM_ERR\n"
+        "appender.console.layout.type = PatternLayout\n"
+        "appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex\n"
+    )
+    path = Path(tempfile.gettempdir()) / f"yangkey-log4j2-{lowered}.properties"
+    with contextlib.suppress(OSError):
+        if path.read_text(encoding="utf-8") == text:
+            return path
+    # Another run may read it meanwhile: a whole file replaces the old one at once.
+    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, path)
     return path
 
 
