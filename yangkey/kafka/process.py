@@ -118,6 +118,17 @@ class BrokerState:
         return _is_our_java(self.pid, self.properties)
 
 
+def pid_exists(pid: int) -> bool:
+    """Whether a process with this pid exists (one of another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _is_our_java(pid: int, properties: str) -> bool:
     proc = Path("/proc") / str(pid)
     try:
@@ -126,14 +137,7 @@ def _is_our_java(pid: int, properties: str) -> bool:
     except OSError:
         if Path("/proc/self").exists():
             return False
-        # No procfs (macOS): fall back to "a process with that pid exists".
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
+        return pid_exists(pid)  # no procfs (macOS): all there is to know
     # A zombie (state Z after the closing paren) has exited; containers whose PID 1 does not
     # reap children keep those around indefinitely.
     if status.rpartition(")")[2].split()[:1] == ["Z"]:

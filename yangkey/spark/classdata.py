@@ -35,6 +35,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from yangkey.kafka.process import pid_exists
 from yangkey.schema_cache import cache_root
 
 CDS_ENV = "YANGKEY_SPARK_CDS"
@@ -75,16 +76,6 @@ def archive_key(java: str) -> str:
         [str(binary), str(stat.st_size), str(stat.st_mtime_ns), version, str(jars), *names]
     )
     return hashlib.sha256(identity.encode()).hexdigest()[:20]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _has_magic(path: Path) -> bool:
@@ -167,7 +158,7 @@ def _claim(directory: Path, key: str) -> bool:
                 owner = int(claim.read_text(encoding="ascii").strip() or "0")
             except (OSError, ValueError):
                 owner = 0
-            if (owner and _alive(owner)) or _recordings(directory, key):
+            if (owner and pid_exists(owner)) or _recordings(directory, key):
                 return False
             with contextlib.suppress(OSError):
                 claim.unlink()
