@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from yangkey.spark.classdata import DYNAMIC_MAGIC, SETTLE_SECONDS, java_runner, verified
+from yangkey.spark.classdata import (
+    DYNAMIC_MAGIC,
+    SETTLE_SECONDS,
+    java_runner,
+    records_archives,
+    verified,
+)
 
 pytestmark = pytest.mark.needs("spark")
 
@@ -64,6 +70,8 @@ def _written(path: Path, timeout: float = 120.0) -> None:
 def test_a_local_jvm_records_the_archive_and_the_next_one_maps_it(tmp_path: Path) -> None:
     java = java_runner()
     assert java is not None
+    assert records_archives(java, tmp_path)  # this machine's HotSpot takes the options
+    assert list(tmp_path.iterdir()) == []  # and its probe leaves nothing behind
     first = _session(tmp_path)
     (recording,) = [
         a.split("=", 1)[1] for a in first["arguments"] if a.startswith("-XX:ArchiveClassesAtExit=")

@@ -19,6 +19,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv(classdata.CDS_ENV, raising=False)
     monkeypatch.setattr(classdata, "java_runner", lambda: "/usr/bin/java")
     monkeypatch.setattr(classdata, "archive_key", lambda java: "k")
+    monkeypatch.setattr(classdata, "records_archives", lambda java, directory: True)
     return tmp_path / "spark-cds"
 
 
@@ -130,3 +131,19 @@ def test_leftovers_of_other_keys_are_cleaned_up(cache: Path) -> None:
         "fresh.78.recording",
         "k.claim",
     }
+
+
+def test_a_jvm_that_refuses_the_options_is_not_asked_to_record(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[str] = []
+
+    def refuses(java: str, directory: Path) -> bool:
+        asked.append(java)
+        return False
+
+    monkeypatch.setattr(classdata, "records_archives", refuses)
+    assert cds_options(cache, now=100.0) == ""
+    assert cds_options(cache, now=100.0) == ""
+    assert asked == ["/usr/bin/java"]  # once: the answer is kept (for a day)
+    assert {p.name for p in cache.iterdir()} == {"k.unsupported"}

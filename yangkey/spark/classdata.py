@@ -11,8 +11,9 @@ The archive lives in the cache (``$YANGKEY_CACHE/spark-cds``), one per Java bina
 PySpark installation (about 120 MB; one unused for :data:`UNUSED_DAYS` is deleted by the next
 run of any other). A truncated archive does not fail gently: the JVM maps it and dies of SIGBUS. So:
 
-1. one run at a time records (an ``O_EXCL`` claim naming its process); the others start as
-   before;
+1. one run at a time records (an ``O_EXCL`` claim naming its process), once a throwaway JVM
+   has shown it takes the options (another JVM than HotSpot might not start with them); the
+   others start as before;
 2. the recording is written by the JVM after this Python process has ended, so it is
    promoted by a later run, once no one has written it for :data:`SETTLE_SECONDS`, and only
    after a throwaway JVM has mapped and checksummed all of it (``-XX:+VerifySharedSpaces``);
@@ -108,6 +109,21 @@ def verified(java: str, archive: Path, timeout: float = 60.0) -> bool:
     return done.returncode == 0
 
 
+def records_archives(java: str, directory: Path, timeout: float = 60.0) -> bool:
+    """Whether ``java`` takes the options (HotSpot does; another JVM might refuse to start
+    with them), asked once of a throwaway JVM that records its few classes."""
+    probe = directory / f"probe.{os.getpid()}.recording"
+    command = [java, f"-XX:ArchiveClassesAtExit={probe}", "-Xshare:auto", _QUIET, "-version"]
+    try:
+        done = subprocess.run(command, capture_output=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            probe.unlink()
+    return done.returncode == 0
+
+
 def _recordings(directory: Path, key: str) -> list[Path]:
     return sorted(directory.glob(f"{key}.*.recording"))
 
@@ -195,7 +211,12 @@ def cds_options(directory: Path | None = None, now: float | None = None) -> str:
         if final.exists():
             os.utime(final)  # in use: not one to clean up
             return f"{_option('-XX:SharedArchiveFile', final)} -Xshare:auto {_QUIET}"
-        if _claim(directory, key):
+        unsupported = directory / f"{key}.unsupported"
+        if not unsupported.exists() and _claim(directory, key):
+            if not records_archives(java, directory):
+                unsupported.touch()  # asked again once a day (_tidy)
+                (directory / f"{key}.claim").unlink()
+                return ""
             recording = directory / f"{key}.{os.getpid()}.recording"
             return f"{_option('-XX:ArchiveClassesAtExit', recording)} {_QUIET}"
     except OSError:
