@@ -16,6 +16,7 @@ client setting of confluent-kafka), they are summarised instead:
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -92,3 +93,30 @@ def quiet_librdkafka(
             f"kafka: {summary.count} librdkafka warning(s), the last: {summary.last} "
             f"({ENV_SHOW}=1 shows them all)"
         )
+
+
+_RETRIED_COORDINATOR = re.compile(r"(Coordinator load in progress|Not coordinator): retrying")
+
+
+class _WithoutCoordinatorRetries(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return _RETRIED_COORDINATOR.search(record.getMessage()) is None
+
+
+@functools.cache
+def transactional_logger() -> logging.Logger:
+    """A ``logger`` client setting for a transactional producer: librdkafka's lines on
+    stderr as before, but for the retries of a transaction coordinator that is still loading.
+    A new broker's first transactions print them for every task ("Failed to acquire
+    transactional PID … Coordinator load in progress: retrying") and then succeed; a
+    coordinator that never comes ends in the caller's own error. ``YANGKEY_KAFKA_LOG=1`` keeps
+    them."""
+    logger = logging.getLogger("yangkey.librdkafka.transactions")
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("kafka: %(message)s"))
+    if os.environ.get(ENV_SHOW, "") in ("", "0"):
+        handler.addFilter(_WithoutCoordinatorRetries())
+    logger.addHandler(handler)
+    logger.propagate = False
+    logger.setLevel(logging.INFO)
+    return logger

@@ -45,6 +45,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 from yangkey.catalog import Catalog
 from yangkey.errors import BrokerError, ConfigError, InputError
 from yangkey.kafka.config import connection_settings, kafka_reason
+from yangkey.kafkalogs import transactional_logger
 from yangkey.messages import HEADER_SCHEMA_ID, KeyedMessage
 from yangkey.records import MessageBuilder
 from yangkey.registry.client import RegistrySettings, learned_topic_id
@@ -158,6 +159,7 @@ class KafkaSink:
         config.setdefault("delivery.report.only.error", True)
         if spec.exactly_once:
             config["transactional.id"] = spec.transactional_id(partition)
+            config.setdefault("logger", transactional_logger())
         self._producer: Any = Producer(config)
         self._consumer: Any = None
 
