@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from yangkey.kafka.java import find_java
 from yangkey.spark.classdata import (
     DYNAMIC_MAGIC,
     SETTLE_SECONDS,
-    java_runner,
     records_archives,
     verified,
 )
@@ -68,8 +68,7 @@ def _written(path: Path, timeout: float = 120.0) -> None:
 
 
 def test_a_local_jvm_records_the_archive_and_the_next_one_maps_it(tmp_path: Path) -> None:
-    java = java_runner()
-    assert java is not None
+    java = find_java()
     assert records_archives(java, tmp_path)  # this machine's HotSpot takes the options
     assert list(tmp_path.iterdir()) == []  # and its probe leaves nothing behind
     first = _session(tmp_path)

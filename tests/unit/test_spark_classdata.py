@@ -17,7 +17,7 @@ from yangkey.spark.classdata import DYNAMIC_MAGIC, SETTLE_SECONDS, cds_options
 @pytest.fixture
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv(classdata.CDS_ENV, raising=False)
-    monkeypatch.setattr(classdata, "java_runner", lambda: "/usr/bin/java")
+    monkeypatch.setattr(classdata, "find_java", lambda: "/usr/bin/java")
     monkeypatch.setattr(classdata, "archive_key", lambda java: "k")
     monkeypatch.setattr(classdata, "records_archives", lambda java, directory: True)
     return tmp_path / "spark-cds"

@@ -30,12 +30,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import shutil
 import subprocess
 import time
-from collections.abc import Mapping
 from pathlib import Path
 
+from yangkey.errors import BrokerError
+from yangkey.kafka.java import find_java
 from yangkey.kafka.process import pid_exists
 from yangkey.schema_cache import cache_root
 
@@ -49,18 +49,8 @@ DYNAMIC_MAGIC = 0xF00BABA8
 _QUIET = "-Xlog:cds*=off"
 
 
-def enabled(environ: Mapping[str, str] | None = None) -> bool:
-    value = (os.environ if environ is None else environ).get(CDS_ENV, "1")
-    return value.strip().lower() not in ("0", "off", "false", "no")
-
-
-def java_runner() -> str | None:
-    """The ``java`` Spark's launcher runs: ``$JAVA_HOME/bin/java``, else the one on PATH."""
-    home = os.environ.get("JAVA_HOME")
-    if home:
-        runner = Path(home) / "bin" / "java"
-        return str(runner) if runner.exists() else None
-    return shutil.which("java")
+def enabled() -> bool:
+    return os.environ.get(CDS_ENV, "1").strip().lower() not in ("0", "off", "false", "no")
 
 
 def archive_key(java: str) -> str:
@@ -88,40 +78,38 @@ def _has_magic(path: Path) -> bool:
     return len(head) == 4 and int.from_bytes(head, "little") == DYNAMIC_MAGIC
 
 
-def verified(java: str, archive: Path, timeout: float = 60.0) -> bool:
+def _throwaway_jvm(java: str, *options: str, timeout: float = 60.0) -> bool:
+    """Whether ``java`` with ``options`` prints its version and exits 0."""
+    command = [java, *options, "-Xshare:auto", _QUIET, "-version"]
+    try:
+        done = subprocess.run(command, capture_output=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def verified(java: str, archive: Path) -> bool:
     """A throwaway JVM maps all of ``archive`` and checks its checksums: a truncated one
     kills it (SIGBUS), a whole one lets it print its version."""
     if not _has_magic(archive):
         return False
-    command = [
+    return _throwaway_jvm(
         java,
         f"-XX:SharedArchiveFile={archive}",
         "-XX:+VerifySharedSpaces",
-        "-Xshare:auto",
-        _QUIET,
         "-XX:ErrorFile=/dev/null",  # no hs_err_pid file in the working directory
-        "-version",
-    ]
-    try:
-        done = subprocess.run(command, capture_output=True, timeout=timeout, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
+    )
 
 
-def records_archives(java: str, directory: Path, timeout: float = 60.0) -> bool:
+def records_archives(java: str, directory: Path) -> bool:
     """Whether ``java`` takes the options (HotSpot does; another JVM might refuse to start
     with them), asked once of a throwaway JVM that records its few classes."""
     probe = directory / f"probe.{os.getpid()}.recording"
-    command = [java, f"-XX:ArchiveClassesAtExit={probe}", "-Xshare:auto", _QUIET, "-version"]
     try:
-        done = subprocess.run(command, capture_output=True, timeout=timeout, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
+        return _throwaway_jvm(java, f"-XX:ArchiveClassesAtExit={probe}")
     finally:
         with contextlib.suppress(OSError):
             probe.unlink()
-    return done.returncode == 0
 
 
 def _recordings(directory: Path, key: str) -> list[Path]:
@@ -197,8 +185,9 @@ def cds_options(directory: Path | None = None, now: float | None = None) -> str:
     recording)."""
     if not enabled():
         return ""
-    java = java_runner()
-    if java is None:
+    try:
+        java = find_java()  # the one Spark's launcher runs: $JAVA_HOME/bin/java, else PATH's
+    except BrokerError:
         return ""  # Spark's own launcher reports the missing Java
     directory = directory or cache_root() / "spark-cds"
     try:
