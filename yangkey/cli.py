@@ -276,6 +276,11 @@ def compile_from_options(
             "init",
             "Write a starter subscriptions.yaml and print the next commands.",
         ),
+        "dashboards": (
+            "yangkey.dashboards.commands",
+            "dashboards",
+            "Write Grafana dashboards over the typed tables of a subscriptions file.",
+        ),
         "sample": (
             "yangkey.sample",
             "sample",
