@@ -281,6 +281,11 @@ def compile_from_options(
             "dashboards",
             "Write Grafana dashboards over the typed tables of a subscriptions file.",
         ),
+        "report": (
+            "yangkey.report.commands",
+            "report",
+            "Write an HTML report of the data in ClickHouse (partitions, keys, nodes, latency).",
+        ),
         "sample": (
             "yangkey.sample",
             "sample",

@@ -110,6 +110,7 @@ EDGES = (
     "yangkey.spark",
     "yangkey.registry",
     "yangkey.dashboards",
+    "yangkey.report",
 )
 #: Top-level modules that drive the edges: the CLI's lazy command groups and ``yangkey demo``.
 EDGE_DRIVERS = {"yangkey.cli", "yangkey.demo"}
