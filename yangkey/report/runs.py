@@ -2,8 +2,7 @@
 tables where the run has them.
 
 * ``produce`` has no tables: its summary (records, messages per topic, rejects per kind,
-  seconds) and, per derived topic it wrote to, the messages per partition that Kafka's
-  offsets give (the whole topic, earlier runs included; compaction may have removed some);
+  seconds);
 * ``ingest`` and ``demo``: the tables it filled (:func:`yangkey.report.data.from_tables`)
   with the run's figures on top.
 """
@@ -21,7 +20,7 @@ if TYPE_CHECKING:
     from yangkey.catalog import Catalog
     from yangkey.clickhouse.apply import Connection
 
-__all__ = ["kafka_partitions", "run_figures", "tables_report", "write"]
+__all__ = ["ingest_figures", "produce_report", "run_figures", "tables_report", "write"]
 
 
 def write(report: Report, path: Path) -> Path:
@@ -48,39 +47,8 @@ def run_figures(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
-def kafka_partitions(
-    bootstrap: str, topics: list[str], overrides: Mapping[str, object] | None = None
-) -> list[tuple[str, int, int]]:
-    """(topic, partition, messages) from each partition's offsets (high minus low)."""
-    from confluent_kafka import Consumer, TopicPartition  # noqa: PLC0415
-
-    from yangkey.kafka.config import consumer_config  # noqa: PLC0415
-
-    consumer = Consumer(consumer_config(bootstrap, "yangkey-report", overrides))
-    try:
-        metadata = consumer.list_topics(timeout=15)
-        out = []
-        for topic in sorted(topics):
-            found = metadata.topics.get(topic)
-            if found is None:
-                continue
-            for partition in sorted(found.partitions):
-                low, high = consumer.get_watermark_offsets(
-                    TopicPartition(topic, partition), timeout=15
-                )
-                out.append((topic, partition, max(0, high - low)))
-        return out
-    finally:
-        consumer.close()
-
-
-def produce_report(
-    summary: Mapping[str, Any],
-    *,
-    bootstrap: str | None,
-    overrides: Mapping[str, object] | None = None,
-) -> Report:
-    """A producer run's report: its summary, the partition spread from Kafka's offsets."""
+def produce_report(summary: Mapping[str, Any], *, bootstrap: str | None) -> Report:
+    """A producer run's report: what its summary says."""
     report = Report(
         title=f"yangkey produce: run {summary['run_id']}",
         source=f"producer run {summary['run_id']}" + (f", Kafka {bootstrap}" if bootstrap else ""),
@@ -91,16 +59,13 @@ def produce_report(
         (kind, summary["dead_letter_topic"], count)
         for kind, count in summary["rejected_by_kind"].items()
     ]
+    # Kafka's offsets would overcount a partition: transaction markers and the records of
+    # aborted attempts take offsets too. The tables count what was committed.
     report.notes.append(
-        "Messages per topic and rejects per kind: this run's summary. It has no message keys, "
-        "nodes or latency: run `yangkey report` on the tables that ingest the topics."
+        "Messages per topic and rejects per kind: this run's summary. Partitions, message "
+        "keys, nodes and latency come from the tables: `yangkey report` (or `ingest --report`) "
+        "once the topics are ingested."
     )
-    if bootstrap and summary["produced"] and not summary.get("dry_run"):
-        report.partitions = kafka_partitions(bootstrap, list(summary["produced"]), overrides)
-        report.notes.append(
-            "Messages per partition: Kafka's offsets of each topic (high minus low watermark), "
-            "the whole topic, earlier runs included."
-        )
     return report
 
 

@@ -182,16 +182,11 @@ def produce(fmt: str | None, report: Path | None, **options: Any) -> None:
 
 
 def _write_report(path: Path, summary: Summary, config: JobConfig, err: Console) -> None:
-    """``--report``: the run's summary and the partition spread of its topics in Kafka."""
-    from yangkey.kafka.config import connection_settings  # noqa: PLC0415
+    """``--report``: what the run's summary says."""
     from yangkey.report.runs import produce_report, write  # noqa: PLC0415
 
     try:
-        data = produce_report(
-            summary.to_dict(),
-            bootstrap=config.bootstrap or None,
-            overrides=connection_settings(config.producer_overrides),
-        )
+        data = produce_report(summary.to_dict(), bootstrap=config.bootstrap or None)
         err.print(f"report: {write(data, path)}", markup=False, highlight=False)
     except YangkeyError as error:
         fail(error)
