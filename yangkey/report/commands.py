@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from yangkey.options import database_option, target_options
+from yangkey.options import database_option, subscriptions_options, target_options
 from yangkey.reporting import reports_errors
 
 EPILOG = """\b
@@ -20,13 +20,10 @@ Examples:
 @click.command("report", epilog=EPILOG)
 @target_options
 @database_option()
-@click.option(
-    "--subscriptions",
-    "-s",
-    type=click.Path(exists=True, dir_okay=False),
-    default=None,
-    help="The subscriptions file: its partition counts make empty partitions count in the "
-    "skew (optional).",
+@subscriptions_options(
+    required=False,
+    help_text="The subscriptions file (optional): its partition counts make empty partitions "
+    "count in the skew.",
 )
 @click.option(
     "--output",
@@ -44,6 +41,7 @@ def report(
     embedded: str | None,
     database: str | None,
     subscriptions: str | None,
+    yang_dirs: tuple[str, ...],
     output: Path,
     title: str,
 ) -> None:
@@ -62,7 +60,7 @@ def report(
     if subscriptions is not None:
         from yangkey.catalog import load_catalog  # noqa: PLC0415
 
-        catalog = load_catalog(subscriptions)
+        catalog = load_catalog(subscriptions, yang_dirs=tuple(yang_dirs))
     conn, url_database = _connect(clickhouse, embedded)
     try:
         data = tables_report(
