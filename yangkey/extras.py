@@ -16,10 +16,16 @@ EXTRA_OF_MODULE: dict[str, str] = {
     "chdb": "clickhouse",
     "clickhouse_connect": "clickhouse",
     "pyarrow": "clickhouse",
+    "plotly": "report",
 }
 """Top-level module -> the extra that installs it (see pyproject.toml)."""
 
-EXTRA_OF_COMMAND: dict[str, str] = {"produce": "spark", "demo": "spark", "ingest": "clickhouse"}
+EXTRA_OF_COMMAND: dict[str, str] = {
+    "produce": "spark",
+    "demo": "spark",
+    "ingest": "clickhouse",
+    "report": "report",
+}
 """Commands whose extra brings every edge they use: one install, not one per missing module."""
 
 
