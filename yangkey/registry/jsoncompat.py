@@ -192,20 +192,6 @@ def _types(schema: dict[str, Any]) -> frozenset[str] | None:
     return found | {"integer"} if "number" in found else found
 
 
-def _value_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
-
-
 def _number(value: Any) -> Fraction | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
