@@ -113,7 +113,6 @@ def test_avro_with_a_reference_through_the_broker(
     kafka_bootstrap: str, registry_url: str, topic_name: str
 ) -> None:
     client = SchemaRegistryClient({"url": registry_url})
-    assert "AVRO" in client.get_subjects() or True
     address_id = client.register_schema("com.acme.Address", Schema(json.dumps(ADDRESS), "AVRO"))
     reference = SchemaReference("com.acme.Address", "com.acme.Address", 1)
     user = Schema(json.dumps(USER), "AVRO", [reference])
