@@ -27,7 +27,7 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -38,6 +38,7 @@ Lookup = Callable[[Reference], SchemaDef | None]
 """The definition a reference names, or None when that subject version is not registered."""
 
 MAX_REFERENCE_DEPTH = 32
+MAX_CACHED_TEXT = 256 * 1024
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,24 +159,25 @@ def references(raw: object) -> tuple[Reference, ...]:
 
 
 class _ParsedCache:
-    """Recently parsed stored definitions: registrations compare against earlier versions."""
+    """Recently parsed schemas, by stored definition (registrations compare against earlier
+    versions) and by request (clients re-register the same schema at every start)."""
 
     def __init__(self, size: int = 512) -> None:
         self.size = size
-        self._items: OrderedDict[SchemaDef, Parsed] = OrderedDict()
+        self._items: OrderedDict[Hashable, Parsed] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, definition: SchemaDef) -> Parsed | None:
+    def get(self, key: Hashable) -> Parsed | None:
         with self._lock:
-            found = self._items.get(definition)
+            found = self._items.get(key)
             if found is not None:
-                self._items.move_to_end(definition)
+                self._items.move_to_end(key)
             return found
 
-    def put(self, parsed: Parsed) -> None:
+    def put(self, key: Hashable, parsed: Parsed) -> None:
         with self._lock:
-            self._items[parsed.definition] = parsed
-            self._items.move_to_end(parsed.definition)
+            self._items[key] = parsed
+            self._items.move_to_end(key)
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
 
@@ -207,7 +209,7 @@ def _parse_definition(definition: SchemaDef, lookup: Lookup, depth: int) -> Pars
     parsed = _guarded(kind, definition.schema, dependencies, normalize=False)
     # The stored text is canonical already; keep the definition as stored.
     parsed = Parsed(definition, parsed.native, dependencies)
-    _CACHE.put(parsed)
+    _CACHE.put(definition, parsed)
     return parsed
 
 
@@ -235,10 +237,20 @@ def parse(
     refs = references(raw_references)
     if normalize:
         refs = tuple(sorted(set(refs), key=lambda r: (r.name, r.subject, r.version)))
+    # A reference names an immutable subject version, so the same request parses the same way
+    # for as long as its references resolve to the same definitions.
+    targets = tuple(lookup(ref) for ref in refs)
+    key = ("request", kind.name, text, refs, targets, normalize)
+    cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
     dependencies = _dependencies(refs, lookup, 0)
     parsed = _guarded(kind, text, dependencies, normalize=normalize)
     definition = SchemaDef(kind.name, parsed.definition.schema, refs)
-    return Parsed(definition, parsed.native, dependencies)
+    result = Parsed(definition, parsed.native, dependencies)
+    if len(text) <= MAX_CACHED_TEXT:
+        _CACHE.put(key, result)
+    return result
 
 
 def parse_definition(definition: SchemaDef, lookup: Lookup) -> Parsed:
