@@ -20,7 +20,7 @@ from yangkey.registry.schematypes import (
     parse,
     raw,
 )
-from yangkey.registry.store import SchemaDef
+from yangkey.registry.store import RecordKey, SchemaDef, schema_value
 
 Store = dict[tuple[str, int], SchemaDef]
 
@@ -323,3 +323,26 @@ def test_the_registry_registers_looks_up_and_dedups_by_the_stored_form() -> None
     )
     assert normalized.definition.schema == '{"title":"t","type":"object"}'
     assert registry.formatted(normalized.definition, None) == normalized.definition.schema
+
+
+def test_a_schema_stored_by_the_previous_release_keeps_its_id() -> None:
+    """Before this release JSON Schemas were stored with sorted keys; re-registering one as
+    sent (keys in another order) must find it, not give the same schema a second id."""
+    log = MemoryLog()
+    legacy = SchemaDef("JSON", '{"properties":{"a":{"type":"integer"}},"type":"object"}')
+    log.append(
+        RecordKey("SCHEMA", "old-value", 1, 0, "old").encode(),
+        schema_value("old-value", 1, 1, legacy, deleted=False),
+    )
+    registry = Registry(log, "A")
+    as_sent = {
+        "schemaType": "JSON",
+        "schema": '{"type": "object", "properties": {"a": {"type": "integer"}}}',
+    }
+    again = registry.register("old-value", as_sent)
+    assert (again.id, again.version) == (1, 1)
+    assert registry.register("new-value", as_sent).id == 1
+    assert registry.lookup("old-value", as_sent, deleted=False).version == 1
+    assert (
+        registry.register("fresh", {"schemaType": "JSON", "schema": '{"type": "string"}'}).id == 2
+    )

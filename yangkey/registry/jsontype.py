@@ -172,6 +172,10 @@ class JsonType(SchemaType):
     def reads(self, reader: Parsed, writer: Parsed) -> list[str]:
         return reads(reader.native, writer.native)
 
+    def legacy_forms(self, text: str) -> list[str]:
+        # Before schemas were stored as sent, this registry stored keys sorted, no whitespace.
+        return [orjson.dumps(orjson.loads(text), option=orjson.OPT_SORT_KEYS).decode()]
+
     def raw(self, text: str) -> Any:
         return orjson.loads(text)
 

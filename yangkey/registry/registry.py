@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from yangkey.registry.errors import (
@@ -111,13 +111,18 @@ class Registry:
 
     def _parse(self, request: dict[str, Any], *, normalize: bool) -> Parsed:
         with self._lock:
-            return parse(
+            parsed = parse(
                 request.get("schemaType"),
                 request.get("schema"),
                 request.get("references"),
                 lookup=self._referenced,
                 normalize=normalize,
             )
+            # The same schema as stored by an earlier version of this registry keeps its id.
+            for alias in parsed.aliases:
+                if parsed.definition not in self.store.ids and alias in self.store.ids:
+                    return replace(parsed, definition=alias)
+            return parsed
 
     def _version_number(self, subject: str, version: str | int, *, deleted: bool) -> int:
         live = self.store.versions(subject, deleted=deleted)

@@ -49,6 +49,9 @@ class Parsed:
     native: Any
     dependencies: Mapping[str, Parsed] = field(default_factory=dict)
     """Referenced schemas by reference name, each with its own dependencies."""
+    aliases: tuple[SchemaDef, ...] = ()
+    """The same schema as earlier versions of this registry stored it: a registry whose topic
+    holds one of these gives it the id it has, rather than a new one."""
 
     def closure(self) -> dict[str, Parsed]:
         """Every schema this one depends on, directly or not, by reference name."""
@@ -84,6 +87,10 @@ class SchemaType(ABC):
     def evolves(self, old: Parsed, new: Parsed) -> list[str]:
         """Rules on going from ``old`` to ``new`` whatever the level's direction (YANG: the
         same module, revisions only forward)."""
+        return []
+
+    def legacy_forms(self, text: str) -> list[str]:
+        """Texts earlier versions of this registry stored this schema as (none by default)."""
         return []
 
     def raw(self, text: str) -> Any:
@@ -247,7 +254,12 @@ def parse(
     dependencies = _dependencies(refs, lookup, 0)
     parsed = _guarded(kind, text, dependencies, normalize=normalize)
     definition = SchemaDef(kind.name, parsed.definition.schema, refs)
-    result = Parsed(definition, parsed.native, dependencies)
+    aliases = tuple(
+        SchemaDef(kind.name, legacy, refs)
+        for legacy in kind.legacy_forms(text)
+        if legacy != definition.schema
+    )
+    result = Parsed(definition, parsed.native, dependencies, aliases)
     if len(text) <= MAX_CACHED_TEXT:
         _CACHE.put(key, result)
     return result
