@@ -10,7 +10,8 @@ import pytest
 from google.protobuf import descriptor_pb2
 
 from yangkey.registry.errors import RegistryError
-from yangkey.registry.schematypes import Parsed, formatted, incompatibilities, parse
+from yangkey.registry.schemabase import Parsed
+from yangkey.registry.schematypes import formatted, incompatibilities, parse
 from yangkey.registry.store import SchemaDef
 
 Store = dict[tuple[str, int], SchemaDef]

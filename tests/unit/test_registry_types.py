@@ -13,13 +13,8 @@ from tests.unit.test_registry import MemoryLog
 from yangkey.registry import jsontype
 from yangkey.registry.errors import RegistryError
 from yangkey.registry.registry import Registry
-from yangkey.registry.schematypes import (
-    Parsed,
-    formatted,
-    incompatibilities,
-    parse,
-    raw,
-)
+from yangkey.registry.schemabase import Parsed
+from yangkey.registry.schematypes import formatted, incompatibilities, parse, raw
 from yangkey.registry.store import RecordKey, SchemaDef, schema_value
 
 Store = dict[tuple[str, int], SchemaDef]

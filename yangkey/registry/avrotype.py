@@ -27,7 +27,7 @@ from typing import Any
 import orjson
 
 from yangkey.registry.errors import invalid_schema
-from yangkey.registry.schematypes import Parsed, SchemaType
+from yangkey.registry.schemabase import Parsed, SchemaType
 from yangkey.registry.store import SchemaDef
 
 PRIMITIVES = frozenset(("null", "boolean", "int", "long", "float", "double", "bytes", "string"))

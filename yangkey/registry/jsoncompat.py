@@ -125,13 +125,17 @@ def _id(node: Any) -> str | None:
     return found if isinstance(found, str) else None
 
 
+DATA = frozenset(("enum", "const", "default", "examples"))
+"""Keywords whose values are instances, not schemas: no ``$ref`` or ``$id`` in them counts."""
+
+
 def _subschemas(doc: Any) -> Iterator[dict[str, Any]]:
     pending = [doc]
     while pending:
         node = pending.pop()
         if isinstance(node, dict):
             yield node
-            pending.extend(node.values())
+            pending.extend(v for k, v in node.items() if k not in DATA)
         elif isinstance(node, list):
             pending.extend(node)
 
@@ -290,6 +294,7 @@ class _Checker:
     def __init__(self, reader: Scope, writer: Scope) -> None:
         self.scopes = (reader, writer)
         self.assumed: set[tuple[int, int]] = set()
+        self.validators: dict[tuple[int, int], Any] = {}
 
     def deref(self, node: Node, scope: Scope) -> Node:
         seen = 0
@@ -417,24 +422,38 @@ class _Checker:
         return list(values) if isinstance(values, list) else None
 
     def _valid(self, schema: Any, doc: Any, value: Any) -> bool:
+        """Whether ``value`` passes the reader's ``schema`` (``jsonschema``, refs resolved)."""
+        if isinstance(schema, dict) and set(schema) <= {"type", "enum", "const"}:
+            # The usual case (an enum reader) without building a validator.
+            if "enum" in schema and value not in schema["enum"]:
+                return False
+            if "const" in schema and value != schema["const"]:
+                return False
+            if "type" not in schema:
+                return True
+        key = (id(schema), id(doc))
+        validator = self.validators.get(key)
+        if validator is None:
+            validator = self._validator(schema, doc)
+            self.validators[key] = validator
+        try:
+            return bool(validator.is_valid(value))
+        except Exception:  # an unresolvable $ref inside: cannot tell, so not accepted
+            return False
+
+    def _validator(self, schema: Any, doc: Any) -> Any:
         import jsonschema  # noqa: PLC0415
         from jsonschema.validators import validator_for  # noqa: PLC0415
         from referencing import Registry, Resource  # noqa: PLC0415
         from referencing.jsonschema import DRAFT7  # noqa: PLC0415
 
-        scope = self.scopes[0]
         registry: Registry[Any] = Registry().with_resources(
             (name, Resource.from_contents(d, default_specification=DRAFT7))
-            for name, d in scope.docs.items()
+            for name, d in self.scopes[0].docs.items()
         )
-        cls = validator_for(
-            doc if isinstance(doc, dict) else {}, default=jsonschema.Draft7Validator
-        )
-        try:
-            validator = cls(doc, registry=registry).evolve(schema=schema)
-            return bool(validator.is_valid(value))
-        except Exception:  # an unresolvable $ref inside: cannot tell, so not accepted
-            return False
+        root = doc if isinstance(doc, dict) else {}
+        cls = validator_for(root, default=jsonschema.Draft7Validator)
+        return cls(doc, registry=registry).evolve(schema=schema)
 
     # ------------------------------------------------------------------ values by type
 

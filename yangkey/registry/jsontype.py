@@ -27,7 +27,7 @@ import orjson
 
 from yangkey.registry.errors import invalid_schema
 from yangkey.registry.jsoncompat import Scope, reads
-from yangkey.registry.schematypes import Parsed, SchemaType
+from yangkey.registry.schemabase import Parsed, SchemaType
 from yangkey.registry.store import SchemaDef
 
 MAX_DEPTH = 100
@@ -174,7 +174,10 @@ class JsonType(SchemaType):
 
     def legacy_forms(self, text: str) -> list[str]:
         # Before schemas were stored as sent, this registry stored keys sorted, no whitespace.
-        return [orjson.dumps(orjson.loads(text), option=orjson.OPT_SORT_KEYS).decode()]
+        try:
+            return [orjson.dumps(orjson.loads(text), option=orjson.OPT_SORT_KEYS).decode()]
+        except (orjson.JSONDecodeError, TypeError):
+            return []
 
     def raw(self, text: str) -> Any:
         return orjson.loads(text)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from yangkey.registry.errors import invalid_schema
-from yangkey.registry.schematypes import Parsed, SchemaType
+from yangkey.registry.schemabase import Parsed, SchemaType
 from yangkey.registry.store import SchemaDef
 
 BASE64 = re.compile(r"[A-Za-z0-9+/=\s]+")

@@ -27,7 +27,8 @@ from yangkey.registry.errors import (
     subject_not_found,
     version_not_found,
 )
-from yangkey.registry.schematypes import Parsed, formatted, incompatibilities, parse
+from yangkey.registry.schemabase import Parsed
+from yangkey.registry.schematypes import formatted, incompatibilities, parse
 from yangkey.registry.store import (
     COMPATIBILITY_LEVELS,
     RecordKey,

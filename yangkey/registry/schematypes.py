@@ -2,8 +2,8 @@
 
 Four types: ``AVRO`` (Confluent's default when a request names no ``schemaType``), ``PROTOBUF``,
 ``JSON`` (JSON Schema) and ``YANG`` (a module's text, this project's fourth type). Each is a
-:class:`SchemaType` in its own module; :mod:`yangkey.registry.registry` calls only the functions
-here:
+:class:`~yangkey.registry.schemabase.SchemaType` in its own module; the registry calls only the
+functions here:
 
 * :func:`parse` validates a request's ``schemaType``/``schema``/``references`` and returns a
   :class:`Parsed`: the definition to store (its text is the type's canonical form, so equal
@@ -25,106 +25,31 @@ a type sees the text: every type gets its dependencies already parsed, by refere
 from __future__ import annotations
 
 import threading
-from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any
 
+from yangkey.registry.avrotype import AvroType
 from yangkey.registry.errors import RegistryError, invalid_schema
+from yangkey.registry.jsontype import JsonType
+from yangkey.registry.protobuftype import ProtobufType
+from yangkey.registry.schemabase import Lookup, Parsed, SchemaType
 from yangkey.registry.store import Reference, SchemaDef
-
-Lookup = Callable[[Reference], SchemaDef | None]
-"""The definition a reference names, or None when that subject version is not registered."""
+from yangkey.registry.yangtype import YangType
 
 MAX_REFERENCE_DEPTH = 32
 MAX_CACHED_TEXT = 256 * 1024
 
 
-@dataclass(frozen=True, eq=False)
-class Parsed:
-    """A schema the registry accepted: what to store, and the type's parsed form."""
-
-    definition: SchemaDef
-    native: Any
-    dependencies: Mapping[str, Parsed] = field(default_factory=dict)
-    """Referenced schemas by reference name, each with its own dependencies."""
-    aliases: tuple[SchemaDef, ...] = ()
-    """The same schema as earlier versions of this registry stored it: a registry whose topic
-    holds one of these gives it the id it has, rather than a new one."""
-
-    def closure(self) -> dict[str, Parsed]:
-        """Every schema this one depends on, directly or not, by reference name."""
-        found: dict[str, Parsed] = {}
-        pending = list(self.dependencies.items())
-        while pending:
-            name, parsed = pending.pop()
-            if name not in found:
-                found[name] = parsed
-                pending.extend(parsed.dependencies.items())
-        return found
-
-
-class SchemaType(ABC):
-    """One schema type: parse its text, compare two schemas, render formats."""
-
-    name: ClassVar[str]
-
-    @abstractmethod
-    def parse(self, text: str, dependencies: Mapping[str, Parsed], *, normalize: bool) -> Parsed:
-        """Validate ``text`` (its references already parsed) and return its canonical form.
-
-        Raises :class:`RegistryError` 42201 with the reason when the schema is invalid.
-        """
-
-    @abstractmethod
-    def reads(self, reader: Parsed, writer: Parsed) -> list[str]:
-        """Why data written with ``writer`` cannot be read with ``reader`` (empty: it can).
-
-        Messages say ``{reader}`` and ``{writer}`` where the direction decides the word
-        (``new``/``old``)."""
-
-    def evolves(self, old: Parsed, new: Parsed) -> list[str]:
-        """Rules on going from ``old`` to ``new`` whatever the level's direction (YANG: the
-        same module, revisions only forward)."""
-        return []
-
-    def legacy_forms(self, text: str) -> list[str]:
-        """Texts earlier versions of this registry stored this schema as (none by default)."""
-        return []
-
-    def raw(self, text: str) -> Any:
-        """The bare schema of the ``.../schema`` endpoints: JSON types as the document."""
-        return text
-
-    def formatted(self, parsed: Parsed, fmt: str) -> str:
-        """The schema text in format ``fmt``; unknown formats give the stored text (as
-        Confluent does, for forward compatibility of formats)."""
-        return parsed.definition.schema
-
-
-def _types() -> dict[str, SchemaType]:
-    from yangkey.registry.avrotype import AvroType  # noqa: PLC0415
-    from yangkey.registry.jsontype import JsonType  # noqa: PLC0415
-    from yangkey.registry.protobuftype import ProtobufType  # noqa: PLC0415
-    from yangkey.registry.yangtype import YangType  # noqa: PLC0415
-
-    return {t.name: t for t in (JsonType(), ProtobufType(), AvroType(), YangType())}
-
-
-SCHEMA_TYPES = ("JSON", "PROTOBUF", "AVRO", "YANG")
+_TYPES: dict[str, SchemaType] = {
+    t.name: t for t in (JsonType(), ProtobufType(), AvroType(), YangType())
+}
+SCHEMA_TYPES = tuple(_TYPES)
 """``GET /schemas/types``: Confluent's three, then ours."""
-
-_TYPES: dict[str, SchemaType] = {}
-_TYPES_LOCK = threading.Lock()
 
 
 def schema_type(name: str) -> SchemaType:
     """The type called ``name`` (a 42201 error naming the supported ones otherwise)."""
-    if not _TYPES:
-        with _TYPES_LOCK:
-            if not _TYPES:
-                _TYPES.update(_types())
     found = _TYPES.get(name)
     if found is None:
         raise invalid_schema(

@@ -15,7 +15,7 @@ from yangson.exceptions import EndOfInput, UnexpectedInput, YangsonException
 from yangson.statement import ModuleParser, Statement
 
 from yangkey.registry.errors import invalid_schema
-from yangkey.registry.schematypes import Parsed, SchemaType
+from yangkey.registry.schemabase import Parsed, SchemaType
 from yangkey.registry.store import SchemaDef
 
 
