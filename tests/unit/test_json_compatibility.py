@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from yangkey.registry.errors import RegistryError
-from yangkey.registry.jsoncompat import Scope, reads
+from yangkey.registry.jsoncompat import reads
+from yangkey.registry.jsonrefs import Scope
 from yangkey.registry.schematypes import incompatibilities, parse
 from yangkey.registry.store import Reference, SchemaDef
 

@@ -34,257 +34,33 @@ incompatible, never the reverse.
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from fractions import Fraction
+from collections.abc import Sequence
 from typing import Any
-from urllib.parse import unquote, urljoin
 
-ALL_TYPES = frozenset(("null", "boolean", "object", "array", "number", "integer", "string"))
-ANNOTATIONS = frozenset(
-    (
-        "$schema",
-        "$id",
-        "$comment",
-        "$anchor",
-        "$defs",
-        "definitions",
-        "title",
-        "description",
-        "default",
-        "examples",
-        "readOnly",
-        "writeOnly",
-        "deprecated",
-        "format",
-        "contentEncoding",
-        "contentMediaType",
-        "$vocabulary",
-        "$dynamicAnchor",
-        "$recursiveAnchor",
-    )
+from yangkey.registry.jsonkeywords import (
+    ALL_TYPES,
+    ANNOTATIONS,
+    OPAQUE,
+    allowed_types,
+    bound,
+    count,
+    integral,
+    is_false,
+    is_true,
+    merged,
+    number,
+    pattern_matches,
+    universal,
+    within,
+    without,
 )
-OPAQUE = ("if", "then", "else", "contains", "dependentSchemas", "unevaluatedItems")
-
-
-@dataclass(frozen=True)
-class Node:
-    """A schema and the document its local ``$ref``s resolve in."""
-
-    schema: Any
-    doc: Any
-
-
-@dataclass
-class Scope:
-    """A schema document and the documents its references name."""
-
-    root: Any
-    docs: Mapping[str, Any] = field(default_factory=dict)
-
-    def node(self) -> Node:
-        return Node(self.root, self.root)
-
-    def resolve(self, ref: str, doc: Any) -> Node | None:
-        target, _, fragment = ref.partition("#")
-        if target:
-            found = self._document(target, doc)
-            if found is None:
-                return None
-            doc = found
-        return _fragment(doc, unquote(fragment))
-
-    def _document(self, target: str, doc: Any) -> Any:
-        if target in self.docs:
-            return self.docs[target]
-        base = doc.get("$id") if isinstance(doc, dict) else None
-        absolute = urljoin(base, target) if isinstance(base, str) else target
-        for name, candidate in self.docs.items():
-            if absolute in (name, _id(candidate)) or target == _id(candidate):
-                return candidate
-        for candidate in (self.root, *self.docs.values()):
-            for node in _subschemas(candidate):
-                if _id(node) in (target, absolute):
-                    return node
-        return None
-
-    def unresolved(self) -> Iterator[str]:
-        """``$ref``s that name nothing known (absolute URIs excepted: they may be fetched)."""
-        for doc in (self.root, *self.docs.values()):
-            for node in _subschemas(doc):
-                ref = node.get("$ref")
-                absolute = isinstance(ref, str) and re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", ref)
-                if isinstance(ref, str) and not absolute and self.resolve(ref, doc) is None:
-                    yield ref
-
-
-def _id(node: Any) -> str | None:
-    found = node.get("$id") if isinstance(node, dict) else None
-    return found if isinstance(found, str) else None
-
-
-DATA = frozenset(("enum", "const", "default", "examples"))
-"""Keywords whose values are instances, not schemas: no ``$ref`` or ``$id`` in them counts."""
-
-
-def _subschemas(doc: Any) -> Iterator[dict[str, Any]]:
-    pending = [doc]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, dict):
-            yield node
-            pending.extend(v for k, v in node.items() if k not in DATA)
-        elif isinstance(node, list):
-            pending.extend(node)
-
-
-def _fragment(doc: Any, fragment: str) -> Node | None:
-    if fragment in ("", "/"):
-        return Node(doc, doc)
-    if not fragment.startswith("/"):  # a plain-name fragment: $anchor, or draft-07's "$id": "#x"
-        for node in _subschemas(doc):
-            if node.get("$anchor") == fragment or node.get("$id") == f"#{fragment}":
-                return Node(node, doc)
-        return None
-    node = doc
-    for raw in fragment[1:].split("/"):
-        part = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return Node(node, doc)
+from yangkey.registry.jsonrefs import Node, Scope
 
 
 def reads(reader: Scope, writer: Scope) -> list[str]:
     """Why some value valid under ``writer`` fails ``reader`` (empty: none does)."""
     checker = _Checker(reader, writer)
     return list(dict.fromkeys(checker.reads(reader.node(), writer.node(), "#")))
-
-
-# ------------------------------------------------------------------ helpers on schemas
-
-
-def _is_true(schema: Any) -> bool:
-    return schema is True or (isinstance(schema, dict) and not (set(schema) - ANNOTATIONS))
-
-
-def _is_false(schema: Any) -> bool:
-    if schema is False:
-        return True
-    if isinstance(schema, dict):
-        if "not" in schema and _is_true(schema["not"]):
-            return True
-        types = schema.get("type")
-        if isinstance(types, list) and not types:
-            return True
-        if isinstance(schema.get("enum"), list) and not schema["enum"]:
-            return True
-    return False
-
-
-def _types(schema: dict[str, Any]) -> frozenset[str] | None:
-    """The types the schema's ``type`` allows (None: any)."""
-    raw = schema.get("type")
-    if raw is None:
-        return None
-    found = frozenset([raw] if isinstance(raw, str) else raw)
-    return found | {"integer"} if "number" in found else found
-
-
-def _number(value: Any) -> Fraction | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return Fraction(value)
-
-
-Bound = tuple[Fraction, bool]  # value, exclusive
-
-
-def _bound(schema: dict[str, Any], inclusive: str, exclusive: str, *, low: bool) -> Bound | None:
-    candidates: list[Bound] = []
-    plain = _number(schema.get(inclusive))
-    strict = schema.get(exclusive)
-    if plain is not None:
-        candidates.append((plain, strict is True))  # draft-04: exclusiveMinimum is a flag
-    if (value := _number(strict)) is not None:
-        candidates.append((value, True))
-    if not candidates:
-        return None
-    # The tighter bound wins; at equal values the exclusive one is tighter.
-    if low:
-        return max(candidates, key=lambda b: (b[0], b[1]))
-    return min(candidates, key=lambda b: (b[0], not b[1]))
-
-
-def _integral(bound: Bound | None, *, low: bool) -> Bound | None:
-    """The same bound for integers only, made inclusive."""
-    if bound is None or not bound[1]:
-        return bound
-    value = bound[0]
-    edge = math.floor(value) + 1 if low else math.ceil(value) - 1
-    return (Fraction(edge), False)
-
-
-def _within(writer: Bound | None, reader: Bound, *, low: bool) -> bool:
-    if writer is None:
-        return False
-    (wv, wx), (rv, rx) = writer, reader
-    if wv != rv:
-        return wv > rv if low else wv < rv
-    return wx or not rx
-
-
-def _count(schema: dict[str, Any], name: str) -> int | None:
-    value = schema.get(name)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _pattern_matches(pattern: str, name: str) -> bool | None:
-    try:
-        return re.search(pattern, name) is not None
-    except re.error:
-        return None
-
-
-def _universal(pattern: str) -> bool:
-    """Whether ``pattern`` matches every string: unanchored and matching the empty one."""
-    if re.search(r"[$^]|\\[AZbBz]|\(\?[=!<]", pattern):
-        return False
-    return _pattern_matches(pattern, "") is True
-
-
-def _without(schema: dict[str, Any], *keys: str) -> dict[str, Any]:
-    return {k: v for k, v in schema.items() if k not in keys}
-
-
-def _merged(base: dict[str, Any], extra: Any) -> Any:
-    """``base`` and ``extra`` both hold (writer side): a schema at least as wide as the two."""
-    if not isinstance(extra, dict):
-        return extra if extra is False or _is_true(base) else base
-    if _is_true(base):
-        return extra
-    merged = dict(base)
-    for key, value in extra.items():
-        if key not in merged:
-            merged[key] = value
-        elif key == "required" and isinstance(value, list):
-            merged[key] = list(dict.fromkeys([*merged[key], *value]))
-        elif key == "properties" and isinstance(value, dict):
-            merged[key] = {**merged[key], **value}
-        elif key == "type":
-            left = _types({"type": merged[key]}) or ALL_TYPES
-            right = _types({"type": value}) or ALL_TYPES
-            merged[key] = sorted(left & right)
-        else:
-            merged[key] = value
-    return merged
 
 
 # ------------------------------------------------------------------ the checker
@@ -302,7 +78,7 @@ class _Checker:
             target = scope.resolve(node.schema["$ref"], node.doc)
             if target is None or seen > 64:
                 return node
-            siblings = _without(node.schema, "$ref", *ANNOTATIONS)
+            siblings = without(node.schema, "$ref", *ANNOTATIONS)
             if siblings:  # 2019-09 on: $ref and its siblings both apply
                 if isinstance(target.schema, dict) and "$ref" not in target.schema:
                     return Node({**target.schema, **siblings}, target.doc)
@@ -323,9 +99,9 @@ class _Checker:
 
     def _reads(self, r: Node, w: Node, path: str) -> list[str]:
         reader, writer = r.schema, w.schema
-        if _is_false(writer) or _is_true(reader):
+        if is_false(writer) or is_true(reader):
             return []
-        if _is_false(reader):
+        if is_false(reader):
             return [f"{path}: the {{reader}} schema accepts nothing"]
         if writer is True:
             writer = {}
@@ -339,7 +115,7 @@ class _Checker:
         for union in ("anyOf", "oneOf"):
             branches = writer.get(union)
             if isinstance(branches, list):
-                rest = _without(writer, union)
+                rest = without(writer, union)
                 return [
                     problem
                     for i, branch in enumerate(branches)
@@ -347,14 +123,14 @@ class _Checker:
                 ]
         parts = writer.get("allOf")
         if isinstance(parts, list):
-            remainder = Node(_without(writer, "allOf"), w.doc)
+            remainder = Node(without(writer, "allOf"), w.doc)
             candidates = [remainder, *(Node(p, w.doc) for p in parts)]
             if any(not self.reads(r, part, path) for part in candidates):
                 return []
-            merged = remainder.schema
+            combined = remainder.schema
             for part in parts:
-                merged = _merged(merged, self.deref(Node(part, w.doc), self.scopes[1]).schema)
-            return self.reads(r, Node(merged, w.doc), path)
+                combined = merged(combined, self.deref(Node(part, w.doc), self.scopes[1]).schema)
+            return self.reads(r, Node(combined, w.doc), path)
         types = writer.get("type")
         if isinstance(types, list) and len(types) > 1 and "enum" not in writer:
             return [
@@ -364,8 +140,8 @@ class _Checker:
 
     def _branch(self, r: Node, w: Node, rest: dict[str, Any], branch: Any, path: str) -> list[str]:
         target = self.deref(Node(branch, w.doc), self.scopes[1])
-        if target.doc is w.doc or _is_true(rest):
-            return self.reads(r, Node(_merged(rest, target.schema), target.doc), path)
+        if target.doc is w.doc or is_true(rest):
+            return self.reads(r, Node(merged(rest, target.schema), target.doc), path)
         return self.reads(r, target, path)  # the branch alone allows more: safe
 
     def _reader_side(self, r: Node, w: Node, path: str) -> list[str]:
@@ -375,7 +151,7 @@ class _Checker:
         if isinstance(parts, list):
             for i, part in enumerate(parts):
                 problems += self.reads(Node(part, r.doc), w, f"{path}/allOf/{i}")
-            reader = _without(reader, "allOf")
+            reader = without(reader, "allOf")
         for union in ("anyOf", "oneOf"):
             branches = reader.get(union)
             if isinstance(branches, list):
@@ -383,14 +159,14 @@ class _Checker:
                     problems.append(
                         f"{path}: no branch of the {{reader}} {union} reads the {{writer}}"
                     )
-                reader = _without(reader, union)
+                reader = without(reader, union)
         if "not" in reader:
             problems += self._not(Node(reader["not"], r.doc), w, path)
-            reader = _without(reader, "not")
+            reader = without(reader, "not")
         for keyword in OPAQUE:
             if keyword in reader and reader[keyword] != writer.get(keyword):
                 problems.append(f"{path}: {keyword} added or changed")
-        if _is_true(_without(reader, *OPAQUE)):
+        if is_true(without(reader, *OPAQUE)):
             return problems
         return problems + self._values(Node(reader, r.doc), w, path)
 
@@ -404,14 +180,14 @@ class _Checker:
 
     def _disjoint(self, w: Node, excluded: Node) -> bool:
         other = self.deref(excluded, self.scopes[0]).schema
-        if _is_false(other):
+        if is_false(other):
             return True
         if not isinstance(other, dict) or not isinstance(w.schema, dict):
             return False
         values = self._enumerated(w.schema)
         if values is not None:
             return all(not self._valid(other, excluded.doc, v) for v in values)
-        mine, theirs = _types(w.schema), _types(other)
+        mine, theirs = allowed_types(w.schema), allowed_types(other)
         return mine is not None and theirs is not None and not (mine & theirs)
 
     @staticmethod
@@ -466,10 +242,10 @@ class _Checker:
                 return [f"{path}: the {{reader}} schema rejects {rejected!r}"]
             return []
         allowed = self._enumerated(reader)
-        writer_types = _types(writer) or ALL_TYPES
+        writer_types = allowed_types(writer) or ALL_TYPES
         if allowed is not None and not self._covers(allowed, writer_types):
             return [f"{path}: the {{reader}} schema only accepts {allowed!r}"]
-        reader_types = _types(reader)
+        reader_types = allowed_types(reader)
         problems: list[str] = []
         if reader_types is not None:
             lost = sorted(writer_types - reader_types)
@@ -506,22 +282,22 @@ class _Checker:
             (True, "minimum", "exclusiveMinimum"),
             (False, "maximum", "exclusiveMaximum"),
         ):
-            wanted = _bound(reader, inclusive, exclusive, low=low)
+            wanted = bound(reader, inclusive, exclusive, low=low)
             if wanted is None:
                 continue
-            have = _bound(writer, inclusive, exclusive, low=low)
+            have = bound(writer, inclusive, exclusive, low=low)
             if integers:
-                wanted, have = _integral(wanted, low=low), _integral(have, low=low)
+                wanted, have = integral(wanted, low=low), integral(have, low=low)
             assert wanted is not None
-            if not _within(have, wanted, low=low):
+            if not within(have, wanted, low=low):
                 which = "exclusive " if wanted[1] else ""
                 problems.append(
                     f"{path}: the {{reader}} schema's {which}{inclusive} {float(wanted[0]):g} "
                     f"rejects numbers the {{writer}} allows"
                 )
-        step = _number(reader.get("multipleOf"))
+        step = number(reader.get("multipleOf"))
         if step:
-            given = _number(writer.get("multipleOf"))
+            given = number(writer.get("multipleOf"))
             fits = given is not None and (given / step).denominator == 1
             if not fits and not (integers and (1 / step).denominator == 1):
                 problems.append(f"{path}: multipleOf {float(step):g} added or changed")
@@ -538,12 +314,12 @@ class _Checker:
         writer_high: int | None = None,
     ) -> list[str]:
         problems: list[str] = []
-        wanted = _count(reader, low)
-        have = max(_count(writer, low) or 0, writer_low)
+        wanted = count(reader, low)
+        have = max(count(writer, low) or 0, writer_low)
         if wanted is not None and have < wanted:
             problems.append(f"{path}: {low} raised to {wanted}")
-        wanted = _count(reader, high)
-        top = _count(writer, high)
+        wanted = count(reader, high)
+        top = count(writer, high)
         have_high = top if top is not None else writer_high
         if writer_high is not None and top is not None:
             have_high = min(top, writer_high)
@@ -554,7 +330,7 @@ class _Checker:
     def _strings(self, reader: dict[str, Any], writer: dict[str, Any], path: str) -> list[str]:
         problems = self._limits(reader, writer, "minLength", "maxLength", path)
         pattern = reader.get("pattern")
-        if pattern is not None and pattern != writer.get("pattern") and not _universal(pattern):
+        if pattern is not None and pattern != writer.get("pattern") and not universal(pattern):
             problems.append(f"{path}: pattern {pattern!r} added or changed")
         return problems
 
@@ -574,13 +350,13 @@ class _Checker:
         reader, writer = r.schema, w.schema
         r_prefix, r_rest = self._array_model(reader)
         w_prefix, w_rest = self._array_model(writer)
-        limit = _count(writer, "maxItems")
+        limit = count(writer, "maxItems")
         problems: list[str] = []
         for i in range(max(len(r_prefix), len(w_prefix))):
             if limit is not None and i >= limit:
                 return problems + self._array_limits(reader, writer, path)
             w_item = w_prefix[i] if i < len(w_prefix) else w_rest
-            if _is_false(self.deref(Node(w_item, w.doc), self.scopes[1]).schema):
+            if is_false(self.deref(Node(w_item, w.doc), self.scopes[1]).schema):
                 return problems + self._array_limits(reader, writer, path)
             r_item = r_prefix[i] if i < len(r_prefix) else r_rest
             problems += self.reads(Node(r_item, r.doc), Node(w_item, w.doc), f"{path}/items/{i}")
@@ -605,7 +381,7 @@ class _Checker:
         matched = [
             s
             for p, s in (patterns.items() if isinstance(patterns, dict) else ())
-            if _pattern_matches(p, name) is not False
+            if pattern_matches(p, name) is not False
         ]
         if matched:
             return matched
@@ -624,7 +400,7 @@ class _Checker:
         ]
         for name in names:
             w_member = self._member(writer, name)[0]
-            if _is_false(self.deref(Node(w_member, w.doc), self.scopes[1]).schema):
+            if is_false(self.deref(Node(w_member, w.doc), self.scopes[1]).schema):
                 continue
             for r_member in self._member(reader, name):
                 problems += self.reads(
@@ -642,7 +418,7 @@ class _Checker:
         ]
         others.append(("", w_rest, [r_rest, *r_patterns.values()]))
         for pattern, w_other, candidates in others:
-            if _is_false(self.deref(Node(w_other, w.doc), self.scopes[1]).schema):
+            if is_false(self.deref(Node(w_other, w.doc), self.scopes[1]).schema):
                 continue
             for r_other in candidates:
                 where = f"{path}/patternProperties/{pattern}" if pattern else path
@@ -660,7 +436,7 @@ class _Checker:
                 problems.append(
                     f"{path}: member {name!r} is required by the {{reader}} schema only"
                 )
-        closed = not (writer.get("patternProperties")) and _is_false(
+        closed = not (writer.get("patternProperties")) and is_false(
             writer.get("additionalProperties", writer.get("unevaluatedProperties", True))
         )
         most = len(writer.get("properties") or {}) if closed else None
@@ -673,13 +449,13 @@ class _Checker:
 
     def _property_names(self, r: Node, w: Node, closed: bool, path: str) -> list[str]:
         wanted = r.schema.get("propertyNames")
-        if wanted is None or _is_true(wanted):
+        if wanted is None or is_true(wanted):
             return []
         if closed:
             bad = [n for n in w.schema.get("properties") or {} if not self._valid(wanted, r.doc, n)]
             return [f"{path}: propertyNames rejects {bad!r}"] if bad else []
         have = w.schema.get("propertyNames", True)
-        writer_names = _merged({"type": "string"}, have if isinstance(have, dict) else {})
+        writer_names = merged({"type": "string"}, have if isinstance(have, dict) else {})
         if have is False:
             return []
         return self.reads(Node(wanted, r.doc), Node(writer_names, w.doc), f"{path}/propertyNames")

@@ -26,7 +26,8 @@ from typing import Any
 import orjson
 
 from yangkey.registry.errors import invalid_schema
-from yangkey.registry.jsoncompat import Scope, reads
+from yangkey.registry.jsoncompat import reads
+from yangkey.registry.jsonrefs import Scope
 from yangkey.registry.schemabase import Parsed, SchemaType
 from yangkey.registry.store import SchemaDef
 
