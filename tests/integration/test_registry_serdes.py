@@ -274,3 +274,42 @@ def test_json_schema_through_the_broker(
     with pytest.raises(SchemaRegistryError) as caught:
         client.register_schema("bad-json", Schema('{"type": "invalid_type"}', "JSON"))
     assert (caught.value.http_status_code, caught.value.error_code) == (422, 42201)
+
+
+def test_json_schema_with_a_reference_through_the_broker(
+    kafka_bootstrap: str, registry_url: str, topic_name: str
+) -> None:
+    """The JSON serializer resolves ``$ref: "address.json"`` through the reference it names,
+    fetched from the registry, and validates every record against the whole."""
+    client = SchemaRegistryClient({"url": registry_url})
+    address = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"street": {"type": "string"}, "zip": {"type": "integer"}},
+        "required": ["street"],
+    }
+    client.register_schema("address-json", Schema(json.dumps(address), "JSON"))
+    user = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"name": {"type": "string"}, "home": {"$ref": "address.json"}},
+    }
+    refs = [SchemaReference("address.json", "address-json", 1)]
+    schema = Schema(json.dumps(user), "JSON", refs)
+    serializer = JSONSerializer(schema, client)
+    deserializer = JSONDeserializer(schema, schema_registry_client=client)
+    values = [{"name": "ada", "home": {"street": "1 Main St", "zip": 1000}}]
+    assert round_trip(kafka_bootstrap, topic_name, serializer, deserializer, values) == values
+    context = SerializationContext(topic_name, MessageField.VALUE)
+    with pytest.raises(Exception, match="street"):  # the referenced schema requires it
+        serializer({"name": "bob", "home": {"zip": 1}}, context)
+    registered = client.get_latest_version(f"{topic_name}-value")
+    assert [r.name for r in registered.schema.references] == ["address.json"]
+    # A narrower address in a new version of the reference makes the user schema incompatible.
+    client.set_compatibility("address-json", "NONE")
+    client.register_schema(
+        "address-json",
+        Schema(json.dumps({**address, "properties": {"street": {"type": "string"}}}), "JSON"),
+    )
+    newer = Schema(json.dumps(user), "JSON", [SchemaReference("address.json", "address-json", 2)])
+    assert not client.test_compatibility(f"{topic_name}-value", newer)
