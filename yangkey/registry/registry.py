@@ -208,6 +208,8 @@ class Registry:
 
     def formatted(self, definition: SchemaDef, fmt: str | None) -> str:
         """The schema text in ``?format=`` (``serialized``, ``resolved``; None: as stored)."""
+        if not fmt:
+            return definition.schema
         with self._lock:
             return formatted(definition, fmt, self._referenced)
 
