@@ -277,6 +277,16 @@ def compile_from_options(
             "init",
             "Write a starter subscriptions.yaml and print the next commands.",
         ),
+        "dashboards": (
+            "yangkey.dashboards.commands",
+            "dashboards",
+            "Write Grafana dashboards over the typed tables of a subscriptions file.",
+        ),
+        "report": (
+            "yangkey.report.commands",
+            "report",
+            "Write an HTML report of the data in ClickHouse (partitions, keys, nodes, latency).",
+        ),
         "sample": (
             "yangkey.sample",
             "sample",

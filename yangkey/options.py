@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -395,3 +396,17 @@ catalog_topic_option = click.option(
     envvar=ENV_CATALOG_TOPIC,
     help="The shared catalog's compacted topic.",
 )
+
+
+def report_option(*, default_help: str | None = None) -> Callable[[F], F]:
+    """``--report PATH``: also write the run's HTML report (:mod:`yangkey.report`) there."""
+    where = f" [default: {default_help}]" if default_help else ""
+    return click.option(
+        "--report",
+        "report",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        metavar="PATH",
+        help="Write the run's HTML report here: partitions, keys, nodes, dead letters, "
+        f"throughput, latency; charts inlined, opens offline{where}.",
+    )

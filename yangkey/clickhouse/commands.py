@@ -26,6 +26,7 @@ from yangkey.options import (
     embedded_option,
     format_option,
     kafka_config_options,
+    report_option,
     resolve_format,
     resolve_target,
     subscription_filter_options,
@@ -475,6 +476,7 @@ def _is_server(conn: Connection) -> bool:
 @catalog_topic_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
 @kafka_config_options("consumer", aliases=("--kafka-properties",))
+@report_option()
 @reports_errors
 def ingest(
     *,
@@ -493,6 +495,7 @@ def ingest(
     quiet: bool,
     kafka_config: tuple[str, ...],
     kafka_config_file: str | None,
+    report: Path | None,
 ) -> None:
     """Consume the catalog topics into embedded ClickHouse (creates the tables first).
 
@@ -535,12 +538,37 @@ def ingest(
     finally:
         if shared is not None:
             shared.close()
+    if report is not None:
+        _ingest_report(report, embedded, database, catalog, result, quiet)
     if quiet:
         return
     if result.missing_topics:
         click.echo(f"{len(result.missing_topics)} topic(s) not found in Kafka", err=True)
     if catalog.skipped:
         click.echo(f"ingest: {skipped_summary(catalog)}", err=True)
+
+
+def _ingest_report(
+    path: Path, embedded: str, database: str, catalog: Catalog, result: Any, quiet: bool
+) -> None:
+    """``--report``: the tables ingest filled, with the run's figures on top."""
+    from yangkey.clickhouse.apply import open_embedded  # noqa: PLC0415
+    from yangkey.report.runs import ingest_figures, tables_report, write  # noqa: PLC0415
+
+    conn = open_embedded(embedded)
+    try:
+        data = tables_report(
+            conn,
+            database,
+            title="yangkey ingest",
+            catalog=catalog,
+            figures=ingest_figures(result),
+        )
+    finally:
+        conn.close()
+    written = write(data, path)
+    if not quiet:
+        click.echo(f"report: {written}", err=True)
 
 
 #: What a table shows of a stored message (the line formats carry every column).

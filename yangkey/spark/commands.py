@@ -8,6 +8,7 @@ from __future__ import annotations
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import click
@@ -16,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from yangkey.errors import ConfigError, YangkeyError
-from yangkey.options import resolve_format
+from yangkey.options import report_option, resolve_format
 from yangkey.reporting import fail
 from yangkey.spark.config import JobConfig
 from yangkey.spark.job import run
@@ -78,7 +79,8 @@ idempotence, acks=all), --producer-config-file, YANGKEY_KAFKA_<KEY> environment 
 
 @click.command(epilog=EPILOG, context_settings={"max_content_width": 100})
 @produce_options
-def produce(fmt: str | None, **options: Any) -> None:
+@report_option()
+def produce(fmt: str | None, report: Path | None, **options: Any) -> None:
     """Read raw YANG-Push notifications, derive message keys and topics, produce to Kafka.
 
     Runs on Spark: local[*] by default, any cluster with --master (or under spark-submit).
@@ -173,8 +175,21 @@ def produce(fmt: str | None, **options: Any) -> None:
             sys.exit(stopper.exit_code)
         if resolve_format(fmt, SUMMARY_FORMATS) == "json":
             click.echo(orjson.dumps(summary.to_dict(), option=orjson.OPT_INDENT_2).decode())
-            return
-        print_summary(summary, Console())
+        else:
+            print_summary(summary, Console())
+        if report is not None:
+            _write_report(report, summary, config, err)
+
+
+def _write_report(path: Path, summary: Summary, config: JobConfig, err: Console) -> None:
+    """``--report``: what the run's summary says."""
+    from yangkey.report.runs import produce_report, write  # noqa: PLC0415
+
+    try:
+        data = produce_report(summary.to_dict(), bootstrap=config.bootstrap or None)
+        err.print(f"report: {write(data, path)}", markup=False, highlight=False)
+    except YangkeyError as error:
+        fail(error)
 
 
 def _ship_env(config: JobConfig, prepared: Prepared, err: Console) -> None:
