@@ -26,6 +26,7 @@ from yangkey.options import (
     catalog_topic_option,
     format_option,
     resolve_format,
+    subscription_filter_options,
     subscriptions_options,
 )
 from yangkey.reporting import fail, reports_errors
@@ -628,6 +629,11 @@ def catalog() -> None:
     help="Kafka bootstrap servers: show the shared catalog (learned subscriptions too).",
 )
 @catalog_topic_option
+@subscription_filter_options(
+    "subscriptions",
+    node_help="Only the subscriptions this node uses: per id, the entry for exactly this node, "
+    "else the first matching node pattern, else the fleet-wide one.",
+)
 @format_option()
 @reports_errors
 def catalog_show(
@@ -635,28 +641,39 @@ def catalog_show(
     bootstrap: str | None,
     catalog_topic: str,
     yang_dirs: tuple[str, ...],
+    strict: bool,
+    node: str | None,
+    subscription_id: int | None,
     fmt: str | None,
 ) -> None:
     """Compile a subscriptions file, or read the shared catalog, and show every branch with
-    its template and topic.
+    its template and topic. With --node, only the subscriptions that node uses: for each
+    id, the entry for exactly that node, else the first whose node pattern matches, else
+    the fleet-wide one.
 
     \b
     Examples:
       yangkey catalog show --subscriptions subscriptions.yaml
+      yangkey catalog show --subscriptions fleet.yaml --node xr-1.lab
       yangkey catalog show --subscriptions subscriptions.yaml --format json | jq '.topics[].name'
       yangkey catalog show --bootstrap "$(yangkey kafka status --bootstrap)"
     """
-    from yangkey.catalog import load_catalog  # noqa: PLC0415
+    from yangkey.fleet import describe, used_by  # noqa: PLC0415
+    from yangkey.reporting import load_catalog, skipped_summary  # noqa: PLC0415
     from yangkey.topics import TopicSpec  # noqa: PLC0415
 
     rows: list[dict[str, Any]]
     topics: list[TopicSpec]
+    skipped: list[dict[str, Any]] = []
+    summary = ""
     if bootstrap is not None:
         from yangkey.kafka.catalog_topic import CatalogTopic  # noqa: PLC0415
         from yangkey.shared_catalog import topic_specs  # noqa: PLC0415
 
         with CatalogTopic(bootstrap, catalog_topic, create=False) as shared:
             records = shared.records()
+        selected = used_by([(r.node_pattern, r.id) for r in records], node, subscription_id)
+        records = [r for r in records if (r.node_pattern, r.id) in selected]
         title = f"kafka://{bootstrap}/{catalog_topic}"
         rows = [
             {
@@ -675,11 +692,28 @@ def catalog_show(
             for record in records
             for branch in record.branches
         ]
-        warnings = [w for record in records for w in record.warnings]
+        warnings = [f"{describe(r.id, r.node_pattern)}: {w}" for r in records for w in r.warnings]
         topics = topic_specs(records)
     elif subscriptions_file is not None:
-        compiled = load_catalog(subscriptions_file, yang_dirs=yang_dirs)
+        # its subscriptions' own warnings are part of what it shows
+        compiled = load_catalog(
+            subscriptions_file, yang_dirs, strict=strict, compile_warnings=False
+        )
         title = subscriptions_file
+        summary = skipped_summary(compiled)
+        every = [*(e.identity for e in compiled.entries), *(s.identity for s in compiled.skipped)]
+        selected = used_by(every, node, subscription_id)
+        entries = [e for e in compiled.entries if e.identity in selected]
+        skipped = [
+            {
+                "subscription_id": s.id,
+                "node": s.node_pattern,
+                "line": s.line,
+                "reason": s.reason,
+            }
+            for s in compiled.skipped
+            if s.identity in selected
+        ]
         rows = [
             {
                 "subscription_id": entry.id,
@@ -691,11 +725,12 @@ def catalog_show(
                 "target": branch.target,
                 "topic": topic_name,
             }
-            for entry in compiled.entries
+            for entry in entries
             for branch, topic_name in zip(entry.compiled.branches, entry.topics, strict=True)
         ]
-        warnings = [w for entry in compiled.entries for w in entry.compiled.warnings]
-        topics = list(compiled.topics)
+        warnings = [f"{e.label}: {w}" for e in entries for w in e.compiled.warnings]
+        named = {t for entry in entries for t in entry.topics}
+        topics = [t for t in compiled.topics if t.name in named]
     else:
         raise click.UsageError("give --subscriptions or --bootstrap (the shared catalog)")
     used = resolve_format(fmt)
@@ -705,6 +740,8 @@ def catalog_show(
         emit_rows(rows, used)
         for warning in warnings:
             click.echo(f"warning: {warning}", err=True)
+        if summary:
+            click.echo(summary, err=True)
         return
     if used == "json":
         document = {
@@ -720,20 +757,24 @@ def catalog_show(
                 for spec in topics
             ],
             "warnings": warnings,
+            "skipped": skipped,
         }
         click.echo(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode())
+        if summary:
+            click.echo(summary, err=True)
         return
     from rich.console import Console  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
     from rich.text import Text  # noqa: PLC0415
 
-    table = Table("id", "type", "template", "target", "topic", title=title)
+    table = Table("id", "node", "type", "template", "target", "topic", title=title)
     for row in rows:
         kind = str(row["type"]) + (" (compacted)" if row["compaction"] else "")
         if "origin" in row:
             kind += f", {row['origin']}, generation {row['generation']}"
         table.add_row(
             str(row["subscription_id"]),
+            Text(row["node"] or "(all)"),
             kind,
             Text(str(row["template"])),
             str(row["target"]),
@@ -743,6 +784,8 @@ def catalog_show(
     console.print(table)
     for warning in warnings:
         console.print(Text("warning: ", style="yellow") + Text(warning))
+    if summary:
+        console.print(Text(summary))
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from yangkey.errors import ConfigError, Position, YangkeyError
+from yangkey.fleet import Identity, describe
 from yangkey.inputs import read_bounded
 from yangkey.topics import KAFKA_TOPIC_LIMIT, topic_name_problem
 from yangkey.values import UINT32_MAX
@@ -112,8 +113,9 @@ class Limits(_Strict):
 
     max_notification_bytes: StrictInt = Field(default=16 * 1024 * 1024, ge=1, le=2**31 - 1)
     """A larger notification is dead-lettered unread."""
-    max_learned_subscriptions: StrictInt = Field(default=100, ge=1, le=10_000)
-    """With ``learn: true``: subscriptions learned beyond this are dead-lettered."""
+    max_learned_subscriptions: StrictInt = Field(default=1000, ge=1, le=100_000)
+    """With ``learn: true``: subscriptions learned beyond this are dead-lettered. Each
+    device's subscription counts once: (node, id) is the identity (RFC 8639)."""
 
 
 class Subscription(_Strict):
@@ -121,7 +123,10 @@ class Subscription(_Strict):
     xpath: str | None = None
     subtree: str | None = None
     node: str | None = None
-    """A node name or an fnmatch pattern (``pe*``); None means any node."""
+    """The node the subscription is for: a node name, or a shell-style pattern (``pe*``,
+    ``xr-[0-9]*``); left out, every node (fleet-wide). RFC 8639 subscription ids are per
+    publisher: (node, id) is the identity, see :mod:`yangkey.fleet` for which entry a node
+    uses."""
     type: SubscriptionType = "periodic"
     compaction: StrictBool = False
     retention: str | StrictInt | None = None
@@ -149,6 +154,24 @@ class Subscription(_Strict):
             parse_duration(value)  # type: ignore[arg-type]
         return value
 
+    @field_validator("node")
+    @classmethod
+    def _node_is_a_name(cls, value: str | None) -> str | None:
+        if value is not None and (not value.strip() or any(c in value for c in "\n\r")):
+            raise ValueError(
+                "a node name or pattern, on one line (leave 'node' out for every node)"
+            )
+        return value
+
+    @property
+    def identity(self) -> Identity:
+        return (self.node, self.id)
+
+    @property
+    def label(self) -> str:
+        """How messages name it: ``subscription 1 for node pe1``."""
+        return describe(self.id, self.node)
+
     @property
     def filter_text(self) -> str:
         return self.xpath if self.xpath is not None else (self.subtree or "")
@@ -169,11 +192,23 @@ class SubscriptionsFile(_Strict):
     have every feature on."""
 
     _dead_letter_topic_valid = field_validator("dead_letter_topic")(_topic_name)
-    _lines: dict[int, int] = PrivateAttr(default_factory=dict)
-    """Subscription id -> line of its entry in the file, for error messages."""
+    _lines: dict[Identity, int] = PrivateAttr(default_factory=dict)
+    """(node, id) -> line of its entry in the file, for error messages."""
+    _source: str = PrivateAttr(default="<subscriptions>")
+    _warnings: tuple[str, ...] = PrivateAttr(default=())
 
-    def line_of(self, subscription_id: int) -> int | None:
-        return self._lines.get(subscription_id)
+    @property
+    def source(self) -> str:
+        """The file's name as it was given (``<subscriptions>`` for a text)."""
+        return self._source
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """One line each, naming the file and line: repeated identical entries."""
+        return self._warnings
+
+    def line_of(self, subscription: Subscription) -> int | None:
+        return self._lines.get(subscription.identity)
 
 
 class _LineLoader(yaml.SafeLoader):
@@ -263,20 +298,53 @@ def parse_subscriptions(text: str, source: str = "<subscriptions>") -> Subscript
         line = _line_of(document, location)
         position = Position(0, line, 1) if line else None
         raise ConfigError(f"{field}: {first['msg']}", source=source, position=position) from None
-    first_line: dict[int, int | None] = {}
+    return _one_per_identity(model, document, source)
+
+
+def _one_per_identity(model: SubscriptionsFile, document: Any, source: str) -> SubscriptionsFile:
+    """One entry per (node, id): an identical repeat is dropped with a warning, a different
+    one is an error naming both lines."""
+    first: dict[Identity, tuple[Subscription, int | None]] = {}
+    lines: dict[Identity, int] = {}
+    warnings: list[str] = []
+    kept: list[Subscription] = []
     for index, subscription in enumerate(model.subscriptions):
         line = _line_of(document, ("subscriptions", index))
-        if subscription.id in first_line:
-            earlier = first_line[subscription.id]
-            raise ConfigError(
-                f"subscriptions.{index}.id: subscription id {subscription.id} is declared twice"
-                + (f" (first at line {earlier})" if earlier else ""),
-                source=source,
-                position=Position(0, line, 1) if line else None,
+        position = Position(0, line, 1) if line else None
+        earlier = first.get(subscription.identity)
+        if earlier is not None:
+            declared, earlier_line = earlier
+            at = f" (first at line {earlier_line})" if earlier_line else ""
+            if declared == subscription:
+                warnings.append(
+                    ConfigError(
+                        f"subscriptions.{index}: {subscription.label} repeats an identical "
+                        f"entry{at}; the repeat is ignored",
+                        source=source,
+                        position=position,
+                    ).message()
+                )
+                continue
+            hint = (
+                "; ids are per device (RFC 8639): give each entry the 'node' it is for"
+                if subscription.node is None
+                else ""
             )
-        first_line[subscription.id] = line
+            raise ConfigError(
+                f"subscriptions.{index}.id: {subscription.label} is declared twice{at}, "
+                f"differently{hint}",
+                source=source,
+                position=position,
+            )
+        first[subscription.identity] = (subscription, line)
+        kept.append(subscription)
         if line:
-            model._lines[subscription.id] = line
+            lines[subscription.identity] = line
+    if len(kept) != len(model.subscriptions):
+        model = model.model_copy(update={"subscriptions": tuple(kept)})
+    model._lines = lines
+    model._source = source
+    model._warnings = tuple(warnings)
     return model
 
 

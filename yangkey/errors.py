@@ -139,6 +139,13 @@ class ConfigError(YangkeyError):
     kind = "config"
 
 
+class BadSubscriptionError(NotificationError):
+    """A notification of a subscription that the catalog skipped: its entry in the
+    subscriptions file does not compile (the reason names the entry and why)."""
+
+    kind = "bad-subscription"
+
+
 class BrokerError(YangkeyError):
     """The local Kafka broker cannot be installed, started, reached or stopped."""
 

@@ -21,7 +21,7 @@ from yangkey.errors import FilterError, Position, SchemaError, YangkeyError
 from yangkey.schema import ModuleIndex, SchemaContext
 from yangkey.subtree import normalize_subtree
 from yangkey.values import Canon, canon_for, canon_string, literal_canon
-from yangkey.xpath import LocationPath, Predicate, Step, parse_union, quote
+from yangkey.xpath import LocationPath, Predicate, Step, absolute_union, parse_union, quote
 
 if TYPE_CHECKING:
     from yangson.schemanode import InternalNode, LeafListNode, ListNode, SchemaNode, TerminalNode
@@ -428,14 +428,18 @@ def compile_subscription(
     source: str = "subscription",
 ) -> CompiledSubscription:
     """Phases 1 and 2 for one subscription filter (XPath union, or subtree XML)."""
-    xpath = normalize_subtree(filter_text, schema.index, source) if subtree else filter_text
+    warnings: list[str] = []
+    if subtree:
+        xpath = normalize_subtree(filter_text, schema.index, source)
+    else:
+        xpath, relative = absolute_union(filter_text)
+        warnings.extend(relative)
     try:
         paths = parse_union(xpath, source)
         step_modules = [_step_modules(path, schema.index, namespaces) for path in paths]
         modules = tuple(sorted({m for mods in step_modules for m in mods}))
         root = schema.schema_root(modules)
         branches: list[Branch] = []
-        warnings: list[str] = []
         for path, mods in zip(paths, step_modules, strict=True):
             compiler = _BranchCompiler(path, mods, root, schema, namespaces, keyless)
             branches.append(compiler.compile())

@@ -492,7 +492,7 @@ def test_badinput_catalog_builds_no_walker(monkeypatch: pytest.MonkeyPatch) -> N
         def __init__(self, compiled: object) -> None:
             built.append(compiled)
 
-    monkeypatch.setattr("yangkey.catalog.KeyDeriver", Recording)
+    monkeypatch.setattr("yangkey.entries.KeyDeriver", Recording)
     catalog = load_catalog(EXAMPLE)
     assert built == []
     assert run("ddl", "generate", "--subscriptions", str(EXAMPLE)).exit_code == 0

@@ -236,7 +236,7 @@ def test_core_catalog_compile_error_names_file_and_subscription(tmp_path: Path) 
     )
     path = write(tmp_path, text, "compile-error.yaml")
     with pytest.raises(YangkeyError) as info:
-        load_catalog(path)
+        load_catalog(path, strict=True)
     message = str(info.value)
     assert "clockz" in message
     # The error must say where the bad filter is: the file, or at least the subscription id.

@@ -9,7 +9,7 @@ import click
 
 from yangkey.errors import ConfigError
 from yangkey.options import database_option, subscriptions_option
-from yangkey.reporting import reports_errors
+from yangkey.reporting import load_catalog, reports_errors
 
 EPILOG = """\b
 Examples:
@@ -25,14 +25,18 @@ def dashboard_text(model: dict[str, object]) -> str:
 
 
 def write_dashboards(
-    subscriptions: str, yang_dirs: tuple[str, ...], database: str, out: Path
+    subscriptions: str,
+    yang_dirs: tuple[str, ...],
+    database: str,
+    out: Path,
+    *,
+    strict: bool = False,
 ) -> list[Path]:
     """Write every dashboard of ``subscriptions`` into ``out`` (``overview.json`` and
     ``<topic>.json``)."""
-    from yangkey.catalog import load_catalog  # noqa: PLC0415
     from yangkey.dashboards.grafana import catalog_dashboards  # noqa: PLC0415
 
-    catalog = load_catalog(subscriptions, yang_dirs=yang_dirs)
+    catalog = load_catalog(subscriptions, yang_dirs, strict=strict)
     dashboards = catalog_dashboards(catalog, database)
     written: list[Path] = []
     try:
@@ -59,7 +63,12 @@ def write_dashboards(
 )
 @reports_errors
 def dashboards(
-    *, subscriptions: str, yang_dirs: tuple[str, ...], database: str, output_dir: Path
+    *,
+    subscriptions: str,
+    yang_dirs: tuple[str, ...],
+    strict: bool,
+    database: str,
+    output_dir: Path,
 ) -> None:
     """Write Grafana dashboards for the topics of a subscriptions file.
 
@@ -71,5 +80,7 @@ def dashboards(
     and instance. For Grafana's ClickHouse plugin (grafana-clickhouse-datasource 4.20+);
     point a dashboard provider at the directory (deploy/grafana/ in this repository).
     """
-    for path in write_dashboards(subscriptions, tuple(yang_dirs), database, output_dir):
+    for path in write_dashboards(
+        subscriptions, tuple(yang_dirs), database, output_dir, strict=strict
+    ):
         click.echo(f"wrote {path}", err=True)

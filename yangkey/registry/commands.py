@@ -17,7 +17,7 @@ import orjson
 from yangkey.errors import ConfigError, YangkeyError
 from yangkey.kafka.config import client_overrides
 from yangkey.options import bootstrap_option, schema_registry_option, subscriptions_option
-from yangkey.reporting import reports_errors
+from yangkey.reporting import load_catalog, reports_errors
 
 if TYPE_CHECKING:
     from yangkey.registry.server import RegistryHTTPServer
@@ -167,12 +167,11 @@ def running_registry(
 @subscriptions_option
 @click.option("--topic", "only", default=None, help="Print only this topic's schema.")
 @reports_errors
-def schemas(subscriptions: str, yang_dirs: tuple[str, ...], only: str | None) -> None:
+def schemas(subscriptions: str, yang_dirs: tuple[str, ...], strict: bool, only: str | None) -> None:
     """Print the JSON Schema of every derived topic: ``{"<topic>-value": schema, ...}``."""
-    from yangkey.catalog import load_catalog  # noqa: PLC0415
     from yangkey.registry.client import subject_for, topic_schemas  # noqa: PLC0415
 
-    catalog = load_catalog(subscriptions, yang_dirs=yang_dirs)
+    catalog = load_catalog(subscriptions, yang_dirs, strict=strict)
     found = topic_schemas(catalog, yang_dirs=yang_dirs)
     if only is not None:
         if only not in found:
@@ -195,9 +194,10 @@ def schemas(subscriptions: str, yang_dirs: tuple[str, ...], only: str | None) ->
     "a reference per import).",
 )
 @reports_errors
-def register(subscriptions: str, url: str, yang_dirs: tuple[str, ...], modules: bool) -> None:
+def register(
+    subscriptions: str, url: str, yang_dirs: tuple[str, ...], strict: bool, modules: bool
+) -> None:
     """Register (or look up) each derived topic's value schema; print ``subject<TAB>id``."""
-    from yangkey.catalog import load_catalog  # noqa: PLC0415
     from yangkey.registry.client import (  # noqa: PLC0415
         RegistrySettings,
         process_ids,
@@ -206,7 +206,7 @@ def register(subscriptions: str, url: str, yang_dirs: tuple[str, ...], modules: 
         subject_for,
     )
 
-    catalog = load_catalog(subscriptions, yang_dirs=yang_dirs)
+    catalog = load_catalog(subscriptions, yang_dirs, strict=strict)
     ids = process_ids(RegistrySettings.from_options(url))
     if modules:
         for module, (schema_id, _) in register_yang_modules(

@@ -42,6 +42,7 @@ def report(
     database: str | None,
     subscriptions: str | None,
     yang_dirs: tuple[str, ...],
+    strict: bool,
     output: Path,
     title: str,
 ) -> None:
@@ -58,9 +59,9 @@ def report(
 
     catalog = None
     if subscriptions is not None:
-        from yangkey.catalog import load_catalog  # noqa: PLC0415
+        from yangkey.reporting import load_catalog  # noqa: PLC0415
 
-        catalog = load_catalog(subscriptions, yang_dirs=tuple(yang_dirs))
+        catalog = load_catalog(subscriptions, yang_dirs, strict=strict)
     conn, url_database = _connect(clickhouse, embedded)
     try:
         data = tables_report(

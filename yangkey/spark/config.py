@@ -56,6 +56,8 @@ class JobConfig:
     Kafka engine instance tables; ``yangkey ingest`` computes it when it is missing."""
     default_node: str | None = None
     yang_dirs: tuple[str, ...] = ()
+    strict: bool = False
+    """Fail on the first subscription that does not compile instead of skipping it."""
     schema_registry: RegistrySettings | None = None
     """Register each derived topic's value schema there and set the ``schema-id`` header."""
     catalog_topic: str | None = None

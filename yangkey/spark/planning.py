@@ -157,6 +157,7 @@ def prepare(config: JobConfig) -> Prepared:
         learn=config.learn,
         instances=config.instance_feed,
         default_node=config.default_node,
+        strict=config.strict,
         shared_catalog=(
             (
                 config.bootstrap,
@@ -253,6 +254,7 @@ def prepare(config: JobConfig) -> Prepared:
             {"enable.partition.eof": False, **config.consumer_overrides},
         )
     prepared = Prepared(builder_spec, catalog, sink, source_config)
+    prepared.warnings.extend(catalog.warnings)
     prepared.warnings.extend(local_input_warnings(config))
     if not config.dry_run and config.preflight:
         created, warned, limit = check_topics(

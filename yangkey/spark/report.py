@@ -54,10 +54,17 @@ def print_summary(summary: Summary, console: Console) -> None:
     console.print(table)
     skipped = f", {summary.skipped} already committed (skipped)" if summary.skipped else ""
     batches = f" in {summary.batches} micro-batches" if summary.batches > 1 else ""
+    bad = summary.skipped_subscriptions
+    subscriptions = (
+        f"; {bad} subscription{'s' if bad != 1 else ''} skipped (not compiled: see the"
+        " warnings; --strict stops instead)"
+        if bad
+        else ""
+    )
     console.print(
         f"{tally.records:,} records -> {tally.messages:,} messages,"
         f" {tally.rejections:,} rejected; {summary.partitions} Spark"
         f" task{'s' if summary.partitions != 1 else ''}{skipped}{batches};"
-        f" {summary.seconds:.1f}s ({summary.rate:,.0f} records/s)",
+        f" {summary.seconds:.1f}s ({summary.rate:,.0f} records/s){subscriptions}",
         highlight=False,
     )

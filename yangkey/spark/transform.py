@@ -56,6 +56,8 @@ class BuilderSpec:
     instances: bool = False
     """The ``yangkey-instances`` header on every per-branch message (``--instance-feed``)."""
     default_node: str | None = None
+    strict: bool = False
+    """Raise for a subscription that does not compile instead of skipping it."""
     shared_catalog: tuple[str, str, tuple[tuple[str, str], ...], bool] | None = None
     """(bootstrap, topic, connection settings, create topics) of the shared catalog the
     catalog writes its subscriptions, learned ones included, through
@@ -73,6 +75,7 @@ class BuilderSpec:
         learn: bool = True,
         instances: bool = False,
         default_node: str | None = None,
+        strict: bool = False,
         shared_catalog: tuple[str, str, tuple[tuple[str, str], ...], bool] | None = None,
     ) -> BuilderSpec:
         """Read the subscriptions file on the driver; directories become absolute."""
@@ -87,15 +90,20 @@ class BuilderSpec:
             learn=learn,
             instances=instances,
             default_node=default_node,
+            strict=strict,
             shared_catalog=shared_catalog,
         )
 
     def catalog(self) -> Catalog:
-        """Compile the subscriptions (Phases 1 and 2); raises a YangkeyError naming the file."""
+        """Compile the subscriptions (Phases 1 and 2); raises a YangkeyError naming the file.
+        A subscription that does not compile is skipped (the driver reports it) unless
+        ``strict``: its notifications are dead-lettered naming it."""
         parsed = parse_subscriptions(self.subscriptions_text, source=self.subscriptions_name)
         base = Path(self.base_dir) if self.base_dir is not None else None
         try:
-            catalog = build_catalog(parsed, yang_dirs=self.yang_dirs, base_dir=base)
+            catalog = build_catalog(
+                parsed, yang_dirs=self.yang_dirs, base_dir=base, strict=self.strict
+            )
         except YangkeyError as exc:
             raise exc.within(self.subscriptions_name) from None
         if self.shared_catalog is not None:
