@@ -62,6 +62,17 @@ class Notification:
     edits: tuple[Edit, ...] = ()
     subscription: dict[str, Any] | None = None
     """yang-push-subscription metadata of a telemetry message, when present."""
+    pruned: bool = False
+    """push-update: ``data`` holds only what the key derivation reads (XML, ``wanted``), so an
+    empty ``data`` is no empty update."""
+
+    @property
+    def empty(self) -> bool:
+        """An update without data: a push-update with no (or empty) datastore-contents, a
+        push-change-update without edits. Devices send these as heartbeats."""
+        if self.kind == "push-update":
+            return not self.data and not self.pruned
+        return not self.edits
 
 
 def _local(member: str) -> str:
