@@ -162,6 +162,13 @@ class ModuleIndex:
             if module.prefix and module.kind == "module":
                 by_prefix.setdefault(module.prefix, []).append(module.name)
         self.by_prefix = by_prefix
+        self.unique_prefixes = {
+            prefix: owners[0]
+            for prefix, owners in by_prefix.items()
+            if len(owners) == 1 and prefix not in self.modules
+        }
+        """YANG prefix -> module, for the prefixes one module on the search path owns (and that
+        are no module name): how a device's ``ianaift:gpon`` identityref is read."""
         self._references: ReferenceIndex | None = None
 
     @classmethod
