@@ -96,19 +96,20 @@ def _levels(branch: Branch, root: SchemaNode, prefixes: Prefixes) -> list[_Level
                 leaf = node.get_data_child(key_name, key_module)
                 assert isinstance(leaf, TerminalNode)
                 member = key_name if key_module == step.module else f"{key_module}:{key_name}"
-                keys.append(
-                    _Key(key_name, key_module, canon_for(leaf.type, key_module, prefixes), pinned[member])
-                )
+                canon = canon_for(leaf.type, key_module, prefixes)
+                keys.append(_Key(key_name, key_module, canon, pinned[member]))
         leaf_list = None
         if isinstance(node, LeafListNode):
-            leaf_list = _Key("", step.module, canon_for(node.type, step.module, prefixes), pinned[""])
+            canon = canon_for(node.type, step.module, prefixes)
+            leaf_list = _Key("", step.module, canon, pinned[""])
         filters = []
         for data_filter in step.filters:
             module, _, name = data_filter.qualified_member.partition(":")
             assert isinstance(node, InternalNode)
             leaf = node.get_data_child(name, module)
             assert isinstance(leaf, TerminalNode)
-            filters.append((module, name, canon_for(leaf.type, module, prefixes), data_filter.value))
+            canon = canon_for(leaf.type, module, prefixes)
+            filters.append((module, name, canon, data_filter.value))
         levels.append(
             _Level(step.module, step.name, node, written, tuple(keys), leaf_list, tuple(filters))
         )

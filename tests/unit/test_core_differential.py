@@ -203,8 +203,10 @@ class TreeMaker:
 
 
 class Compiled(dict[str, tuple[CompiledSubscription, SchemaNode]]):
-    prefixes: dict[str, str] = {}
-    """The search path's unique YANG prefixes (Phase 2's, for the reference walker)."""
+    def __init__(self, prefixes: dict[str, str]) -> None:
+        super().__init__()
+        self.prefixes = prefixes
+        """The search path's unique YANG prefixes (Phase 2's, for the reference walker)."""
 
     def __repr__(self) -> str:  # hypothesis prints the arguments of a failing example
         return "<compiled SUBSCRIPTIONS>"
@@ -212,8 +214,7 @@ class Compiled(dict[str, tuple[CompiledSubscription, SchemaNode]]):
 
 @pytest.fixture(scope="module")
 def compiled_all(fx_schema: SchemaContext) -> Compiled:
-    result = Compiled()
-    result.prefixes = fx_schema.index.unique_prefixes
+    result = Compiled(fx_schema.index.unique_prefixes)
     for text in SUBSCRIPTIONS:
         compiled = compile_subscription(
             text, fx_schema, keyless="position" if "sample" in text else "reject"
@@ -351,7 +352,9 @@ def test_core_diff_edit_cache_matches_reference(compiled_all, data) -> None:
         note = Notification(
             "generated", CONTENT_TYPE_JSON, "push-change-update", "n", 1, edits=tuple(edits)
         )
-        expected = outcome(lambda note=note: reference_xpaths(compiled, root, note, compiled_all.prefixes))
+        expected = outcome(
+            lambda note=note: reference_xpaths(compiled, root, note, compiled_all.prefixes)
+        )
         assert generated(deriver, note) == expected, (compiled.xpath, edits)
     event(f"cached targets {sum(len(plan.found) for plan in deriver.plans) > 0}")
 

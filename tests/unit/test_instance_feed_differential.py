@@ -31,7 +31,7 @@ from test_core_differential import (
 from test_core_vectors import CASES
 
 from yangkey.catalog import load_catalog
-from yangkey.errors import YangkeyError
+from yangkey.errors import FramingError, YangkeyError
 from yangkey.instances import InstanceFeed, derive_leaves
 from yangkey.keys import KeyDeriver, edit_plan, edit_tree
 from yangkey.messages import CONTENT_TYPE_JSON
@@ -102,9 +102,10 @@ def qualify(draw: st.DrawFn, value: Any, module: str | None) -> Any:
             continue
         prefix, colon, _ = member.partition(":")
         own = prefix if colon else module
+        written = member
         if not colon and own is not None and draw(st.booleans()):
-            member = f"{own}:{member}"
-        result[member] = qualify(draw, child, own)
+            written = f"{own}:{member}"
+        result[written] = qualify(draw, child, own)
     return result
 
 
@@ -199,7 +200,11 @@ def test_feed_paths_are_key_xpaths_on_fixture_notifications(path: Path, fx_schem
     name = str(path.relative_to(FIXTURE_NOTIFICATIONS))
     subscriptions = next(subs for prefix, subs in FIXTURE_SUBSCRIPTIONS.items()
                          if name.startswith(prefix))
-    note = decode(path.read_bytes(), name, fx_schema.index.by_namespace)
+    try:
+        note = decode(path.read_bytes(), name, fx_schema.index.by_namespace)
+    except FramingError:
+        assert name == "devices/subscription-started.json"  # no data to feed or key
+        return
     keyed = 0
     for xpath in subscriptions:
         compiled = compile_subscription(xpath, fx_schema)

@@ -193,8 +193,9 @@ def test_iosxe_datastore_contents_xml_in_xml_and_json(ietf_schema) -> None:
 
 
 def test_iosxe_xml_contents_are_parsed_without_entities(ietf_schema) -> None:
+    doctype = b'<!DOCTYPE x [<!ENTITY e SYSTEM \\"file:///etc/passwd\\">]>'
     raw = device("iosxe-datastore-contents-xml.json").replace(
-        b'"<interfaces-state', b'"<!DOCTYPE x [<!ENTITY e SYSTEM \\"file:///etc/passwd\\">]><interfaces-state', 1
+        b'"<interfaces-state', b'"' + doctype + b"<interfaces-state", 1
     )
     with pytest.raises(YangkeyError) as info:
         key(ietf_schema, f"{IF_STATE}/statistics", raw, node="xe-1")
@@ -208,7 +209,8 @@ def test_declaration_line_and_its_document_are_one_record(tmp_path: Path) -> Non
     capture = device("iosxe-datastore-contents-xml.xml")
     data = capture + b"\n" + capture + device("huawei-ne8000-sysname.json")
     records = list(split_records(data, "ncclient.log"))
-    assert [source for _, source in records] == ["ncclient.log:1", "ncclient.log:4", "ncclient.log:6"]
+    assert [source for _, source in records] == [
+        "ncclient.log:1", "ncclient.log:4", "ncclient.log:6"]
     assert records[0][0] == capture.rstrip(b"\n")
     # Files cut into ranges never part a declaration from its document.
     path = tmp_path / "big.xml"
@@ -332,7 +334,7 @@ def test_keys_counts_rejections_by_kind_and_skips_empty_updates(tmp_path: Path) 
 def test_error_kinds_are_one_vocabulary() -> None:
     """Every kind yangkey writes is in messages.ERROR_KINDS, each with its meaning: the
     exceptions' kinds, the dead-letter kinds, and the kinds the ClickHouse views write."""
-    import yangkey.clickhouse  # noqa: F401, PLC0415 - every YangkeyError subclass
+    import yangkey.clickhouse  # noqa: PLC0415 - every YangkeyError subclass
     import yangkey.registry.errors  # noqa: F401, PLC0415
     from yangkey.clickhouse.ddl import DdlOptions, render_ddl  # noqa: PLC0415
 
@@ -349,7 +351,8 @@ def test_error_kinds_are_one_vocabulary() -> None:
     assert set(REJECTION_KINDS) <= set(ERROR_KINDS) and set(INGEST_KINDS) <= set(ERROR_KINDS)
     assert not set(REJECTION_KINDS) & set(INGEST_KINDS)
     catalog = build_catalog(parse_subscriptions(FLEET, "f"))
-    ddl = "\n".join(s.sql for s in render_ddl(list(catalog.topics), DdlOptions(dead_letter_topic="dead")))
+    options = DdlOptions(dead_letter_topic="dead")
+    ddl = "\n".join(s.sql for s in render_ddl(list(catalog.topics), options))
     for kind in (*INGEST_KINDS, messages.REJECTED_PREFIX, messages.UNKNOWN_REJECTION):
         assert f"'{kind}'" in ddl, kind
 
