@@ -558,8 +558,11 @@ def keys(
 ) -> None:
     """Batch Phase 3: one notification per line in, one JSON object per line out.
 
-    A rejected line prints {"error": ..., "line": N} and the batch goes on; the exit status is
-    1 if any line was rejected.
+    A rejected line prints {"error": ..., "kind": ..., "line": N} and the batch goes on; the
+    exit status is 1 if any line was rejected, and stderr counts them per kind (README, "Real
+    devices"). An update without data (a heartbeat) is no error: it prints {"skipped":
+    "empty-update", ...}. An <?xml ...?> line and the document on the next line are one
+    notification (how ncclient and IOS-XE print them).
 
     \b
     Examples:

@@ -79,8 +79,8 @@ def lookup(node: dict[str, Any], step: CompiledStep) -> Any:
 
 def passes_filters(entry: Any, step: CompiledStep) -> bool:
     """Whether ``entry`` agrees with the step's non-key filters. Only a value that contradicts
-    a filter rules the entry out (SPEC 2.4): a device that applied the filter itself may leave
-    the filtered leaf out (Huawei sends ``statistics`` without ``type``)."""
+    a filter rules the entry out (docs/design.md#phase-2-templates): a device that applied the
+    filter itself may leave the leaf out (Huawei sends ``statistics`` without ``type``)."""
     if not isinstance(entry, dict):
         return False
     for data_filter in step.filters:
@@ -750,7 +750,10 @@ class KeyDeriver:
             for plan in self.plans:
                 found = []
                 for edit in notification.edits:
-                    tree = edit_tree(plan, edit)  # the walkers read it without error
+                    try:
+                        tree = edit_tree(plan, edit)
+                    except YangkeyError:
+                        continue  # the walkers read it without error: never seen
                     if tree is not None:
                         found.append(tree)
                 trees.append(found)

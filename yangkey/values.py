@@ -230,7 +230,7 @@ class IdentityrefCanon:
             type(other) is IdentityrefCanon
             and other.module == self.module
             and other.local == self.local
-            and other.shared == self.shared
+            and (other.shared is self.shared or other.shared == self.shared)
         )
 
     def __hash__(self) -> int:

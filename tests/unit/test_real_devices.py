@@ -394,3 +394,47 @@ def test_subscribing_to_a_notification_without_a_twin_names_the_top_nodes(tmp_pa
         compile_subscription("/yk-vendor-events:link-flap", schema)
     with pytest.raises(SchemaError, match="it is an RPC or action, not a data node"):
         compile_subscription("/yk-vendor-events:clear-events", schema)
+
+
+def test_yang_patch_without_instances_has_a_kind_too(ietf_schema) -> None:
+    def change(*edits: str) -> bytes:
+        return (
+            '{"ietf-yp-notification:envelope":{"hostname":"r1","contents":{"ietf-yang-push:'
+            'push-change-update":{"id":4,"datastore-changes":{"ietf-yang-patch:yang-patch":'
+            '{"patch-id":"p","edit":[' + ",".join(edits) + "]}}}}}}"
+        ).encode()
+
+    eth1 = (
+        '{"edit-id":"1","operation":"merge","target":"/ietf-interfaces:interfaces/interface=eth1",'
+        '"value":{"ietf-interfaces:interface":[{"name":"eth1","enabled":false}]}}'
+    )
+    clock = '{"edit-id":"2","operation":"delete","target":"/ietf-system:system/clock"}'
+    with pytest.raises(FilteredOutError, match=r"contradict \[name='eth0'\] \(first: 'eth1'\)"):
+        key(ietf_schema, f"{IF}[name='eth0']", change(eth1))
+    with pytest.raises(NoMatchError) as info:
+        key(ietf_schema, IF, change(clock))
+    assert type(info.value) is NoMatchError
+    assert info.value.reason.endswith("(the notification carries target /ietf-system:system/"
+                                      "ietf-system:clock)")
+    with pytest.raises(EmptyUpdate, match="the yang-patch has no edit"):
+        key(ietf_schema, IF, change())
+
+
+def test_xml_data_off_the_path_is_no_empty_update(fleet) -> None:
+    """The XML decoder converts only what the key derivation reads: data off the subscribed
+    path leaves nothing, and that is no heartbeat."""
+    raw = (
+        b"<notification xmlns='urn:ietf:params:xml:ns:netconf:notification:1.0'><eventTime>"
+        b"2025-06-12T08:15:00Z</eventTime><hostname>pe2</hostname><push-update xmlns="
+        b"'urn:ietf:params:xml:ns:yang:ietf-yang-push'><id>211</id><datastore-contents>"
+        b"<system xmlns='urn:ietf:params:xml:ns:yang:ietf-system'><contact>noc</contact>"
+        b"</system></datastore-contents></push-update></notification>"
+    )
+    rejection = MessageBuilder(fleet).build(raw, "pe2.xml")
+    assert isinstance(rejection, Rejection)
+    assert rejection.kind == "no-match"
+    assert rejection.reason == f"no data on the subscribed path {IF}"
+    heartbeat = raw.replace(b"<system xmlns='urn:ietf:params:xml:ns:yang:ietf-system'>"
+                            b"<contact>noc</contact></system>", b"")
+    rejection = MessageBuilder(fleet).build(heartbeat, "pe2.xml")
+    assert isinstance(rejection, Rejection) and rejection.kind == "empty-update"
