@@ -327,9 +327,9 @@ def walker_filename(branch: Branch, source: str) -> str:
     return f"<yangkey-walker {branch.schema_path} {digest}>"
 
 
-def walker_source(branch: Branch, entries: bool = False) -> str:
+def walker_source(branch: Branch) -> str:
     """The generated Python source of a branch's walker (``yangkey compile --show-walker``)."""
-    return _WalkerSource(branch, entries).generate()
+    return _WalkerSource(branch).generate()
 
 
 def compile_walker(branch: Branch) -> Walker:

@@ -22,6 +22,9 @@ Kind = Literal["push-update", "push-change-update"]
 #: RFC 8072 section 2.5: the yang-patch edit operations.
 OPERATIONS = frozenset({"create", "delete", "insert", "merge", "move", "replace", "remove"})
 _BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+#: push-update members besides its data (RFC 8641, and the ``subscription-id`` of the
+#: pre-RFC 8639 yang-push drafts, which IOS-XE still sends).
+PUSH_HEADER = frozenset({"id", "subscription-id", "incomplete-update"})
 
 
 class TargetStep(NamedTuple):

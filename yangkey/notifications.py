@@ -29,6 +29,7 @@ from yangkey.messages import CONTENT_TYPE_JSON
 from yangkey.notification_model import (
     _TARGETS,
     OPERATIONS,
+    PUSH_HEADER,
     Edit,
     Kind,
     Notification,
@@ -205,7 +206,7 @@ def _unread(member: str) -> bool:
     defines none beyond its header) or named like contents; other qualified members are
     metadata of augmenting modules (message-publisher-id, observation-domain-id)."""
     local = _local(member)
-    return local not in _PUSH_HEADER and (":" not in member or "content" in local)
+    return local not in PUSH_HEADER and (":" not in member or "content" in local)
 
 
 def _json_text_contents(text: Any, source: str) -> Any:
@@ -289,8 +290,6 @@ def _json_notification(
 
 
 _NOTIFICATION_HEADER = frozenset({"eventTime", "sysName", "sequenceNumber"})
-_PUSH_HEADER = frozenset({"id", "subscription-id", "incomplete-update"})
-"""push-update members besides its data (RFC 8641, and IOS-XE's ``subscription-id``)."""
 
 
 def _json_push(

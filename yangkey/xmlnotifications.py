@@ -16,6 +16,7 @@ from yangkey.errors import FramingError, NotificationError
 from yangkey.messages import CONTENT_TYPE_XML
 from yangkey.notification_model import (
     NS_TELEMETRY,
+    PUSH_HEADER,
     Edit,
     Notification,
     Selector,
@@ -363,8 +364,6 @@ def _xml_notification(
 _NOTIFICATION_HEADER = frozenset(
     {"eventTime", "hostname", "sysName", "sequence-number", "sequenceNumber"}
 )
-_PUSH_HEADER = frozenset({"id", "subscription-id", "incomplete-update"})
-"""push-update children besides its data (RFC 8641, and IOS-XE's ``subscription-id``)."""
 _WRAPPER = "yangkey-contents"
 """The element :func:`xml_contents` wraps XML text in (no namespace: no YANG node has it)."""
 
@@ -380,7 +379,7 @@ def _legacy_contents(kids: _Children, source: str) -> etree._Element | None:
         return _parse_fragment((legacy.text or "").encode("utf-8"), source)
     # Children of augmenting modules (message-publisher-id, observation-domain-id) are
     # metadata; one named like contents is data in a framing no decoder here reads.
-    others = [name for name in kids if name not in _PUSH_HEADER and "content" in name]
+    others = [name for name in kids if name not in PUSH_HEADER and "content" in name]
     if others:
         raise FramingError(
             f"push-update has no datastore-contents but <{'>, <'.join(others[:5])}>: no"
