@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,7 +20,7 @@ from typing import Any, TypeVar
 import click
 import orjson
 
-from yangkey.errors import InputError, YangkeyError
+from yangkey.errors import EmptyUpdate, InputError, YangkeyError
 from yangkey.options import (
     ENV_PROFILE,
     PROFILE_META,
@@ -531,7 +532,14 @@ def key(
     source = "<stdin>" if notification == "-" else notification
     ns_modules = SchemaContext.cached(yang_dirs).index.by_namespace
     note = decode(read_input(notification, max_bytes), source, ns_modules)
-    derived = KeyDeriver(compiled).derive(note, node=node, subscription_id=subscription_id)
+    try:
+        derived = KeyDeriver(compiled).derive(note, node=node, subscription_id=subscription_id)
+    except EmptyUpdate as empty:
+        # No error (a heartbeat), and no key either: nothing on stdout in the key format.
+        if resolve_format(fmt, KEY_FORMATS) == "json":
+            click.echo(orjson.dumps({"skipped": empty.kind, "reason": empty.message()}).decode())
+        click.echo(f"note: {empty.message()}; no key", err=True)
+        return
     if resolve_format(fmt, KEY_FORMATS) == "json":
         document = _key_document(derived, _topics(compiled, prefix, max_length))
         click.echo(orjson.dumps(document).decode())
@@ -561,15 +569,23 @@ def keys(
 ) -> None:
     """Batch Phase 3: one notification per line in, one JSON object per line out.
 
-    A rejected line prints {"error": ..., "line": N} and the batch goes on; the exit status is
-    1 if any line was rejected.
+    A rejected line prints {"error": ..., "kind": ..., "line": N} and the batch goes on; the
+    exit status is 1 if any line was rejected, and stderr counts them per kind (README, "Real
+    devices"). An update without data (a heartbeat) is no error: it prints {"skipped":
+    "empty-update", ...}. An <?xml ...?> line and the document on the next line are one
+    notification (how ncclient and IOS-XE print them).
 
     \b
     Examples:
       yangkey keys --xpath /ietf-interfaces:interfaces/interface notifications.jsonl
       yangkey sample | yangkey keys --xpath /ietf-interfaces:interfaces/interface --prefix netops
     """
-    from yangkey.inputs import bounded_lines, open_input, source_name  # noqa: PLC0415
+    from yangkey.inputs import (  # noqa: PLC0415
+        bounded_lines,
+        join_declarations,
+        open_input,
+        source_name,
+    )
     from yangkey.keys import KeyDeriver  # noqa: PLC0415
     from yangkey.notifications import decode  # noqa: PLC0415
     from yangkey.schema import SchemaContext  # noqa: PLC0415
@@ -585,11 +601,12 @@ def keys(
         fail(error)
     deriver = KeyDeriver(compiled)
     name = source_name(jsonl)
-    rejected = 0
+    rejected: Counter[str] = Counter()
+    skipped = 0
     out = sys.stdout
     with opened as stream:
         # Every line ends keyed or reported: one bad line never costs the lines after it.
-        for number, line in bounded_lines(stream, max_bytes):
+        for number, line in join_declarations(bounded_lines(stream, max_bytes)):
             source = f"{name}:{number}"
             try:
                 if line is None:
@@ -601,13 +618,20 @@ def keys(
                 note = decode(line, source, ns_modules)
                 derived = deriver.derive(note, node=node, subscription_id=subscription_id)
                 document: dict[str, Any] = _key_document(derived, topics)
+            except EmptyUpdate as empty:
+                skipped += 1
+                document = {"skipped": empty.kind, "reason": empty.message(), "line": number}
             except YangkeyError as error:
-                rejected += 1
+                rejected[error.kind] += 1
                 document = {"error": error.message(), "kind": error.kind, "line": number}
             out.write(orjson.dumps(document).decode() + "\n")
     out.flush()
+    if skipped:
+        click.echo(f"note: {skipped} empty update(s) in {name}: nothing to key", err=True)
     if rejected:
-        click.echo(f"error: {rejected} line(s) of {name} rejected", err=True)
+        kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(rejected.items()))
+        total = sum(rejected.values())
+        click.echo(f"error: {total} line(s) of {name} rejected ({kinds})", err=True)
         sys.exit(1)
 
 

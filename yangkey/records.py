@@ -25,11 +25,13 @@ from yangkey.errors import ConfigError, InputError, NotificationError, YangkeyEr
 from yangkey.fleet import for_node
 from yangkey.instances import HEADER_INSTANCES, InstanceFeed, catalog_modules, derive_leaves
 from yangkey.messages import (
+    EMPTY_UPDATE,
     HEADER_CONTENT_TYPE,
     HEADER_EVENT_TIME,
     HEADER_GENERATION,
     HEADER_SEQUENCE_NUMBER,
     HEADER_SUBSCRIPTION_TYPE,
+    EmptyUpdates,
     KeyedMessage,
     Rejection,
 )
@@ -74,6 +76,9 @@ class ProducerKnobs:
     ClickHouse instance tables (docs/design.md#instance-feed); per-branch topics only. Off by
     default: it costs the producer 2.5-3x (benchmarks/bench_typed.py) and ``yangkey ingest``
     computes the same rows itself; a server's Kafka engine tables need it on."""
+    empty_updates: EmptyUpdates = "count"
+    """An update without data (a heartbeat) is no error: ``count`` it in the run summary, or
+    also send it to the dead-letter topic (``dead-letter``, kind ``empty-update``)."""
 
     def __post_init__(self) -> None:
         problem = topic_name_problem(self.single_topic)
@@ -187,7 +192,14 @@ class MessageBuilder:
         ]
         return tuple(headers)
 
+    def counts_only(self, rejection: Rejection) -> bool:
+        """Whether ``rejection`` is an empty update this run counts without dead-lettering."""
+        return rejection.kind == EMPTY_UPDATE and self.knobs.empty_updates == "count"
+
     def build(self, raw: bytes, source: str) -> list[KeyedMessage] | Rejection:
+        """The keyed messages of one notification, or why it has none (an empty update is a
+        rejection of kind ``empty-update`` here: :meth:`counts_only` says what to do with
+        it)."""
         try:
             return self._build(raw, source)
         except YangkeyError as exc:

@@ -54,6 +54,7 @@ _REVISION = re.compile(r"\brevision\s+[\"']?(\d{4}-\d{2}-\d{2})[\"']?\s*[{;]")
 _IMPORT = re.compile(r"\bimport\s+([A-Za-z_][\w.-]*)\s*\{")
 _INCLUDE = re.compile(r"\binclude\s+([A-Za-z_][\w.-]*)\s*[{;]")
 _FEATURE = re.compile(r"^\s*feature\s+([A-Za-z_][\w.-]*)\s*[{;]", re.MULTILINE)
+_IDENTITY = re.compile(r"^\s*identity\s+[A-Za-z_]", re.MULTILINE)
 _STRING = re.compile(r"\"(?:[^\"\\]|\\.)*\"")
 
 
@@ -70,6 +71,8 @@ class ModuleInfo:
     imports: tuple[str, ...]
     includes: tuple[str, ...]
     features: tuple[str, ...]
+    identities: bool = False
+    """Whether it defines an identity (identityref values may name it by its prefix)."""
 
 
 def _strip_comments(text: str) -> str:
@@ -109,6 +112,7 @@ def read_module_info(path: Path) -> ModuleInfo | None:
         imports=tuple(dict.fromkeys(_IMPORT.findall(body_without_strings))),
         includes=tuple(dict.fromkeys(_INCLUDE.findall(body_without_strings))),
         features=tuple(dict.fromkeys(_FEATURE.findall(body_without_strings))),
+        identities=_IDENTITY.search(body_without_strings) is not None,
     )
 
 
@@ -162,6 +166,19 @@ class ModuleIndex:
             if module.prefix and module.kind == "module":
                 by_prefix.setdefault(module.prefix, []).append(module.name)
         self.by_prefix = by_prefix
+        identities = {
+            module.name
+            for module in self.modules.values()
+            if module.identities
+            or any(self.modules[s].identities for s in module.includes if s in self.modules)
+        }
+        self.unique_prefixes = {
+            prefix: owners[0]
+            for prefix, owners in by_prefix.items()
+            if len(owners) == 1 and prefix not in self.modules and owners[0] in identities
+        }
+        """YANG prefix -> module, for the prefixes one module defining identities on the search
+        path owns (and that are no module name): how a device's ``ianaift:gpon`` is read."""
         self._references: ReferenceIndex | None = None
 
     @classmethod

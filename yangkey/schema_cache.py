@@ -25,7 +25,6 @@ import os
 import pickle
 import sys
 import tempfile
-import types
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
@@ -108,18 +107,6 @@ def files_digest(paths: Iterable[str]) -> str:
     return hasher.hexdigest()
 
 
-class _Pickler(pickle.Pickler):
-    """Pickles the canonicalizer closures of compiled key slots by their factory."""
-
-    def reducer_override(self, obj: Any) -> Any:
-        if isinstance(obj, types.FunctionType) and obj.__closure__:
-            from yangkey import values  # noqa: PLC0415
-
-            if obj.__qualname__ == "identityref_canon.<locals>.canon":
-                return values.identityref_canon, (obj.__closure__[0].cell_contents,)
-        return NotImplemented
-
-
 class DiskCache:
     def __init__(self, directory: Path | None) -> None:
         self.directory = directory
@@ -154,7 +141,7 @@ class DiskCache:
             ) as stream:
                 temporary = Path(stream.name)
                 try:
-                    _Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+                    pickle.dump(value, stream, protocol=pickle.HIGHEST_PROTOCOL)
                 except Exception:
                     stream.close()
                     temporary.unlink(missing_ok=True)

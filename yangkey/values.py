@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
@@ -181,14 +181,90 @@ def canon_ip(value: Any) -> str:
     return _ipv6(address) + slash + length
 
 
-def identityref_canon(default_module: str) -> Canon:
-    def canon(value: Any) -> str:
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*", re.ASCII)
+
+
+class IdentityrefCanon:
+    """The canonical ``module:identity`` of an identityref value (RFC 7951 section 6.8).
+
+    A value without a qualifier is in ``module`` (the leaf's). A qualifier that is a YANG
+    ``prefix`` rather than a module name (``ianaift:gpon``, as some devices write it) is
+    resolved in Phase 2's tables: ``local`` (the imports of the module defining the type, and
+    the prefixes of the modules defining identities derived from its bases), then ``shared``
+    (the prefixes that one module owns on the search path). A qualifier that is neither stays
+    as written: its module may not be on the search path. XML text whose prefix the document
+    declares arrives resolved (:class:`QNameText`). Text that is no ``[module:]identity`` is
+    refused. A class, not a closure, so that compiled subscriptions pickle.
+    """
+
+    __slots__ = ("local", "module", "shared")
+
+    def __init__(
+        self,
+        module: str,
+        local: Mapping[str, str] | None = None,
+        shared: Mapping[str, str] | None = None,
+    ) -> None:
+        self.module = module
+        self.local: Mapping[str, str] = local or {}
+        self.shared: Mapping[str, str] = shared or {}
+
+    def __call__(self, value: Any) -> str:
         if isinstance(value, QNameText):
             return value.module_value
         text = _scalar_text(value).strip()
-        return text if ":" in text else f"{default_module}:{text}"
+        prefix, colon, name = text.partition(":")
+        if not colon:
+            if not _IDENTIFIER.fullmatch(text):
+                raise NotificationError(f"invalid identityref value {text!r}: not an identifier")
+            return f"{self.module}:{text}"
+        if not (_IDENTIFIER.fullmatch(prefix) and _IDENTIFIER.fullmatch(name)):
+            raise NotificationError(
+                f"invalid identityref value {text!r}: not [module:]identity (RFC 7951 6.8)"
+            )
+        module = self.local.get(prefix) or self.shared.get(prefix)
+        return text if module is None else f"{module}:{name}"
 
-    return canon
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is IdentityrefCanon
+            and other.module == self.module
+            and other.local == self.local
+            and (other.shared is self.shared or other.shared == self.shared)
+        )
+
+    def __hash__(self) -> int:
+        return hash(self.module)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return IdentityrefCanon, (self.module, self.local, self.shared)
+
+
+def _identity_prefixes(datatype: dt.IdentityrefType) -> dict[str, str]:
+    """YANG prefix -> module for the identities an identityref type can hold: the imports of
+    the module whose text defines the type, then the own prefixes of the modules defining
+    identities derived from its bases. Module names are never prefixes here."""
+    data = datatype.sctx.schema_data
+    names = {mid[0] for mid in data.modules}
+    # Walked here: yangson's derived_from() grows the sets of its own identity graph.
+    derived: set[tuple[str, str]] = set()
+    pending = list(datatype.bases)
+    while pending:
+        adjacent = data.identity_adjs.get(pending.pop())
+        for identity in () if adjacent is None else adjacent.derivs:
+            if identity not in derived:
+                derived.add(identity)
+                pending.append(identity)
+    owners = {module for _, module in derived}
+    prefixes: dict[str, str] = {}
+    for mdata in data.modules.values():
+        for prefix, mid in mdata.prefix_map.items():
+            if mid[0] in owners and mid == mdata.main_module:
+                prefixes.setdefault(prefix, mid[0])
+    text = data.modules.get(datatype.sctx.text_mid)
+    if text is not None:
+        prefixes.update((prefix, mid[0]) for prefix, mid in text.prefix_map.items())
+    return {prefix: module for prefix, module in prefixes.items() if prefix not in names}
 
 
 _IP_TYPEDEFS = {
@@ -201,14 +277,18 @@ _IP_TYPEDEFS = {
 }
 
 
-def canon_for(datatype: dt.DataType, module: str) -> Canon:
-    """Pick the canonicalizer for a leaf of ``datatype`` defined in ``module``."""
+def canon_for(
+    datatype: dt.DataType, module: str, prefixes: Mapping[str, str] | None = None
+) -> Canon:
+    """Pick the canonicalizer for a leaf of ``datatype`` defined in ``module``; ``prefixes``
+    (the search path's, :meth:`yangkey.schema.ModuleIndex.unique_prefixes`) resolves
+    identityref values written with a YANG prefix where the schema itself does not."""
     from yangson import datatype as dt  # noqa: PLC0415
 
     if datatype.name in _IP_TYPEDEFS:
         return canon_ip
     if isinstance(datatype, dt.LeafrefType):
-        return canon_for(datatype.ref_type, module)
+        return canon_for(datatype.ref_type, module, prefixes)
     if isinstance(datatype, dt.IntegralType):
         return canon_integer
     if isinstance(datatype, dt.Decimal64Type):
@@ -216,9 +296,9 @@ def canon_for(datatype: dt.DataType, module: str) -> Canon:
     if isinstance(datatype, dt.BooleanType):
         return canon_boolean
     if isinstance(datatype, dt.IdentityrefType):
-        return identityref_canon(module)
+        return IdentityrefCanon(module, _identity_prefixes(datatype), prefixes)
     if isinstance(datatype, dt.UnionType):
-        members = [canon_for(member, module) for member in datatype.types]
+        members = [canon_for(member, module, prefixes) for member in datatype.types]
         if all(member is canon_integer for member in members):
             return canon_integer
         if any(member is canon_ip for member in members):

@@ -62,6 +62,7 @@ from yangkey.clickhouse.identifiers import qualified
 from yangkey.errors import BrokerError, ConfigError
 from yangkey.instances import HEADER_INSTANCES
 from yangkey.kafka.config import consumer_config, kafka_reason
+from yangkey.messages import EXPIRED
 
 if TYPE_CHECKING:
     from yangkey.catalog import Catalog
@@ -437,11 +438,11 @@ def _errors_since(
 ) -> tuple[dict[str, int], dict[str, int]]:
     """Rows the errors table received since ``since``, per topic: (errors, expired)."""
     rows = conn.query(
-        "SELECT kafka_topic AS topic, error_kind = 'expired' AS expired, count() AS n "
+        "SELECT kafka_topic AS topic, error_kind = {expired:String} AS expired, count() AS n "
         f"FROM {qualified(database, ERRORS_TABLE)} "
         "WHERE received_at >= toDateTime64({since:String}, 3, 'UTC') "
         "GROUP BY kafka_topic, expired",
-        {"since": since},
+        {"since": since, "expired": EXPIRED},
     )
     errors: dict[str, int] = {}
     expired: dict[str, int] = {}

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from yangkey.messages import EmptyUpdates
 from yangkey.registry.client import RegistrySettings
 from yangkey.spark.fencing import DEFAULT_STALE_AFTER
 from yangkey.spark.kafka_source import DEFAULT_OUTAGE_BUDGET
@@ -54,6 +55,8 @@ class JobConfig:
     instance_feed: bool = False
     """Add the ``yangkey-instances`` header (docs/design.md#instance-feed) for a server's
     Kafka engine instance tables; ``yangkey ingest`` computes it when it is missing."""
+    empty_updates: EmptyUpdates = "count"
+    """Updates without data (heartbeats): counted only, or dead-lettered too."""
     default_node: str | None = None
     yang_dirs: tuple[str, ...] = ()
     strict: bool = False

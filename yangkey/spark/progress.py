@@ -58,6 +58,7 @@ class Summary:
             "rejected": self.tally.rejections,
             "produced": dict(sorted(self.tally.produced.items())),
             "rejected_by_kind": dict(sorted(self.tally.rejected.items())),
+            "empty_updates": self.tally.empty,
             "dead_letter_topic": self.dead_letter_topic,
             "partitions": self.partitions,
             "skipped_partitions": self.skipped,

@@ -27,7 +27,7 @@ from pathlib import Path
 from yangkey.catalog import Catalog, build_catalog
 from yangkey.config import parse_subscriptions, read_subscriptions_text
 from yangkey.errors import YangkeyError
-from yangkey.messages import KeyedMessage, Rejection
+from yangkey.messages import EmptyUpdates, KeyedMessage, Rejection
 from yangkey.records import MessageBuilder, ProducerKnobs, header_bytes
 from yangkey.spark.splitting import RawRecord
 
@@ -55,6 +55,8 @@ class BuilderSpec:
     learn: bool = True
     instances: bool = False
     """The ``yangkey-instances`` header on every per-branch message (``--instance-feed``)."""
+    empty_updates: EmptyUpdates = "count"
+    """``--empty-updates``: count updates without data, or dead-letter them too."""
     default_node: str | None = None
     strict: bool = False
     """Raise for a subscription that does not compile instead of skipping it."""
@@ -74,6 +76,7 @@ class BuilderSpec:
         single_topic: str | None = None,
         learn: bool = True,
         instances: bool = False,
+        empty_updates: EmptyUpdates = "count",
         default_node: str | None = None,
         strict: bool = False,
         shared_catalog: tuple[str, str, tuple[tuple[str, str], ...], bool] | None = None,
@@ -89,6 +92,7 @@ class BuilderSpec:
             single_topic=single_topic,
             learn=learn,
             instances=instances,
+            empty_updates=empty_updates,
             default_node=default_node,
             strict=strict,
             shared_catalog=shared_catalog,
@@ -121,6 +125,7 @@ class BuilderSpec:
             "keys": self.keys,
             "learn": self.learn,
             "instances": self.instances,
+            "empty_updates": self.empty_updates,
         }
         if self.single_topic is not None:
             overrides["per_branch"] = False
@@ -165,6 +170,8 @@ class Tally:
     """Keyed messages per derived topic (dead-letter records not included)."""
     rejected: Counter[str] = field(default_factory=Counter)
     """Rejected records per error kind; each went to the dead-letter topic once."""
+    empty: int = 0
+    """Updates without data (heartbeats) counted, not dead-lettered (``--empty-updates``)."""
 
     @property
     def messages(self) -> int:
@@ -176,13 +183,19 @@ class Tally:
 
     def merge(self, other: Tally) -> Tally:
         self.records += other.records
+        self.empty += other.empty
         self.produced.update(other.produced)
         self.rejected.update(other.rejected)
         return self
 
     def to_json(self) -> str:
         return json.dumps(
-            {"r": self.records, "p": dict(self.produced), "x": dict(self.rejected)},
+            {
+                "r": self.records,
+                "p": dict(self.produced),
+                "x": dict(self.rejected),
+                **({"e": self.empty} if self.empty else {}),
+            },
             separators=(",", ":"),
             sort_keys=True,
         )
@@ -193,7 +206,12 @@ class Tally:
         if len(text) <= limit:
             return text
         return json.dumps(
-            {"r": self.records, "p": {"*": self.messages}, "x": {"*": self.rejections}},
+            {
+                "r": self.records,
+                "p": {"*": self.messages},
+                "x": {"*": self.rejections},
+                **({"e": self.empty} if self.empty else {}),
+            },
             separators=(",", ":"),
         )
 
@@ -202,6 +220,7 @@ class Tally:
         data = json.loads(text)
         return cls(
             records=int(data.get("r", 0)),
+            empty=int(data.get("e", 0)),
             produced=Counter({str(k): int(v) for k, v in data.get("p", {}).items()}),
             rejected=Counter({str(k): int(v) for k, v in data.get("x", {}).items()}),
         )
@@ -283,6 +302,9 @@ def outgoing(
         tally.records += 1
         result = build(raw, source)
         if isinstance(result, Rejection):
+            if builder.counts_only(result):
+                tally.empty += 1
+                continue
             rejected[result.kind] += 1
             yield dead_letter(result, dead_letter_topic, max_bytes)
             continue
