@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from yangkey.config import (
+    Subscription,
     SubscriptionsFile,
     SubscriptionType,
     load_subscriptions_file,
@@ -33,7 +34,7 @@ from yangkey.keys import KeyDeriver
 from yangkey.schema import SchemaContext
 from yangkey.shared_catalog import Origin, SharedBranch, SharedSubscription
 from yangkey.templates import CompiledSubscription, compile_subscription
-from yangkey.topics import TopicNamer, TopicSpec, check_collisions
+from yangkey.topics import TopicNamer, TopicSpec, check_collisions, replicas
 
 TYPE_LEVELS: dict[tuple[SubscriptionType, bool], str] = {
     ("periodic", False): "stats",
@@ -131,12 +132,14 @@ class Catalog:
         """``entry`` as the shared catalog stores it, with the sizes of its topics."""
         defaults = self.file.defaults
         partitions, retention = defaults.partitions, defaults.retention
+        factor, in_sync = self.file.replicated(defaults)
         if entry.origin == "file":
             for subscription in self.file.subscriptions:
                 if subscription.id == entry.id and subscription.node == entry.node_pattern:
                     partitions = subscription.partitions or partitions
                     if subscription.retention is not None:
                         retention = subscription.retention
+                    factor, in_sync = self.file.replicated(subscription)
                     break
         return SharedSubscription(
             id=entry.id,
@@ -151,7 +154,8 @@ class Catalog:
             node_pattern=entry.node_pattern,
             namespaces=entry.namespaces,
             partitions=partitions,
-            replication_factor=defaults.replication_factor,
+            replication_factor=replicas(factor),
+            min_insync_replicas=in_sync,
             retention_seconds=parse_duration(retention),
             warnings=entry.compiled.warnings,
             branches=tuple(
@@ -403,6 +407,7 @@ def build_catalog(
                 "turn on topic_policy.type_level or align them"
             )
         first = subscriptions[0]
+        factor, in_sync = _replication(file, name, subscriptions)
         retention = max(
             parse_duration(s.retention if s.retention is not None else defaults.retention)
             for s in subscriptions
@@ -416,7 +421,8 @@ def build_catalog(
                 compaction=first.compaction,
                 retention_seconds=retention,
                 partitions=max(s.partitions or defaults.partitions for s in subscriptions),
-                replication_factor=defaults.replication_factor,
+                replication_factor=factor,
+                min_insync_replicas=in_sync,
                 templates=tuple(
                     sorted({entry.compiled.branches[i].template for entry, i in users})
                 ),
@@ -430,6 +436,22 @@ def build_catalog(
         namer=namer,
         yang_dirs=(*yang_dirs, *resolve(defaults.yang_dirs)),
     )
+
+
+def _replication(
+    file: SubscriptionsFile, topic: str, subscriptions: list[Subscription]
+) -> tuple[int, int | None]:
+    """A shared topic's replication: the most any of its subscriptions asks for."""
+    pairs = [file.replicated(s) for s in subscriptions]
+    factor = max((f for f, _ in pairs if f is not None), default=None)
+    in_sync = max((m for _, m in pairs if m is not None), default=None)
+    if factor is not None and in_sync is not None and in_sync > factor:
+        ids = ", ".join(str(s.id) for s in subscriptions)
+        raise TopicError(
+            f"subscriptions {ids} share topic {topic!r}: min_insync_replicas {in_sync} exceeds"
+            f" their largest replication_factor {factor}; align them"
+        )
+    return replicas(factor), in_sync
 
 
 def load_catalog(path: str | Path, *, yang_dirs: tuple[str, ...] = ()) -> Catalog:

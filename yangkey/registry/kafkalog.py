@@ -25,6 +25,7 @@ from yangkey.kafka.config import (
     producer_config,
 )
 from yangkey.registry.errors import store_error, store_timeout
+from yangkey.topics import BROKER_DEFAULT
 
 
 class Replay(Protocol):
@@ -42,18 +43,26 @@ def ensure_log_topic(
     bootstrap: str,
     topic: str,
     *,
-    replication_factor: int = 1,
+    replication_factor: int = BROKER_DEFAULT,
+    min_insync_replicas: int | None = None,
     overrides: Mapping[str, object] | None = None,
     timeout: float = 15.0,
 ) -> None:
-    """Create the compacted single-partition topic if missing; refuse one with more partitions
-    (offsets are the sequence numbers: they must be one total order)."""
+    """Create the compacted single-partition topic if missing (replicated as the broker's
+    defaults say unless told otherwise); refuse one with more partitions (offsets are the
+    sequence numbers: they must be one total order)."""
     from confluent_kafka.admin import AdminClient  # noqa: PLC0415 - only at start-up
 
     # Quiet: an unreachable broker is reported once, as one error line, not per retry.
     config = {"log_level": 0, **admin_config(bootstrap, overrides)}
     admin = AdminClient(cast(dict[str, Any], config))
-    spec = TopicSpec(topic, partitions=1, replication_factor=replication_factor, compaction=True)
+    spec = TopicSpec(
+        topic,
+        partitions=1,
+        replication_factor=replication_factor,
+        min_insync_replicas=min_insync_replicas,
+        compaction=True,
+    )
     result = ensure_topics(admin, [spec], timeout=timeout)
     if result.warnings:
         raise ConfigError(

@@ -19,30 +19,42 @@ from yangkey.kafka.config import (
     connection_settings,
     ensure_topics,
     kafka_reason,
+    warn_under_replicated,
 )
+from yangkey.topics import replicas
 
 
 def topic_specs(catalog: Catalog, single_topic: str | None) -> list[TopicSpec]:
     """The topics a run writes: derived (or the single topic) and the dead-letter topic."""
-    defaults = catalog.file.defaults
+    file = catalog.file
+    defaults = file.defaults
     retention = parse_duration(defaults.retention)
     specs: list[TopicSpec] = []
     if single_topic is not None:
+        factor, in_sync = file.replicated(defaults)
         specs.append(
             TopicSpec(
                 single_topic,
                 partitions=max([t.partitions for t in catalog.topics] or [defaults.partitions]),
-                replication_factor=defaults.replication_factor,
+                replication_factor=max(
+                    [t.replication_factor for t in catalog.topics] or [replicas(factor)]
+                ),
+                min_insync_replicas=max(
+                    (t.min_insync_replicas for t in catalog.topics if t.min_insync_replicas),
+                    default=in_sync,
+                ),
                 retention_seconds=max([t.retention_seconds for t in catalog.topics] or [retention]),
             )
         )
     else:
         specs.extend(catalog.topics)
+    factor, in_sync = file.internal("dead_letter")
     specs.append(
         TopicSpec(
             catalog.dead_letter_topic,
             partitions=defaults.partitions,
-            replication_factor=defaults.replication_factor,
+            replication_factor=replicas(factor),
+            min_insync_replicas=in_sync,
             retention_seconds=retention,
         )
     )
@@ -107,6 +119,7 @@ def check_topics(
                 " and retention",
                 source=f"kafka {bootstrap}",
             )
+        warn_under_replicated(metadata, [spec.name for spec in specs])
     return created, warnings, smallest_message_limit(admin, [s.name for s in specs])
 
 
