@@ -14,12 +14,12 @@ import socket
 import threading
 import uuid
 from collections.abc import Mapping
-from typing import Any, cast
 
 from confluent_kafka import KafkaException
 
 from yangkey.errors import BrokerError, ConfigError
 from yangkey.kafka.config import TopicSpec, admin_config, ensure_topics, kafka_reason
+from yangkey.kafkalogs import logged
 from yangkey.registry.errors import RegistryError
 from yangkey.registry.kafkalog import KafkaLog
 from yangkey.shared_catalog import SharedCatalog, SharedSubscription, topic_specs
@@ -46,7 +46,7 @@ def ensure_catalog_topic(
     where = f"kafka://{bootstrap}/{topic}"
     # Quiet: an unreachable broker is one error line, not a log line per retry.
     config = {"log_level": 0, **admin_config(bootstrap, overrides)}
-    admin = AdminClient(cast(dict[str, Any], config))
+    admin = AdminClient(logged(config))
     spec = TopicSpec(
         topic,
         partitions=1,
@@ -168,7 +168,7 @@ class CatalogTopic(SharedCatalog):
 
         config = {"log_level": 0, **admin_config(self.bootstrap, self.overrides)}
         try:
-            ensure_topics(AdminClient(cast(dict[str, Any], config)), specs, timeout=self.timeout)
+            ensure_topics(AdminClient(logged(config)), specs, timeout=self.timeout)
         except KafkaException as exc:
             names = ", ".join(spec.name for spec in specs)
             reason = f"cannot create topics {names}: {kafka_reason(exc)}"

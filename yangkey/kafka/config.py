@@ -31,6 +31,7 @@ from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
 from yangkey.errors import BrokerError, ConfigError, Position, TopicError
+from yangkey.kafkalogs import logged
 from yangkey.topics import TopicSpec as TopicSpec  # noqa: PLC0414 - re-exported for Kafka callers
 
 if TYPE_CHECKING:
@@ -253,7 +254,7 @@ def topic_configs(spec: TopicSpec, extra: Mapping[str, str] | None = None) -> di
 
 def _admin(admin_or_bootstrap: AdminClient | str) -> AdminClient:
     if isinstance(admin_or_bootstrap, str):
-        return AdminClient({"bootstrap.servers": admin_or_bootstrap})
+        return AdminClient(logged({"bootstrap.servers": admin_or_bootstrap}))
     return admin_or_bootstrap
 
 

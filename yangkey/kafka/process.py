@@ -314,7 +314,9 @@ def broker_count(bootstrap: str, timeout: float = 5.0) -> int:
     from confluent_kafka import KafkaException  # noqa: PLC0415 - only `status` and waits need it
     from confluent_kafka.admin import AdminClient  # noqa: PLC0415
 
-    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+    from yangkey.kafkalogs import logged  # noqa: PLC0415
+
+    admin = AdminClient(logged({"bootstrap.servers": bootstrap, "log_level": 0}))
     try:
         metadata = admin.list_topics(timeout=timeout)
     except KafkaException:

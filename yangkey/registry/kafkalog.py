@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any, Protocol, cast
+from typing import Protocol
 
 from confluent_kafka import (
     OFFSET_BEGINNING,
@@ -24,6 +24,7 @@ from yangkey.kafka.config import (
     ensure_topics,
     producer_config,
 )
+from yangkey.kafkalogs import logged
 from yangkey.registry.errors import store_error, store_timeout
 from yangkey.topics import BROKER_DEFAULT
 
@@ -55,7 +56,7 @@ def ensure_log_topic(
 
     # Quiet: an unreachable broker is reported once, as one error line, not per retry.
     config = {"log_level": 0, **admin_config(bootstrap, overrides)}
-    admin = AdminClient(cast(dict[str, Any], config))
+    admin = AdminClient(logged(config))
     spec = TopicSpec(
         topic,
         partitions=1,
@@ -91,10 +92,10 @@ class KafkaLog:
         self._producer: Producer | None = None
         consumer = consumer_config(bootstrap, "yangkey-registry", overrides)
         consumer.update({"enable.partition.eof": True})
-        self.consumer = Consumer(consumer)
+        self.consumer = Consumer(logged(consumer))
         # End offsets come from a client with no fetch in flight: on the reading consumer's
         # connection the query waits behind the fetch long-poll (fetch.wait.max.ms, 500 ms).
-        self.ends = Consumer(consumer)
+        self.ends = Consumer(logged(consumer))
         # No group subscription and no commits: every instance replays from the start.
         self.consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
 
@@ -142,7 +143,7 @@ class KafkaLog:
         # Created on the first write: an instance that only reads never registers an
         # idempotent producer with the broker (nor logs about it while failing to start).
         if self._producer is None:
-            self._producer = Producer(self.producer_config)
+            self._producer = Producer(logged(self.producer_config))
         return self._producer
 
     def append(self, key: bytes, value: bytes | None) -> int:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Mapping
-from typing import Any, cast
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType  # type: ignore[attr-defined]
@@ -21,6 +20,7 @@ from yangkey.kafka.config import (
     kafka_reason,
     warn_under_replicated,
 )
+from yangkey.kafkalogs import logged
 from yangkey.topics import replicas
 
 
@@ -80,7 +80,7 @@ def _any_reachable(bootstrap: str, timeout: float = 3.0) -> bool:
 def admin_for(producer_config: Mapping[str, object]) -> AdminClient:
     connection = connection_settings(producer_config)
     bootstrap = str(connection["bootstrap.servers"])
-    return AdminClient(cast(dict[str, Any], admin_config(bootstrap, connection)))
+    return AdminClient(logged(admin_config(bootstrap, connection)))
 
 
 def check_topics(
