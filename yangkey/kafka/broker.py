@@ -65,7 +65,7 @@ class EmbeddedKafka:
     controller quorum, each in ``<data dir>/node-<id>``, replicated as production clusters
     are (:func:`~yangkey.kafka.properties.replication_settings`); ``port`` then is the first
     node's and the others take the next ones. :meth:`kill_node`, :meth:`stop_node` and
-    :meth:`start_node` (``blank=True``: a replaced disk) act on one node while the others run.
+    :meth:`start_nodes` (``blank=True``: a replaced disk) act on nodes while the others run.
 
     Unless ``keep`` is set, the data dir (a fresh temp dir when none is given) is deleted on
     stop. A broker still running when the interpreter exits is stopped by an atexit hook,
@@ -296,24 +296,29 @@ class EmbeddedKafka:
         """Shut one node down cleanly (SIGTERM; SIGKILL after ``timeout``)."""
         self.node(node_id).stop(timeout)
 
-    def start_node(self, node_id: int, *, blank: bool = False, wait: bool = True) -> None:
-        """Start a stopped or killed node again on its ports and settings. ``blank``: with
-        an empty log dir, formatted anew for this cluster, as after replacing its disk (the
-        node copies its partitions back from the other replicas). ``wait``: until the
-        cluster lists every broker again."""
-        node = self.node(node_id)
-        if node.running:
-            raise BrokerError(f"node {node_id} is running", source="kafka broker")
+    def start_nodes(self, *node_ids: int, blank: bool = False) -> None:
+        """Start stopped or killed nodes again on their ports and settings, and wait until
+        they answer and the cluster lists every broker. ``blank``: each with an empty log
+        dir, formatted anew for this cluster, as after replacing its disk (the node copies
+        its partitions back from the other replicas)."""
         if self._runtime is None:
             raise BrokerError("not started", source="kafka broker")
         java, libs = self._runtime
+        nodes = [self.node(node_id) for node_id in node_ids]
+        for node in nodes:
+            if node.running:
+                raise BrokerError(f"node {node.node_id} is running", source="kafka broker")
         if blank:
-            self._format([node])
-        node.launch(
-            java, libs, self.heap, options=self.jvm_options, die_with_parent=self.die_with_parent
-        )
-        if wait:
-            self._wait_ready([node])
+            self._format(nodes)
+        for node in nodes:
+            node.launch(
+                java,
+                libs,
+                self.heap,
+                options=self.jvm_options,
+                die_with_parent=self.die_with_parent,
+            )
+        self._wait_ready(nodes)
 
     def _atexit(self) -> None:
         with contextlib.suppress(Exception):
