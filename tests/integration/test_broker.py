@@ -279,3 +279,48 @@ def test_cli_broker_follows_the_user_across_directories(tmp_path: Path) -> None:
         assert nothing.returncode == 1
         assert nothing.stderr.startswith("error: kafka "), nothing.stderr
         assert len(nothing.stderr.splitlines()) == 1, nothing.stderr
+
+
+def test_internal_topics_take_the_replication_the_subscriptions_file_gives(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    """``internal_topics`` reaches the registry's store (``registry serve -s FILE``) and the
+    shared catalog; a topic nobody set anything for keeps the broker's min.insync.replicas."""
+    from confluent_kafka.admin import ConfigSource  # noqa: PLC0415
+
+    from yangkey.config import load_subscriptions_file  # noqa: PLC0415
+    from yangkey.kafka.catalog_topic import CatalogTopic  # noqa: PLC0415
+
+    subscriptions = tmp_path / "subscriptions.yaml"
+    subscriptions.write_text(
+        "defaults: {min_insync_replicas: 1}\n"
+        "internal_topics:\n  schema_store: {replication_factor: 1}\n",
+        encoding="utf-8",
+    )
+    suffix = str(time.monotonic_ns())
+    store, catalog, plain = f"_schemas-{suffix}", f"_catalog-{suffix}", f"_plain-{suffix}"
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "yangkey.cli", "registry", "serve", "-s", str(subscriptions),
+         "--bootstrap", kafka_bootstrap, "--port", "0", "--topic", store],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert serve.stdout is not None
+        assert serve.stdout.readline().startswith("http://127.0.0.1:"), serve.stderr
+    finally:
+        serve.terminate()
+        serve.wait(30)
+    internal = load_subscriptions_file(subscriptions).internal("catalog")
+    CatalogTopic(kafka_bootstrap, catalog, replication=internal).close()
+    CatalogTopic(kafka_bootstrap, plain).close()
+
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    resources = [ConfigResource(ResourceType.TOPIC, name) for name in (store, catalog, plain)]
+    found = {
+        resource.name: future.result(timeout=30)["min.insync.replicas"]
+        for resource, future in admin.describe_configs(resources).items()
+    }
+    topic_level = ConfigSource.DYNAMIC_TOPIC_CONFIG.value
+    assert found[store].source == found[catalog].source == topic_level, "set on the topic"
+    assert found[store].value == found[catalog].value == "1"
+    assert found[plain].source != topic_level, "the broker's"
