@@ -40,7 +40,7 @@ from yangkey.fleet import FleetIndex, Identity, describe, for_node
 from yangkey.schema import SchemaContext
 from yangkey.shared_catalog import SharedBranch, SharedSubscription
 from yangkey.templates import CompiledSubscription, compile_subscription
-from yangkey.topics import TopicNamer, TopicSpec, check_collisions
+from yangkey.topics import TopicNamer, TopicSpec, check_collisions, replicas
 
 
 class SharedStore(Protocol):
@@ -144,12 +144,14 @@ class Catalog:
         """``entry`` as the shared catalog stores it, with the sizes of its topics."""
         defaults = self.file.defaults
         partitions, retention = defaults.partitions, defaults.retention
+        factor, in_sync = self.file.replicated(defaults)
         if entry.origin == "file":
             for subscription in self.file.subscriptions:
                 if subscription.identity == entry.identity:
                     partitions = subscription.partitions or partitions
                     if subscription.retention is not None:
                         retention = subscription.retention
+                    factor, in_sync = self.file.replicated(subscription)
                     break
         return SharedSubscription(
             id=entry.id,
@@ -164,7 +166,8 @@ class Catalog:
             node_pattern=entry.node_pattern,
             namespaces=entry.namespaces,
             partitions=partitions,
-            replication_factor=defaults.replication_factor,
+            replication_factor=replicas(factor),
+            min_insync_replicas=in_sync,
             retention_seconds=parse_duration(retention),
             warnings=entry.compiled.warnings,
             branches=tuple(
@@ -469,6 +472,7 @@ def _topic_spec(
             "turn on topic_policy.type_level or align them"
         )
     first = subscriptions[0]
+    factor, in_sync = _replication(file, name, subscriptions)
     return TopicSpec(
         name=name,
         schema_path=users[0][0].compiled.branches[users[0][1]].schema_path,
@@ -480,9 +484,26 @@ def _topic_spec(
             for s in subscriptions
         ),
         partitions=max(s.partitions or defaults.partitions for s in subscriptions),
-        replication_factor=defaults.replication_factor,
+        replication_factor=factor,
+        min_insync_replicas=in_sync,
         templates=tuple(sorted({entry.compiled.branches[i].template for entry, i in users})),
     )
+
+
+def _replication(
+    file: SubscriptionsFile, topic: str, subscriptions: list[Subscription]
+) -> tuple[int, int | None]:
+    """A shared topic's replication: the most any of its subscriptions asks for."""
+    pairs = [file.replicated(s) for s in subscriptions]
+    factor = max((f for f, _ in pairs if f is not None), default=None)
+    in_sync = max((m for _, m in pairs if m is not None), default=None)
+    if factor is not None and in_sync is not None and in_sync > factor:
+        labels = ", ".join(s.label for s in subscriptions)
+        raise TopicError(
+            f"{labels} share topic {topic!r}: min_insync_replicas {in_sync} exceeds"
+            f" their largest replication_factor {factor}; align them"
+        )
+    return replicas(factor), in_sync
 
 
 def load_catalog(

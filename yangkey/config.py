@@ -95,9 +95,34 @@ class TopicPolicy(_Strict):
         return value
 
 
-class Defaults(_Strict):
+_REPLICAS = Field(default=None, ge=1, le=32)
+"""``replication_factor`` / ``min_insync_replicas``: unset (None) is the broker's own
+``default.replication.factor`` / ``min.insync.replicas``."""
+
+
+class Replicated(_Strict):
+    """How a topic yangkey creates is replicated; unset fields come from a wider level
+    (subscription, then ``defaults``), and in the end from the broker's own settings."""
+
+    replication_factor: StrictInt | None = _REPLICAS
+    min_insync_replicas: StrictInt | None = _REPLICAS
+
+    @model_validator(mode="after")
+    def _in_sync_fits(self) -> Replicated:
+        check_in_sync(self.replication_factor, self.min_insync_replicas)
+        return self
+
+
+def check_in_sync(replication_factor: int | None, min_insync_replicas: int | None) -> None:
+    if replication_factor is not None and (min_insync_replicas or 0) > replication_factor:
+        raise ValueError(
+            f"min_insync_replicas ({min_insync_replicas}) exceeds replication_factor"
+            f" ({replication_factor}): every write with acks=all would be refused"
+        )
+
+
+class Defaults(Replicated):
     partitions: StrictInt = Field(default=6, ge=1, le=10_000)
-    replication_factor: StrictInt = Field(default=1, ge=1, le=32)
     retention: str | StrictInt = "7d"
     yang_dirs: tuple[str, ...] = ()
 
@@ -118,7 +143,20 @@ class Limits(_Strict):
     device's subscription counts once: (node, id) is the identity (RFC 8639)."""
 
 
-class Subscription(_Strict):
+class InternalTopics(_Strict):
+    """Replication of yangkey's own topics (unset fields: as ``defaults`` says)."""
+
+    dead_letter: Replicated = Replicated()
+    catalog: Replicated = Replicated()
+    """The shared catalog (``_yangkey_catalog``)."""
+    schema_store: Replicated = Replicated()
+    """The schema registry's store (``_schemas``)."""
+
+
+InternalTopic = Literal["dead_letter", "catalog", "schema_store"]
+
+
+class Subscription(Replicated):
     id: StrictInt = Field(ge=0, le=UINT32_MAX)
     xpath: str | None = None
     subtree: str | None = None
@@ -186,6 +224,7 @@ class SubscriptionsFile(_Strict):
     """Compile subscriptions that telemetry-message metadata describes but this file does not
     (up to ``limits.max_learned_subscriptions``). Off: such messages are dead-lettered."""
     limits: Limits = Limits()
+    internal_topics: InternalTopics = InternalTopics()
     subscriptions: tuple[Subscription, ...] = ()
     features: dict[str, tuple[str, ...]] = {}
     """Module -> the YANG features the devices support (``--features``); modules not named
@@ -209,6 +248,35 @@ class SubscriptionsFile(_Strict):
 
     def line_of(self, subscription: Subscription) -> int | None:
         return self._lines.get(subscription.identity)
+
+    @model_validator(mode="after")
+    def _replication_fits(self) -> SubscriptionsFile:
+        levels: list[tuple[str, Replicated]] = [
+            *((f"subscription {s.id}", s) for s in self.subscriptions),
+            *((f"internal_topics.{name}", level) for name, level in self.internal_topics),
+        ]
+        for name, level in levels:
+            try:
+                check_in_sync(*self.replicated(level))
+            except ValueError as exc:
+                raise ValueError(f"{name} (unset fields from defaults): {exc}") from None
+        return self
+
+    def replicated(self, level: Replicated) -> tuple[int | None, int | None]:
+        """(replication factor, min.insync.replicas) of a subscription's or internal topic's
+        settings, ``defaults`` filling what it leaves unset (None: the broker's own)."""
+        defaults = self.defaults
+        factor = level.replication_factor
+        in_sync = level.min_insync_replicas
+        return (
+            defaults.replication_factor if factor is None else factor,
+            defaults.min_insync_replicas if in_sync is None else in_sync,
+        )
+
+    def internal(self, topic: InternalTopic) -> tuple[int | None, int | None]:
+        """:meth:`replicated` of one of yangkey's own topics."""
+        level: Replicated = getattr(self.internal_topics, topic)
+        return self.replicated(level)
 
 
 class _LineLoader(yaml.SafeLoader):

@@ -33,7 +33,7 @@ import orjson
 from yangkey.config import SubscriptionType
 from yangkey.errors import YangkeyError
 from yangkey.fleet import describe
-from yangkey.topics import TopicSpec
+from yangkey.topics import BROKER_DEFAULT, TopicSpec
 
 KEYTYPE = "SUBSCRIPTION"
 Origin = Literal["file", "learned"]
@@ -72,7 +72,8 @@ class SharedSubscription:
     its device's: (node, id) is the identity."""
     namespaces: tuple[tuple[str, str], ...] = ()
     partitions: int = 1
-    replication_factor: int = 1
+    replication_factor: int = BROKER_DEFAULT
+    min_insync_replicas: int | None = None
     retention_seconds: int = 0
     warnings: tuple[str, ...] = ()
     writer: str = ""
@@ -121,6 +122,7 @@ class SharedSubscription:
             "namespaces": dict(self.namespaces),
             "partitions": self.partitions,
             "replication_factor": self.replication_factor,
+            "min_insync_replicas": self.min_insync_replicas,
             "retention_seconds": self.retention_seconds,
             "branches": [
                 {
@@ -157,6 +159,7 @@ class SharedSubscription:
             namespaces=tuple(sorted((str(k), str(v)) for k, v in data["namespaces"].items())),
             partitions=int(data["partitions"]),
             replication_factor=int(data["replication_factor"]),
+            min_insync_replicas=_optional_int(data.get("min_insync_replicas")),
             retention_seconds=int(data["retention_seconds"]),
             branches=tuple(
                 SharedBranch(
@@ -356,9 +359,14 @@ class SharedCatalog:
         )
 
 
+def _optional_int(value: object) -> int | None:
+    return None if value is None else int(value)  # type: ignore[call-overload]
+
+
 def topic_specs(records: Iterable[SharedSubscription]) -> list[TopicSpec]:
     """The topics of ``records``, merged by name as :func:`yangkey.catalog.build_catalog`
-    merges a file's (the largest retention and partition count, every template)."""
+    merges a file's (the largest retention, partition count and replication, every
+    template)."""
     merged: dict[str, TopicSpec] = {}
     for record in records:
         for branch in record.branches:
@@ -368,6 +376,7 @@ def topic_specs(records: Iterable[SharedSubscription]) -> list[TopicSpec]:
                     name=branch.topic,
                     partitions=record.partitions,
                     replication_factor=record.replication_factor,
+                    min_insync_replicas=record.min_insync_replicas,
                     compaction=record.compaction,
                     retention_seconds=record.retention_seconds,
                     schema_path=branch.schema_path,
@@ -379,6 +388,11 @@ def topic_specs(records: Iterable[SharedSubscription]) -> list[TopicSpec]:
             merged[branch.topic] = replace(
                 spec,
                 partitions=max(spec.partitions, record.partitions),
+                replication_factor=max(spec.replication_factor, record.replication_factor),
+                min_insync_replicas=max(
+                    (m for m in (spec.min_insync_replicas, record.min_insync_replicas) if m),
+                    default=None,
+                ),
                 retention_seconds=max(spec.retention_seconds, record.retention_seconds),
                 subscription_ids=tuple(sorted({*spec.subscription_ids, record.id})),
                 templates=tuple(sorted({*spec.templates, branch.template})),

@@ -266,7 +266,8 @@ def _shared_topics(
     from yangkey.kafka.catalog_topic import CatalogTopic  # noqa: PLC0415
     from yangkey.shared_catalog import merge_topics, topic_specs  # noqa: PLC0415
 
-    with CatalogTopic(bootstrap, catalog_topic, create=create) as shared:
+    replication = catalog.file.internal("catalog") if catalog is not None else (None, None)
+    with CatalogTopic(bootstrap, catalog_topic, create=create, replication=replication) as shared:
         records = shared.records()
     typed = _shared_typed(catalog, records, yang_dirs)
     if catalog is None:
@@ -428,7 +429,8 @@ def _follow_catalog(
     from yangkey.shared_catalog import topic_specs  # noqa: PLC0415
 
     click.echo(f"following kafka://{bootstrap}/{catalog_topic} (Ctrl-C stops)", err=True)
-    with CatalogTopic(bootstrap, catalog_topic) as shared:
+    replication = catalog.file.internal("catalog")
+    with CatalogTopic(bootstrap, catalog_topic, replication=replication) as shared:
         try:
             while True:
                 records = shared.records()
@@ -519,7 +521,12 @@ def ingest(
     if shared_catalog:
         from yangkey.kafka.catalog_topic import CatalogTopic  # noqa: PLC0415
 
-        shared = CatalogTopic(bootstrap, catalog_topic, overrides=overrides)
+        shared = CatalogTopic(
+            bootstrap,
+            catalog_topic,
+            overrides=overrides,
+            replication=catalog.file.internal("catalog"),
+        )
     try:
         with quiet_librdkafka() as logger:
             result = run_ingest(

@@ -62,6 +62,7 @@ from yangkey.clickhouse.identifiers import qualified
 from yangkey.errors import BrokerError, ConfigError
 from yangkey.instances import HEADER_INSTANCES
 from yangkey.kafka.config import consumer_config, kafka_reason
+from yangkey.kafkalogs import logged
 from yangkey.messages import EXPIRED
 
 if TYPE_CHECKING:
@@ -618,7 +619,7 @@ def consume_into(
     started_at = conn.query("SELECT toString(now64(3, 'UTC')) AS t")[0]["t"]
     started = time.monotonic()
     try:
-        consumer = Consumer(config)
+        consumer = Consumer(logged(config))
     except KafkaException as exc:  # e.g. an unknown -X setting: one error line, no traceback
         raise ConfigError(
             f"invalid Kafka consumer settings: {kafka_reason(exc)}", source="kafka config"

@@ -82,6 +82,9 @@ class JobConfig:
     spark_conf: Mapping[str, str] = field(default_factory=dict)
     spark_log_level: str = "ERROR"
     app_name: str = "yangkey-produce"
+    run_log: str | None = None
+    """The run's log file (:mod:`yangkey.spark.runlog`): where the driver JVM yangkey starts
+    writes its log4j log instead of stderr."""
     preflight: bool = True
     """Check the broker and the topics on the driver before starting (tests turn it off)."""
     ship_env: bool = False

@@ -323,7 +323,8 @@ PRODUCE_OPTIONS: tuple[Callable[[Any], Any], ...] = (
         type=click.Choice(
             ["ALL", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF"], case_sensitive=False
         ),
-        help="Log level of Spark's own (log4j) logging on stderr.",
+        help="Level of Spark's own (log4j) log, which goes to the run's log file (named at"
+        " the start and in any error line) when yangkey starts Spark, not to stderr.",
     ),
     format_option(SUMMARY_FORMATS),
 )

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.console import Console
 from rich.table import Table
 
 from yangkey.spark.planning import Prepared
 from yangkey.spark.progress import Summary
+
+
+def log_line(log: Path) -> str:
+    """Where Spark's and the Kafka clients' own lines go (:mod:`yangkey.spark.runlog`)."""
+    return f"log: {log} (Spark, Kafka clients)"
 
 
 def start_line(prepared: Prepared) -> str:

@@ -98,10 +98,12 @@ class BuilderSpec:
             shared_catalog=shared_catalog,
         )
 
-    def catalog(self) -> Catalog:
+    def catalog(self, *, driver: bool = True) -> Catalog:
         """Compile the subscriptions (Phases 1 and 2); raises a YangkeyError naming the file.
         A subscription that does not compile is skipped (the driver reports it) unless
-        ``strict``: its notifications are dead-lettered naming it."""
+        ``strict``: its notifications are dead-lettered naming it. ``driver``: warn about a
+        shared catalog topic with too few replicas (executors find the topic the driver has
+        already reported)."""
         parsed = parse_subscriptions(self.subscriptions_text, source=self.subscriptions_name)
         base = Path(self.base_dir) if self.base_dir is not None else None
         try:
@@ -115,7 +117,12 @@ class BuilderSpec:
 
             bootstrap, topic, settings, create_topics = self.shared_catalog
             shared = CatalogTopic(
-                bootstrap, topic, overrides=dict(settings), create_topics=create_topics
+                bootstrap,
+                topic,
+                overrides=dict(settings),
+                create_topics=create_topics,
+                replication=parsed.internal("catalog"),
+                warn=driver,
             )
             catalog.attach(shared)
         return catalog
@@ -133,7 +140,7 @@ class BuilderSpec:
         return ProducerKnobs.from_catalog(catalog, **overrides)
 
     def builder(self) -> MessageBuilder:
-        catalog = self.catalog()
+        catalog = self.catalog(driver=False)
         return MessageBuilder(
             catalog,
             self.knobs(catalog),
