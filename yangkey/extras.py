@@ -13,6 +13,8 @@ EXTRA_OF_MODULE: dict[str, str] = {
     "pyspark": "spark",
     "py4j": "spark",
     "confluent_kafka": "kafka",
+    "starlette": "kafka",
+    "uvicorn": "kafka",
     "chdb": "clickhouse",
     "clickhouse_connect": "clickhouse",
     "pyarrow": "clickhouse",
