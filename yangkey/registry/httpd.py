@@ -36,6 +36,10 @@ MAX_HEADER_BYTES = 64 * 1024
 REASONS = {400: "Bad Request", 408: "Request Timeout", 431: "Request Header Fields Too Large"}
 
 
+class _Refused(Exception):
+    pass
+
+
 class GuardedProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with a deadline and a size cap for request headers, and
     Confluent-style JSON for the requests it refuses before the application sees them."""
@@ -79,16 +83,30 @@ class GuardedProtocol(HttpToolsProtocol):
         self.transport.close()
 
     def data_received(self, data: bytes) -> None:
-        if self._header_timer is not None:
-            self._header_bytes += len(data)
-            if self._header_bytes > MAX_HEADER_BYTES:
-                self._disarm()
-                self._refuse(431, f"the request line and headers exceed {MAX_HEADER_BYTES} bytes")
-                return
         super().data_received(data)
+        # Still no complete headers after this read (asyncio reads at most 256 KiB at once):
+        # the parser holds it, so it counts against the cap.
+        if self._header_timer is not None:
+            self._count(len(data))
+
+    def on_url(self, url: bytes) -> None:
+        self._count(len(url))
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count(len(name) + len(value))
+        super().on_header(name, value)
+
+    def _count(self, size: int) -> None:
+        self._header_bytes += size
+        if self._header_bytes > MAX_HEADER_BYTES:
+            self._disarm()
+            self._refuse(431, f"the request line and headers exceed {MAX_HEADER_BYTES} bytes")
+            raise _Refused  # stops the parser (uvicorn then closes, already done)
 
     def on_headers_complete(self) -> None:
         self._disarm()
+        self._header_bytes = 0
         super().on_headers_complete()
 
     def on_response_complete(self) -> None:

@@ -189,8 +189,11 @@ class Registry(Settings):
         return wanted
 
     def lookup(self, subject: str, request: dict[str, Any], *, deleted: bool) -> Registered:
-        """POST /subjects/{subject}: the version holding this schema."""
+        """POST /subjects/{subject}: the version holding this schema (an unknown subject is
+        40401 before the schema is even read, as Confluent and Karapace answer)."""
         self.refresh()
+        if not self.store.versions(subject, deleted=deleted):
+            raise subject_not_found(subject)
         definition = self._definition(request)
         with self.lock:
             if not self.store.versions(subject, deleted=deleted):

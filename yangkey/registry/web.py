@@ -167,22 +167,24 @@ def decode_param(name: str, value: str) -> str:
 
 
 class Endpoint:
-    """One route: decode the path parameters, run the handler (its memory fast path on the
+    """One path: decode its parameters, run the method's handler (its memory fast path on the
     event loop, else in the thread pool: registry calls may wait for Kafka), answer JSON."""
 
-    def __init__(self, app: RegistryApp, handler: Handler, memory: Memory | None) -> None:
+    def __init__(self, app: RegistryApp, handlers: dict[str, tuple[Handler, Memory | None]]):
         self.app = app
-        self.handler = handler
-        self.memory = memory
+        self.handlers = handlers
+        if "GET" in handlers:
+            self.handlers["HEAD"] = handlers["GET"]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        handler, memory = self.handlers[scope["method"]]
         params = {k: decode_param(k, v) for k, v in scope["path_params"].items()}
         raw_query = scope["query_string"]
         query = dict(parse_qsl(raw_query.decode("latin-1"))) if raw_query else {}
         call = Call(self.app.registry, params, query, scope["yangkey.body"])
-        result = self.memory(call) if self.memory is not None else None
+        result = memory(call) if memory is not None else None
         if result is None:
-            result = await run_in_threadpool(self.handler, call)
+            result = await run_in_threadpool(handler, call)
         await send_json(send, 200, result, scope["yangkey.type"])
 
 
@@ -231,10 +233,14 @@ class RegistryApp:
         self.users = users
         self.max_body = max_body
         self.body_timeout = body_timeout
+        paths: dict[str, dict[str, tuple[Handler, Memory | None]]] = {}
+        for method, pattern, handler, memory in routes:
+            paths.setdefault(pattern or "/", {})[method] = (handler, memory)
+        # One route per path, so that a 405 lists every method the path takes.
         self.router = Router(
             [
-                Route(pattern or "/", Endpoint(self, handler, memory), methods=[method])
-                for method, pattern, handler, memory in routes
+                Route(path, Endpoint(self, methods), methods=list(methods))
+                for path, methods in paths.items()
             ],
             redirect_slashes=False,
         )
