@@ -82,11 +82,12 @@ def store_timeout(reason: str) -> RegistryError:
     return RegistryError(500, 50002, f"Operation timed out: {reason}")
 
 
+UNAVAILABLE = (
+    "The store is unavailable, writes are refused until it is back (reads are served from "
+    "memory): "
+)
+
+
 def store_unavailable(reason: str) -> RegistryError:
     """The store topic cannot be reached: writes are refused, reads come from memory."""
-    return RegistryError(
-        503,
-        50003,
-        f"The store is unavailable, writes are refused until it is back (reads are served "
-        f"from memory): {reason}",
-    )
+    return RegistryError(503, 50003, UNAVAILABLE + reason.removeprefix(UNAVAILABLE))

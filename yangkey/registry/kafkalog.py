@@ -28,6 +28,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import (  # type: ignore[attr-defined]
     AdminClient,
     ConfigResource,
+    OffsetSpec,
     ResourceType,
 )
 
@@ -58,8 +59,9 @@ class StoreChanged(RegistryError):
     """The topic is not the one this instance has read: recreated, truncated, or another
     registry writes to it. Memory must not be trusted (nor written from) any more."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(500, 50001, f"Error in the backend data store: {reason}")
+    def __init__(self, why: str) -> None:
+        self.why = why
+        super().__init__(500, 50001, f"Error in the backend data store: {why}")
 
 
 # A transient answer while a just-created topic's leader is not known to every client yet.
@@ -192,16 +194,25 @@ class KafkaLog:
         self.read_to(store, self.end_offset(timeout, store_end=store.end), timeout=timeout)
 
     def end_offset(self, timeout: float | None = None, *, store_end: int = 0) -> int:
-        """The partition's end offset (the next record's)."""
+        """The partition's end offset (the next record's), from the admin client: it looks the
+        leader up afresh, where a consumer's cached metadata can stay at "Unknown partition"
+        after the topic was created again."""
         self._heal(store_end)
         wait = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + wait
         while True:
+            left = max(deadline - time.monotonic(), 0.1)
             try:
-                _, high = self.ends.get_watermark_offsets(
-                    self.partition, timeout=wait, cached=False
-                )
-                return int(high)
+                found = self.admin.list_offsets(
+                    {self.partition: OffsetSpec.latest()},  # type: ignore[no-untyped-call]
+                    request_timeout=left,
+                )[self.partition].result(left)
+                if found.offset >= 0:
+                    return int(found.offset)
+                # Seen while the leader was paused: an "invalid offset" (-1001), no error.
+                reason = f"the broker answered offset {found.offset}"
+                if time.monotonic() > deadline:
+                    raise self._failed(f"cannot read the end of {self.topic}: {reason}")
             except KafkaException as exc:
                 error = exc.args[0] if exc.args else None
                 transient = isinstance(error, KafkaError) and error.code() in _TRANSIENT
@@ -209,6 +220,10 @@ class KafkaLog:
                     raise self._failed(
                         f"cannot read the end of {self.topic}: {kafka_reason(exc)}"
                     ) from None
+            except TimeoutError:
+                raise self._failed(
+                    f"cannot read the end of {self.topic}: no answer in {wait:g}s"
+                ) from None
             time.sleep(0.2)
 
     def identity(self, timeout: float | None = None) -> str:
@@ -273,6 +288,9 @@ class KafkaLog:
             raise self._failed(f"cannot write to {self.topic}: {exc}") from None
         self.producer.flush(self.timeout)
         if not outcome:
+            # Not sent later, when the broker is back: the caller was told it failed (one
+            # already on its way may still land; a retry then finds it).
+            self.producer.purge()
             raise self._failed(
                 f"no acknowledgement from {self.topic} in {self.timeout:.0f}s", timed_out=True
             )

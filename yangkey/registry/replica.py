@@ -103,6 +103,7 @@ class Replica:
         self.unavailable: str | None = None
         """The last store error, until the store answers again."""
         self._failed_at = 0.0
+        self._watching = False
         self.lock = threading.RLock()
         """Held while memory is read or a record applied; never while waiting for Kafka."""
         self._read_lock = threading.Lock()  # one reader of the log at a time
@@ -118,7 +119,7 @@ class Replica:
             with self._read_lock:
                 self._follow(verify=verify, timeout=timeout)
         except StoreChanged as changed:
-            self._reload(changed.reason, generation)
+            self._reload(changed.why, generation)
         except RegistryError as exc:
             if exc.code in UNAVAILABLE:
                 self._down(exc.reason)
@@ -163,10 +164,10 @@ class Replica:
                 topic_id = self.log.identity(self.read_timeout)
                 self.log.read_to(fresh, end, timeout=self.log_timeout(end))
             except RegistryError as exc:
-                # Memory stays refused: the next sync tries again from the start.
+                # Writes stay refused, reads use the old memory, the next sync starts over.
                 self.topic_id = "(changed)"
                 self._down(f"{reason}; replaying it failed: {exc.reason}")
-                raise store_error(f"{reason}; replaying it failed: {exc.reason}") from None
+                raise store_unavailable(f"{reason}; replaying it failed: {exc.reason}") from None
             with self.lock:
                 self.store = fresh
                 self.topic_id = topic_id
@@ -224,8 +225,10 @@ class Replica:
 
         thread = threading.Thread(target=follow, name="registry-watch", daemon=True)
         thread.start()
+        self._watching = True
 
         def halt() -> None:
+            self._watching = False
             stop.set()
             thread.join(timeout=interval + self.read_timeout + 1)
 
