@@ -184,6 +184,10 @@ def test_subject_names_in_paths(server: RegistryHTTPServer) -> None:
     assert (status, body["subject"]) == (200, "../../config")
     assert call(server, "GET", "/subjects")[1] == ["../../config"]
     assert call(server, "GET", "/subjects/..%2F..%2Fconfig/versions")[1] == [1]
+    # Non-ASCII names are sent escaped; raw bytes in a request line are malformed HTTP.
+    assert call(server, "POST", "/subjects/%C3%BC/versions", SCHEMA)[1]["subject"] == "ü"
+    sent_raw = raw(server, "GET /subjects/ü/versions HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    assert [status for status, _ in responses(sent_raw)] == [400]
 
 
 def test_api_additions(server: RegistryHTTPServer) -> None:

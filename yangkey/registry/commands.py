@@ -10,7 +10,7 @@ import socket
 import sys
 import threading
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -253,7 +253,6 @@ def running_registry(
     """A registry instance serving on a background thread (``serve``, the demo), its store
     read from ``topic`` first and followed every second; stopped on exit."""
     from yangkey.registry.auth import Users  # noqa: PLC0415
-    from yangkey.registry.httpd import RegistryHTTPServer  # noqa: PLC0415
     from yangkey.registry.kafkalog import KafkaLog, ensure_log_topic  # noqa: PLC0415
     from yangkey.registry.registry import Registry  # noqa: PLC0415
 
@@ -269,7 +268,11 @@ def running_registry(
     log = KafkaLog(bootstrap, topic, overrides=overrides)
     try:
         service = Registry(log, node_id or uuid.uuid4().hex[:8])
-        service.sync(verify=True)
+        # The replay mostly waits for Kafka: meanwhile this thread imports the HTTP stack.
+        replay = Background(lambda: service.sync(verify=True))
+        from yangkey.registry.httpd import RegistryHTTPServer  # noqa: PLC0415
+
+        replay.join()
         if service.store.foreign:
             # Confluent's registry also defaults to _schemas; each would corrupt the other.
             raise ConfigError(
@@ -297,6 +300,27 @@ def running_registry(
             server.stop()
     finally:
         log.close()
+
+
+class Background(threading.Thread):
+    """Run ``work`` on a thread; :meth:`join` raises what it raised."""
+
+    def __init__(self, work: Callable[[], object]) -> None:
+        super().__init__(daemon=True)
+        self.work = work
+        self.error: BaseException | None = None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self.work()
+        except BaseException as exc:  # handed to the joining thread
+            self.error = exc
+
+    def join(self, timeout: float | None = None) -> None:
+        super().join(timeout)
+        if self.error is not None:
+            raise self.error
 
 
 @registry.command(name="passwd", epilog=EXAMPLES)

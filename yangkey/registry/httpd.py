@@ -40,6 +40,34 @@ class _Refused(Exception):
     pass
 
 
+class _Coalesced:
+    """The transport a response is written to: the status line and headers wait for the
+    body's write, so a small response leaves in one send (two cost twice the syscalls, and
+    the registry's answers are small). Everything else is the real transport's."""
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self._transport = transport
+        self._head = b""
+
+    def write(self, data: bytes) -> None:
+        # A 100 Continue goes at once: the client waits for it before sending the body.
+        if data.startswith(b"HTTP/1.1 ") and not data.startswith(b"HTTP/1.1 100 "):
+            self._head += data
+            return
+        if self._head:
+            data, self._head = self._head + data, b""
+        self._transport.write(data)
+
+    def close(self) -> None:
+        if self._head:
+            self._transport.write(self._head)
+            self._head = b""
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._transport, name)
+
+
 class GuardedProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with a deadline and a size cap for request headers, and
     Confluent-style JSON for the requests it refuses before the application sees them."""
@@ -108,6 +136,9 @@ class GuardedProtocol(HttpToolsProtocol):
         self._disarm()
         self._header_bytes = 0
         super().on_headers_complete()
+        # A HEAD response has no body write to carry its headers.
+        if self.cycle is not None and self.scope["method"] != "HEAD":
+            self.cycle.transport = _Coalesced(self.transport)  # type: ignore[assignment]
 
     def on_response_complete(self) -> None:
         pipelined = bool(self.pipeline)  # those have their headers already

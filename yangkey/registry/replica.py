@@ -126,11 +126,17 @@ class Replica:
             raise
 
     def _follow(self, *, verify: bool, timeout: float | None) -> None:
-        end = self.log.end_offset(timeout, store_end=self.store.end)
-        if end < self.store.end:
-            raise StoreChanged(
-                f"the end offset of the store topic went back from {self.store.end} to {end}"
-            )
+        # Read before asking: a writer thread may apply its own record meanwhile, and the end
+        # offset it was acknowledged with is then above this one's, not below.
+        applied = self.store.end
+        end = self.log.end_offset(timeout, store_end=applied)
+        if end < applied:
+            time.sleep(0.2)  # a new leader's high watermark may lag for a moment
+            end = self.log.end_offset(timeout, store_end=applied)
+            if end < applied:
+                raise StoreChanged(
+                    f"the end offset of the store topic went back from {applied} to {end}"
+                )
         if verify or end > self.store.end or self.topic_id is None:
             topic_id = self.log.identity(timeout)
             if self.topic_id is None:
@@ -248,13 +254,15 @@ class Replica:
         with self._write_lock:
             self.writable()
             for _ in range(self.max_attempts):
-                self.sync(verify=True)
+                self.sync()
                 self.writable()
                 with self.lock:
                     seq = self.store.end
                     decided = decide(seq)
                 if decided is None:
                     return
+                if not self._same_topic():
+                    continue  # replayed: decide again
                 key, value = decided
                 raw_key = key.encode()
                 if self.append(raw_key, value, seq) == key.seq:
@@ -263,6 +271,23 @@ class Replica:
                     return
                 self.conflicts += 1
             raise store_error(f"gave up after {self.max_attempts} conflicting writes")
+
+    def _same_topic(self) -> bool:
+        """Before a write: is the topic still the one read? (Else it is replayed.)"""
+        generation = self.reloads
+        try:
+            topic_id = self.log.identity(self.read_timeout)
+        except RegistryError as exc:
+            if exc.code in UNAVAILABLE:
+                self._down(exc.reason)
+            raise
+        if topic_id == self.topic_id:
+            return True
+        self._reload(
+            f"the store topic was created again (topic id {self.topic_id}, now {topic_id})",
+            generation,
+        )
+        return False
 
     def append(self, raw_key: bytes, value: bytes | None, seq: int) -> int:
         try:

@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, unquote
+from urllib.parse import parse_qsl, unquote_to_bytes
 
 import orjson
 from starlette.concurrency import run_in_threadpool
@@ -158,8 +158,10 @@ def parse_body(raw: bytes, charset: str) -> Any:
 
 
 def decode_param(name: str, value: str) -> str:
+    """A path parameter as sent (``value`` holds the raw bytes as Latin-1): escapes and raw
+    bytes alike must make UTF-8."""
     try:
-        return unquote(value, errors="strict")
+        return unquote_to_bytes(value.encode("latin-1")).decode("utf-8")
     except UnicodeDecodeError:
         if name == "subject":
             raise invalid_subject(value) from None
