@@ -82,10 +82,7 @@ def store_timeout(reason: str) -> RegistryError:
     return RegistryError(500, 50002, f"Operation timed out: {reason}")
 
 
-UNAVAILABLE = (
-    "The store is unavailable, writes are refused until it is back (reads are served from "
-    "memory): "
-)
+UNAVAILABLE = "The store is unavailable (writes are refused, reads come from memory): "
 
 
 def store_unavailable(reason: str) -> RegistryError:

@@ -146,6 +146,8 @@ class Replica:
                     f"the store topic was created again (topic id {self.topic_id}, now {topic_id})"
                 )
         first = self.store.end == 0
+        if timeout is None:
+            timeout = self.log_timeout(end - self.store.end)
         self.log.read_to(_Locked(self), end, timeout=timeout)
         self._up()
         if self.store.foreign and self.refused is None:
@@ -178,6 +180,12 @@ class Replica:
                 self.store = fresh
                 self.topic_id = topic_id
             self.reloads += 1
+            if fresh.foreign:
+                self.refused = (
+                    f"the store topic, replayed, holds {fresh.foreign} records that are not "
+                    "this registry's; writes are refused: restart on another --topic"
+                )
+                log.error("registry: %s", self.refused)
         self._up()
         log.warning(
             "registry: replayed the store topic: %d schemas, %d subjects (end offset %d)",
@@ -187,8 +195,9 @@ class Replica:
         )
 
     def log_timeout(self, records: int) -> float:
-        """Long enough to replay ``records`` (about 10,000 a second, and some slack)."""
-        return self.read_timeout + records / 2_000
+        """Long enough to read ``records`` (about 10,000 a second, with slack), at least the
+        log's own timeout."""
+        return max(getattr(self.log, "timeout", 15.0), self.read_timeout + records / 2_000)
 
     def _down(self, reason: str) -> None:
         if self.unavailable is None:
