@@ -242,6 +242,7 @@ class RegistryHTTPServer:
         self.server.should_exit = True
         if self._thread is not None:
             self._thread.join(timeout=15)
+        self.app.workers.shutdown(wait=False, cancel_futures=True)
         with contextlib.suppress(OSError):
             self.socket.close()
 

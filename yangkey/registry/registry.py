@@ -1,15 +1,11 @@
 """Registry operations over a :class:`~yangkey.registry.replica.Replica` of the store topic
-(seed 003): schemas, subjects and versions, compatibility levels and modes.
+(seed 003): schemas, subjects and versions; compatibility levels and modes are
+:mod:`yangkey.registry.settings`.
 
 Reads are served from memory; the ones that can miss (an id, a subject version) read the log
 once more before answering "not found", and the ones that list (subjects, versions, lookups)
 read it first so that they are complete. When the store is away, memory answers all of them.
-
-Modes are Confluent's: ``READONLY`` (and ``READONLY_OVERRIDE``) refuse registrations, deletes
-and config changes; ``IMPORT`` takes registrations that carry their own ``id`` (and
-``version``) without compatibility checks, for copying another registry; ``READWRITE`` (the
-default) takes the others. Subject names are checked as Confluent does (no ISO control
-characters, not ``__GLOBAL`` or ``__EMPTY``).
+A registration in ``IMPORT`` mode carries its own ``id`` (and optionally ``version``).
 """
 
 from __future__ import annotations
@@ -145,7 +141,7 @@ class Registry(Settings):
             key = RecordKey("SCHEMA", subject, version, seq, self.node)
             return key, schema_value(subject, version, schema_id, definition, deleted=False)
 
-        self.sequenced(decide)
+        self.sequenced(decide, fresh=True)
         with self.lock:
             version = self.store.version_of(subject, definition)
             if not version:  # registered, then deleted by someone else before we looked

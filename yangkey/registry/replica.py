@@ -258,12 +258,18 @@ class Replica:
         if self.recently_down():
             raise store_unavailable(self.unavailable or "")
 
-    def sequenced(self, decide: Callable[[int], tuple[RecordKey, bytes] | None]) -> None:
-        """Run ``decide(seq)`` on an up-to-date store and append its record until it wins."""
+    def sequenced(
+        self, decide: Callable[[int], tuple[RecordKey, bytes] | None], *, fresh: bool = False
+    ) -> None:
+        """Run ``decide(seq)`` on an up-to-date store and append its record until it wins.
+
+        ``fresh``: the caller has just read the log, the first decision need not read it
+        again (a stale one only loses its race: its record lands at another offset)."""
         with self._write_lock:
             self.writable()
-            for _ in range(self.max_attempts):
-                self.sync()
+            for attempt in range(self.max_attempts):
+                if attempt or not fresh:
+                    self.sync()
                 self.writable()
                 with self.lock:
                     seq = self.store.end

@@ -44,6 +44,9 @@ def where(subject: str | None) -> str:
 
 
 class Settings(Replica):
+    """``/config`` and ``/mode``: each a value per subject (``None``: the global one), written
+    as sequenced records; a subject's permanent delete tombstones its own."""
+
     def _writable_subject(self, subject: str | None) -> None:
         if self.store.mode(subject) in READ_ONLY:
             raise not_permitted(f"{where(subject)} is in read-only mode")

@@ -23,12 +23,13 @@ import codecs
 import logging
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, unquote_to_bytes
 
 import orjson
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.routing import Route, Router
 from starlette.types import Message, Receive, Scope, Send
@@ -72,8 +73,10 @@ def _media(value: str) -> tuple[str, dict[str, str]]:
     return kind.strip().lower(), found
 
 
+@lru_cache(maxsize=256)
 def response_type(accept: str | None) -> str:
-    """The response's content type for an ``Accept`` header (RFC 9110 12.5.1)."""
+    """The response's content type for an ``Accept`` header (RFC 9110 12.5.1). Clients send
+    the same header every time: the answers are remembered."""
     if not accept or not accept.strip():
         return DEFAULT_TYPE
     best, best_q = "", 0.0
@@ -186,7 +189,8 @@ class Endpoint:
         call = Call(self.app.registry, params, query, scope["yangkey.body"])
         result = memory(call) if memory is not None else None
         if result is None:
-            result = await run_in_threadpool(handler, call)
+            loop = asyncio.get_running_loop()
+            result = await loop.run_in_executor(self.app.workers, handler, call)
         await send_json(send, 200, result, scope["yangkey.type"])
 
 
@@ -235,6 +239,8 @@ class RegistryApp:
         self.users = users
         self.max_body = max_body
         self.body_timeout = body_timeout
+        # Handlers that may wait for Kafka run here (cheaper to reach than anyio's pool).
+        self.workers = ThreadPoolExecutor(max_workers=32, thread_name_prefix="registry")
         paths: dict[str, dict[str, tuple[Handler, Memory | None]]] = {}
         for method, pattern, handler, memory in routes:
             paths.setdefault(pattern or "/", {})[method] = (handler, memory)
@@ -304,7 +310,8 @@ class RegistryApp:
             raise RegistryError(401, 40101, "Unauthorized: this registry needs basic auth")
         user = self.users.remembered(credential)
         if user is None:
-            user = await run_in_threadpool(self.users.check, credential)
+            loop = asyncio.get_running_loop()
+            user = await loop.run_in_executor(self.workers, self.users.check, credential)
         if user is None:
             raise RegistryError(401, 40101, "Unauthorized: unknown user or wrong password")
         segments = [s for s in path.split("/") if s]
