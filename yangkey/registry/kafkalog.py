@@ -179,7 +179,7 @@ class KafkaLog:
         # End offsets come from a client with no fetch in flight: on the reading consumer's
         # connection the query waits behind the fetch long-poll (fetch.wait.max.ms, 500 ms).
         self.ends = Consumer(logged(self.consumer_config))
-        self.admin = AdminClient(logged(cast(dict[str, Any], self.admin_config)))
+        self.admin = AdminClient(logged(self.admin_config))
         # No group subscription and no commits: every instance replays from the start.
         self.consumer.assign([TopicPartition(self.topic, 0, position)])
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-
 from yangkey.registry.errors import RegistryError
 from yangkey.registry.schematypes import SCHEMA_TYPES, raw
 from yangkey.registry.store import SchemaDef
