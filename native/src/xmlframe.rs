@@ -61,7 +61,13 @@ fn parse(text: &str) -> Option<Document<'_>> {
     let doc = Document::parse_with_options(text, options).ok()?;
     // Depth by node id: a parent comes before its children in document order.
     let mut depths = vec![0u16; doc.descendants().count() + 1];
+    let mut uris: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for node in doc.descendants().filter(|n| n.is_element()) {
+        for ns in node.namespaces() {
+            if uris.insert(ns.uri()) && !plain_uri(ns.uri()) {
+                return None;
+            }
+        }
         let parent = node.parent().map_or(0, |p| depths[p.id().get_usize()]);
         let depth = parent + 1;
         if depth as usize > MAX_DEPTH
@@ -73,6 +79,30 @@ fn parse(text: &str) -> Option<Document<'_>> {
         depths[node.id().get_usize()] = depth;
     }
     Some(doc)
+}
+
+/// A namespace name libxml2 takes as a URI for sure (RFC 3986): a scheme before any ':',
+/// unreserved and sub-delimiter characters, '/', '?', one '#', '%' starting an escape.
+/// libxml2 refuses others ("xmlns: '...' is not a valid URI"), so anything else goes to the
+/// reference, which decides.
+fn plain_uri(uri: &str) -> bool {
+    let bytes = uri.as_bytes();
+    // A ':' before any '/', '?' or '#' ends a scheme (else a relative reference's first
+    // segment would hold it, which RFC 3986 does not allow).
+    if let Some(end) = uri.find([':', '/', '?', '#']) {
+        let scheme = &bytes[..end];
+        let valid = scheme.first().is_some_and(u8::is_ascii_alphabetic)
+            && scheme.iter().all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(b));
+        if bytes[end] == b':' && !valid {
+            return false;
+        }
+    }
+    bytes.iter().filter(|b| **b == b'#').count() <= 1
+        && bytes.iter().enumerate().all(|(i, b)| match b {
+            b'%' => bytes.get(i + 1..i + 3).is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' => true,
+            _ => b"-._~:/?#@!$&'()*+,;=".contains(b),
+        })
 }
 
 /// An XML declaration naming an encoding other than UTF-8: libxml2 decodes by it.
