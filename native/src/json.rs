@@ -1,69 +1,221 @@
-//! A strict JSON (RFC 8259) parser into a borrowed tree, with the answers orjson gives: the
-//! same numbers (integers in i64/u64, anything wider a float), the same strings, the same
-//! refusals. Anything it refuses is handed back to the Python reference decoder, which words
-//! the error (orjson's message), so this parser only has to be no more lenient than orjson.
+//! A strict JSON (RFC 8259) parser into a tape, with the answers orjson gives: the same
+//! numbers (integers in i64/u64, anything wider a float), the same strings, the same refusals.
+//! Anything it refuses is handed back to the Python reference decoder, which words the error
+//! (orjson's message), so this parser only has to be no more lenient than orjson.
+//!
+//! The tape is one vector for the whole document (no allocation per object): an object is a
+//! header (member count, index past its last descendant) followed by key and value of each
+//! member; an array a header followed by its items. Strings without escapes borrow from the
+//! input. The framing reads the tape through [`V`]; only what Python must see becomes Python
+//! objects (pyconv).
 //!
 //! Duplicate members are found here as the reference finds them: the first object to *close*
 //! with a member twice names the first member seen twice (stdlib json's object_pairs_hook
 //! order), and only once the whole document parsed (a syntax error anywhere wins).
 
-use std::borrow::Cow;
-
 /// Deeper documents go to the reference decoder (orjson's limit is 1024, orjson.dumps's 254,
 /// stdlib json's the recursion limit; real YANG data is a few dozen levels deep).
 pub const MAX_DEPTH: usize = 128;
 
-#[derive(Debug)]
-pub enum Value<'a> {
+#[derive(Clone, Copy, Debug)]
+pub enum Str<'a> {
+    Borrowed(&'a str),
+    /// Index into [`Doc::owned`] (the string had escapes).
+    Owned(u32),
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum Node<'a> {
     Null,
     Bool(bool),
     Int(i64),
     UInt(u64),
     Float(f64),
-    Str(Cow<'a, str>),
-    Array(Vec<Value<'a>>),
-    Object(Vec<(Cow<'a, str>, Value<'a>)>),
+    Str(Str<'a>),
+    /// ``len`` items follow; ``end`` is the index past the last node of the array.
+    Array {
+        len: u32,
+        end: u32,
+    },
+    /// ``len`` (key, value) pairs follow, each key a ``Str`` node.
+    Object {
+        len: u32,
+        end: u32,
+    },
 }
 
-pub type Member<'a> = (Cow<'a, str>, Value<'a>);
+pub struct Doc<'a> {
+    pub nodes: Vec<Node<'a>>,
+    pub owned: Vec<String>,
+}
 
-impl<'a> Value<'a> {
+impl<'a> Doc<'a> {
+    pub fn root(&self) -> V<'_, 'a> {
+        V { doc: self, at: 0 }
+    }
+
+    #[inline]
+    pub fn text(&self, s: Str<'a>) -> &str {
+        match s {
+            Str::Borrowed(s) => s,
+            Str::Owned(i) => &self.owned[i as usize],
+        }
+    }
+
+    /// The index past the subtree at ``at``.
+    #[inline]
+    pub fn next(&self, at: usize) -> usize {
+        match self.nodes[at] {
+            Node::Array { end, .. } | Node::Object { end, .. } => end as usize,
+            _ => at + 1,
+        }
+    }
+}
+
+/// A value in a document.
+#[derive(Clone, Copy)]
+pub struct V<'d, 'a> {
+    pub doc: &'d Doc<'a>,
+    pub at: usize,
+}
+
+impl<'d, 'a> V<'d, 'a> {
+    #[inline]
+    pub fn node(&self) -> Node<'a> {
+        self.doc.nodes[self.at]
+    }
+
     pub fn is_object(&self) -> bool {
-        matches!(self, Value::Object(_))
+        matches!(self.node(), Node::Object { .. })
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self.node(), Node::Null)
+    }
+
+    pub fn as_str(&self) -> Option<&'d str> {
+        match self.node() {
+            Node::Str(s) => Some(self.doc.text(s)),
+            _ => None,
+        }
+    }
+
+    /// The members of an object (none for anything else), in document order.
+    pub fn members(&self) -> Members<'d, 'a> {
+        match self.node() {
+            Node::Object { len, .. } => Members {
+                doc: self.doc,
+                at: self.at + 1,
+                left: len,
+            },
+            _ => Members {
+                doc: self.doc,
+                at: 0,
+                left: 0,
+            },
+        }
+    }
+
+    /// The items of an array.
+    pub fn items(&self) -> Option<Items<'d, 'a>> {
+        match self.node() {
+            Node::Array { len, .. } => Some(Items {
+                doc: self.doc,
+                at: self.at + 1,
+                left: len,
+            }),
+            _ => None,
+        }
+    }
+
+    /// ``dict.get(name)`` of an object: the last member of the name (only text-embedded JSON
+    /// may repeat a name; the document itself is refused when it does).
+    pub fn get(&self, name: &str) -> Option<V<'d, 'a>> {
+        let mut found = None;
+        for (key, value) in self.members() {
+            if key == name {
+                found = Some(value);
+            }
+        }
+        found
     }
 
     /// Python's truth value of the decoded value.
     pub fn truthy(&self) -> bool {
-        match self {
-            Value::Null => false,
-            Value::Bool(b) => *b,
-            Value::Int(i) => *i != 0,
-            Value::UInt(u) => *u != 0,
-            Value::Float(f) => *f != 0.0,
-            Value::Str(s) => !s.is_empty(),
-            Value::Array(a) => !a.is_empty(),
-            Value::Object(m) => !m.is_empty(),
+        match self.node() {
+            Node::Null => false,
+            Node::Bool(b) => b,
+            Node::Int(i) => i != 0,
+            Node::UInt(u) => u != 0,
+            Node::Float(f) => f != 0.0,
+            Node::Str(s) => !self.doc.text(s).is_empty(),
+            Node::Array { len, .. } | Node::Object { len, .. } => len != 0,
         }
     }
 
     /// The name of the Python type the reference decoder would see.
     pub fn type_name(&self) -> &'static str {
-        match self {
-            Value::Null => "NoneType",
-            Value::Bool(_) => "bool",
-            Value::Int(_) | Value::UInt(_) => "int",
-            Value::Float(_) => "float",
-            Value::Str(_) => "str",
-            Value::Array(_) => "list",
-            Value::Object(_) => "dict",
+        match self.node() {
+            Node::Null => "NoneType",
+            Node::Bool(_) => "bool",
+            Node::Int(_) | Node::UInt(_) => "int",
+            Node::Float(_) => "float",
+            Node::Str(_) => "str",
+            Node::Array { .. } => "list",
+            Node::Object { .. } => "dict",
         }
     }
 }
 
-/// ``dict.get`` over members: the last of a name wins, as in a dict built from them (only
-/// text-embedded JSON may repeat a name; the document itself is refused when it does).
-pub fn get<'v, 'a>(members: &'v [Member<'a>], name: &str) -> Option<&'v Value<'a>> {
-    members.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v)
+pub struct Members<'d, 'a> {
+    doc: &'d Doc<'a>,
+    at: usize,
+    left: u32,
+}
+
+impl<'d, 'a> Iterator for Members<'d, 'a> {
+    type Item = (&'d str, V<'d, 'a>);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let Node::Str(key) = self.doc.nodes[self.at] else {
+            unreachable!("a key is a string")
+        };
+        let value = V {
+            doc: self.doc,
+            at: self.at + 1,
+        };
+        self.at = self.doc.next(self.at + 1);
+        Some((self.doc.text(key), value))
+    }
+}
+
+pub struct Items<'d, 'a> {
+    doc: &'d Doc<'a>,
+    at: usize,
+    left: u32,
+}
+
+impl<'d, 'a> Iterator for Items<'d, 'a> {
+    type Item = V<'d, 'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let value = V {
+            doc: self.doc,
+            at: self.at,
+        };
+        self.at = self.doc.next(self.at);
+        Some(value)
+    }
 }
 
 #[derive(Debug)]
@@ -75,33 +227,61 @@ pub enum JsonError {
 }
 
 struct Parser<'a> {
-    text: &'a [u8],
+    text: &'a str,
+    bytes: &'a [u8],
     at: usize,
     depth: usize,
     check_duplicates: bool,
     duplicate: Option<String>,
+    doc: Doc<'a>,
 }
 
 /// Parse a whole document. ``check_duplicates`` false parses as orjson.loads alone does
 /// (the last value of a repeated name wins, where a dict is built from the members).
-pub fn parse(text: &[u8], check_duplicates: bool) -> Result<Value<'_>, JsonError> {
-    let mut p = Parser { text, at: 0, depth: 0, check_duplicates, duplicate: None };
+pub fn parse(data: &[u8], check_duplicates: bool) -> Result<Doc<'_>, JsonError> {
+    // One validation of the whole input (orjson refuses invalid UTF-8 anywhere too): strings
+    // are then slices of valid text.
+    let text = std::str::from_utf8(data).map_err(|_| JsonError::Refused)?;
+    let mut p = Parser {
+        text,
+        bytes: data,
+        at: 0,
+        depth: 0,
+        check_duplicates,
+        duplicate: None,
+        doc: Doc {
+            nodes: Vec::with_capacity(data.len() / 8 + 4),
+            owned: Vec::new(),
+        },
+    };
     p.skip_ws();
-    let value = p.value().ok_or(JsonError::Refused)?;
+    p.value().ok_or(JsonError::Refused)?;
     p.skip_ws();
-    if p.at != text.len() {
+    if p.at != data.len() {
         return Err(JsonError::Refused);
     }
     match p.duplicate {
         Some(name) => Err(JsonError::Duplicate(name)),
-        None => Ok(value),
+        None => Ok(p.doc),
     }
+}
+
+/// Bytes of a word in which a byte is '"', '\\' or below 0x20 (SWAR).
+#[inline]
+fn special(word: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let quote = word ^ (ONES * b'"' as u64);
+    let slash = word ^ (ONES * b'\\' as u64);
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    let control = word.wrapping_sub(ONES * 0x20) & !word & HIGH;
+    zero(quote) | zero(slash) | control
 }
 
 impl<'a> Parser<'a> {
     #[inline]
     fn skip_ws(&mut self) {
-        while let Some(&b) = self.text.get(self.at) {
+        while let Some(&b) = self.bytes.get(self.at) {
             if matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
                 self.at += 1;
             } else {
@@ -112,26 +292,31 @@ impl<'a> Parser<'a> {
 
     #[inline]
     fn peek(&self) -> Option<u8> {
-        self.text.get(self.at).copied()
+        self.bytes.get(self.at).copied()
     }
 
-    fn literal(&mut self, word: &[u8], value: Value<'a>) -> Option<Value<'a>> {
-        if self.text[self.at..].starts_with(word) {
+    fn literal(&mut self, word: &[u8], node: Node<'a>) -> Option<()> {
+        if self.bytes[self.at..].starts_with(word) {
             self.at += word.len();
-            Some(value)
+            self.doc.nodes.push(node);
+            Some(())
         } else {
             None
         }
     }
 
-    fn value(&mut self) -> Option<Value<'a>> {
+    fn value(&mut self) -> Option<()> {
         match self.peek()? {
             b'{' => self.object(),
             b'[' => self.array(),
-            b'"' => self.string().map(Value::Str),
-            b't' => self.literal(b"true", Value::Bool(true)),
-            b'f' => self.literal(b"false", Value::Bool(false)),
-            b'n' => self.literal(b"null", Value::Null),
+            b'"' => {
+                let s = self.string()?;
+                self.doc.nodes.push(Node::Str(s));
+                Some(())
+            }
+            b't' => self.literal(b"true", Node::Bool(true)),
+            b'f' => self.literal(b"false", Node::Bool(false)),
+            b'n' => self.literal(b"null", Node::Null),
             b'-' | b'0'..=b'9' => self.number(),
             _ => None,
         }
@@ -139,219 +324,253 @@ impl<'a> Parser<'a> {
 
     fn enter(&mut self) -> Option<()> {
         self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            None
-        } else {
-            Some(())
-        }
+        (self.depth <= MAX_DEPTH).then_some(())
     }
 
-    fn object(&mut self) -> Option<Value<'a>> {
+    fn object(&mut self) -> Option<()> {
         self.enter()?;
         self.at += 1;
-        let mut members: Vec<Member<'a>> = Vec::new();
+        let header = self.doc.nodes.len();
+        self.doc.nodes.push(Node::Object { len: 0, end: 0 });
+        let mut len = 0u32;
         self.skip_ws();
         if self.peek()? == b'}' {
             self.at += 1;
-            self.depth -= 1;
-            return Some(Value::Object(members));
-        }
-        loop {
-            self.skip_ws();
-            if self.peek()? != b'"' {
-                return None;
-            }
-            let name = self.string()?;
-            self.skip_ws();
-            if self.peek()? != b':' {
-                return None;
-            }
-            self.at += 1;
-            self.skip_ws();
-            let value = self.value()?;
-            members.push((name, value));
-            self.skip_ws();
-            match self.peek()? {
-                b',' => self.at += 1,
-                b'}' => {
-                    self.at += 1;
-                    break;
+        } else {
+            loop {
+                self.skip_ws();
+                if self.peek()? != b'"' {
+                    return None;
                 }
-                _ => return None,
+                let name = self.string()?;
+                self.doc.nodes.push(Node::Str(name));
+                self.skip_ws();
+                if self.peek()? != b':' {
+                    return None;
+                }
+                self.at += 1;
+                self.skip_ws();
+                self.value()?;
+                len += 1;
+                self.skip_ws();
+                match self.peek()? {
+                    b',' => self.at += 1,
+                    b'}' => {
+                        self.at += 1;
+                        break;
+                    }
+                    _ => return None,
+                }
             }
         }
-        if self.check_duplicates && self.duplicate.is_none() {
-            self.duplicate = first_repeated(&members);
+        let end = self.doc.nodes.len() as u32;
+        self.doc.nodes[header] = Node::Object { len, end };
+        if self.check_duplicates && self.duplicate.is_none() && len > 1 {
+            self.duplicate = first_repeated(&self.doc, header);
         }
         self.depth -= 1;
-        Some(Value::Object(members))
+        Some(())
     }
 
-    fn array(&mut self) -> Option<Value<'a>> {
+    fn array(&mut self) -> Option<()> {
         self.enter()?;
         self.at += 1;
-        let mut items = Vec::new();
+        let header = self.doc.nodes.len();
+        self.doc.nodes.push(Node::Array { len: 0, end: 0 });
+        let mut len = 0u32;
         self.skip_ws();
         if self.peek()? == b']' {
             self.at += 1;
-            self.depth -= 1;
-            return Some(Value::Array(items));
-        }
-        loop {
-            self.skip_ws();
-            items.push(self.value()?);
-            self.skip_ws();
-            match self.peek()? {
-                b',' => self.at += 1,
-                b']' => {
-                    self.at += 1;
-                    break;
+        } else {
+            loop {
+                self.skip_ws();
+                self.value()?;
+                len += 1;
+                self.skip_ws();
+                match self.peek()? {
+                    b',' => self.at += 1,
+                    b']' => {
+                        self.at += 1;
+                        break;
+                    }
+                    _ => return None,
                 }
-                _ => return None,
             }
         }
+        let end = self.doc.nodes.len() as u32;
+        self.doc.nodes[header] = Node::Array { len, end };
         self.depth -= 1;
-        Some(Value::Array(items))
+        Some(())
     }
 
-    fn string(&mut self) -> Option<Cow<'a, str>> {
+    /// The index of the next '"', '\\' or control character from ``i``.
+    #[inline]
+    fn scan(&self, mut i: usize) -> Option<usize> {
+        let bytes = self.bytes;
+        while i + 8 <= bytes.len() {
+            let word = u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
+            let hits = special(word);
+            if hits != 0 {
+                return Some(i + (hits.trailing_zeros() / 8) as usize);
+            }
+            i += 8;
+        }
+        while i < bytes.len() {
+            let b = bytes[i];
+            if b == b'"' || b == b'\\' || b < 0x20 {
+                return Some(i);
+            }
+            i += 1;
+        }
+        None
+    }
+
+    fn string(&mut self) -> Option<Str<'a>> {
         self.at += 1; // the opening quote
         let start = self.at;
-        let text = self.text;
-        // The common case: no escape, borrowed from the input.
-        let mut i = start;
-        while i < text.len() {
-            let b = text[i];
-            if b == b'"' {
-                let s = std::str::from_utf8(&text[start..i]).ok()?;
-                self.at = i + 1;
-                return Some(Cow::Borrowed(s));
-            }
-            if b == b'\\' {
-                break;
-            }
-            if b < 0x20 {
-                return None;
-            }
-            i += 1;
-        }
-        if i >= text.len() {
-            return None;
+        let mut i = self.scan(start)?;
+        if self.bytes[i] == b'"' {
+            self.at = i + 1;
+            // Quotes are ASCII: both ends are character boundaries of the valid text.
+            return Some(Str::Borrowed(&self.text[start..i]));
         }
         let mut out = String::with_capacity(i - start + 16);
-        out.push_str(std::str::from_utf8(&text[start..i]).ok()?);
-        let mut run = i;
+        let mut run = start;
         loop {
-            let b = *text.get(i)?;
-            match b {
+            match self.bytes[i] {
                 b'"' => {
-                    out.push_str(std::str::from_utf8(&text[run..i]).ok()?);
+                    out.push_str(&self.text[run..i]);
                     self.at = i + 1;
-                    return Some(Cow::Owned(out));
+                    let index = self.doc.owned.len() as u32;
+                    self.doc.owned.push(out);
+                    return Some(Str::Owned(index));
                 }
                 b'\\' => {
-                    out.push_str(std::str::from_utf8(&text[run..i]).ok()?);
-                    let escape = *text.get(i + 1)?;
-                    i += 2;
-                    match escape {
-                        b'"' => out.push('"'),
-                        b'\\' => out.push('\\'),
-                        b'/' => out.push('/'),
-                        b'b' => out.push('\u{8}'),
-                        b'f' => out.push('\u{c}'),
-                        b'n' => out.push('\n'),
-                        b'r' => out.push('\r'),
-                        b't' => out.push('\t'),
-                        b'u' => {
-                            let high = hex4(text.get(i..i + 4)?)?;
-                            i += 4;
-                            let code = if (0xD800..0xDC00).contains(&high) {
-                                if text.get(i..i + 2)? != b"\\u" {
-                                    return None;
-                                }
-                                let low = hex4(text.get(i + 2..i + 6)?)?;
-                                if !(0xDC00..0xE000).contains(&low) {
-                                    return None;
-                                }
-                                i += 6;
-                                0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
-                            } else if (0xDC00..0xE000).contains(&high) {
-                                return None;
-                            } else {
-                                high
-                            };
-                            out.push(char::from_u32(code)?);
-                        }
-                        _ => return None,
-                    }
+                    out.push_str(&self.text[run..i]);
+                    i = self.escape(i, &mut out)?;
                     run = i;
                 }
-                0..=0x1f => return None,
-                _ => i += 1,
+                _ => return None, // a control character
             }
+            i = self.scan(i)?;
         }
     }
 
-    fn number(&mut self) -> Option<Value<'a>> {
-        let text = self.text;
+    /// The escape at ``i`` (a backslash) appended to ``out``; the index past it.
+    fn escape(&self, i: usize, out: &mut String) -> Option<usize> {
+        let bytes = self.bytes;
+        let escape = *bytes.get(i + 1)?;
+        let mut i = i + 2;
+        match escape {
+            b'"' => out.push('"'),
+            b'\\' => out.push('\\'),
+            b'/' => out.push('/'),
+            b'b' => out.push('\u{8}'),
+            b'f' => out.push('\u{c}'),
+            b'n' => out.push('\n'),
+            b'r' => out.push('\r'),
+            b't' => out.push('\t'),
+            b'u' => {
+                let high = hex4(bytes.get(i..i + 4)?)?;
+                i += 4;
+                let code = if (0xD800..0xDC00).contains(&high) {
+                    if bytes.get(i..i + 2)? != b"\\u" {
+                        return None;
+                    }
+                    let low = hex4(bytes.get(i + 2..i + 6)?)?;
+                    if !(0xDC00..0xE000).contains(&low) {
+                        return None;
+                    }
+                    i += 6;
+                    0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
+                } else if (0xDC00..0xE000).contains(&high) {
+                    return None;
+                } else {
+                    high
+                };
+                out.push(char::from_u32(code)?);
+            }
+            _ => return None,
+        }
+        Some(i)
+    }
+
+    fn number(&mut self) -> Option<()> {
+        let bytes = self.bytes;
         let start = self.at;
         let mut i = start;
-        if text[i] == b'-' {
+        let negative = bytes[i] == b'-';
+        if negative {
             i += 1;
         }
-        match text.get(i)? {
+        let digits_start = i;
+        match bytes.get(i)? {
             b'0' => i += 1,
             b'1'..=b'9' => {
-                while matches!(text.get(i), Some(b'0'..=b'9')) {
+                while matches!(bytes.get(i), Some(b'0'..=b'9')) {
                     i += 1;
                 }
             }
             _ => return None,
         }
+        let digits_end = i;
         let mut integer = true;
-        if text.get(i) == Some(&b'.') {
+        if bytes.get(i) == Some(&b'.') {
             integer = false;
             i += 1;
-            if !matches!(text.get(i), Some(b'0'..=b'9')) {
+            if !matches!(bytes.get(i), Some(b'0'..=b'9')) {
                 return None;
             }
-            while matches!(text.get(i), Some(b'0'..=b'9')) {
+            while matches!(bytes.get(i), Some(b'0'..=b'9')) {
                 i += 1;
             }
         }
-        if matches!(text.get(i), Some(b'e' | b'E')) {
+        if matches!(bytes.get(i), Some(b'e' | b'E')) {
             integer = false;
             i += 1;
-            if matches!(text.get(i), Some(b'+' | b'-')) {
+            if matches!(bytes.get(i), Some(b'+' | b'-')) {
                 i += 1;
             }
-            if !matches!(text.get(i), Some(b'0'..=b'9')) {
+            if !matches!(bytes.get(i), Some(b'0'..=b'9')) {
                 return None;
             }
-            while matches!(text.get(i), Some(b'0'..=b'9')) {
+            while matches!(bytes.get(i), Some(b'0'..=b'9')) {
                 i += 1;
             }
         }
         // A digit straight after a leading zero ("01") is refused, as orjson does.
-        if matches!(text.get(i), Some(b'0'..=b'9')) {
+        if matches!(bytes.get(i), Some(b'0'..=b'9')) {
             return None;
         }
         self.at = i;
-        // Only ASCII digits, sign, point and exponent were accepted above.
-        let s = unsafe { std::str::from_utf8_unchecked(&text[start..i]) };
+        if integer && digits_end - digits_start <= 18 {
+            // Fits i64 without overflow: accumulate directly.
+            let mut n: i64 = 0;
+            for &d in &bytes[digits_start..digits_end] {
+                n = n * 10 + (d - b'0') as i64;
+            }
+            self.doc
+                .nodes
+                .push(Node::Int(if negative { -n } else { n }));
+            return Some(());
+        }
+        let s = &self.text[start..i];
         if integer {
             if let Ok(n) = s.parse::<i64>() {
-                return Some(Value::Int(n));
+                self.doc.nodes.push(Node::Int(n));
+                return Some(());
             }
             if let Ok(n) = s.parse::<u64>() {
-                return Some(Value::UInt(n));
+                self.doc.nodes.push(Node::UInt(n));
+                return Some(());
             }
         }
         let f: f64 = s.parse().ok()?;
         if f.is_infinite() {
             return None; // orjson: "number is infinity when parsed as double"
         }
-        Some(Value::Float(f))
+        self.doc.nodes.push(Node::Float(f));
+        Some(())
     }
 }
 
@@ -363,22 +582,26 @@ fn hex4(digits: &[u8]) -> Option<u32> {
     Some(code)
 }
 
-/// The first member name of ``members`` that an earlier member already has.
-fn first_repeated(members: &[Member<'_>]) -> Option<String> {
-    if members.len() < 2 {
-        return None;
-    }
-    if members.len() <= 16 {
-        for (i, (name, _)) in members.iter().enumerate().skip(1) {
-            if members[..i].iter().any(|(earlier, _)| earlier == name) {
+/// The first member name of the object at ``header`` that an earlier member already has.
+fn first_repeated(doc: &Doc<'_>, header: usize) -> Option<String> {
+    let object = V { doc, at: header };
+    let len = match doc.nodes[header] {
+        Node::Object { len, .. } => len as usize,
+        _ => return None,
+    };
+    if len <= 16 {
+        let mut names: [&str; 16] = [""; 16];
+        for (i, (name, _)) in object.members().enumerate() {
+            if names[..i].contains(&name) {
                 return Some(name.to_string());
             }
+            names[i] = name;
         }
         return None;
     }
-    let mut seen = std::collections::HashSet::with_capacity(members.len());
-    for (name, _) in members {
-        if !seen.insert(name.as_ref()) {
+    let mut seen = std::collections::HashSet::with_capacity(len);
+    for (name, _) in object.members() {
+        if !seen.insert(name) {
             return Some(name.to_string());
         }
     }

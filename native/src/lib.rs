@@ -68,7 +68,12 @@ fn start(data: &[u8]) -> Start {
     match first {
         Some(b'<') => Start::Xml,
         Some(b'{' | b'[') => Start::Json,
-        _ if data.iter().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c')) => Start::Empty,
+        _ if data
+            .iter()
+            .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c')) =>
+        {
+            Start::Empty
+        }
         _ => Start::Other,
     }
 }
@@ -91,12 +96,18 @@ impl Decoder {
                 table
             }
         };
-        let mut ctx = Ctx { py, model: &self.model, source, names: &mut state.names, table: Some(table) };
+        let mut ctx = Ctx {
+            py,
+            model: &self.model,
+            source,
+            names: &mut state.names,
+            table: Some(table),
+        };
         let mut note = Note::new();
         match start(data) {
             Start::Json => {
-                let value = match json::parse(data, true) {
-                    Ok(value) => value,
+                let doc = match json::parse(data, true) {
+                    Ok(doc) => doc,
                     Err(json::JsonError::Refused) => return Err(Fail::Defer),
                     Err(json::JsonError::Duplicate(name)) => {
                         let quoted = PyString::new(py, &name).repr()?;
@@ -107,7 +118,7 @@ impl Decoder {
                         ));
                     }
                 };
-                jsonframe::notification(&mut ctx, &value, &mut note)?;
+                jsonframe::notification(&mut ctx, doc.root(), &mut note)?;
                 Ok(note.build(py, &self.model, source, true)?)
             }
             Start::Xml => {
@@ -115,7 +126,12 @@ impl Decoder {
                 xmlframe::decode(&mut ctx, text, &mut note)?;
                 Ok(note.build(py, &self.model, source, false)?)
             }
-            Start::Empty => Err(self.model.error(py, &self.model.input_error, "empty notification".into(), source)),
+            Start::Empty => Err(self.model.error(
+                py,
+                &self.model.input_error,
+                "empty notification".into(),
+                source,
+            )),
             Start::Other => Err(self.model.error(
                 py,
                 &self.model.input_error,
@@ -134,7 +150,10 @@ impl Decoder {
     fn new(model: &Bound<'_, PyDict>) -> PyResult<Self> {
         Ok(Decoder {
             model: Model::new(model)?,
-            state: Mutex::new(State { names: NameCache::new(), table: None }),
+            state: Mutex::new(State {
+                names: NameCache::new(),
+                table: None,
+            }),
         })
     }
 
@@ -156,10 +175,14 @@ impl Decoder {
 
     /// The JSON parser alone (duplicate members refused): the tree orjson.loads builds, or
     /// None for a document the native parser refuses. For benchmarks and tests.
-    fn loads<'py>(&self, py: Python<'py>, raw: &Bound<'py, PyBytes>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    fn loads<'py>(
+        &self,
+        py: Python<'py>,
+        raw: &Bound<'py, PyBytes>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         match json::parse(raw.as_bytes(), true) {
-            Ok(value) => Ok(Some(pyconv::to_py(py, &value, &mut state.names)?)),
+            Ok(doc) => Ok(Some(pyconv::to_py(py, doc.root(), &mut state.names)?)),
             Err(_) => Ok(None),
         }
     }

@@ -86,7 +86,9 @@ impl Model {
             operation: item(model, "operation")?,
             content_json: item(model, "CONTENT_TYPE_JSON")?,
             content_xml: item(model, "CONTENT_TYPE_XML")?,
-            push_update: pyo3::types::PyString::intern(py, "push-update").into_any().unbind(),
+            push_update: pyo3::types::PyString::intern(py, "push-update")
+                .into_any()
+                .unbind(),
             push_change_update: pyo3::types::PyString::intern(py, "push-change-update")
                 .into_any()
                 .unbind(),
@@ -98,7 +100,13 @@ impl Model {
     }
 
     /// ``class(reason, source=source)`` as the error to raise.
-    pub fn error(&self, py: Python<'_>, class: &Py<PyAny>, reason: String, source: &Bound<'_, PyAny>) -> Fail {
+    pub fn error(
+        &self,
+        py: Python<'_>,
+        class: &Py<PyAny>,
+        reason: String,
+        source: &Bound<'_, PyAny>,
+    ) -> Fail {
         let kwargs = PyDict::new(py);
         if let Err(err) = kwargs.set_item("source", source) {
             return Fail::Raise(err);
@@ -113,7 +121,12 @@ impl Model {
         self.error(py, &self.framing_error, reason, source)
     }
 
-    pub fn notification_err(&self, py: Python<'_>, reason: String, source: &Bound<'_, PyAny>) -> Fail {
+    pub fn notification_err(
+        &self,
+        py: Python<'_>,
+        reason: String,
+        source: &Bound<'_, PyAny>,
+    ) -> Fail {
         self.error(py, &self.notification_error, reason, source)
     }
 }
@@ -160,7 +173,11 @@ impl<'py> Note<'py> {
         json: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let none = || py.None().into_bound(py);
-        let content = if json { &model.content_json } else { &model.content_xml };
+        let content = if json {
+            &model.content_json
+        } else {
+            &model.content_xml
+        };
         let kind = match self.kind {
             Kind::PushUpdate => &model.push_update,
             Kind::PushChangeUpdate => &model.push_change_update,
@@ -186,7 +203,9 @@ impl<'py> Note<'py> {
                 data,
                 edits,
                 self.subscription.unwrap_or_else(none),
-                pyo3::types::PyBool::new(py, self.pruned).to_owned().into_any(),
+                pyo3::types::PyBool::new(py, self.pruned)
+                    .to_owned()
+                    .into_any(),
             ],
         )?;
         model.notification.bind(py).call1(args)
@@ -206,7 +225,11 @@ pub fn uint32_text(text: &str) -> Option<u32> {
     if digits.is_empty() {
         return Some(0);
     }
-    digits.parse::<u64>().ok().filter(|n| *n <= u32::MAX as u64).map(|n| n as u32)
+    digits
+        .parse::<u64>()
+        .ok()
+        .filter(|n| *n <= u32::MAX as u64)
+        .map(|n| n as u32)
 }
 
 /// A node name the reference would take as it is, decided without it: printable ASCII, no
@@ -231,4 +254,3 @@ pub fn local(member: &str) -> &str {
         None => member,
     }
 }
-

@@ -2,7 +2,7 @@
 //! None). Member names repeat (a list's entries have the same members), so the strings of
 //! short names are cached across calls and reused, their hash already computed.
 
-use crate::json::Value;
+use crate::json::{Node, V};
 use pyo3::ffi;
 use pyo3::prelude::*;
 
@@ -16,7 +16,9 @@ pub struct NameCache {
 
 impl NameCache {
     pub fn new() -> Self {
-        NameCache { slots: (0..SLOTS).map(|_| None).collect() }
+        NameCache {
+            slots: (0..SLOTS).map(|_| None).collect(),
+        }
     }
 
     /// The Python string of ``name``, from the cache when it holds it.
@@ -61,50 +63,46 @@ pub fn string<'py>(py: Python<'py>, s: &str) -> PyResult<Bound<'py, PyAny>> {
 /// ``value`` as a Python object.
 pub fn to_py<'py>(
     py: Python<'py>,
-    value: &Value<'_>,
+    value: V<'_, '_>,
     names: &mut NameCache,
 ) -> PyResult<Bound<'py, PyAny>> {
     unsafe {
-        let ptr = match value {
-            Value::Null => {
-                return Ok(py.None().into_bound(py));
-            }
-            Value::Bool(b) => {
-                let obj = if *b { ffi::Py_True() } else { ffi::Py_False() };
+        let ptr = match value.node() {
+            Node::Null => return Ok(py.None().into_bound(py)),
+            Node::Bool(b) => {
+                let obj = if b { ffi::Py_True() } else { ffi::Py_False() };
                 return Ok(Bound::from_borrowed_ptr(py, obj));
             }
-            Value::Int(i) => ffi::PyLong_FromLongLong(*i),
-            Value::UInt(u) => ffi::PyLong_FromUnsignedLongLong(*u),
-            Value::Float(f) => ffi::PyFloat_FromDouble(*f),
-            Value::Str(s) => return string(py, s),
-            Value::Array(items) => {
-                let list = Bound::from_owned_ptr_or_err(
-                    py,
-                    ffi::PyList_New(items.len() as ffi::Py_ssize_t),
-                )?;
-                for (i, item) in items.iter().enumerate() {
+            Node::Int(i) => ffi::PyLong_FromLongLong(i),
+            Node::UInt(u) => ffi::PyLong_FromUnsignedLongLong(u),
+            Node::Float(f) => ffi::PyFloat_FromDouble(f),
+            Node::Str(s) => return string(py, value.doc.text(s)),
+            Node::Array { len, .. } => {
+                let list =
+                    Bound::from_owned_ptr_or_err(py, ffi::PyList_New(len as ffi::Py_ssize_t))?;
+                for (i, item) in value.items().into_iter().flatten().enumerate() {
                     let item = to_py(py, item, names)?;
                     // PyList_SetItem steals the reference.
                     ffi::PyList_SetItem(list.as_ptr(), i as ffi::Py_ssize_t, item.into_ptr());
                 }
                 return Ok(list);
             }
-            Value::Object(members) => return object(py, members, names),
+            Node::Object { .. } => return object(py, value, names),
         };
         Bound::from_owned_ptr_or_err(py, ptr)
     }
 }
 
-/// Members as a dict: insertion order kept, a repeated name keeps its first place and its
-/// last value (what a dict built from them holds).
+/// An object's members as a dict: insertion order kept, a repeated name keeps its first place
+/// and its last value (what a dict built from them holds).
 pub fn object<'py>(
     py: Python<'py>,
-    members: &[(std::borrow::Cow<'_, str>, Value<'_>)],
+    value: V<'_, '_>,
     names: &mut NameCache,
 ) -> PyResult<Bound<'py, PyAny>> {
     unsafe {
         let dict = Bound::from_owned_ptr_or_err(py, ffi::PyDict_New())?;
-        for (name, value) in members {
+        for (name, value) in value.members() {
             let key = names.name(py, name)?;
             let value = to_py(py, value, names)?;
             if ffi::PyDict_SetItem(dict.as_ptr(), key.as_ptr(), value.as_ptr()) != 0 {
@@ -117,7 +115,12 @@ pub fn object<'py>(
 
 /// Set ``dict[key] = value`` (borrowing both).
 #[inline]
-pub fn set_item(py: Python<'_>, dict: &Bound<'_, PyAny>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+pub fn set_item(
+    py: Python<'_>,
+    dict: &Bound<'_, PyAny>,
+    key: &Bound<'_, PyAny>,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<()> {
     if unsafe { ffi::PyDict_SetItem(dict.as_ptr(), key.as_ptr(), value.as_ptr()) } != 0 {
         return Err(PyErr::fetch(py));
     }
@@ -126,7 +129,11 @@ pub fn set_item(py: Python<'_>, dict: &Bound<'_, PyAny>, key: &Bound<'_, PyAny>,
 
 /// ``dict.get(key)`` (borrowed from the dict, as a new reference).
 #[inline]
-pub fn get_item<'py>(py: Python<'py>, dict: &Bound<'py, PyAny>, key: &Bound<'py, PyAny>) -> Option<Bound<'py, PyAny>> {
+pub fn get_item<'py>(
+    py: Python<'py>,
+    dict: &Bound<'py, PyAny>,
+    key: &Bound<'py, PyAny>,
+) -> Option<Bound<'py, PyAny>> {
     unsafe {
         let ptr = ffi::PyDict_GetItemWithError(dict.as_ptr(), key.as_ptr());
         if ptr.is_null() {

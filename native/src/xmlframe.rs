@@ -29,7 +29,10 @@ pub struct NsTable {
 
 impl NsTable {
     pub fn new(ns_modules: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let mut table = NsTable { modules: Vec::new(), by_ns: HashMap::new() };
+        let mut table = NsTable {
+            modules: Vec::new(),
+            by_ns: HashMap::new(),
+        };
         let mut ids: HashMap<String, u32> = HashMap::new();
         for item in ns_modules.call_method0("items")?.try_iter()? {
             let (ns, module): (String, Bound<'_, PyAny>) = item?.extract()?;
@@ -57,7 +60,10 @@ fn parse(text: &str) -> Option<Document<'_>> {
     if declared_encoding_not_utf8(text) {
         return None;
     }
-    let options = ParsingOptions { allow_dtd: false, ..ParsingOptions::default() };
+    let options = ParsingOptions {
+        allow_dtd: false,
+        ..ParsingOptions::default()
+    };
     let doc = Document::parse_with_options(text, options).ok()?;
     // Depth by node id: a parent comes before its children in document order.
     let mut depths = vec![0u16; doc.descendants().count() + 1];
@@ -92,14 +98,18 @@ fn plain_uri(uri: &str) -> bool {
     if let Some(end) = uri.find([':', '/', '?', '#']) {
         let scheme = &bytes[..end];
         let valid = scheme.first().is_some_and(u8::is_ascii_alphabetic)
-            && scheme.iter().all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(b));
+            && scheme
+                .iter()
+                .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(b));
         if bytes[end] == b':' && !valid {
             return false;
         }
     }
     bytes.iter().filter(|b| **b == b'#').count() <= 1
         && bytes.iter().enumerate().all(|(i, b)| match b {
-            b'%' => bytes.get(i + 1..i + 3).is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)),
+            b'%' => bytes
+                .get(i + 1..i + 3)
+                .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)),
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' => true,
             _ => b"-._~:/?#@!$&'()*+,;=".contains(b),
         })
@@ -111,14 +121,23 @@ fn declared_encoding_not_utf8(text: &str) -> bool {
     if !text.starts_with("<?xml") {
         return false;
     }
-    let Some(end) = text.find("?>") else { return false };
+    let Some(end) = text.find("?>") else {
+        return false;
+    };
     let declaration = &text[..end];
-    let Some(at) = declaration.find("encoding") else { return false };
+    let Some(at) = declaration.find("encoding") else {
+        return false;
+    };
     let rest = declaration[at + "encoding".len()..].trim_start();
-    let Some(rest) = rest.strip_prefix('=') else { return true };
+    let Some(rest) = rest.strip_prefix('=') else {
+        return true;
+    };
     let rest = rest.trim_start();
     let value = rest.trim_start_matches(['"', '\'']);
-    let value: String = value.chars().take_while(|c| *c != '"' && *c != '\'').collect();
+    let value: String = value
+        .chars()
+        .take_while(|c| *c != '"' && *c != '\'')
+        .collect();
     !value.eq_ignore_ascii_case("utf-8")
 }
 
@@ -166,7 +185,14 @@ const NO_MODULE: u32 = u32::MAX;
 
 impl<'py, 'c, 'd> Conv<'py, 'c, 'd> {
     fn new(py: Python<'py>, table: &'c NsTable, qname_text: Bound<'py, PyAny>) -> Self {
-        Conv { py, table, unknown: Vec::new(), unknown_ids: HashMap::new(), names: HashMap::new(), qname_text }
+        Conv {
+            py,
+            table,
+            unknown: Vec::new(),
+            unknown_ids: HashMap::new(),
+            names: HashMap::new(),
+            qname_text,
+        }
     }
 
     fn module_id(&mut self, ns: &'d str) -> PyResult<u32> {
@@ -206,9 +232,13 @@ impl<'py, 'c, 'd> Conv<'py, 'c, 'd> {
         let member = if same {
             string(self.py, local_name)?
         } else {
-            string(self.py, &format!("{}:{}", self.module_name(module), local_name))?
+            string(
+                self.py,
+                &format!("{}:{}", self.module_name(module), local_name),
+            )?
         };
-        self.names.insert((ns, local_name, parent), (member.clone(), module));
+        self.names
+            .insert((ns, local_name, parent), (member.clone(), module));
         Ok((member, module))
     }
 
@@ -253,7 +283,12 @@ impl<'py, 'c, 'd> Conv<'py, 'c, 'd> {
 }
 
 /// ``result[member] = value``, or ``_again``: a repeated element makes an array.
-fn add<'py>(py: Python<'py>, result: &Bound<'py, PyAny>, member: &Bound<'py, PyAny>, value: Bound<'py, PyAny>) -> PyResult<()> {
+fn add<'py>(
+    py: Python<'py>,
+    result: &Bound<'py, PyAny>,
+    member: &Bound<'py, PyAny>,
+    value: Bound<'py, PyAny>,
+) -> PyResult<()> {
     match get_item(py, result, member) {
         None => set_item(py, result, member, &value),
         Some(seen) => {
@@ -276,7 +311,10 @@ struct Kids<'a, 'i> {
 
 impl<'a, 'i> Kids<'a, 'i> {
     fn new(node: Node<'a, 'i>) -> Self {
-        let mut kids = Kids { first: Vec::new(), repeated: Vec::new() };
+        let mut kids = Kids {
+            first: Vec::new(),
+            repeated: Vec::new(),
+        };
         for child in elements(node) {
             let name = child.tag_name().name();
             if kids.first.iter().any(|(n, _)| *n == name) {
@@ -298,12 +336,18 @@ impl<'a, 'i> Kids<'a, 'i> {
                 ctx.source,
             ));
         }
-        Ok(self.first.iter().find(|(n, _)| *n == name).map(|(_, node)| *node))
+        Ok(self
+            .first
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, node)| *node))
     }
 
     /// ``_text``: the child's text, stripped; None when there is no such child.
     fn text(&self, ctx: &Ctx<'_, '_>, name: &str) -> R<Option<String>> {
-        Ok(self.one(ctx, name)?.map(|child| py_strip(&text(child)).to_string()))
+        Ok(self
+            .one(ctx, name)?
+            .map(|child| py_strip(&text(child)).to_string()))
     }
 
     fn names(&self) -> impl Iterator<Item = &'a str> + '_ {
@@ -312,8 +356,15 @@ impl<'a, 'i> Kids<'a, 'i> {
 }
 
 /// ``_name_text``: a node name as written (not stripped), checked as the reference does.
-fn name_text<'py>(ctx: &Ctx<'py, '_>, kids: &Kids<'_, '_>, name: &str, what: &str) -> R<Option<Bound<'py, PyAny>>> {
-    let Some(child) = kids.one(ctx, name)? else { return Ok(None) };
+fn name_text<'py>(
+    ctx: &Ctx<'py, '_>,
+    kids: &Kids<'_, '_>,
+    name: &str,
+    what: &str,
+) -> R<Option<Bound<'py, PyAny>>> {
+    let Some(child) = kids.one(ctx, name)? else {
+        return Ok(None);
+    };
     let value = text(child);
     if value.is_empty() {
         return Ok(None);
@@ -321,17 +372,35 @@ fn name_text<'py>(ctx: &Ctx<'py, '_>, kids: &Kids<'_, '_>, name: &str, what: &st
     if plain_node_name(&value) {
         return Ok(Some(string(ctx.py, &value)?));
     }
-    let checked = ctx.model.node_name.bind(ctx.py).call1((value.as_ref(), what, ctx.source))?;
-    Ok(if checked.is_none() { None } else { Some(checked) })
+    let checked = ctx
+        .model
+        .node_name
+        .bind(ctx.py)
+        .call1((value.as_ref(), what, ctx.source))?;
+    Ok(if checked.is_none() {
+        None
+    } else {
+        Some(checked)
+    })
 }
 
-fn uint32<'py>(ctx: &Ctx<'py, '_>, value: Option<String>, check: &Py<PyAny>) -> R<Option<Bound<'py, PyAny>>> {
+fn uint32<'py>(
+    ctx: &Ctx<'py, '_>,
+    value: Option<String>,
+    check: &Py<PyAny>,
+) -> R<Option<Bound<'py, PyAny>>> {
     let Some(value) = value else { return Ok(None) };
     if let Some(n) = uint32_text(&value) {
-        return Ok(Some(n.into_pyobject(ctx.py).map_err(PyErr::from)?.into_any()));
+        return Ok(Some(
+            n.into_pyobject(ctx.py).map_err(PyErr::from)?.into_any(),
+        ));
     }
     let checked = check.bind(ctx.py).call1((value, ctx.source))?;
-    Ok(if checked.is_none() { None } else { Some(checked) })
+    Ok(if checked.is_none() {
+        None
+    } else {
+        Some(checked)
+    })
 }
 
 /// ``decode_xml``: the document (UTF-8 text) -> Notification fields.
@@ -356,7 +425,8 @@ pub fn contents_from_text<'py>(ctx: &mut Ctx<'py, '_>, text: &str) -> R<Bound<'p
 /// ``_parse_fragment``'s text: stripped (ASCII whitespace, as bytes.strip), an XML
 /// declaration dropped, under the ``yangkey-contents`` wrapper.
 fn fragment(text: &str) -> String {
-    let mut stripped = text.trim_matches(|c: char| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c'));
+    let mut stripped =
+        text.trim_matches(|c: char| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c'));
     if stripped.starts_with("<?xml") {
         if let Some(end) = stripped.find("?>") {
             stripped = &stripped[end + 2..];
@@ -379,7 +449,12 @@ fn notification<'py, 'd>(
     if local_name == "message" && namespace == ctx.model.ns_telemetry {
         if let Some(manifest) = kids.one(ctx, "network-node-manifest")? {
             if note.node.is_none() {
-                note.node = name_text(ctx, &Kids::new(manifest), "name", "network-node-manifest name")?;
+                note.node = name_text(
+                    ctx,
+                    &Kids::new(manifest),
+                    "name",
+                    "network-node-manifest name",
+                )?;
             }
         }
         if let Some(metadata) = kids.one(ctx, "telemetry-message-metadata")? {
@@ -404,9 +479,15 @@ fn notification<'py, 'd>(
                 }
                 note.subscription = Some(by_local.into_any());
             }
-            let time_set = note.event_time.as_ref().is_some_and(|t| t.is_truthy().unwrap_or(false));
+            let time_set = note
+                .event_time
+                .as_ref()
+                .is_some_and(|t| t.is_truthy().unwrap_or(false));
             if !time_set {
-                note.event_time = meta.text(ctx, "node-export-timestamp")?.map(|t| string(py, &t)).transpose()?;
+                note.event_time = meta
+                    .text(ctx, "node-export-timestamp")?
+                    .map(|t| string(py, &t))
+                    .transpose()?;
             }
         }
         let inner = match kids.one(ctx, "payload")? {
@@ -414,7 +495,11 @@ fn notification<'py, 'd>(
             None => None,
         };
         let Some(inner) = inner else {
-            return Err(ctx.model.framing(py, "telemetry message has no payload".into(), ctx.source));
+            return Err(ctx.model.framing(
+                py,
+                "telemetry message has no payload".into(),
+                ctx.source,
+            ));
         };
         return notification(ctx, conv, inner, note);
     }
@@ -432,7 +517,9 @@ fn notification<'py, 'd>(
             None => None,
         };
         let Some(inner) = inner else {
-            return Err(ctx.model.framing(py, "envelope has no contents".into(), ctx.source));
+            return Err(ctx
+                .model
+                .framing(py, "envelope has no contents".into(), ctx.source));
         };
         return notification(ctx, conv, inner, note);
     }
@@ -459,9 +546,23 @@ fn notification<'py, 'd>(
             None => kids.one(ctx, "push-change-update")?,
         };
         let Some(push) = push else {
-            const HEADER: [&str; 5] = ["eventTime", "hostname", "sysName", "sequence-number", "sequenceNumber"];
-            let others: Vec<&str> = kids.names().filter(|n| !HEADER.contains(n)).take(5).collect();
-            let but = if others.is_empty() { String::new() } else { format!(" but <{}>", others.join(">, <")) };
+            const HEADER: [&str; 5] = [
+                "eventTime",
+                "hostname",
+                "sysName",
+                "sequence-number",
+                "sequenceNumber",
+            ];
+            let others: Vec<&str> = kids
+                .names()
+                .filter(|n| !HEADER.contains(n))
+                .take(5)
+                .collect();
+            let but = if others.is_empty() {
+                String::new()
+            } else {
+                format!(" but <{}>", others.join(">, <"))
+            };
             return Err(ctx.model.framing(
                 py,
                 format!("NETCONF notification carries no push-update or push-change-update{but}"),
@@ -488,7 +589,11 @@ fn push<'py, 'd>(
     note: &mut Note<'py>,
 ) -> R<()> {
     let py = ctx.py;
-    note.kind = if update { Kind::PushUpdate } else { Kind::PushChangeUpdate };
+    note.kind = if update {
+        Kind::PushUpdate
+    } else {
+        Kind::PushChangeUpdate
+    };
     let id = match kids.text(ctx, "id")? {
         Some(id) => Some(id),
         None => kids.text(ctx, "subscription-id")?,
@@ -514,7 +619,9 @@ fn push<'py, 'd>(
                 None => {
                     let others: Vec<&str> = kids
                         .names()
-                        .filter(|n| !ctx.model.push_header.iter().any(|h| h == n) && n.contains("content"))
+                        .filter(|n| {
+                            !ctx.model.push_header.iter().any(|h| h == n) && n.contains("content")
+                        })
                         .take(5)
                         .collect();
                     if !others.is_empty() {
@@ -542,7 +649,11 @@ fn push<'py, 'd>(
         None => None,
     };
     let Some(patch) = patch else {
-        return Err(ctx.model.framing(py, "push-change-update has no datastore-changes/yang-patch".into(), ctx.source));
+        return Err(ctx.model.framing(
+            py,
+            "push-change-update has no datastore-changes/yang-patch".into(),
+            ctx.source,
+        ));
     };
     let edits = PyList::empty(py);
     let edit_class = ctx.model.edit.bind(py).clone();
@@ -554,15 +665,27 @@ fn push<'py, 'd>(
         let target = fields.text(ctx, "target")?;
         let operation = fields.text(ctx, "operation")?;
         let (Some(target), Some(operation)) = (target, operation) else {
-            return Err(ctx.model.notification_err(py, "yang-patch edit without target or operation".into(), ctx.source));
+            return Err(ctx.model.notification_err(
+                py,
+                "yang-patch edit without target or operation".into(),
+                ctx.source,
+            ));
         };
         let value = match fields.one(ctx, "value")? {
             Some(value) => conv.members(elements(value), NO_MODULE)?,
             None => py.None().into_bound(py),
         };
         let edit_id = fields.text(ctx, "edit-id")?.unwrap_or_default();
-        let operation = ctx.model.operation.bind(py).call1((operation, ctx.source))?;
-        let steps = ctx.model.parse_target.bind(py).call1((target, ctx.source))?;
+        let operation = ctx
+            .model
+            .operation
+            .bind(py)
+            .call1((operation, ctx.source))?;
+        let steps = ctx
+            .model
+            .parse_target
+            .bind(py)
+            .call1((target, ctx.source))?;
         edits.append(edit_class.call1((edit_id, operation, steps, value))?)?;
     }
     note.edits = Some(PyTuple::new(py, edits.iter())?.into_any());
