@@ -71,9 +71,7 @@ def main() -> None:
             reference = decode(raw, "bench", ns_modules)
             assert native.decode(raw, "bench", ns_modules) == reference, shape
             loops[f"{shape} python"] = loop(lambda raw=raw: decode(raw, "bench", ns_modules))
-            loops[f"{shape} native"] = loop(
-                lambda raw=raw: native.decode(raw, "bench", ns_modules)
-            )
+            loops[f"{shape} native"] = loop(lambda raw=raw: native.decode(raw, "bench", ns_modules))
             if shape != "xml":
                 loops[f"{shape} orjson"] = loop(lambda raw=raw: orjson.loads(raw))
                 loops[f"{shape} loads"] = loop(lambda raw=raw: native.loads(raw))
