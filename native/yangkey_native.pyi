@@ -10,5 +10,7 @@ class Decoder:
     def __init__(self, model: dict[str, Any]) -> None: ...
     def decode(self, raw: bytes, source: str, ns_modules: Mapping[str, str]) -> Any | None:
         """The reference's Notification, its error raised, or None: the reference decodes."""
+    def check(self, raw: bytes) -> bool:
+        """The JSON parse alone (no Python object built): True when well formed, no duplicate."""
     def loads(self, raw: bytes) -> Any | None:
         """The JSON tree orjson.loads builds (duplicate members refused), or None."""

@@ -72,6 +72,34 @@ impl<'a> Doc<'a> {
     }
 }
 
+thread_local! {
+    /// The tape of the last document, kept for the next: a large allocation per notification
+    /// would cost page faults each time.
+    static SPARE: std::cell::RefCell<Vec<Node<'static>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Tapes over this many nodes are not kept (8 MB).
+const SPARE_MAX: usize = 1 << 18;
+
+fn spare_tape<'a>(capacity: usize) -> Vec<Node<'a>> {
+    let mut tape = SPARE.with(|spare| std::mem::take(&mut *spare.borrow_mut()));
+    tape.reserve(capacity);
+    // SAFETY: the vector is empty; Node<'static> and Node<'a> differ in lifetime only.
+    unsafe { std::mem::transmute::<Vec<Node<'static>>, Vec<Node<'a>>>(tape) }
+}
+
+impl Drop for Doc<'_> {
+    fn drop(&mut self) {
+        let mut tape = std::mem::take(&mut self.nodes);
+        if tape.capacity() <= SPARE_MAX {
+            tape.clear();
+            // SAFETY: the vector is empty (no reference to the input is kept).
+            let tape = unsafe { std::mem::transmute::<Vec<Node<'_>>, Vec<Node<'static>>>(tape) };
+            SPARE.with(|spare| *spare.borrow_mut() = tape);
+        }
+    }
+}
+
 /// A value in a document.
 #[derive(Clone, Copy)]
 pub struct V<'d, 'a> {
@@ -250,7 +278,7 @@ pub fn parse(data: &[u8], check_duplicates: bool) -> Result<Doc<'_>, JsonError> 
         check_duplicates,
         duplicate: None,
         doc: Doc {
-            nodes: Vec::with_capacity(data.len() / 8 + 4),
+            nodes: spare_tape(data.len() / 8 + 4),
             owned: Vec::new(),
         },
     };
@@ -333,6 +361,11 @@ impl<'a> Parser<'a> {
         let header = self.doc.nodes.len();
         self.doc.nodes.push(Node::Object { len: 0, end: 0 });
         let mut len = 0u32;
+        // Duplicates of the first 16 names are looked for as the names come (a fingerprint,
+        // then the text); larger objects once they close.
+        let mut prints = [0u64; 16];
+        let mut keys = [0u32; 16]; // tape index of each name
+        let mut repeated: Option<usize> = None;
         self.skip_ws();
         if self.peek()? == b'}' {
             self.at += 1;
@@ -343,6 +376,24 @@ impl<'a> Parser<'a> {
                     return None;
                 }
                 let name = self.string()?;
+                if self.check_duplicates && repeated.is_none() && (len as usize) < 16 {
+                    let text = self.doc.text(name);
+                    let print = fingerprint(text);
+                    let i = len as usize;
+                    for k in 0..i {
+                        if prints[k] == print {
+                            let Node::Str(earlier) = self.doc.nodes[keys[k] as usize] else {
+                                continue;
+                            };
+                            if self.doc.text(earlier) == text {
+                                repeated = Some(self.doc.nodes.len());
+                                break;
+                            }
+                        }
+                    }
+                    prints[i] = print;
+                    keys[i] = self.doc.nodes.len() as u32;
+                }
                 self.doc.nodes.push(Node::Str(name));
                 self.skip_ws();
                 if self.peek()? != b':' {
@@ -365,8 +416,12 @@ impl<'a> Parser<'a> {
         }
         let end = self.doc.nodes.len() as u32;
         self.doc.nodes[header] = Node::Object { len, end };
-        if self.check_duplicates && self.duplicate.is_none() && len > 1 {
-            self.duplicate = first_repeated(&self.doc, header);
+        if self.check_duplicates && self.duplicate.is_none() {
+            if let Some(Node::Str(name)) = repeated.map(|at| self.doc.nodes[at]) {
+                self.duplicate = Some(self.doc.text(name).to_string());
+            } else if len > 16 {
+                self.duplicate = first_repeated(&self.doc, header);
+            }
         }
         self.depth -= 1;
         Some(())
@@ -408,7 +463,9 @@ impl<'a> Parser<'a> {
     fn scan(&self, mut i: usize) -> Option<usize> {
         let bytes = self.bytes;
         while i + 8 <= bytes.len() {
-            let word = u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
+            // SAFETY: i + 8 <= len, an unaligned read of 8 bytes in bounds.
+            let word =
+                u64::from_le(unsafe { bytes.as_ptr().add(i).cast::<u64>().read_unaligned() });
             let hits = special(word);
             if hits != 0 {
                 return Some(i + (hits.trailing_zeros() / 8) as usize);
@@ -582,6 +639,15 @@ fn hex4(digits: &[u8]) -> Option<u32> {
     Some(code)
 }
 
+#[inline]
+fn fingerprint(name: &str) -> u64 {
+    let bytes = name.as_bytes();
+    let mut buf = [0u8; 8];
+    let n = bytes.len().min(7);
+    buf[..n].copy_from_slice(&bytes[..n]);
+    u64::from_le_bytes(buf) ^ ((bytes.len() as u64) << 56)
+}
+
 /// The first member name of the object at ``header`` that an earlier member already has.
 fn first_repeated(doc: &Doc<'_>, header: usize) -> Option<String> {
     let object = V { doc, at: header };
@@ -589,16 +655,6 @@ fn first_repeated(doc: &Doc<'_>, header: usize) -> Option<String> {
         Node::Object { len, .. } => len as usize,
         _ => return None,
     };
-    if len <= 16 {
-        let mut names: [&str; 16] = [""; 16];
-        for (i, (name, _)) in object.members().enumerate() {
-            if names[..i].contains(&name) {
-                return Some(name.to_string());
-            }
-            names[i] = name;
-        }
-        return None;
-    }
     let mut seen = std::collections::HashSet::with_capacity(len);
     for (name, _) in object.members() {
         if !seen.insert(name) {

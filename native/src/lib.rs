@@ -96,6 +96,7 @@ impl Decoder {
                 table
             }
         };
+        state.names.next_document();
         let mut ctx = Ctx {
             py,
             model: &self.model,
@@ -173,6 +174,13 @@ impl Decoder {
         }
     }
 
+    /// The JSON parse alone, no Python object built: True for a document the native decoder
+    /// reads (well formed, no member twice). What a native walk (phase B) starts from; for
+    /// benchmarks.
+    fn check(&self, raw: &Bound<'_, PyBytes>) -> bool {
+        json::parse(raw.as_bytes(), true).is_ok()
+    }
+
     /// The JSON parser alone (duplicate members refused): the tree orjson.loads builds, or
     /// None for a document the native parser refuses. For benchmarks and tests.
     fn loads<'py>(
@@ -181,6 +189,7 @@ impl Decoder {
         raw: &Bound<'py, PyBytes>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.names.next_document();
         match json::parse(raw.as_bytes(), true) {
             Ok(doc) => Ok(Some(pyconv::to_py(py, doc.root(), &mut state.names)?)),
             Err(_) => Ok(None),

@@ -67,11 +67,16 @@ fn parse(text: &str) -> Option<Document<'_>> {
     let doc = Document::parse_with_options(text, options).ok()?;
     // Depth by node id: a parent comes before its children in document order.
     let mut depths = vec![0u16; doc.descendants().count() + 1];
-    let mut uris: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    // Namespace names are stored once per declaration: checked once each (by address).
+    let mut checked: Vec<*const u8> = Vec::new();
     for node in doc.descendants().filter(|n| n.is_element()) {
         for ns in node.namespaces() {
-            if uris.insert(ns.uri()) && !plain_uri(ns.uri()) {
-                return None;
+            let uri = ns.uri();
+            if !checked.contains(&uri.as_ptr()) {
+                if !plain_uri(uri) {
+                    return None;
+                }
+                checked.push(uri.as_ptr());
             }
         }
         let parent = node.parent().map_or(0, |p| depths[p.id().get_usize()]);
@@ -177,11 +182,58 @@ struct Conv<'py, 'c, 'd> {
     table: &'c NsTable,
     unknown: Vec<(String, Bound<'py, PyAny>)>,
     unknown_ids: HashMap<&'d str, u32>,
-    names: HashMap<(&'d str, &'d str, u32), (Bound<'py, PyAny>, u32)>,
+    names: HashMap<(&'d str, &'d str, u32), (Bound<'py, PyAny>, u32), Fx>,
     qname_text: Bound<'py, PyAny>,
 }
 
 const NO_MODULE: u32 = u32::MAX;
+
+/// A fast hasher for the per-document tag table (keys come from one document, and the table
+/// lives for one decode: no flooding to fear from a cheap hash).
+#[derive(Clone, Copy, Default)]
+struct Fx;
+
+impl std::hash::BuildHasher for Fx {
+    type Hasher = FxHasher;
+    fn build_hasher(&self) -> FxHasher {
+        FxHasher(0)
+    }
+}
+
+struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut buf = [0u8; 8];
+            buf[..chunk.len()].copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(buf));
+        }
+    }
+    #[inline]
+    fn write_u32(&mut self, n: u32) {
+        self.add(n as u64);
+    }
+    #[inline]
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+    #[inline]
+    fn write_u8(&mut self, n: u8) {
+        self.add(n as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
 
 impl<'py, 'c, 'd> Conv<'py, 'c, 'd> {
     fn new(py: Python<'py>, table: &'c NsTable, qname_text: Bound<'py, PyAny>) -> Self {
@@ -190,7 +242,7 @@ impl<'py, 'c, 'd> Conv<'py, 'c, 'd> {
             table,
             unknown: Vec::new(),
             unknown_ids: HashMap::new(),
-            names: HashMap::new(),
+            names: HashMap::with_hasher(Fx),
             qname_text,
         }
     }

@@ -238,6 +238,10 @@ EDGES = [
     b'{"a":1,"a":2}',
     b'{"a": {"b": 1, "b": 2}, "a": 3}',
     b'{"a":1, "\\u0061":2}',
+    # Objects of more than 16 members: the first name seen twice, late or early.
+    ("{" + ", ".join(f'"m{i}": {i}' for i in range(20)) + ', "m3": 0}').encode(),
+    ('{"m0": 0, "m0": 1, ' + ", ".join(f'"n{i}": {i}' for i in range(20)) + ', "n5": 0}').encode(),
+    ('{"x": [' + ", ".join(f'{{"k": "{i % 7}", "up": "up"}}' for i in range(30)) + "]}").encode(),
     b'{"x": 18446744073709551616, "y": -0, "z": -0.0, "w": 1E2, "v": 1.5e-400}',
     b'{"x": 1e400}',
     b'{"x": "\\ud800"}',
