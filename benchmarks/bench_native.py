@@ -8,13 +8,16 @@ notification of:
 * ``orjson.loads`` of the JSON bytes (the yardstick: Python cannot parse them faster);
 * ``python``: :func:`yangkey.notifications.decode`, the reference (full conversion);
 * ``native``: ``yangkey_native.Decoder.decode`` (the same Notification, Python dicts built);
-* ``native loads``: the native JSON parser alone with its duplicate-member check, building the
-  same tree orjson.loads builds;
+* ``n.loads``: the native JSON parser with its duplicate-member check, building the same tree
+  orjson.loads builds;
+* ``n.parse``: the native parse and duplicate-member check alone, no Python object built
+  (``Decoder.check``): where a native walk (phase B) starts from;
 
-and the ratios: native / orjson.loads, python / native, and XML or yang-patch native / JSON
-native. The issue's final targets (Phase 3 <= 1.0x orjson.loads; XML and yang-patch <= 2x the
-native JSON path) are phase B's, where walk, key and record building move into Rust and the
-data tree no longer becomes Python objects; phase A's native decode still builds them.
+and the ratios: native / orjson.loads, n.parse / orjson.loads, python / native, and XML or
+yang-patch native / JSON native. The issue's final targets (Phase 3 <= 1.0x orjson.loads; XML
+and yang-patch <= 2x the native JSON path) are phase B's, where walk, key and record building
+move into Rust and the data tree no longer becomes Python objects; phase A's native decode
+still builds them.
 
 Timed like bench_keys.py: the best of short CPU-time batches, interleaved across loops.
 
@@ -57,7 +60,8 @@ def main() -> None:
     print(f"yangkey-native {yangkey_native.__version__}; microseconds per notification")
     header = (
         f"{'instances':>9} {'shape':<10} {'bytes':>8} {'orjson':>9} {'python':>9} "
-        f"{'native':>9} {'n.loads':>9}  {'nat/orjson':>10} {'py/nat':>7} {'vs json':>7}"
+        f"{'native':>9} {'n.loads':>9} {'n.parse':>9}  {'nat/orjson':>10} {'parse/orj':>9} "
+        f"{'py/nat':>7} {'vs json':>7}"
     )
     print(header)
     for count in (int(n) for n in args.instances.split(",")):
@@ -75,22 +79,29 @@ def main() -> None:
             if shape != "xml":
                 loops[f"{shape} orjson"] = loop(lambda raw=raw: orjson.loads(raw))
                 loops[f"{shape} loads"] = loop(lambda raw=raw: native.loads(raw))
+                loops[f"{shape} parse"] = loop(lambda raw=raw: native.check(raw))
         seconds = args.seconds / max(1, len(loops) // 4)
         us = {name: 1e6 / rate for name, rate in best_rates(loops, seconds).items()}
         json_native = us["json native"]
         for shape, raw in inputs.items():
-            parse = us.get(f"{shape} orjson", us["json orjson"])
+            orj = us.get(f"{shape} orjson", us["json orjson"])
             loads = us.get(f"{shape} loads")
+            parse = us.get(f"{shape} parse")
+            own = us[shape + " native"]
+
+            def cell(value: float | None, spec: str = ".2f") -> str:
+                return "" if value is None else format(value, spec)
+
             print(
-                f"{count:>9} {shape:<10} {len(raw):>8} {parse:>9.2f} {us[shape + ' python']:>9.2f} "
-                f"{us[shape + ' native']:>9.2f} {'' if loads is None else f'{loads:.2f}':>9}  "
-                f"{us[shape + ' native'] / parse:>9.2f}x "
-                f"{us[shape + ' python'] / us[shape + ' native']:>6.2f}x "
-                f"{us[shape + ' native'] / json_native:>6.2f}x"
+                f"{count:>9} {shape:<10} {len(raw):>8} {orj:>9.2f} {us[shape + ' python']:>9.2f} "
+                f"{own:>9.2f} {cell(loads):>9} {cell(parse):>9}  {own / orj:>9.2f}x "
+                f"{cell(None if parse is None else parse / orj) + ('x' if parse else ''):>9} "
+                f"{us[shape + ' python'] / own:>6.2f}x {own / json_native:>6.2f}x"
             )
     print(
         "nat/orjson: native decode / orjson.loads of the JSON bytes (for xml: of the JSON"
-        " push-update with the same data); py/nat: the speed-up; vs json: native / native JSON"
+        " push-update with the same data); parse/orj: n.parse / orjson.loads; py/nat: the"
+        " speed-up; vs json: native / native JSON"
     )
 
 
