@@ -25,7 +25,7 @@ install: $(STAMP)
 
 # The optional compiled decoder (yangkey-native): pip builds it with maturin (from PyPI) and
 # cargo (crates.io, versions pinned in native/Cargo.lock).
-$(NATIVE): $(STAMP) native/Cargo.toml native/Cargo.lock native/pyproject.toml $(wildcard native/src/*.rs)
+$(NATIVE): $(STAMP) native/Cargo.toml native/Cargo.lock native/pyproject.toml native/yangkey_native.pyi $(wildcard native/src/*.rs)
 	$(BIN)/python -m pip install -q ./native
 	touch $(NATIVE)
 
