@@ -606,3 +606,29 @@ def test_native_loads_is_orjson_loads(decoder: Any) -> None:
     raw = (FIXTURES / "envelope-interfaces.json").read_bytes()
     assert canon(decoder.loads(raw)) == canon(orjson.loads(raw))
     assert decoder.loads(b'{"a":1,"a":2}') is None
+
+
+def test_native_adapter_logs_the_path_once(caplog: pytest.LogCaptureFixture) -> None:
+    native._load.cache_clear()
+    try:
+        with caplog.at_level("DEBUG", logger="yangkey.native"):
+            native.status()
+            native.active()
+        lines = [r.getMessage() for r in caplog.records if r.name == "yangkey.native"]
+        assert lines == [f"yangkey decode path: {native.status()}"]
+    finally:
+        native._load.cache_clear()
+
+
+def test_native_adapter_pruned_xml_is_the_reference(ns_modules: dict[str, str]) -> None:
+    """An XML push-update converted along a derivation's ``wanted`` (what a MessageBuilder
+    asks) is the reference's still in phase A: the same pruned Notification."""
+    raw = (FIXTURES / "envelope-interfaces.xml").read_bytes()
+    wanted = {("ietf-interfaces", "interfaces"): {("ietf-interfaces", "interface"): None}}
+
+    def selector(_note: Notification) -> Any:
+        return wanted
+
+    reference = python_decode(raw, "s", ns_modules, selector)
+    assert reference.pruned
+    assert canon(native.decode(raw, "s", ns_modules, selector)) == canon(reference)
