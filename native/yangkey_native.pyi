@@ -1,6 +1,6 @@
 """Type stub of yangkey_native (the compiled decoder; yangkey/native.py is its adapter)."""
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 CONTRACT: int
@@ -8,7 +8,13 @@ __version__: str
 
 class Decoder:
     def __init__(self, model: dict[str, Any]) -> None: ...
-    def decode(self, raw: bytes, source: str, ns_modules: Mapping[str, str]) -> Any | None:
+    def decode(
+        self,
+        raw: bytes,
+        source: str,
+        ns_modules: Mapping[str, str],
+        wanted: Callable[[Any], Any] | None = None,
+    ) -> Any | None:
         """The reference's Notification, its error raised, or None: the reference decodes."""
     def check(self, raw: bytes) -> bool:
         """The JSON parse alone (no Python object built): True when well formed, no duplicate."""

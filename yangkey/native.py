@@ -12,13 +12,17 @@ The interface (contract 1):
 * ``yangkey_native.Decoder(model)``: ``model`` is :func:`model`'s dict, the classes a decode
   builds or raises and the reference's own checks of header fields (the native path calls them
   for any value but a plain well-formed one, so both paths word each refusal alike);
-* ``Decoder.decode(raw: bytes, source: str, ns_modules: Mapping[str, str])`` returns the
+* ``Decoder.decode(raw: bytes, source: str, ns_modules: Mapping[str, str], wanted=None)``
+  (``wanted``: the reference's :data:`~yangkey.notification_model.Selector`, called with the
+  Notification of an XML push-update once its node and subscription id are known; its answer
+  limits the conversion of the data) returns the
   :class:`~yangkey.notification_model.Notification` the reference returns, raises the error it
   raises, or returns None for a document the native parsers leave to the reference (malformed,
   an encoding other than UTF-8, a DTD or entity, nesting or size past the limits): the
   reference then decodes it and words the error (orjson's or libxml2's message);
 * ``Decoder.loads(raw: bytes)``: the JSON parser alone (duplicate members refused), the tree
-  ``orjson.loads`` builds or None; for benchmarks and tests.
+  ``orjson.loads`` builds or None; ``Decoder.check(raw: bytes)``: the parse alone, no Python
+  object built, True when the native decoder reads the document; for benchmarks and tests.
 
 The Python implementation stays the reference: tests/unit/test_native_decode.py checks that
 both paths agree.
@@ -59,8 +63,14 @@ log = logging.getLogger(__name__)
 
 class _Decoder(Protocol):
     def decode(
-        self, raw: bytes, source: str, ns_modules: Mapping[str, str]
+        self,
+        raw: bytes,
+        source: str,
+        ns_modules: Mapping[str, str],
+        wanted: Selector | None = None,
     ) -> Notification | None: ...
+
+    def check(self, raw: bytes) -> bool: ...
 
     def loads(self, raw: bytes) -> Any: ...
 
@@ -138,15 +148,12 @@ def decode(
     wanted: Selector | None = None,
 ) -> Notification:
     """:func:`yangkey.notifications.decode`, natively where it can: same arguments, same
-    Notification, same errors. An XML push-update converted along ``wanted`` (only what a
-    derivation reads) is the reference's still (phase B moves it)."""
+    Notification, same errors."""
     decoder = _load()[0]
     if decoder is None:
         return python_decode(raw, source, ns_modules, wanted)
     data = raw.encode("utf-8") if type(raw) is str else raw
-    if wanted is not None and data[:1] != b"{":
-        return python_decode(data, source, ns_modules, wanted)
-    note = decoder.decode(data, source, ns_modules)  # type: ignore[arg-type]
+    note = decoder.decode(data, source, ns_modules, wanted)  # type: ignore[arg-type]
     if note is None:
         return python_decode(data, source, ns_modules, wanted)
     return note

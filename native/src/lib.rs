@@ -30,6 +30,8 @@ pub struct Ctx<'py, 'a> {
     pub source: &'a Bound<'py, PyAny>,
     pub names: &'a mut NameCache,
     pub table: Option<Arc<NsTable>>,
+    /// The selector of an XML push-update's data (``decode``'s ``wanted``), or None.
+    pub wanted: Option<&'a Bound<'py, PyAny>>,
 }
 
 struct State {
@@ -85,6 +87,7 @@ impl Decoder {
         data: &[u8],
         source: &Bound<'py, PyAny>,
         ns_modules: &Bound<'py, PyAny>,
+        wanted: Option<&Bound<'py, PyAny>>,
     ) -> Result<Bound<'py, PyAny>, Fail> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let state = &mut *state;
@@ -103,6 +106,7 @@ impl Decoder {
             source,
             names: &mut state.names,
             table: Some(table),
+            wanted,
         };
         let mut note = Note::new();
         match start(data) {
@@ -159,15 +163,19 @@ impl Decoder {
     }
 
     /// One notification's bytes -> ``Notification``; raises the reference's error; None
-    /// hands the document to the reference decoder.
+    /// hands the document to the reference decoder. ``wanted``: the reference's selector of
+    /// what an XML push-update's data is converted of.
+    #[pyo3(signature = (raw, source, ns_modules, wanted=None))]
     fn decode<'py>(
         &self,
         py: Python<'py>,
         raw: &Bound<'py, PyBytes>,
         source: &Bound<'py, PyAny>,
         ns_modules: &Bound<'py, PyAny>,
+        wanted: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        match self.run(py, raw.as_bytes(), source, ns_modules) {
+        let wanted = wanted.filter(|w| !w.is_none());
+        match self.run(py, raw.as_bytes(), source, ns_modules, wanted) {
             Ok(note) => Ok(Some(note)),
             Err(Fail::Defer) => Ok(None),
             Err(Fail::Raise(err)) => Err(err),

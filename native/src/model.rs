@@ -148,6 +148,9 @@ pub struct Note<'py> {
     pub edits: Option<Bound<'py, PyAny>>,
     pub subscription: Option<Bound<'py, PyAny>>,
     pub pruned: bool,
+    /// The Notification handed to a selector (XML ``wanted``) before ``data`` is known: the
+    /// one returned, with ``data`` and ``pruned`` set then (as the reference does).
+    pub shown: Option<Bound<'py, PyAny>>,
 }
 
 impl<'py> Note<'py> {
@@ -162,6 +165,7 @@ impl<'py> Note<'py> {
             edits: None,
             subscription: None,
             pruned: false,
+            shown: None,
         }
     }
 
@@ -172,7 +176,39 @@ impl<'py> Note<'py> {
         source: &Bound<'py, PyAny>,
         json: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(shown) = &self.shown {
+            let data = match &self.data {
+                Some(data) => data.clone(),
+                None => PyDict::new(py).into_any(),
+            };
+            shown.setattr("data", data)?;
+            shown.setattr("pruned", self.pruned)?;
+            return Ok(shown.clone());
+        }
+        self.object(py, model, source, json)
+    }
+
+    /// A Notification of the fields known so far (for a selector), kept as the one to return.
+    pub fn show(
+        &mut self,
+        py: Python<'py>,
+        model: &Model,
+        source: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let shown = self.object(py, model, source, false)?;
+        self.shown = Some(shown.clone());
+        Ok(shown)
+    }
+
+    fn object(
+        &self,
+        py: Python<'py>,
+        model: &Model,
+        source: &Bound<'py, PyAny>,
+        json: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let none = || py.None().into_bound(py);
+        let or_none = |v: &Option<Bound<'py, PyAny>>| v.clone().unwrap_or_else(none);
         let content = if json {
             &model.content_json
         } else {
@@ -182,12 +218,12 @@ impl<'py> Note<'py> {
             Kind::PushUpdate => &model.push_update,
             Kind::PushChangeUpdate => &model.push_change_update,
         };
-        let data = match self.data {
-            Some(data) => data,
+        let data = match &self.data {
+            Some(data) => data.clone(),
             None => PyDict::new(py).into_any(),
         };
-        let edits = match self.edits {
-            Some(edits) => edits,
+        let edits = match &self.edits {
+            Some(edits) => edits.clone(),
             None => PyTuple::empty(py).into_any(),
         };
         let args = PyTuple::new(
@@ -196,13 +232,13 @@ impl<'py> Note<'py> {
                 source.clone(),
                 content.bind(py).clone(),
                 kind.bind(py).clone(),
-                self.node.unwrap_or_else(none),
-                self.subscription_id.unwrap_or_else(none),
-                self.event_time.unwrap_or_else(none),
-                self.sequence_number.unwrap_or_else(none),
+                or_none(&self.node),
+                or_none(&self.subscription_id),
+                or_none(&self.event_time),
+                or_none(&self.sequence_number),
                 data,
                 edits,
-                self.subscription.unwrap_or_else(none),
+                or_none(&self.subscription),
                 pyo3::types::PyBool::new(py, self.pruned)
                     .to_owned()
                     .into_any(),

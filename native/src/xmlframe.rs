@@ -12,6 +12,7 @@ use pyo3::types::{PyDict, PyList, PyTuple};
 use roxmltree::{Document, Node, ParsingOptions};
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// libxml2 without XML_PARSE_HUGE refuses text over 10,000,000 bytes and names over 50,000;
 /// such documents (and deeper ones) go to the reference, which words the refusal.
@@ -25,13 +26,38 @@ pub struct NsTable {
     /// module id -> (name, Python string)
     modules: Vec<(String, Py<PyAny>)>,
     by_ns: HashMap<String, u32>,
+    /// module id -> its namespaces, in the map's order
+    namespaces: Vec<Vec<String>>,
+    by_module: HashMap<String, u32>,
+    /// Tries of the ``Wanted`` selections seen (by identity, the object kept: a derivation's
+    /// is built once), for this table's namespaces.
+    tries: std::sync::Mutex<Vec<(Py<PyAny>, Arc<Level>)>>,
 }
+
+/// A ``Wanted`` in tags (``_XmlConverter.trie``): (namespace, local name) -> the member name,
+/// its module, and what to read below it (None: everything).
+pub struct Level {
+    entries: Vec<Entry>,
+}
+
+struct Entry {
+    ns: String,
+    local: String,
+    member: Py<PyAny>,
+    module: u32,
+    below: Option<Arc<Level>>,
+}
+
+const TRIES_MAX: usize = 1024;
 
 impl NsTable {
     pub fn new(ns_modules: &Bound<'_, PyAny>) -> PyResult<Self> {
         let mut table = NsTable {
             modules: Vec::new(),
             by_ns: HashMap::new(),
+            namespaces: Vec::new(),
+            by_module: HashMap::new(),
+            tries: std::sync::Mutex::new(Vec::new()),
         };
         let mut ids: HashMap<String, u32> = HashMap::new();
         for item in ns_modules.call_method0("items")?.try_iter()? {
@@ -42,13 +68,77 @@ impl NsTable {
                 None => {
                     let id = table.modules.len() as u32;
                     table.modules.push((name.clone(), module.unbind()));
+                    table.namespaces.push(Vec::new());
                     ids.insert(name, id);
                     id
                 }
             };
+            table.namespaces[id as usize].push(ns.clone());
             table.by_ns.insert(ns, id);
         }
+        table.by_module = ids;
         Ok(table)
+    }
+
+    /// The trie of ``wanted`` (cached by identity).
+    fn trie(&self, wanted: &Bound<'_, PyAny>) -> PyResult<Arc<Level>> {
+        let mut tries = self.tries.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, level)) = tries
+            .iter()
+            .find(|(seen, _)| seen.bind(wanted.py()).is(wanted))
+        {
+            return Ok(level.clone());
+        }
+        let level = Arc::new(self.level(wanted, None)?);
+        if tries.len() >= TRIES_MAX {
+            tries.clear();
+        }
+        tries.push((wanted.clone().unbind(), level.clone()));
+        Ok(level)
+    }
+
+    /// ``_trie``: one level of ``wanted`` under a parent of module ``parent``.
+    fn level(&self, wanted: &Bound<'_, PyAny>, parent: Option<&str>) -> PyResult<Level> {
+        let py = wanted.py();
+        let mut level = Level {
+            entries: Vec::new(),
+        };
+        for item in wanted.call_method0("items")?.try_iter()? {
+            let (key, inner): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
+            let (module, local): (String, String) = key.extract()?;
+            let member = if parent == Some(module.as_str()) {
+                local.clone()
+            } else {
+                format!("{module}:{local}")
+            };
+            let Some(id) = self.by_module.get(&module) else {
+                continue;
+            };
+            for ns in &self.namespaces[*id as usize] {
+                let below = if inner.is_none() {
+                    None
+                } else {
+                    Some(Arc::new(self.level(&inner, Some(&module))?))
+                };
+                let entry = Entry {
+                    ns: ns.clone(),
+                    local: local.clone(),
+                    member: string(py, &member)?.unbind(),
+                    module: *id,
+                    below,
+                };
+                // A tag named again replaces the first (a dict's assignment).
+                match level
+                    .entries
+                    .iter_mut()
+                    .find(|e| e.ns == *ns && e.local == local)
+                {
+                    Some(seen) => *seen = entry,
+                    None => level.entries.push(entry),
+                }
+            }
+        }
+        Ok(level)
     }
 }
 
@@ -331,6 +421,77 @@ impl<'py, 'c, 'd> Conv<'py, 'c, 'd> {
             add(self.py, &result, &member, value)?;
         }
         Ok(result)
+    }
+}
+
+impl<'py, 'c, 'd> Conv<'py, 'c, 'd> {
+    /// ``pruned``: the members of ``element`` along ``level`` only. An element with element
+    /// children is a dict and one without is text, whatever is left out.
+    fn pruned<'i: 'd>(
+        &mut self,
+        element: Node<'d, 'i>,
+        level: &Level,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        let result = PyDict::new(py).into_any();
+        if level.entries.is_empty() {
+            return Ok(result);
+        }
+        for child in elements(element) {
+            let tag = child.tag_name();
+            // An element in no namespace has no {ns}local tag, so no entry names it.
+            let Some(ns) = tag.namespace() else { continue };
+            let local_name = tag.name();
+            let Some(entry) = level
+                .entries
+                .iter()
+                .find(|e| e.ns == ns && e.local == local_name)
+            else {
+                continue;
+            };
+            let value = if has_element_child(child) {
+                match &entry.below {
+                    None => self.members(child.children(), entry.module)?,
+                    Some(inner) => self.pruned(child, inner)?,
+                }
+            } else {
+                self.leaf(child)?
+            };
+            add(py, &result, entry.member.bind(py), value)?;
+        }
+        Ok(result)
+    }
+
+    /// A push-update's contents into ``note.data``: along what the selector wants when it
+    /// wants a part, else everything.
+    fn contents<'i: 'd>(
+        &mut self,
+        ctx: &mut Ctx<'py, '_>,
+        contents: Node<'d, 'i>,
+        note: &mut Note<'py>,
+    ) -> R<()> {
+        let py = self.py;
+        let selected = match ctx.wanted {
+            Some(selector) => {
+                let shown = note.show(py, ctx.model, ctx.source)?;
+                let selected = selector.call1((shown,))?;
+                if selected.is_none() {
+                    None
+                } else {
+                    Some(selected)
+                }
+            }
+            None => None,
+        };
+        match selected {
+            Some(selected) => {
+                let level = self.table.trie(&selected)?;
+                note.data = Some(self.pruned(contents, &level)?);
+                note.pruned = has_element_child(contents);
+            }
+            None => note.data = Some(self.members(contents.children(), NO_MODULE)?),
+        }
+        Ok(())
     }
 }
 
@@ -663,9 +824,10 @@ fn push<'py, 'd>(
                         // XML text inside the element: parsed on its own, converted here.
                         let wrapped = fragment(&legacy_text);
                         let doc = parse(&wrapped).ok_or(Fail::Defer)?;
-                        let data = conv_fragment(ctx, &doc)?;
-                        note.data = Some(data);
-                        return Ok(());
+                        let table = ctx.table.clone().ok_or(Fail::Defer)?;
+                        let qname = ctx.model.qname_text.bind(py).clone();
+                        let mut conv = Conv::new(py, &table, qname);
+                        return conv.contents(ctx, doc.root_element(), note);
                     }
                 }
                 None => {
@@ -690,11 +852,13 @@ fn push<'py, 'd>(
                 }
             },
         };
-        note.data = Some(match contents {
-            Some(contents) => conv.members(contents.children(), NO_MODULE)?,
-            None => PyDict::new(py).into_any(),
-        });
-        return Ok(());
+        return match contents {
+            Some(contents) => conv.contents(ctx, contents, note),
+            None => {
+                note.data = Some(PyDict::new(py).into_any());
+                Ok(())
+            }
+        };
     }
     let patch = match kids.one(ctx, "datastore-changes")? {
         Some(changes) => Kids::new(changes).one(ctx, "yang-patch")?,
@@ -742,13 +906,4 @@ fn push<'py, 'd>(
     }
     note.edits = Some(PyTuple::new(py, edits.iter())?.into_any());
     Ok(())
-}
-
-/// The wrapper's children of a parsed fragment, converted with a converter of its own (the
-/// fragment is a document of its own).
-fn conv_fragment<'py>(ctx: &mut Ctx<'py, '_>, doc: &Document<'_>) -> R<Bound<'py, PyAny>> {
-    let table = ctx.table.clone().ok_or(Fail::Defer)?;
-    let qname = ctx.model.qname_text.bind(ctx.py).clone();
-    let mut conv = Conv::new(ctx.py, &table, qname);
-    Ok(conv.members(doc.root_element().children(), NO_MODULE)?)
 }

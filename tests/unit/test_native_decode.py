@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from yangkey import native
 from yangkey.errors import YangkeyError
-from yangkey.notification_model import Notification
+from yangkey.notification_model import Notification, Selector, Wanted
 from yangkey.notifications import decode as python_decode
 from yangkey.schema import SchemaContext
 from yangkey.values import QNameText
@@ -82,19 +82,22 @@ def outcome(decode: Callable[[], Notification | None]) -> Any:
     return None if note is None else ("ok", canon(note))
 
 
-def check(raw: bytes | str, decoder: Any, ns_modules: dict[str, str]) -> str:
-    """Both paths agree on ``raw``; the adapter (yangkey.native.decode) too. Returns how the
-    native decoder answered: ``native`` or ``deferred``."""
+def check(
+    raw: bytes | str, decoder: Any, ns_modules: dict[str, str], wanted: Selector | None = None
+) -> str:
+    """Both paths agree on ``raw`` (converted along ``wanted``); the adapter
+    (yangkey.native.decode) too. Returns how the native decoder answered: ``native`` or
+    ``deferred``."""
     source = "<test>"
-    reference = outcome(lambda: python_decode(raw, source, ns_modules))
+    reference = outcome(lambda: python_decode(raw, source, ns_modules, wanted))
     data = raw.encode("utf-8") if isinstance(raw, str) else raw
-    answer = outcome(lambda: decoder.decode(data, source, ns_modules))
+    answer = outcome(lambda: decoder.decode(data, source, ns_modules, wanted))
     if answer is None:
         malformed = reference[0] == "error" and reference[2] == "input"
         assert malformed or _declares_other_encoding(data), (raw, reference)
     else:
         assert answer == reference, raw
-    assert outcome(lambda: native.decode(raw, source, ns_modules)) == reference
+    assert outcome(lambda: native.decode(raw, source, ns_modules, wanted)) == reference
     return "deferred" if answer is None else "native"
 
 
@@ -547,10 +550,64 @@ def xml_notifications(draw: st.DrawFn) -> bytes:
     return push.encode("utf-8")
 
 
+_PRUNED = (
+    f'<push-update xmlns="{NS_YP}"><id>7</id><datastore-contents>'
+    f'<interfaces xmlns="{NS_IF}" xmlns:i="{NS_IANAIFT}"><interface><name>eth0</name>'
+    "<type>i:ethernetCsmacd</type><mtu>1500</mtu><stats><in>1</in><out>2</out></stats>"
+    "</interface><interface><name>eth1</name><stats/></interface><other>x</other></interfaces>"
+    f'<system xmlns="urn:ietf:params:xml:ns:yang:ietf-system"><clock/></system>'
+    "</datastore-contents></push-update>"
+).encode()
+
+
+@pytest.mark.parametrize(
+    "wanted",
+    [
+        {("ietf-interfaces", "interfaces"): {("ietf-interfaces", "interface"): None}},
+        {
+            ("ietf-interfaces", "interfaces"): {
+                ("ietf-interfaces", "interface"): {
+                    ("ietf-interfaces", "name"): None,
+                    ("ietf-interfaces", "stats"): {("ietf-interfaces", "in"): None},
+                }
+            }
+        },
+        {("ietf-interfaces", "interfaces"): {("iana-if-type", "interface"): None}},
+        {("ietf-system", "system"): None, ("nowhere", "interfaces"): None},
+        {},
+    ],
+    ids=["one-level", "nested", "other-module", "sibling", "nothing"],
+)
+def test_native_pruned_levels_same_notification(
+    wanted: Wanted, decoder: Any, ns_modules: dict[str, str]
+) -> None:
+    """Pruning at every level: members dropped below a kept one, a leaf kept as text, an
+    element with children kept whole, a module of no namespace, an empty selection."""
+    note = python_decode(_PRUNED, "s", ns_modules, lambda _note: wanted)
+    assert note.pruned
+    assert check(_PRUNED, decoder, ns_modules, lambda _note: wanted) == "native"
+
+
+_WANTED: st.SearchStrategy[Wanted | None] = st.recursive(
+    st.none(),
+    lambda inner: st.dictionaries(
+        st.tuples(
+            st.sampled_from(["ietf-interfaces", "iana-if-type", "unknown-module"]),
+            st.sampled_from(["interface", "name", "type", "a", "id"]),
+        ),
+        inner,
+        max_size=3,
+    ),
+    max_leaves=6,
+)
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(xml_notifications())
-def test_native_xml_notifications_agree(raw: bytes) -> None:
-    check(raw, _shared_decoder(), _ns())
+@given(xml_notifications(), st.one_of(st.none(), _WANTED))
+def test_native_xml_notifications_agree(raw: bytes, wanted: Wanted | None) -> None:
+    """With and without a selection of what a derivation reads (``wanted``)."""
+    selector = None if wanted is None else (lambda _note: wanted)
+    check(raw, _shared_decoder(), _ns(), selector)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -620,15 +677,18 @@ def test_native_adapter_logs_the_path_once(caplog: pytest.LogCaptureFixture) -> 
         native._load.cache_clear()
 
 
-def test_native_adapter_pruned_xml_is_the_reference(ns_modules: dict[str, str]) -> None:
-    """An XML push-update converted along a derivation's ``wanted`` (what a MessageBuilder
-    asks) is the reference's still in phase A: the same pruned Notification."""
-    raw = (FIXTURES / "envelope-interfaces.xml").read_bytes()
-    wanted = {("ietf-interfaces", "interfaces"): {("ietf-interfaces", "interface"): None}}
+@pytest.mark.parametrize("path", [p for p in fixture_files() if p.suffix == ".xml"], ids=str)
+def test_native_pruned_xml_same_notification(
+    path: Path, decoder: Any, ns_modules: dict[str, str]
+) -> None:
+    """An XML push-update converted along what a derivation reads (a MessageBuilder's
+    ``wanted``): the same pruned Notification, the selector called with the same fields."""
+    raw = path.read_bytes()
+    seen: list[Any] = []
 
-    def selector(_note: Notification) -> Any:
-        return wanted
+    def selector(note: Notification) -> Wanted:
+        seen.append(canon(note))
+        return {("ietf-interfaces", "interfaces"): {("ietf-interfaces", "interface"): None}}
 
-    reference = python_decode(raw, "s", ns_modules, selector)
-    assert reference.pruned
-    assert canon(native.decode(raw, "s", ns_modules, selector)) == canon(reference)
+    assert check(raw, decoder, ns_modules, selector) == "native"
+    assert len(seen) in (0, 3) and seen[:1] == seen[1:2] == seen[2:]
