@@ -17,7 +17,7 @@ use model::{Fail, Model, Note};
 use pyconv::NameCache;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, TryLockError};
 use xmlframe::NsTable;
 
 /// The interface version: yangkey uses this module only when it expects the same number.
@@ -39,6 +39,15 @@ struct State {
     /// The namespace table of the last ``ns_modules`` seen (the object kept, compared by
     /// identity: a schema index's map is built once and never changed).
     table: Option<(Py<PyAny>, Arc<NsTable>)>,
+}
+
+impl State {
+    fn new() -> Self {
+        State {
+            names: NameCache::new(),
+            table: None,
+        }
+    }
 }
 
 /// Decodes notifications into the model's ``Notification``; see the module doc.
@@ -89,8 +98,19 @@ impl Decoder {
         ns_modules: &Bound<'py, PyAny>,
         wanted: Option<&Bound<'py, PyAny>>,
     ) -> Result<Bound<'py, PyAny>, Fail> {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let state = &mut *state;
+        let mut guard = self.state.try_lock();
+        let mut own;
+        let state: &mut State = match guard {
+            Ok(ref mut state) => state,
+            Err(TryLockError::Poisoned(ref mut poisoned)) => poisoned.get_mut(),
+            // Another thread is decoding with this Decoder (it let this one in while it ran
+            // Python code): waiting here, holding the GIL, would never end. Decode without
+            // the caches instead.
+            Err(TryLockError::WouldBlock) => {
+                own = State::new();
+                &mut own
+            }
+        };
         let table = match &state.table {
             Some((seen, table)) if seen.bind(py).is(ns_modules) => table.clone(),
             _ => {
@@ -155,10 +175,7 @@ impl Decoder {
     fn new(model: &Bound<'_, PyDict>) -> PyResult<Self> {
         Ok(Decoder {
             model: Model::new(model)?,
-            state: Mutex::new(State {
-                names: NameCache::new(),
-                table: None,
-            }),
+            state: Mutex::new(State::new()),
         })
     }
 
@@ -196,6 +213,7 @@ impl Decoder {
         py: Python<'py>,
         raw: &Bound<'py, PyBytes>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        // No Python code runs while the lock is held here: nothing can wait on it.
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         state.names.next_document();
         match json::parse(raw.as_bytes(), true) {

@@ -81,15 +81,20 @@ impl NsTable {
     }
 
     /// The trie of ``wanted`` (cached by identity).
+    /// The lock is never held while Python runs (building a trie reads the selection
+    /// through Python calls, which may let another thread in).
     fn trie(&self, wanted: &Bound<'_, PyAny>) -> PyResult<Arc<Level>> {
-        let mut tries = self.tries.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, level)) = tries
-            .iter()
-            .find(|(seen, _)| seen.bind(wanted.py()).is(wanted))
         {
-            return Ok(level.clone());
+            let tries = self.tries.lock().unwrap_or_else(|e| e.into_inner());
+            let seen = tries
+                .iter()
+                .find(|(seen, _)| seen.bind(wanted.py()).is(wanted));
+            if let Some((_, level)) = seen {
+                return Ok(level.clone());
+            }
         }
         let level = Arc::new(self.level(wanted, None)?);
+        let mut tries = self.tries.lock().unwrap_or_else(|e| e.into_inner());
         if tries.len() >= TRIES_MAX {
             tries.clear();
         }

@@ -692,3 +692,56 @@ def test_native_pruned_xml_same_notification(
 
     assert check(raw, decoder, ns_modules, selector) == "native"
     assert len(seen) in (0, 3) and seen[:1] == seen[1:2] == seen[2:]
+
+
+_THREADS = """
+import sys, threading, time
+from pathlib import Path
+import yangkey_native
+from yangkey import native
+from yangkey.notifications import decode
+from yangkey.schema import SchemaContext
+
+ns = SchemaContext.cached().index.by_namespace
+raw = Path(sys.argv[1]).read_bytes()
+decoder = yangkey_native.Decoder(native.model())
+
+def selector(_note):
+    time.sleep(0.0005)  # releases the GIL while this thread holds the decoder's state
+    return {("ietf-interfaces", "interfaces"): None}
+
+reference = decode(raw, "s", ns, selector)
+answers = []
+
+def work():
+    for _ in range(30):
+        answers.append(decoder.decode(raw, "s", ns, selector))
+
+threads = [threading.Thread(target=work) for _ in range(4)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+assert answers == [reference] * 120, answers[:2]
+print("ok")
+"""
+
+
+def test_native_decoder_shared_by_threads() -> None:
+    """Threads sharing one Decoder, with a selector that lets other threads run in the middle
+    of a decode (it sleeps): every decode ends, each with the reference's answer. In a child
+    process: a decoder waiting on its state while holding the GIL would hang it, not this."""
+    import subprocess  # noqa: PLC0415
+
+    path = FIXTURES / "envelope-interfaces.xml"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _THREADS, str(path)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("decodes sharing a Decoder across threads never ended")
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
