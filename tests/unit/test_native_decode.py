@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -332,6 +333,9 @@ def test_native_deep_document_left_to_the_reference(
 
 # ------------------------------------------------------------------------------ hypothesis
 
+_EXAMPLES = int(os.environ.get("YANGKEY_NATIVE_EXAMPLES", "300"))
+"""Examples per hypothesis test (a longer hunt: YANGKEY_NATIVE_EXAMPLES=5000)."""
+
 _NAMES = st.sampled_from(
     ["a", "b", "name", "ietf-interfaces:interfaces", "interface", "x:y", "é", "id", "value"]
 )
@@ -450,13 +454,13 @@ def json_notifications(draw: st.DrawFn) -> bytes:
     return text.encode("utf-8")
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(json_notifications())
 def test_native_json_notifications_agree(raw: bytes) -> None:
     check(raw, _shared_decoder(), _ns())
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     json_notifications(),
     st.integers(min_value=0),
@@ -602,7 +606,7 @@ _WANTED: st.SearchStrategy[Wanted | None] = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(xml_notifications(), st.one_of(st.none(), _WANTED))
 def test_native_xml_notifications_agree(raw: bytes, wanted: Wanted | None) -> None:
     """With and without a selection of what a derivation reads (``wanted``)."""
@@ -610,7 +614,7 @@ def test_native_xml_notifications_agree(raw: bytes, wanted: Wanted | None) -> No
     check(raw, _shared_decoder(), _ns(), selector)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     xml_notifications(),
     st.integers(min_value=0),
