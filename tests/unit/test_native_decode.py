@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lxml import etree
 
 from yangkey import native
 from yangkey.errors import YangkeyError
@@ -123,6 +124,16 @@ def test_native_fixtures_same_notification(
     raw = path.read_bytes()
     assert check(raw, decoder, ns_modules) == "native"
     assert check(raw.decode("utf-8"), decoder, ns_modules) == "native"
+    if path.suffix == ".xml":
+        # As devices also write it: indented, CRLF line ends, an XML declaration, a comment.
+        pretty = etree.tostring(etree.fromstring(raw), pretty_print=True)
+        for variant in (
+            pretty,
+            pretty.replace(b"\n", b"\r\n"),
+            b'<?xml version="1.0" encoding="UTF-8"?>\n<!-- from a device -->\n' + pretty,
+            b"\xef\xbb\xbf" + pretty,
+        ):
+            assert check(variant, decoder, ns_modules) == "native", variant
 
 
 def test_native_vectors_same_notification(decoder: Any, ns_modules: dict[str, str]) -> None:
