@@ -4,9 +4,10 @@
 //! Each step mirrors the reference's general path, in its order, so the same document gives
 //! the same Notification or the same error.
 
-use crate::json::{self, Node, V};
+use crate::json;
 use crate::model::{local, plain_node_name, uint32_text, Fail, Kind, Note, R};
 use crate::pyconv::to_py;
+use crate::tape::{Node, V};
 use crate::Ctx;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};

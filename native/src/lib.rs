@@ -11,14 +11,17 @@ mod json;
 mod jsonframe;
 mod model;
 mod pyconv;
+mod tape;
+mod xmlconv;
 mod xmlframe;
+mod xmlparse;
 
 use model::{Fail, Model, Note};
 use pyconv::NameCache;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 use std::sync::{Arc, Mutex, TryLockError};
-use xmlframe::NsTable;
+use xmlconv::NsTable;
 
 /// The interface version: yangkey uses this module only when it expects the same number.
 /// Raise it on any change of what ``Decoder`` takes or returns.

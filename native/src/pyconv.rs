@@ -2,7 +2,7 @@
 //! None). Member names repeat (a list's entries have the same members), so the strings of
 //! short names are cached across calls and reused, their hash already computed.
 
-use crate::json::{Node, V};
+use crate::tape::{Node, V};
 use pyo3::ffi;
 use pyo3::prelude::*;
 
