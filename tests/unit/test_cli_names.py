@@ -317,3 +317,21 @@ def test_shared_catalog_without_bootstrap_is_a_usage_error(
 def test_kafka_status_address_and_its_old_spelling(tmp_path: Path, flag: str) -> None:
     result = run("kafka", "status", flag, "--state-dir", str(tmp_path / "none"))
     assert_one_error(result, "no broker running")
+
+
+def test_a_profile_reaches_the_core_commands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --yang-dir brings --profile: a profile's yang_dir is where compile, topic, key and keys
+    # find the modules, as every other command does.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("YANGKEY_PROFILE", raising=False)
+    monkeypatch.delenv("YANGKEY_PROFILES_FILE", raising=False)
+    (tmp_path / "yang").mkdir()
+    write(tmp_path, "yang/acme-box.yang", 'module acme-box { yang-version 1.1; namespace '
+          '"urn:acme:box"; prefix box; container boxes { list box { key "name"; '
+          "leaf name { type string; } } } }\n")  # fmt: skip
+    assert run("topic", "--xpath", "/acme-box:boxes/box").exit_code == 1
+    write(tmp_path, "yangkey.yaml", "profiles:\n  default:\n    yang_dir: [yang]\n")
+    result = run("topic", "--xpath", "/acme-box:boxes/box")
+    assert (result.exit_code, result.stdout) == (0, "box-boxes-box\n"), result.output
