@@ -195,27 +195,22 @@ EXAMPLE_SETTING = {
     "consumer": "security.protocol=SSL",
     "kafka": "security.protocol=SSL",
 }
-_CLIENTS = {
-    "producer": "its producer",
-    "consumer": "its consumer",
-    "kafka": "its Kafka clients",
-}
+_CLIENTS = {"producer": "the producer", "consumer": "the consumer", "kafka": "the Kafka clients"}
 
 
 def _client_config(client: str) -> tuple[Declaration, Declaration]:
-    setting = EXAMPLE_SETTING[client]
     kv = Declaration(
         (f"--{client}-config", "-X"),
         f"{client}_config",
-        f"A librdkafka setting of {_CLIENTS[client]} (repeatable), e.g. -X {setting}; "
-        "secrets are better given as YANGKEY_KAFKA_<KEY> variables.",
+        f"A librdkafka setting for {_CLIENTS[client]} (repeatable), e.g. "
+        f"{EXAMPLE_SETTING[client]}; secrets are better given as YANGKEY_KAFKA_<KEY> variables.",
         metavar="KEY=VALUE",
         attrs={"multiple": True},
     )
     properties = Declaration(
         (f"--{client}-config-file",),
         f"{client}_config_file",
-        f"Properties file of librdkafka settings of {_CLIENTS[client]} (key=value lines).",
+        f"Properties file of librdkafka settings for {_CLIENTS[client]} (key=value lines).",
         metavar="FILE",
         aliases=("--kafka-properties",) if client == "consumer" else (),
         attrs={"type": click.Path(exists=True, dir_okay=False), "default": None},

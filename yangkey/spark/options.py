@@ -118,7 +118,9 @@ PRODUCE_OPTIONS: tuple[Callable[[Any], Any], ...] = (
         " --stream only used when the checkpoint is new.",
     ),
     UNTIL.but(
-        default="latest", show_default=True, note="batch reads of kafka:// inputs; as --from."
+        default="latest",
+        show_default=True,
+        note="for batch reads of kafka:// inputs, in the forms of --from.",
     ),
     click.option(
         "--no-keys",
