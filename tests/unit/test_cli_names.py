@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 import pytest
 from cli_helpers import assert_one_error, run, write
+from click.testing import CliRunner
 
 from yangkey.cli import main, options
 from yangkey.cli.declaration import Declaration, SharedOption
@@ -335,3 +336,33 @@ def test_a_profile_reaches_the_core_commands(
     write(tmp_path, "yangkey.yaml", "profiles:\n  default:\n    yang_dir: [yang]\n")
     result = run("topic", "--xpath", "/acme-box:boxes/box")
     assert (result.exit_code, result.stdout) == (0, "box-boxes-box\n"), result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "expected"),
+    [
+        (["--bootstrap", "k:9092"], {}, "k:9092"),  # its older meaning: the shared catalog
+        ([], {"YANGKEY_BOOTSTRAP": "k:9092"}, None),  # from the environment: an address
+        (["--shared-catalog"], {"YANGKEY_BOOTSTRAP": "k:9092"}, "k:9092"),
+        (["--shared-catalog", "-b", "a:1"], {"YANGKEY_BOOTSTRAP": "k:9092"}, "a:1"),
+        (["--shared-catalog"], {}, "usage"),
+    ],
+)
+def test_which_bootstrap_reads_the_shared_catalog(
+    args: list[str], env: dict[str, str], expected: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("YANGKEY_BOOTSTRAP", raising=False)
+    seen: list[str | None] = []
+
+    @click.command()
+    @options.SHARED_CATALOG
+    @options.BOOTSTRAP.but(required=False, with_profile=False)
+    def command(shared_catalog: bool, bootstrap: str | None) -> None:
+        seen.append(options.shared_catalog_servers(shared_catalog, bootstrap))
+
+    result = CliRunner().invoke(command, args, env=env)
+    if expected == "usage":
+        assert result.exit_code == 2 and "--shared-catalog needs --bootstrap" in result.output
+    else:
+        assert result.exit_code == 0, result.output
+        assert seen == [expected]

@@ -10,11 +10,11 @@ import orjson
 from yangkey.cli.options import (
     BOOTSTRAP,
     CATALOG_TOPIC,
-    ENV_BOOTSTRAP,
     SHARED_CATALOG,
+    SHARED_CATALOG_IMPLIED,
     format_option,
-    given_on_command_line,
     resolve_format,
+    shared_catalog_servers,
     subscription_filter_options,
     subscriptions_options,
 )
@@ -29,8 +29,7 @@ def catalog() -> None:
 @catalog.command("show")
 @subscriptions_options(required=False, note="Without it: --shared-catalog.")
 @SHARED_CATALOG.but(
-    note="show it (learned subscriptions too) instead of a file. An explicit --bootstrap "
-    "implies it."
+    note=f"show it (learned subscriptions too) instead of a file. {SHARED_CATALOG_IMPLIED}"
 )
 @BOOTSTRAP.but(required=False)
 @CATALOG_TOPIC
@@ -72,17 +71,16 @@ def catalog_show(
     topics: list[TopicSpec]
     skipped: list[dict[str, Any]] = []
     summary = ""
-    if shared_catalog or given_on_command_line("bootstrap"):
-        if bootstrap is None:
-            raise click.UsageError(f"--shared-catalog needs --bootstrap (or {ENV_BOOTSTRAP})")
+    servers = shared_catalog_servers(shared_catalog, bootstrap)
+    if servers is not None:
         from yangkey.kafka.catalog_topic import CatalogTopic  # noqa: PLC0415
         from yangkey.shared_catalog import topic_specs  # noqa: PLC0415
 
-        with CatalogTopic(bootstrap, catalog_topic, create=False) as shared:
+        with CatalogTopic(servers, catalog_topic, create=False) as shared:
             records = shared.records()
         selected = used_by([(r.node_pattern, r.id) for r in records], node, subscription_id)
         records = [r for r in records if (r.node_pattern, r.id) in selected]
-        title = f"kafka://{bootstrap}/{catalog_topic}"
+        title = f"kafka://{servers}/{catalog_topic}"
         rows = [
             {
                 "subscription_id": record.id,

@@ -175,6 +175,24 @@ SHARED_CATALOG = Declaration(
     "Use the shared catalog (--catalog-topic on the --bootstrap cluster):",
     attrs={"is_flag": True},
 )
+SHARED_CATALOG_IMPLIED = "An explicit --bootstrap implies it."
+"""The note of ``--shared-catalog`` where ``--bootstrap`` alone used to mean it."""
+
+
+def shared_catalog_servers(shared_catalog: bool, bootstrap: str | None) -> str | None:
+    """The bootstrap servers of the shared catalog to read, or None, for the commands whose
+    ``--bootstrap`` alone used to mean it (``catalog show``, ``ddl``): ``--shared-catalog``, or
+    ``--bootstrap`` on the command line; from the environment or a profile it is only the
+    address (a usage error without one)."""
+    ctx = click.get_current_context()
+    explicit = ctx.get_parameter_source("bootstrap") is ParameterSource.COMMANDLINE
+    if not (shared_catalog or explicit):
+        return None
+    if bootstrap is None:
+        raise click.UsageError(f"--shared-catalog needs --bootstrap (or {ENV_BOOTSTRAP})")
+    return bootstrap
+
+
 CONSUMER_GROUP = Declaration(
     ("--consumer-group",),
     "consumer_group",
@@ -299,12 +317,6 @@ def resolve_target(clickhouse: str | None, embedded: str | None) -> tuple[str | 
     if server == local:
         raise click.UsageError("give one of --clickhouse URL or --embedded PATH, not both")
     return (clickhouse, None) if server > local else (None, embedded)
-
-
-def given_on_command_line(name: str) -> bool:
-    """Whether the current command's option ``name`` was given on its command line."""
-    ctx = click.get_current_context()
-    return ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
 
 
 # ------------------------------------------------------------------- what a command reads

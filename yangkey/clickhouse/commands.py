@@ -26,18 +26,18 @@ from yangkey.cli.options import (
     DATABASE,
     DATABASE_FROM_URL,
     EMBEDDED,
-    ENV_BOOTSTRAP,
     FOLLOW,
     OUTPUT_DIR,
     REPORT,
     SHARED_CATALOG,
+    SHARED_CATALOG_IMPLIED,
     TOPIC,
     UNTIL,
     format_option,
-    given_on_command_line,
     kafka_config_options,
     resolve_format,
     resolve_target,
+    shared_catalog_servers,
     subscription_filter_options,
     subscriptions_option,
     subscriptions_options,
@@ -113,20 +113,6 @@ def _render_options(function: F) -> F:
     )
 
 
-def _shared(shared_catalog: bool, bootstrap: str | None) -> str | None:
-    """The bootstrap servers of the shared catalog to read, or None: ``--shared-catalog``, or
-    ``--bootstrap`` on the command line (its older meaning here); from the environment or a
-    profile ``--bootstrap`` alone is only an address."""
-    if not (shared_catalog or given_on_command_line("bootstrap")):
-        return None
-    if bootstrap is None:
-        raise click.UsageError(f"--shared-catalog needs --bootstrap (or {ENV_BOOTSTRAP})")
-    return bootstrap
-
-
-_SHARED_NOTE = "An explicit --bootstrap implies it."
-
-
 def _ddl_options(
     *,
     mode: Mode,
@@ -182,7 +168,7 @@ def ddl() -> None:
 
 @ddl.command("generate")
 @subscriptions_options(required=False, note="Optional with --shared-catalog.")
-@SHARED_CATALOG.but(note=f"add every subscription in it. {_SHARED_NOTE}")
+@SHARED_CATALOG.but(note=f"add every subscription in it. {SHARED_CATALOG_IMPLIED}")
 @BOOTSTRAP.but(required=False)
 @CATALOG_TOPIC
 @click.option(
@@ -225,7 +211,7 @@ def generate(
     """
     from yangkey.clickhouse.ddl import render_catalog, render_ddl, to_script  # noqa: PLC0415
 
-    shared = _shared(shared_catalog, bootstrap)
+    shared = shared_catalog_servers(shared_catalog, bootstrap)
     if subscriptions is None and shared is None:
         raise click.UsageError("give --subscriptions, --shared-catalog or both")
     catalog = (
@@ -342,7 +328,7 @@ def _header(source: str, options: DdlOptions, count: int) -> list[str]:
 @target_options
 @CLUSTER
 @_render_options
-@SHARED_CATALOG.but(note=f"also every subscription in it. {_SHARED_NOTE}")
+@SHARED_CATALOG.but(note=f"also every subscription in it. {SHARED_CATALOG_IMPLIED}")
 @BOOTSTRAP.but(required=False)
 @CATALOG_TOPIC
 @FOLLOW.but(
@@ -381,7 +367,7 @@ def apply_command(
     from yangkey.clickhouse.apply import ApplyResult, apply  # noqa: PLC0415
     from yangkey.clickhouse.ddl import render_catalog, render_ddl  # noqa: PLC0415
 
-    shared = _shared(shared_catalog, bootstrap)
+    shared = shared_catalog_servers(shared_catalog, bootstrap)
     if follow and shared is None:
         raise click.UsageError("--follow follows the shared catalog: give --shared-catalog")
     catalog = load_catalog(subscriptions, yang_dirs, strict=strict)
