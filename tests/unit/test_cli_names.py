@@ -316,6 +316,7 @@ def test_shared_catalog_without_bootstrap_is_a_usage_error(
 
 @pytest.mark.parametrize("flag", ["--address", "--bootstrap"])
 def test_kafka_status_address_and_its_old_spelling(tmp_path: Path, flag: str) -> None:
+    pytest.importorskip("confluent_kafka")
     result = run("kafka", "status", flag, "--state-dir", str(tmp_path / "none"))
     assert_one_error(result, "no broker running")
 
