@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.resources
+import os
 import shutil
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -161,7 +162,16 @@ def _broker(bootstrap: str | None, console: Console) -> Iterator[str]:
         yield bootstrap
         return
     from yangkey.kafka.broker import EmbeddedKafka  # noqa: PLC0415 - edge, imported on use
+    from yangkey.kafka.install import (  # noqa: PLC0415
+        KAFKA_VERSION,
+        install_kafka,
+        installed_jars,
+        terminal_progress,
+    )
 
+    if installed_jars() is None and not os.environ.get("KAFKA_HOME"):
+        with terminal_progress(f"Kafka {KAFKA_VERSION}") as progress:
+            install_kafka(progress=progress)
     with console.status("starting Apache Kafka (KRaft, 127.0.0.1)…"):
         broker = EmbeddedKafka(die_with_parent=True).start()
     console.print(f"[green]✓[/green] Kafka broker at {broker.bootstrap} (pid {broker.pid})")
