@@ -16,6 +16,7 @@ from pathlib import Path
 from types import FrameType
 
 import click
+from click.core import ParameterSource
 from rich.console import Console
 
 from yangkey.cli.declaration import Declaration
@@ -216,7 +217,9 @@ def start(
     By default the broker keeps running in the background after this command returns and
     is recorded for this user: `yangkey kafka status --address` prints its address and
     `yangkey kafka stop` stops it, from any directory. Each start begins with an empty broker:
-    topics do not survive a stop. The broker log is <state-dir>/data/broker.log.
+    topics do not survive a stop. The broker log is <state-dir>/data/broker.log. When the
+    broker is already running, it prints its address again and exits 0 (asking for another
+    port, size or --foreground is an error: stop it first).
 
     With --brokers N, N nodes form one cluster (the address printed lists them all,
     127.0.0.1:P1,127.0.0.1:P2,…); node I keeps its data and log in
@@ -235,11 +238,8 @@ def start(
         properties = parse_kv(settings, source="--set")
         recorded = BrokerState.read(state_dir)
         if recorded is not None and recorded.alive():
-            raise BrokerError(
-                f"a broker is already running on {recorded.bootstrap} (pid {recorded.pid});"
-                f" `{_stop_hint(state_dir)}` first",
-                source="kafka start",
-            )
+            _already_running(recorded, state_dir, port=port, brokers=brokers, fg=foreground)
+            return
         if recorded is not None:
             stop_recorded(state_dir)  # a crashed broker: clear its state file and data
         data_dir = state_dir / "data"
@@ -276,6 +276,32 @@ def start(
         else:
             broker.detach()
             _err.print(f"running in the background; stop with `{_stop_hint(state_dir)}`")
+
+
+def _already_running(
+    recorded: BrokerState, state_dir: Path, *, port: int, brokers: int, fg: bool
+) -> None:
+    """A second ``kafka start`` prints the running broker's address and succeeds, so
+    ``BOOTSTRAP=$(yangkey kafka start)`` works every time; asking for another broker (a port,
+    a size, the foreground) than the one running is an error."""
+    given = click.get_current_context().get_parameter_source
+    ports = {address.rpartition(":")[2] for address in recorded.bootstrap.split(",")}
+    differs = (
+        fg
+        or (port != 0 and str(port) not in ports)
+        or (given("brokers") is not ParameterSource.DEFAULT and len(recorded.members()) != brokers)
+    )
+    if differs:
+        raise BrokerError(
+            f"a broker is already running on {recorded.bootstrap} (pid {recorded.pid});"
+            f" `{_stop_hint(state_dir)}` first",
+            source="kafka start",
+        )
+    _err.print(
+        f"Kafka {recorded.version} is already running on {recorded.bootstrap}"
+        f" (pid {recorded.pid}); stop with `{_stop_hint(state_dir)}`"
+    )
+    click.echo(recorded.bootstrap)
 
 
 def _run_in_foreground(broker: EmbeddedKafka) -> None:
