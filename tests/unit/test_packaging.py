@@ -119,3 +119,17 @@ def test_every_design_citation_in_the_code_resolves() -> None:
     assert len(cited) >= 10
     assert [c for c in cited if c[1] not in anchors] == []
     assert not [p for p in (REPO / "yangkey").rglob("*.py") if "SPEC" in p.read_text("utf-8")]
+
+
+def test_produce_help_names_the_spark_submit_entry_this_installation_ships() -> None:
+    """A pip user has no clone: the spark-submit entry is a module of the package
+    (``yangkey/spark/submit.py``, in the wheel with its package) and ``produce --help``
+    prints where it is installed (spark-submit takes a file, not a module name)."""
+    pytest.importorskip("pyspark")
+    import yangkey.spark.submit as submit  # noqa: PLC0415
+
+    result = run("produce", "--help")
+    assert result.exit_code == 0
+    entry = Path(submit.__file__)
+    assert entry.is_file() and f"spark-submit --master yarn {entry} " in result.stdout
+    assert "spark_jobs" not in result.stdout

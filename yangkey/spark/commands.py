@@ -1,6 +1,6 @@
 """``yangkey produce``: the Spark producer job from the command line.
 
-The same command is the entry point of ``spark_jobs/produce_keyed.py`` under spark-submit.
+The same command is the entry point of :mod:`yangkey.spark.submit` under spark-submit.
 """
 
 from __future__ import annotations
@@ -59,8 +59,9 @@ Examples:
       --master spark://master:7077 --ship-env
 
 \b
-  # spark-submit takes the same options
-  spark-submit --master yarn spark_jobs/produce_keyed.py --subscriptions subs.yaml ...
+  # spark-submit takes the same options; the entry file ships in this installation:
+  spark-submit --master yarn {SUBMIT} \\
+      --subscriptions subs.yaml ...
 
 \b
   # what would be produced, without Kafka
@@ -81,7 +82,13 @@ idempotence, acks=all), --producer-config-file, YANGKEY_KAFKA_<KEY> environment 
 """
 
 
-@click.command(epilog=EPILOG, context_settings={"max_content_width": 100})
+#: The spark-submit entry file of this installation (``produce --help`` prints it).
+SUBMIT = Path(__file__).with_name("submit.py")
+
+
+@click.command(
+    epilog=EPILOG.replace("{SUBMIT}", str(SUBMIT)), context_settings={"max_content_width": 100}
+)
 @produce_options
 @REPORT
 def produce(fmt: str | None, report: Path | None, **options: Any) -> None:
@@ -252,12 +259,12 @@ def _ship_env(config: JobConfig, prepared: Prepared, err: Console) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``spark-submit spark_jobs/produce_keyed.py --subscriptions … --input … --bootstrap …``:
+    """``spark-submit …/yangkey/spark/submit.py --subscriptions … --input … --bootstrap …``:
     the same options as ``yangkey produce``."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         # Standalone: click reports usage errors itself and always ends with SystemExit.
-        produce.main(args=args, prog_name="produce_keyed.py")
+        produce.main(args=args, prog_name="yangkey/spark/submit.py")
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     return 0

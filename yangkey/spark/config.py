@@ -38,7 +38,7 @@ TEST_FAIL_AFTER_CONF = "spark.yangkey.test.fail_after"
 
 @dataclass
 class JobConfig:
-    """Everything ``yangkey produce`` and ``spark_jobs/produce_keyed.py`` accept."""
+    """Everything ``yangkey produce`` and ``yangkey/spark/submit.py`` (spark-submit) accept."""
 
     subscriptions: str
     inputs: tuple[str, ...]
