@@ -385,7 +385,13 @@ def compile_command(
     # A document for people (the walkers' source follows the table): a table even piped.
     used = resolve_format(fmt, piped="table")
     if used == "json":
-        document = {"branches": branches, "warnings": list(compiled.warnings)}
+        from dataclasses import asdict  # noqa: PLC0415
+
+        document = {
+            "branches": branches,
+            "warnings": list(compiled.warnings),
+            "left_out": [asdict(item) for item in compiled.left_out],
+        }
         click.echo(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode())
         return
     if used != "table":

@@ -19,6 +19,7 @@ ignored: the work is done again, never a crash.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import importlib.util
 import os
@@ -26,7 +27,8 @@ import pickle
 import sys
 import tempfile
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -108,6 +110,22 @@ def files_digest(paths: Iterable[str]) -> str:
     return hasher.hexdigest()
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a schema is built, pickled or unpickled.
+
+    Those create hundreds of thousands of long-lived objects and no garbage; every collection
+    then walks all of them for nothing: with collection on, unpickling a Junos protocols model
+    (22 MB) took 4.0 s of CPU, without it 0.5 s."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class _Pickler(pickle.Pickler):
     """Pickles the canonicalizer closures of compiled key slots by their factory."""
 
@@ -136,7 +154,7 @@ class DiskCache:
         if path is None:
             return None
         try:
-            with path.open("rb") as stream:
+            with path.open("rb") as stream, gc_paused():
                 return pickle.load(stream)
         except FileNotFoundError:
             return None
@@ -154,7 +172,8 @@ class DiskCache:
             ) as stream:
                 temporary = Path(stream.name)
                 try:
-                    _Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+                    with gc_paused():
+                        _Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
                 except Exception:
                     stream.close()
                     temporary.unlink(missing_ok=True)

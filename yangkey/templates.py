@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal
 
 from yangkey.errors import FilterError, Position, SchemaError, YangkeyError
 from yangkey.schema import ModuleIndex, SchemaContext
+from yangkey.schema_build import LeftOut
 from yangkey.subtree import normalize_subtree
 from yangkey.values import Canon, canon_for, canon_string, literal_canon
 from yangkey.xpath import LocationPath, Predicate, Step, parse_union, quote
@@ -101,6 +102,8 @@ class CompiledSubscription:
     branches: tuple[Branch, ...]
     warnings: tuple[str, ...]
     modules: tuple[str, ...]
+    left_out: tuple[LeftOut, ...] = ()
+    """Statements of the modules that the schema build kept out (yangkey.schema_build)."""
 
 
 def _module_of_prefix(
@@ -433,9 +436,10 @@ def compile_subscription(
         paths = parse_union(xpath, source)
         step_modules = [_step_modules(path, schema.index, namespaces) for path in paths]
         modules = tuple(sorted({m for mods in step_modules for m in mods}))
-        root = schema.schema_root(modules)
+        built = schema.built(modules)
+        root = built.model.schema
         branches: list[Branch] = []
-        warnings: list[str] = []
+        warnings: list[str] = built.warnings()
         for path, mods in zip(paths, step_modules, strict=True):
             compiler = _BranchCompiler(path, mods, root, schema, namespaces, keyless)
             branches.append(compiler.compile())
@@ -452,5 +456,9 @@ def compile_subscription(
         filters = tuple((f.member, f.value) for step in branch.steps for f in step.filters)
         unique.setdefault((branch.template, filters), branch)
     return CompiledSubscription(
-        xpath=xpath, branches=tuple(unique.values()), warnings=tuple(warnings), modules=modules
+        xpath=xpath,
+        branches=tuple(unique.values()),
+        warnings=tuple(warnings),
+        modules=modules,
+        left_out=built.left_out,
     )
