@@ -33,9 +33,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
+from yangkey.canon_types import canon_for
 from yangkey.errors import NotificationError, SchemaError, YangkeyError
 from yangkey.keys import edit_plan, edit_tree, lookup, passes_filters
-from yangkey.values import Canon, canon_for, canon_integer
+from yangkey.values import Canon, canon_integer
 from yangkey.xpath import quote
 
 if TYPE_CHECKING:

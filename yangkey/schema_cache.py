@@ -26,7 +26,6 @@ import os
 import pickle
 import sys
 import tempfile
-import types
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -126,18 +125,6 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-class _Pickler(pickle.Pickler):
-    """Pickles the canonicalizer closures of compiled key slots by their factory."""
-
-    def reducer_override(self, obj: Any) -> Any:
-        if isinstance(obj, types.FunctionType) and obj.__closure__:
-            from yangkey import values  # noqa: PLC0415
-
-            if obj.__qualname__ == "identityref_canon.<locals>.canon":
-                return values.identityref_canon, (obj.__closure__[0].cell_contents,)
-        return NotImplemented
-
-
 class DiskCache:
     def __init__(self, directory: Path | None) -> None:
         self.directory = directory
@@ -173,7 +160,7 @@ class DiskCache:
                 temporary = Path(stream.name)
                 try:
                     with gc_paused():
-                        _Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+                        pickle.dump(value, stream, protocol=pickle.HIGHEST_PROTOCOL)
                 except Exception:
                     stream.close()
                     temporary.unlink(missing_ok=True)

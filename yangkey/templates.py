@@ -17,11 +17,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from yangkey.canon_types import canon_for
 from yangkey.errors import FilterError, Position, SchemaError, YangkeyError
 from yangkey.schema import ModuleIndex, SchemaContext
 from yangkey.schema_build import LeftOut
 from yangkey.subtree import normalize_subtree
-from yangkey.values import Canon, canon_for, canon_string, literal_canon
+from yangkey.values import Canon, canon_string, literal_canon
 from yangkey.xpath import LocationPath, Predicate, Step, parse_union, quote
 
 if TYPE_CHECKING:
