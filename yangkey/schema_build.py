@@ -80,7 +80,7 @@ class BuiltModel:
         """One line per module and kind of statement left out."""
         groups: dict[tuple[str, str], list[LeftOut]] = {}
         for item in self.left_out:
-            kind = "must/when" if item.statement in ("must", "when") else item.statement
+            kind = "must/when" if item.statement in ("must", "when", "unique") else item.statement
             groups.setdefault((item.module, kind), []).append(item)
         return [_warning(module, kind, items) for (module, kind), items in groups.items()]
 
@@ -93,6 +93,13 @@ def _warning(module: str, kind: str, items: list[LeftOut]) -> str:
         return (
             f"module {module}: {len(items)} augment(s) found no target and were left out, e.g. "
             f"{example!r}{more} ({first.reason})"
+        )
+    if kind == "if-feature":
+        return (
+            f"module {module}: {len(items)} node(s) defined more than once under if-feature "
+            f"alternatives that undecided features all keep, e.g. {example!r}; the first "
+            "definition is used (decide the features with --features or the device's YANG "
+            "library)"
         )
     if kind == "pattern":
         return (
@@ -368,10 +375,15 @@ def _schema_data_class() -> type:
                     return None
                 return name in self.modules[owner].features
 
-            return all(
-                features.evaluate(features.parse(c.argument or ""), resolve) is not False
-                for c in conditions
-            )
+            kept = True
+            for condition in conditions:
+                expression = features.parse(condition.argument or "")
+                value = features.evaluate(expression, resolve)
+                if value is False:
+                    kept = False
+                elif value is None and "not" in (condition.argument or "").split():
+                    self.undecided_alternatives = True  # "X" and "not X" may both stay
+            return kept
 
     return VendorSchemaData
 
@@ -396,6 +408,7 @@ def build(library: dict[str, Any], search_path: tuple[str, ...]) -> BuiltModel:
     model.schema_data.__class__ = SchemaData
     del model.schema_data._definitions
     del model.schema_data.undecided
+    model.schema_data.__dict__.pop("undecided_alternatives", None)
     return BuiltModel(model, tuple(recorder.items))
 
 
@@ -433,8 +446,35 @@ def _build_schema(model: DataModel, recorder: _Recorder) -> None:
     for mid, sctx in contexts:
         for deviation in data.modules[mid].statement.find_all("deviation"):
             schema._deviation_stmt(deviation, sctx)
-    schema._post_process()
     _drop_unparsed(schema, recorder)
+    if getattr(data, "undecided_alternatives", False):
+        _report_alternatives(schema, recorder)
+    schema._post_process()
+
+
+def _report_alternatives(schema: Any, recorder: _Recorder) -> None:
+    """Sibling nodes of one name: ``if-feature "X"`` and ``if-feature "not X"`` alternatives
+    that undecided features both keep. Lookups find the first; the build says so."""
+    from yangson.schemanode import InternalNode  # noqa: PLC0415
+
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        seen: set[tuple[str, str]] = set()
+        for child in node.data_children():
+            key = (child.name, child.ns)
+            if key in seen:
+                recorder.add(
+                    child.ns,
+                    "if-feature",
+                    child.data_path(),
+                    "defined more than once under if-feature alternatives that undecided "
+                    "features all keep; the first is used (decide them with --features or the "
+                    "device's YANG library)",
+                )
+            seen.add(key)
+            if isinstance(child, InternalNode):
+                stack.append(child)
 
 
 def _drop_unparsed(schema: Any, recorder: _Recorder) -> None:

@@ -51,6 +51,17 @@ module vx-system {
       list entry { key id; leaf id { type uint8; } }
     }
     leaf name { type string; }
+    list session {
+      if-feature "vxf:fpcx";
+      key "slot port";
+      leaf slot { type uint8; }
+      leaf port { type uint16; }
+    }
+    list session {
+      if-feature "not vxf:fpcx";
+      key "id";
+      leaf id { type string; }
+    }
   }
   augment "/vxs:system" {
     uses logging-top { if-feature "not vxf:platform-imgmt"; }
@@ -162,6 +173,22 @@ def test_features_in_the_subscriptions_file_decide_too(yang_dir: str, tmp_path: 
     )
     result = run("catalog", "show", "--subscriptions", subscriptions)
     assert_one_error(result, "subscription 1", 'if-feature "not vxf:platform-imgmt"')
+
+
+def test_alternatives_that_undecided_features_both_keep_are_reported(yang_dir: str) -> None:
+    """``if-feature X`` and ``if-feature "not X"`` define ``session`` twice, with different
+    keys: undecided, both stay and the first is used, with a warning; decided, one is left."""
+    result = run(
+        "compile", "--json", "--yang-dir", yang_dir, "--xpath", "/vx-system:system/session"
+    )
+    assert result.exit_code == 0, result.stderr
+    document = orjson.loads(result.stdout)
+    assert document["branches"][0]["template"].endswith("session[slot='%s'][port='%s']")
+    (warning,) = document["warnings"]
+    assert "defined more than once under if-feature alternatives" in warning
+    assert "/vx-system:system/session" in warning and "--features" in warning
+    without_fpcx = template(yang_dir, "/vx-system:system/session", "--features", "vx-features:")
+    assert without_fpcx.endswith("session[id='%s']")
 
 
 # --------------------------------------------------------------------------- the logic
