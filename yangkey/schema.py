@@ -32,7 +32,6 @@ from yangkey.library import (
     apply_features,
     read_library,
 )
-from yangkey.missing import why_removed
 from yangkey.schema_build import UNDECIDED, BuiltModel, LeftOut, build, cut
 from yangkey.schema_cache import (
     DiskCache,
@@ -433,6 +432,8 @@ class SchemaContext:
             item["name"]: None if item.get(UNDECIDED) else set(item.get("feature", []))
             for item in library[MODULES_STATE]["module"]
         }
+        from yangkey.missing import why_removed  # noqa: PLC0415 - only for an error message
+
         return why_removed(
             self.index, module, name, decided, explicit=self.explicit_library is not None
         )

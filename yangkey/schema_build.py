@@ -37,7 +37,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from yangkey import features
 from yangkey.schema_cache import gc_paused
 
 if TYPE_CHECKING:
@@ -118,7 +117,6 @@ def _warning(module: str, kind: str, items: list[LeftOut]) -> str:
 
 
 _ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}
-_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 
 
 @lru_cache(maxsize=1)
@@ -130,7 +128,7 @@ def _parser_class() -> type:
         def unescape(cls, text: str) -> str:
             # RFC 6020 section 6.1.3 defines \n \t \" \\ only; pyang keeps any other escape
             # of a YANG 1.0 module as written (Junos: pattern "\*"), yangson refuses it.
-            return _ESCAPE.sub(lambda m: _ESCAPES.get(m.group(1), m.group(0)), text)
+            return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m[1], m[0]), text, flags=re.DOTALL)
 
     return LenientModuleParser
 
@@ -170,8 +168,8 @@ class _Recorder:
 
 _BUILD_LOCK = threading.Lock()
 _TRANSLATED: dict[str, re.Pattern[str] | str] = {}
-_ANY = re.compile(r"(?s:.*)")
-_NONE = re.compile(r"(?!)")
+#: A neutralised pattern: the value matches (or, inverted, does not match) and is accepted.
+_ANY, _NONE = r"(?s:.*)", r"(?!)"
 
 
 def _translated(pattern: str) -> re.Pattern[str] | str:
@@ -257,7 +255,7 @@ def _patched() -> Iterator[_Recorder]:
         regex = _translated(text)
         if isinstance(regex, str):
             recorder.add(recorder.module, "pattern", text, regex)
-            regex = _NONE if invert_match else _ANY
+            regex = re.compile(_NONE if invert_match else _ANY)
         made.regex = regex
         return made
 
@@ -306,9 +304,12 @@ def _xpath_reason(exc: Exception) -> str:
     return f"{reason}: {detail}" if detail else reason
 
 
+@lru_cache(maxsize=1)
 def _schema_data_class() -> type:
     from yangson.exceptions import ModuleContentMismatch, ModuleNotFound, UnknownPrefix  # noqa: PLC0415
     from yangson.schemadata import SchemaData  # noqa: PLC0415
+
+    from yangkey import features  # noqa: PLC0415 - only when building
 
     class VendorSchemaData(SchemaData):  # type: ignore[misc]
         def __init__(self, library: dict[str, Any], search_path: list[str]) -> None:

@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from yangkey.canon_types import canon_for
 from yangkey.errors import FilterError, Position, SchemaError, YangkeyError
 from yangkey.schema import ModuleIndex, SchemaContext
 from yangkey.schema_build import LeftOut
@@ -29,7 +28,8 @@ if TYPE_CHECKING:
     from yangson.schemanode import InternalNode, LeafListNode, ListNode, SchemaNode, TerminalNode
 
 # yangson (0.25 s of imports) is imported inside the functions that walk the schema, so that a
-# compiled subscription loaded from the on-disk cache keys notifications without it.
+# compiled subscription loaded from the on-disk cache keys notifications without it; so is
+# yangkey.canon_types, which only compiling needs.
 
 TargetKind = Literal["container", "list", "leaf-list", "leaf"]
 StepKind = Literal["container", "list", "leaf-list", "leaf"]
@@ -338,6 +338,8 @@ class _BranchCompiler:
                 "keyless-list policy to 'position'",
                 source=self.path.text,
             )
+        from yangkey.canon_types import canon_for  # noqa: PLC0415
+
         for key_name, key_module in node.keys:
             leaf = _leaf_child(node, key_name, key_module)
             canon = canon_for(leaf.type, key_module) if leaf is not None else canon_string
@@ -362,6 +364,8 @@ class _BranchCompiler:
         self, node: SchemaNode, step: Step, module: str, key_names: set[str]
     ) -> tuple[DataFilter, ...]:
         from yangson.schemanode import InternalNode  # noqa: PLC0415
+
+        from yangkey.canon_types import canon_for  # noqa: PLC0415
 
         result: list[DataFilter] = []
         for predicate in step.predicates:
@@ -405,6 +409,8 @@ class _BranchCompiler:
     def leaf_list_slot(
         self, node: LeafListNode, step: Step, module: str, pieces: list[str]
     ) -> KeySlot:
+        from yangkey.canon_types import canon_for  # noqa: PLC0415
+
         canon = canon_for(node.type, module)
         for predicate in step.predicates:
             if predicate.name is None and predicate.value is not None:

@@ -17,8 +17,6 @@ A converter is chosen once per key leaf at compile time (Phase 2,
 
 from __future__ import annotations
 
-import base64
-import binascii
 import ipaddress
 import re
 from collections.abc import Callable
@@ -300,6 +298,9 @@ class BitsCanon:
 def canon_binary(value: Any) -> str:
     """binary: base64 as RFC 4648 writes it (RFC 7950 section 9.8.2), line breaks and other
     white space removed."""
+    import base64  # noqa: PLC0415 - binary keys are rare
+    import binascii  # noqa: PLC0415
+
     text = "".join(_scalar_text(value).split())
     try:
         return base64.b64encode(base64.b64decode(text, validate=True)).decode("ascii")
