@@ -3,7 +3,7 @@
 A message key needs the schema tree (nodes, list keys, key leaf types); it never validates
 data. yangson builds the whole model, constraints included, and refuses a module set over
 things keys never use. This module builds the same ``DataModel`` (without forking yangson:
-a subclass of its ``SchemaData`` and, while one build runs, three of its names replaced) so:
+a subclass of its ``SchemaData`` and, while one build runs, four of its names replaced) so:
 
 * a ``must``/``when`` expression that yangson's XPath parser cannot read (``text()`` in Cisco
   IOS-XR and 6WIND ``vrouter`` modules) is left out of the model: a ``must`` that is gone
@@ -21,7 +21,9 @@ a subclass of its ``SchemaData`` and, while one build runs, three of its names r
 * submodules are processed in ``include`` order (yangson takes them from a set, so which of
   two augments between submodules survived depended on the hash seed);
 * a module file is parsed once per process, whether the YANG library computation or yangson
-  reads it.
+  reads it; typedef and grouping lookups and repeated XPath expressions are memoised;
+* every derived type records its typedef chain (``typedefs``), from which
+  :mod:`yangkey.canon_types` chooses canonical forms.
 
 What was left out travels with the model (:class:`LeftOut`) into ``compile --json``.
 """
