@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -135,19 +136,31 @@ def _parser_class() -> type:
     return LenientModuleParser
 
 
-@lru_cache(maxsize=128)
-def _parse_cached(path: str, size: int, mtime: int, name: str, revision: str) -> Statement:
-    text = Path(path).read_text(encoding="utf-8")
-    statement: Statement = _parser_class()(text, name, revision).parse()
-    return statement
+#: Parsed modules kept for later builds, by the size of their source: a statement tree takes
+#: about ten times its text in memory, and the YANG library computation and the build parse
+#: the same modules (vendor sets also share large ones, Cisco-IOS-XE-native in every XE set).
+PARSE_CACHE_BYTES = 24 * 2**20
+_PARSED: OrderedDict[tuple[str, int, int, str, str], Statement] = OrderedDict()
 
 
 def parse_file(path: Path, name: str, revision: str) -> Statement:
-    """The statement tree of one module file, parsed once per process while it is unchanged.
-    Raises OSError, UnicodeDecodeError or yangson's exceptions."""
+    """The statement tree of one module file, parsed once while it is unchanged (and among
+    the most recently used). Raises OSError, UnicodeDecodeError or yangson's exceptions."""
     stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns, name, revision)
+    found = _PARSED.get(key)
+    if found is not None:
+        _PARSED.move_to_end(key)
+        return found
+    text = path.read_text(encoding="utf-8")
     with gc_paused():
-        return _parse_cached(str(path), stat.st_size, stat.st_mtime_ns, name, revision)
+        statement: Statement = _parser_class()(text, name, revision).parse()
+    _PARSED[key] = statement
+    total = sum(k[1] for k in _PARSED)
+    while total > PARSE_CACHE_BYTES and len(_PARSED) > 1:
+        (_, size, *_), _ = _PARSED.popitem(last=False)
+        total -= size
+    return statement
 
 
 # --------------------------------------------------------------------------- the build
