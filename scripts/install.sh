@@ -1,20 +1,41 @@
 #!/usr/bin/env bash
-# Install everything yangkey needs on a fresh machine: a JDK 17 (Debian) when absent, a
-# virtualenv with the package and its dev extras, and the Apache Kafka jars (pinned, checksummed
-# downloads from Maven Central; no Maven needed).
+# Install everything yangkey needs on a fresh machine: a JDK 17 (Debian) when absent, Debian's
+# chromium and chromedriver for the report's browser test when absent, a virtualenv with the
+# package and its dev extras, and the Apache Kafka jars (pinned, checksummed downloads from
+# Maven Central; no Maven needed).
 set -euo pipefail
 PYTHON="${1:-python3}"
 VENV="${2:-.venv}"
 
-need_apt=()
-command -v java >/dev/null 2>&1 || need_apt+=(openjdk-17-jre-headless)
-if [ "${#need_apt[@]}" -gt 0 ]; then
-  echo "installing ${need_apt[*]} from Debian"
-  if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+apt_updated=""
+apt_install() {
+  if [ -z "$apt_updated" ]; then
+    $SUDO apt-get update -qq
+    apt_updated=1
+  fi
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$@" >/dev/null
+}
+can_apt() {
+  command -v apt-get >/dev/null 2>&1 && { [ -z "$SUDO" ] || sudo -n true 2>/dev/null; }
+}
+
+if ! command -v java >/dev/null 2>&1; then
+  echo "installing openjdk-17-jre-headless from Debian"
+  apt_install openjdk-17-jre-headless
 fi
 java -version 2>&1 | head -1
+
+# Headless Chromium for tests/unit/test_report.py (selenium drives it; it downloads nothing).
+if ! { command -v chromium && command -v chromedriver; } >/dev/null 2>&1; then
+  if can_apt; then
+    echo "installing chromium, chromium-driver from Debian (the report's browser test)"
+    apt_install --no-install-recommends chromium chromium-driver fonts-liberation
+  else
+    echo "warning: no apt-get (or no root/sudo): chromium not installed; the report's" \
+      "browser test will be skipped (apt-get install chromium chromium-driver)" >&2
+  fi
+fi
 
 if [ ! -x "$VENV/bin/python" ]; then
   "$PYTHON" -m venv "$VENV"

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
@@ -81,8 +82,12 @@ def _known(datatype: dt.DataType) -> Canon | None:
     return None
 
 
-def canon_for(datatype: dt.DataType, module: str) -> Canon:
-    """The canonicalizer for a leaf of ``datatype`` defined in ``module``."""
+def canon_for(
+    datatype: dt.DataType, module: str, prefixes: Mapping[str, str] | None = None
+) -> Canon:
+    """The canonicalizer for a leaf of ``datatype`` defined in ``module``; ``prefixes`` (the
+    search path's, :attr:`yangkey.schema.ModuleIndex.unique_prefixes`) resolves identityref
+    values written with a YANG prefix where the schema itself does not."""
     from yangson import datatype as dt  # noqa: PLC0415
 
     while isinstance(datatype, dt.LeafrefType):
@@ -97,19 +102,46 @@ def canon_for(datatype: dt.DataType, module: str) -> Canon:
     if isinstance(datatype, dt.BooleanType):
         return canon_boolean
     if isinstance(datatype, dt.IdentityrefType):
-        return IdentityrefCanon(module)
+        return IdentityrefCanon(module, identity_prefixes(datatype), prefixes)
     if isinstance(datatype, dt.BitsType):
         return BitsCanon(dict(datatype.bit))
     if isinstance(datatype, dt.BinaryType):
         return canon_binary
     if isinstance(datatype, dt.UnionType):
-        members = tuple(_member(member, module) for member in datatype.types)
+        members = tuple(_member(member, module, prefixes) for member in datatype.types)
         if all(m.canon is canon_integer for m in members):
             return canon_integer
         if all(m.canon is canon_string for m in members):
             return canon_string
         return UnionCanon(members)
     return canon_string
+
+
+def identity_prefixes(datatype: dt.IdentityrefType) -> dict[str, str]:
+    """YANG prefix -> module for the identities an identityref type can hold: the imports of
+    the module whose text defines the type, then the own prefixes of the modules defining
+    identities derived from its bases. Module names are never prefixes here."""
+    data = datatype.sctx.schema_data
+    names = {mid[0] for mid in data.modules}
+    # Walked here: yangson's derived_from() grows the sets of its own identity graph.
+    derived: set[tuple[str, str]] = set()
+    pending = list(datatype.bases)
+    while pending:
+        adjacent = data.identity_adjs.get(pending.pop())
+        for identity in () if adjacent is None else adjacent.derivs:
+            if identity not in derived:
+                derived.add(identity)
+                pending.append(identity)
+    owners = {module for _, module in derived}
+    prefixes: dict[str, str] = {}
+    for mdata in data.modules.values():
+        for prefix, mid in mdata.prefix_map.items():
+            if mid[0] in owners and mid == mdata.main_module:
+                prefixes.setdefault(prefix, mid[0])
+    text = data.modules.get(datatype.sctx.text_mid)
+    if text is not None:
+        prefixes.update((prefix, mid[0]) for prefix, mid in text.prefix_map.items())
+    return {prefix: module for prefix, module in prefixes.items() if prefix not in names}
 
 
 # --------------------------------------------------------------------------- unions
@@ -192,14 +224,14 @@ def _intervals(constraint: Any, default: tuple[Any, Any] | None) -> tuple[tuple[
     return tuple((r[0], r[0]) if len(r) == 1 else (r[0], r[1]) for r in constraint.intervals)
 
 
-def _member(datatype: dt.DataType, module: str) -> Member:
+def _member(datatype: dt.DataType, module: str, prefixes: Mapping[str, str] | None) -> Member:
     from yangson import datatype as dt  # noqa: PLC0415
 
     while isinstance(datatype, dt.LeafrefType):
         datatype = datatype.ref_type
-    canon = canon_for(datatype, module)
+    canon = canon_for(datatype, module, prefixes)
     if isinstance(datatype, dt.UnionType):
-        members = tuple(_member(member, module) for member in datatype.types)
+        members = tuple(_member(member, module, prefixes) for member in datatype.types)
         return Member(canon, "union", members=members)
     if isinstance(datatype, dt.IntegralType):
         return Member(canon, "integer", _intervals(datatype.range, datatype._range))

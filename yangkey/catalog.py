@@ -2,11 +2,17 @@
 
 The catalog owns "subscription -> compiled entry -> topics": it compiles the file's
 subscriptions (Phases 1 and 2), and, when the file says ``learn: true``, the subscriptions that
-telemetry-message metadata describes. Learned entries are cached per (filter text, YANG
-library content id), so the same subscription seen again, or from another node, costs a dict
-lookup, and their number is bounded by ``limits.max_learned_subscriptions``
-(docs/design.md#subscription-catalog). Phase 3 walkers are generated on an entry's first use:
-``ddl generate`` never builds one.
+telemetry-message metadata describes. A subscription is identified by (node, id): RFC 8639
+ids are per publisher, and which entry a notification uses is :mod:`yangkey.fleet`'s
+precedence (exact node, then node pattern, then fleet-wide). Learned entries are per (node,
+id); their compilations are cached per (filter text, YANG library content id), so the same
+subscription from another node costs a dict lookup, and their number is bounded by
+``limits.max_learned_subscriptions`` (docs/design.md#subscription-catalog). Phase 3 walkers
+are generated on an entry's first use: ``ddl generate`` never builds one.
+
+A file entry that does not compile is skipped: reported (file, line, reason), left out of the
+topics, and remembered, so that its notifications are dead-lettered naming it while every
+other subscription runs (``strict`` raises at the first one instead).
 
 A catalog attached to a shared catalog (:meth:`Catalog.attach`, seed 001) writes its file's
 subscriptions and every subscription it learns through it, and learns a subscription whose
@@ -16,67 +22,25 @@ is handed in: nothing here does I/O (:mod:`yangkey.kafka.catalog_topic` is the K
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from yangkey.config import (
+    Subscription,
     SubscriptionsFile,
     SubscriptionType,
     load_subscriptions_file,
     parse_duration,
 )
+from yangkey.entries import CatalogEntry, SkippedSubscription, type_level
 from yangkey.errors import NotificationError, TopicError, YangkeyError
-from yangkey.keys import KeyDeriver
+from yangkey.fleet import FleetIndex, Identity, describe, for_node
 from yangkey.schema import SchemaContext
-from yangkey.shared_catalog import Origin, SharedBranch, SharedSubscription
+from yangkey.shared_catalog import SharedBranch, SharedSubscription
 from yangkey.templates import CompiledSubscription, compile_subscription
-from yangkey.topics import TopicNamer, TopicSpec, check_collisions
-
-TYPE_LEVELS: dict[tuple[SubscriptionType, bool], str] = {
-    ("periodic", False): "stats",
-    ("on-change", False): "state-change",
-    ("on-change-sync", False): "state",
-    ("on-change-sync", True): "current-state",
-}
-
-
-def type_level(subscription_type: SubscriptionType, compaction: bool) -> str:
-    """The draft's subscription-type topic level (section 3.2)."""
-    return TYPE_LEVELS.get((subscription_type, compaction), TYPE_LEVELS[(subscription_type, False)])
-
-
-@dataclass(frozen=True)
-class CatalogEntry:
-    """One compiled subscription with its per-branch topic names."""
-
-    id: int
-    node_pattern: str | None
-    subscription_type: SubscriptionType
-    compaction: bool
-    generation: int
-    compiled: CompiledSubscription
-    topics: tuple[str, ...]
-    """One topic per branch, same order as ``compiled.branches``."""
-    origin: Origin = "file"
-    filter_text: str = ""
-    """The filter as the file or the metadata gave it."""
-    subtree: bool = False
-    content_id: str = ""
-    """The YANG library content id of a learned subscription."""
-    namespaces: tuple[tuple[str, str], ...] = ()
-
-    @functools.cached_property
-    def deriver(self) -> KeyDeriver:
-        """Phase 3 for this subscription; its walkers are generated on first use."""
-        return KeyDeriver(self.compiled)
-
-    def applies_to(self, node: str | None) -> bool:
-        if self.node_pattern is None or node is None:
-            return True
-        return fnmatch.fnmatchcase(node, self.node_pattern)
+from yangkey.topics import TopicNamer, TopicSpec, check_collisions, replicas
 
 
 class SharedStore(Protocol):
@@ -86,7 +50,14 @@ class SharedStore(Protocol):
         """Write ``record`` unless it is there; the record that won."""
 
     def find(self, subscription_id: int) -> list[SharedSubscription]:
-        """The records of a subscription id, oldest generation first."""
+        """The records of a subscription id, every node's, oldest generation first."""
+
+
+KNOWN_SHOWN = 10
+"""Subscription ids an "unknown subscription" error lists at most."""
+_LearnKey = tuple[str | None, int, str, str, str]
+"""(node, id, filter, YANG library content id, namespaces) of a learned entry."""
+_Item = CatalogEntry | SkippedSubscription
 
 
 @dataclass(frozen=True)
@@ -97,7 +68,9 @@ class Catalog:
     namer: TopicNamer
     yang_dirs: tuple[str, ...] = ()
     """Where the file's subscriptions found their modules; learned ones search the same."""
-    _learned: dict[tuple[int, str, str, str], CatalogEntry] = field(
+    skipped: tuple[SkippedSubscription, ...] = ()
+    """The file's subscriptions that did not compile, in file order."""
+    _learned: dict[_LearnKey, CatalogEntry] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
     _compiled: dict[tuple[str, str, str], CompiledSubscription] = field(
@@ -113,8 +86,48 @@ class Catalog:
     def learned(self) -> tuple[CatalogEntry, ...]:
         return tuple(self._learned.values())
 
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """One line each: every skipped subscription and the file's own warnings (an entry
+        repeated identically), naming the file and line; then each compiled subscription's
+        (a root-relative path, a non-key filter), naming the subscription."""
+        return (
+            *(s.message() for s in self.skipped),
+            *self.file.warnings,
+            *(f"{e.label}: {w}" for e in self.entries for w in e.compiled.warnings),
+        )
+
+    @functools.cached_property
+    def _index(self) -> FleetIndex[_Item]:
+        index: FleetIndex[_Item] = FleetIndex()
+        # In file order: of several node patterns, the first declared wins (entries the file
+        # does not list, a catalog put together by hand, come after, in their order).
+        order = {s.identity: n for n, s in enumerate(self.file.subscriptions)}
+        items: list[_Item] = [*self.entries, *self.skipped]
+        for item in sorted(items, key=lambda i: order.get(i.identity, len(order))):
+            index.add(item.id, item.node_pattern, item)
+        return index
+
+    def resolve(self, subscription_id: int, node: str | None) -> _Item | None:
+        """The file's subscription that ``node`` uses for ``subscription_id``, a skipped one
+        included (exact node, else node pattern, else fleet-wide: :mod:`yangkey.fleet`)."""
+        return self._index.pick(subscription_id, node)
+
+    def entry(self, subscription_id: int, node: str | None = None) -> CatalogEntry | None:
+        """:meth:`resolve`, compiled entries only."""
+        found = self.resolve(subscription_id, node)
+        return found if isinstance(found, CatalogEntry) else None
+
+    def topic(self, name: str) -> TopicSpec:
+        for spec in self.topics:
+            if spec.name == name:
+                return spec
+        raise KeyError(name)
+
     def schema(self) -> SchemaContext:
         return SchemaContext.cached(self.yang_dirs)
+
+    # ------------------------------------------------------------------ shared catalog
 
     @property
     def shared(self) -> SharedStore | None:
@@ -131,12 +144,14 @@ class Catalog:
         """``entry`` as the shared catalog stores it, with the sizes of its topics."""
         defaults = self.file.defaults
         partitions, retention = defaults.partitions, defaults.retention
+        factor, in_sync = self.file.replicated(defaults)
         if entry.origin == "file":
             for subscription in self.file.subscriptions:
-                if subscription.id == entry.id and subscription.node == entry.node_pattern:
+                if subscription.identity == entry.identity:
                     partitions = subscription.partitions or partitions
                     if subscription.retention is not None:
                         retention = subscription.retention
+                    factor, in_sync = self.file.replicated(subscription)
                     break
         return SharedSubscription(
             id=entry.id,
@@ -151,7 +166,8 @@ class Catalog:
             node_pattern=entry.node_pattern,
             namespaces=entry.namespaces,
             partitions=partitions,
-            replication_factor=defaults.replication_factor,
+            replication_factor=replicas(factor),
+            min_insync_replicas=in_sync,
             retention_seconds=parse_duration(retention),
             warnings=entry.compiled.warnings,
             branches=tuple(
@@ -160,17 +176,24 @@ class Catalog:
             ),
         )
 
+    # ------------------------------------------------------------------ learning
+
     def learn(
-        self, subscription_id: int, metadata: dict[str, Any] | None, source: str
+        self,
+        subscription_id: int,
+        metadata: dict[str, Any] | None,
+        source: str,
+        node: str | None = None,
     ) -> CatalogEntry:
-        """The entry of a subscription the file lacks, compiled from telemetry-message
-        ``yang-push-subscription`` metadata: only with ``learn: true``, once per filter and
-        YANG library content id, and at most ``limits.max_learned_subscriptions`` of them."""
-        known = ", ".join(str(e.id) for e in self.entries) or "none"
+        """The entry of a subscription the file lacks for ``node``, compiled from
+        telemetry-message ``yang-push-subscription`` metadata: only with ``learn: true``, once
+        per (node, id), filter and YANG library content id, and at most
+        ``limits.max_learned_subscriptions`` of them. What a device says its subscription is
+        holds for that device only (RFC 8639 ids are per publisher)."""
         given = metadata or {}
         described = any(isinstance(given.get(k), str) for k in ("xpath-filter", "subtree-filter"))
         if self.file.learn and not described and self._shared:
-            found = self._from_shared(subscription_id, source)
+            found = self._from_shared(subscription_id, node, source)
             if found is not None:
                 return found
         if not self.file.learn or not metadata:
@@ -180,14 +203,15 @@ class Catalog:
                 else "learning is off (learn: true in the subscriptions file turns it on)"
             )
             raise NotificationError(
-                f"unknown subscription id {subscription_id} (catalog has {known}); {why}",
+                f"unknown subscription id {subscription_id}{for_node(node)} "
+                f"({self.known(node)}); {why}",
                 source=source,
             )
         xpath = metadata.get("xpath-filter")
         subtree = metadata.get("subtree-filter")
         if not isinstance(xpath, str) and not isinstance(subtree, str):
             raise NotificationError(
-                f"subscription {subscription_id}: metadata has neither xpath-filter nor "
+                f"{describe(subscription_id, node)}: metadata has neither xpath-filter nor "
                 "subtree-filter",
                 source=source,
             )
@@ -200,22 +224,23 @@ class Catalog:
             else ()
         )
         compile_key = (filter_text, content_id, repr(list(pairs)) if pairs else "")
-        entry = self._learned.get((subscription_id, *compile_key))
+        learn_key: _LearnKey = (node, subscription_id, *compile_key)
+        entry = self._learned.get(learn_key)
         if entry is not None:
             return entry
-        self._check_limit(subscription_id, source)
+        self._check_limit(subscription_id, node, source)
         compiled = self._compile(
             compile_key,
             filter_text,
             subtree=not isinstance(xpath, str),
             namespaces=namespaces if isinstance(namespaces, dict) else None,
-            source=f"subscription {subscription_id} (learned)",
+            source=f"{describe(subscription_id, node)} (learned)",
         )
         subscription_type: SubscriptionType = "periodic"
         level = type_level(subscription_type, False) if self.file.topic_policy.type_level else None
         entry = CatalogEntry(
             id=subscription_id,
-            node_pattern=None,
+            node_pattern=node,
             subscription_type=subscription_type,
             compaction=False,
             generation=1,
@@ -232,17 +257,27 @@ class Catalog:
             # (ingest creating its tables) can find the subscription first.
             winner = self._shared[0].publish(self.shared_record(entry))
             entry = replace(entry, generation=winner.generation)
-        self._learned[(subscription_id, *compile_key)] = entry
+        self._learned[learn_key] = entry
         return entry
 
-    def _check_limit(self, subscription_id: int, source: str) -> None:
+    def known(self, node: str | None) -> str:
+        """The ids the file has a subscription for ``node`` for: an "unknown subscription"
+        error says them."""
+        index = self._index
+        ids = sorted(i for i in index.ids() if isinstance(index.pick(i, node), CatalogEntry))
+        listed = ", ".join(map(str, ids[:KNOWN_SHOWN])) or "none"
+        if len(ids) > KNOWN_SHOWN:
+            listed += f", ... ({len(ids)} in all)"
+        return f"the catalog has {listed}{for_node(node)}"
+
+    def _check_limit(self, subscription_id: int, node: str | None, source: str) -> None:
         limit = self.file.limits.max_learned_subscriptions
         if len(self._learned) >= limit:
             # Refused rather than evicted: evicting would let a stream of made-up
             # subscriptions make the producer compile (and create topics) without end.
             raise NotificationError(
-                f"unknown subscription id {subscription_id}: the limit of {limit} learned "
-                "subscriptions is reached (limits.max_learned_subscriptions)",
+                f"unknown subscription id {subscription_id}{for_node(node)}: the limit of "
+                f"{limit} learned subscriptions is reached (limits.max_learned_subscriptions)",
                 source=source,
             )
 
@@ -262,64 +297,61 @@ class Catalog:
             )
         return compiled
 
-    def _from_shared(self, subscription_id: int, source: str) -> CatalogEntry | None:
-        """The newest generation another process learned (or a file declared) for an id this
-        catalog lacks, recompiled from its XPath; its topics are the ones its writer named,
-        so that every producer routes it where ingest expects it."""
+    def _from_shared(
+        self, subscription_id: int, node: str | None, source: str
+    ) -> CatalogEntry | None:
+        """The newest generation of the subscription ``node`` uses for an id this catalog
+        lacks, as another process learned it (or a file declared it), recompiled from its
+        XPath; its topics are the ones its writer named, so that every producer routes it
+        where ingest expects it. Records written before subscriptions were per node carry no
+        node: fleet-wide, they apply to every node without one of its own."""
         assert self._shared
-        records = [r for r in self._shared[0].find(subscription_id) if r.node_pattern is None]
-        if not records:
+        index: FleetIndex[SharedSubscription] = FleetIndex()
+        records = self._shared[0].find(subscription_id)
+        # Newest generation first: the index keeps the first record of each identity.
+        for record in sorted(records, key=lambda r: r.generation, reverse=True):
+            index.add(record.id, record.node_pattern, record)
+        found = index.pick(subscription_id, node)
+        if found is None:
             return None
-        record = records[-1]
-        pairs = record.namespaces
-        compile_key = (record.filter, record.content_id, repr(list(pairs)) if pairs else "")
-        entry = self._learned.get((subscription_id, *compile_key))
-        if entry is not None and entry.generation == record.generation:
+        pairs = found.namespaces
+        compile_key = (found.filter, found.content_id, repr(list(pairs)) if pairs else "")
+        learn_key: _LearnKey = (found.node_pattern, subscription_id, *compile_key)
+        entry = self._learned.get(learn_key)
+        if entry is not None and entry.generation == found.generation:
             return entry
-        self._check_limit(subscription_id, source)
+        self._check_limit(subscription_id, node, source)
         compiled = self._compile(
-            (record.xpath, record.content_id, compile_key[2]),
-            record.xpath,
+            (found.xpath, found.content_id, compile_key[2]),
+            found.xpath,
             subtree=False,
             namespaces=dict(pairs) or None,
-            source=f"subscription {subscription_id} (shared catalog)",
+            source=f"{describe(subscription_id, found.node_pattern)} (shared catalog)",
         )
-        topics = record.topics
+        topics = found.topics
         if len(topics) != len(compiled.branches):
             level = (
-                type_level(record.subscription_type, record.compaction)
+                type_level(found.subscription_type, found.compaction)
                 if self.file.topic_policy.type_level
                 else None
             )
             topics = tuple(self.namer.name(b, level=level) for b in compiled.branches)
         entry = CatalogEntry(
             id=subscription_id,
-            node_pattern=None,
-            subscription_type=record.subscription_type,
-            compaction=record.compaction,
-            generation=record.generation,
+            node_pattern=found.node_pattern,
+            subscription_type=found.subscription_type,
+            compaction=found.compaction,
+            generation=found.generation,
             compiled=compiled,
             topics=topics,
             origin="learned",
-            filter_text=record.filter,
-            subtree=record.subtree,
-            content_id=record.content_id,
+            filter_text=found.filter,
+            subtree=found.subtree,
+            content_id=found.content_id,
             namespaces=pairs,
         )
-        self._learned[(subscription_id, *compile_key)] = entry
+        self._learned[learn_key] = entry
         return entry
-
-    def entry(self, subscription_id: int, node: str | None = None) -> CatalogEntry | None:
-        for entry in self.entries:
-            if entry.id == subscription_id and entry.applies_to(node):
-                return entry
-        return None
-
-    def topic(self, name: str) -> TopicSpec:
-        for spec in self.topics:
-            if spec.name == name:
-                return spec
-        raise KeyError(name)
 
 
 def build_catalog(
@@ -327,8 +359,12 @@ def build_catalog(
     *,
     yang_dirs: tuple[str, ...] = (),
     base_dir: Path | None = None,
+    strict: bool = False,
 ) -> Catalog:
-    """Compile every subscription of ``file``; errors name the subscription."""
+    """Compile every subscription of ``file``. One that does not compile is skipped
+    (:attr:`Catalog.skipped`), or with ``strict`` raised, naming the subscription; when none
+    compiles, the first one's error is raised. A topic name collision, or two subscriptions
+    sharing a topic with different types, fail the whole catalog."""
     defaults = file.defaults
     policy = file.topic_policy
     namer = TopicNamer(
@@ -344,10 +380,12 @@ def build_catalog(
         return tuple(str((base_dir / d).resolve()) for d in dirs)
 
     entries: list[CatalogEntry] = []
+    skipped: list[SkippedSubscription] = []
+    first_failure: YangkeyError | None = None
     by_topic: dict[str, list[tuple[CatalogEntry, int]]] = {}
     for subscription in file.subscriptions:
-        line = file.line_of(subscription.id)
-        source = f"subscription {subscription.id}" + (f" (line {line})" if line else "")
+        line = file.line_of(subscription)
+        source = subscription.label + (f" (line {line})" if line else "")
         dirs = (*yang_dirs, *resolve(subscription.yang_dirs), *resolve(defaults.yang_dirs))
         try:
             schema = SchemaContext.cached(dirs, file.features)
@@ -364,7 +402,11 @@ def build_catalog(
             )
             names = tuple(namer.name(branch, level=level) for branch in compiled.branches)
         except YangkeyError as exc:
-            raise exc.within(source) from None
+            if strict:
+                raise exc.within(source) from None
+            skipped.append(_skipped(subscription, exc, file.source, line))
+            first_failure = first_failure or exc.within(source)
+            continue
         entry = CatalogEntry(
             id=subscription.id,
             node_pattern=subscription.node,
@@ -380,6 +422,8 @@ def build_catalog(
         for index, name in enumerate(names):
             by_topic.setdefault(name, []).append((entry, index))
 
+    if first_failure is not None and not entries:
+        raise first_failure  # none compiles: nothing would run, so fail as strict does
     check_collisions(
         [
             (file.dead_letter_topic, "the dead-letter topic"),
@@ -390,38 +434,8 @@ def build_catalog(
             ),
         ]
     )
-
-    specs: list[TopicSpec] = []
-    by_id = {s.id: s for s in file.subscriptions}
-    for name, users in by_topic.items():
-        subscriptions = [by_id[entry.id] for entry, _ in users]
-        kinds = {(s.type, s.compaction) for s in subscriptions}
-        if len(kinds) > 1:
-            ids = ", ".join(str(s.id) for s in subscriptions)
-            raise TopicError(
-                f"subscriptions {ids} share topic {name!r} but differ in type or compaction; "
-                "turn on topic_policy.type_level or align them"
-            )
-        first = subscriptions[0]
-        retention = max(
-            parse_duration(s.retention if s.retention is not None else defaults.retention)
-            for s in subscriptions
-        )
-        specs.append(
-            TopicSpec(
-                name=name,
-                schema_path=users[0][0].compiled.branches[users[0][1]].schema_path,
-                subscription_ids=tuple(sorted({s.id for s in subscriptions})),
-                subscription_type=first.type,
-                compaction=first.compaction,
-                retention_seconds=retention,
-                partitions=max(s.partitions or defaults.partitions for s in subscriptions),
-                replication_factor=defaults.replication_factor,
-                templates=tuple(
-                    sorted({entry.compiled.branches[i].template for entry, i in users})
-                ),
-            )
-        )
+    declared = {s.identity: s for s in file.subscriptions}
+    specs = [_topic_spec(name, users, declared, file) for name, users in by_topic.items()]
     specs.sort(key=lambda spec: spec.name)
     return Catalog(
         file=file,
@@ -429,15 +443,80 @@ def build_catalog(
         topics=tuple(specs),
         namer=namer,
         yang_dirs=(*yang_dirs, *resolve(defaults.yang_dirs)),
+        skipped=tuple(skipped),
     )
 
 
-def load_catalog(path: str | Path, *, yang_dirs: tuple[str, ...] = ()) -> Catalog:
+def _skipped(
+    subscription: Subscription, exc: YangkeyError, file: str, line: int | None
+) -> SkippedSubscription:
+    why = f"{exc.source}: {exc.reason}" if exc.source else exc.reason
+    return SkippedSubscription(subscription.id, subscription.node, why, file, line)
+
+
+def _topic_spec(
+    name: str,
+    users: list[tuple[CatalogEntry, int]],
+    declared: dict[Identity, Subscription],
+    file: SubscriptionsFile,
+) -> TopicSpec:
+    """One topic of the catalog, from every subscription branch routed to it: the largest
+    retention and partition count, every template."""
+    defaults = file.defaults
+    subscriptions = [declared[entry.identity] for entry, _ in users]
+    kinds = {(s.type, s.compaction) for s in subscriptions}
+    if len(kinds) > 1:
+        labels = ", ".join(s.label for s in subscriptions)
+        raise TopicError(
+            f"{labels} share topic {name!r} but differ in type or compaction; "
+            "turn on topic_policy.type_level or align them"
+        )
+    first = subscriptions[0]
+    factor, in_sync = _replication(file, name, subscriptions)
+    return TopicSpec(
+        name=name,
+        schema_path=users[0][0].compiled.branches[users[0][1]].schema_path,
+        subscription_ids=tuple(sorted({s.id for s in subscriptions})),
+        subscription_type=first.type,
+        compaction=first.compaction,
+        retention_seconds=max(
+            parse_duration(s.retention if s.retention is not None else defaults.retention)
+            for s in subscriptions
+        ),
+        partitions=max(s.partitions or defaults.partitions for s in subscriptions),
+        replication_factor=factor,
+        min_insync_replicas=in_sync,
+        templates=tuple(sorted({entry.compiled.branches[i].template for entry, i in users})),
+    )
+
+
+def _replication(
+    file: SubscriptionsFile, topic: str, subscriptions: list[Subscription]
+) -> tuple[int, int | None]:
+    """A shared topic's replication: the most any of its subscriptions asks for."""
+    pairs = [file.replicated(s) for s in subscriptions]
+    factor = max((f for f, _ in pairs if f is not None), default=None)
+    in_sync = max((m for _, m in pairs if m is not None), default=None)
+    if factor is not None and in_sync is not None and in_sync > factor:
+        labels = ", ".join(s.label for s in subscriptions)
+        raise TopicError(
+            f"{labels} share topic {topic!r}: min_insync_replicas {in_sync} exceeds"
+            f" their largest replication_factor {factor}; align them"
+        )
+    return replicas(factor), in_sync
+
+
+def load_catalog(
+    path: str | Path, *, yang_dirs: tuple[str, ...] = (), strict: bool = False
+) -> Catalog:
     """Read and compile a subscriptions file; relative ``yang_dirs`` are relative to it."""
     path = Path(path)
     try:
         return build_catalog(
-            load_subscriptions_file(path), yang_dirs=yang_dirs, base_dir=path.parent.resolve()
+            load_subscriptions_file(path),
+            yang_dirs=yang_dirs,
+            base_dir=path.parent.resolve(),
+            strict=strict,
         )
     except YangkeyError as exc:
         raise exc.within(str(path)) from None

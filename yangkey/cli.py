@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,13 +20,14 @@ from typing import Any, TypeVar
 import click
 import orjson
 
-from yangkey.errors import InputError, YangkeyError
+from yangkey.errors import EmptyUpdate, InputError, YangkeyError
 from yangkey.options import (
     ENV_PROFILE,
     PROFILE_META,
     catalog_topic_option,
     format_option,
     resolve_format,
+    subscription_filter_options,
     subscriptions_options,
 )
 from yangkey.reporting import fail, reports_errors
@@ -275,6 +277,16 @@ def compile_from_options(
             "yangkey.demo",
             "init",
             "Write a starter subscriptions.yaml and print the next commands.",
+        ),
+        "dashboards": (
+            "yangkey.dashboards.commands",
+            "dashboards",
+            "Write Grafana dashboards over the typed tables of a subscriptions file.",
+        ),
+        "report": (
+            "yangkey.report.commands",
+            "report",
+            "Write an HTML report of the data in ClickHouse (partitions, keys, nodes, latency).",
         ),
         "sample": (
             "yangkey.sample",
@@ -526,7 +538,14 @@ def key(
     source = "<stdin>" if notification == "-" else notification
     ns_modules = SchemaContext.cached(yang_dirs).index.by_namespace
     note = decode(read_input(notification, max_bytes), source, ns_modules)
-    derived = KeyDeriver(compiled).derive(note, node=node, subscription_id=subscription_id)
+    try:
+        derived = KeyDeriver(compiled).derive(note, node=node, subscription_id=subscription_id)
+    except EmptyUpdate as empty:
+        # No error (a heartbeat), and no key either: nothing on stdout in the key format.
+        if resolve_format(fmt, KEY_FORMATS) == "json":
+            click.echo(orjson.dumps({"skipped": empty.kind, "reason": empty.message()}).decode())
+        click.echo(f"note: {empty.message()}; no key", err=True)
+        return
     if resolve_format(fmt, KEY_FORMATS) == "json":
         document = _key_document(derived, _topics(compiled, prefix, max_length))
         click.echo(orjson.dumps(document).decode())
@@ -556,15 +575,23 @@ def keys(
 ) -> None:
     """Batch Phase 3: one notification per line in, one JSON object per line out.
 
-    A rejected line prints {"error": ..., "line": N} and the batch goes on; the exit status is
-    1 if any line was rejected.
+    A rejected line prints {"error": ..., "kind": ..., "line": N} and the batch goes on; the
+    exit status is 1 if any line was rejected, and stderr counts them per kind (README, "Real
+    devices"). An update without data (a heartbeat) is no error: it prints {"skipped":
+    "empty-update", ...}. An <?xml ...?> line and the document on the next line are one
+    notification (how ncclient and IOS-XE print them).
 
     \b
     Examples:
       yangkey keys --xpath /ietf-interfaces:interfaces/interface notifications.jsonl
       yangkey sample | yangkey keys --xpath /ietf-interfaces:interfaces/interface --prefix netops
     """
-    from yangkey.inputs import bounded_lines, open_input, source_name  # noqa: PLC0415
+    from yangkey.inputs import (  # noqa: PLC0415
+        bounded_lines,
+        join_declarations,
+        open_input,
+        source_name,
+    )
     from yangkey.keys import KeyDeriver  # noqa: PLC0415
     from yangkey.notifications import decode  # noqa: PLC0415
     from yangkey.schema import SchemaContext  # noqa: PLC0415
@@ -580,11 +607,12 @@ def keys(
         fail(error)
     deriver = KeyDeriver(compiled)
     name = source_name(jsonl)
-    rejected = 0
+    rejected: Counter[str] = Counter()
+    skipped = 0
     out = sys.stdout
     with opened as stream:
         # Every line ends keyed or reported: one bad line never costs the lines after it.
-        for number, line in bounded_lines(stream, max_bytes):
+        for number, line in join_declarations(bounded_lines(stream, max_bytes)):
             source = f"{name}:{number}"
             try:
                 if line is None:
@@ -596,13 +624,20 @@ def keys(
                 note = decode(line, source, ns_modules)
                 derived = deriver.derive(note, node=node, subscription_id=subscription_id)
                 document: dict[str, Any] = _key_document(derived, topics)
+            except EmptyUpdate as empty:
+                skipped += 1
+                document = {"skipped": empty.kind, "reason": empty.message(), "line": number}
             except YangkeyError as error:
-                rejected += 1
+                rejected[error.kind] += 1
                 document = {"error": error.message(), "kind": error.kind, "line": number}
             out.write(orjson.dumps(document).decode() + "\n")
     out.flush()
+    if skipped:
+        click.echo(f"note: {skipped} empty update(s) in {name}: nothing to key", err=True)
     if rejected:
-        click.echo(f"error: {rejected} line(s) of {name} rejected", err=True)
+        kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(rejected.items()))
+        total = sum(rejected.values())
+        click.echo(f"error: {total} line(s) of {name} rejected ({kinds})", err=True)
         sys.exit(1)
 
 
@@ -624,6 +659,11 @@ def catalog() -> None:
     help="Kafka bootstrap servers: show the shared catalog (learned subscriptions too).",
 )
 @catalog_topic_option
+@subscription_filter_options(
+    "subscriptions",
+    node_help="Only the subscriptions this node uses: per id, the entry for exactly this node, "
+    "else the first matching node pattern, else the fleet-wide one.",
+)
 @format_option()
 @reports_errors
 def catalog_show(
@@ -631,28 +671,39 @@ def catalog_show(
     bootstrap: str | None,
     catalog_topic: str,
     yang_dirs: tuple[str, ...],
+    strict: bool,
+    node: str | None,
+    subscription_id: int | None,
     fmt: str | None,
 ) -> None:
     """Compile a subscriptions file, or read the shared catalog, and show every branch with
-    its template and topic.
+    its template and topic. With --node, only the subscriptions that node uses: for each
+    id, the entry for exactly that node, else the first whose node pattern matches, else
+    the fleet-wide one.
 
     \b
     Examples:
       yangkey catalog show --subscriptions subscriptions.yaml
+      yangkey catalog show --subscriptions fleet.yaml --node xr-1.lab
       yangkey catalog show --subscriptions subscriptions.yaml --format json | jq '.topics[].name'
       yangkey catalog show --bootstrap "$(yangkey kafka status --bootstrap)"
     """
-    from yangkey.catalog import load_catalog  # noqa: PLC0415
+    from yangkey.fleet import describe, used_by  # noqa: PLC0415
+    from yangkey.reporting import load_catalog, skipped_summary  # noqa: PLC0415
     from yangkey.topics import TopicSpec  # noqa: PLC0415
 
     rows: list[dict[str, Any]]
     topics: list[TopicSpec]
+    skipped: list[dict[str, Any]] = []
+    summary = ""
     if bootstrap is not None:
         from yangkey.kafka.catalog_topic import CatalogTopic  # noqa: PLC0415
         from yangkey.shared_catalog import topic_specs  # noqa: PLC0415
 
         with CatalogTopic(bootstrap, catalog_topic, create=False) as shared:
             records = shared.records()
+        selected = used_by([(r.node_pattern, r.id) for r in records], node, subscription_id)
+        records = [r for r in records if (r.node_pattern, r.id) in selected]
         title = f"kafka://{bootstrap}/{catalog_topic}"
         rows = [
             {
@@ -671,11 +722,28 @@ def catalog_show(
             for record in records
             for branch in record.branches
         ]
-        warnings = [w for record in records for w in record.warnings]
+        warnings = [f"{describe(r.id, r.node_pattern)}: {w}" for r in records for w in r.warnings]
         topics = topic_specs(records)
     elif subscriptions_file is not None:
-        compiled = load_catalog(subscriptions_file, yang_dirs=yang_dirs)
+        # its subscriptions' own warnings are part of what it shows
+        compiled = load_catalog(
+            subscriptions_file, yang_dirs, strict=strict, compile_warnings=False
+        )
         title = subscriptions_file
+        summary = skipped_summary(compiled)
+        every = [*(e.identity for e in compiled.entries), *(s.identity for s in compiled.skipped)]
+        selected = used_by(every, node, subscription_id)
+        entries = [e for e in compiled.entries if e.identity in selected]
+        skipped = [
+            {
+                "subscription_id": s.id,
+                "node": s.node_pattern,
+                "line": s.line,
+                "reason": s.reason,
+            }
+            for s in compiled.skipped
+            if s.identity in selected
+        ]
         rows = [
             {
                 "subscription_id": entry.id,
@@ -687,11 +755,12 @@ def catalog_show(
                 "target": branch.target,
                 "topic": topic_name,
             }
-            for entry in compiled.entries
+            for entry in entries
             for branch, topic_name in zip(entry.compiled.branches, entry.topics, strict=True)
         ]
-        warnings = [w for entry in compiled.entries for w in entry.compiled.warnings]
-        topics = list(compiled.topics)
+        warnings = [f"{e.label}: {w}" for e in entries for w in e.compiled.warnings]
+        named = {t for entry in entries for t in entry.topics}
+        topics = [t for t in compiled.topics if t.name in named]
     else:
         raise click.UsageError("give --subscriptions or --bootstrap (the shared catalog)")
     used = resolve_format(fmt)
@@ -701,6 +770,8 @@ def catalog_show(
         emit_rows(rows, used)
         for warning in warnings:
             click.echo(f"warning: {warning}", err=True)
+        if summary:
+            click.echo(summary, err=True)
         return
     if used == "json":
         document = {
@@ -716,20 +787,24 @@ def catalog_show(
                 for spec in topics
             ],
             "warnings": warnings,
+            "skipped": skipped,
         }
         click.echo(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode())
+        if summary:
+            click.echo(summary, err=True)
         return
     from rich.console import Console  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
     from rich.text import Text  # noqa: PLC0415
 
-    table = Table("id", "type", "template", "target", "topic", title=title)
+    table = Table("id", "node", "type", "template", "target", "topic", title=title)
     for row in rows:
         kind = str(row["type"]) + (" (compacted)" if row["compaction"] else "")
         if "origin" in row:
             kind += f", {row['origin']}, generation {row['generation']}"
         table.add_row(
             str(row["subscription_id"]),
+            Text(row["node"] or "(all)"),
             kind,
             Text(str(row["template"])),
             str(row["target"]),
@@ -739,6 +814,8 @@ def catalog_show(
     console.print(table)
     for warning in warnings:
         console.print(Text("warning: ", style="yellow") + Text(warning))
+    if summary:
+        console.print(Text(summary))
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from yangkey.errors import ConfigError, Position, YangkeyError
+from yangkey.fleet import Identity, describe
 from yangkey.inputs import read_bounded
 from yangkey.topics import KAFKA_TOPIC_LIMIT, topic_name_problem
 from yangkey.values import UINT32_MAX
@@ -94,9 +95,34 @@ class TopicPolicy(_Strict):
         return value
 
 
-class Defaults(_Strict):
+_REPLICAS = Field(default=None, ge=1, le=32)
+"""``replication_factor`` / ``min_insync_replicas``: unset (None) is the broker's own
+``default.replication.factor`` / ``min.insync.replicas``."""
+
+
+class Replicated(_Strict):
+    """How a topic yangkey creates is replicated; unset fields come from a wider level
+    (subscription, then ``defaults``), and in the end from the broker's own settings."""
+
+    replication_factor: StrictInt | None = _REPLICAS
+    min_insync_replicas: StrictInt | None = _REPLICAS
+
+    @model_validator(mode="after")
+    def _in_sync_fits(self) -> Replicated:
+        check_in_sync(self.replication_factor, self.min_insync_replicas)
+        return self
+
+
+def check_in_sync(replication_factor: int | None, min_insync_replicas: int | None) -> None:
+    if replication_factor is not None and (min_insync_replicas or 0) > replication_factor:
+        raise ValueError(
+            f"min_insync_replicas ({min_insync_replicas}) exceeds replication_factor"
+            f" ({replication_factor}): every write with acks=all would be refused"
+        )
+
+
+class Defaults(Replicated):
     partitions: StrictInt = Field(default=6, ge=1, le=10_000)
-    replication_factor: StrictInt = Field(default=1, ge=1, le=32)
     retention: str | StrictInt = "7d"
     yang_dirs: tuple[str, ...] = ()
 
@@ -112,16 +138,33 @@ class Limits(_Strict):
 
     max_notification_bytes: StrictInt = Field(default=16 * 1024 * 1024, ge=1, le=2**31 - 1)
     """A larger notification is dead-lettered unread."""
-    max_learned_subscriptions: StrictInt = Field(default=100, ge=1, le=10_000)
-    """With ``learn: true``: subscriptions learned beyond this are dead-lettered."""
+    max_learned_subscriptions: StrictInt = Field(default=1000, ge=1, le=100_000)
+    """With ``learn: true``: subscriptions learned beyond this are dead-lettered. Each
+    device's subscription counts once: (node, id) is the identity (RFC 8639)."""
 
 
-class Subscription(_Strict):
+class InternalTopics(_Strict):
+    """Replication of yangkey's own topics (unset fields: as ``defaults`` says)."""
+
+    dead_letter: Replicated = Replicated()
+    catalog: Replicated = Replicated()
+    """The shared catalog (``_yangkey_catalog``)."""
+    schema_store: Replicated = Replicated()
+    """The schema registry's store (``_schemas``)."""
+
+
+InternalTopic = Literal["dead_letter", "catalog", "schema_store"]
+
+
+class Subscription(Replicated):
     id: StrictInt = Field(ge=0, le=UINT32_MAX)
     xpath: str | None = None
     subtree: str | None = None
     node: str | None = None
-    """A node name or an fnmatch pattern (``pe*``); None means any node."""
+    """The node the subscription is for: a node name, or a shell-style pattern (``pe*``,
+    ``xr-[0-9]*``); left out, every node (fleet-wide). RFC 8639 subscription ids are per
+    publisher: (node, id) is the identity, see :mod:`yangkey.fleet` for which entry a node
+    uses."""
     type: SubscriptionType = "periodic"
     compaction: StrictBool = False
     retention: str | StrictInt | None = None
@@ -149,6 +192,24 @@ class Subscription(_Strict):
             parse_duration(value)  # type: ignore[arg-type]
         return value
 
+    @field_validator("node")
+    @classmethod
+    def _node_is_a_name(cls, value: str | None) -> str | None:
+        if value is not None and (not value.strip() or any(c in value for c in "\n\r")):
+            raise ValueError(
+                "a node name or pattern, on one line (leave 'node' out for every node)"
+            )
+        return value
+
+    @property
+    def identity(self) -> Identity:
+        return (self.node, self.id)
+
+    @property
+    def label(self) -> str:
+        """How messages name it: ``subscription 1 for node pe1``."""
+        return describe(self.id, self.node)
+
     @property
     def filter_text(self) -> str:
         return self.xpath if self.xpath is not None else (self.subtree or "")
@@ -163,17 +224,59 @@ class SubscriptionsFile(_Strict):
     """Compile subscriptions that telemetry-message metadata describes but this file does not
     (up to ``limits.max_learned_subscriptions``). Off: such messages are dead-lettered."""
     limits: Limits = Limits()
+    internal_topics: InternalTopics = InternalTopics()
     subscriptions: tuple[Subscription, ...] = ()
     features: dict[str, tuple[str, ...]] = {}
     """Module -> the YANG features the devices support (``--features``); modules not named
     have every feature on."""
 
     _dead_letter_topic_valid = field_validator("dead_letter_topic")(_topic_name)
-    _lines: dict[int, int] = PrivateAttr(default_factory=dict)
-    """Subscription id -> line of its entry in the file, for error messages."""
+    _lines: dict[Identity, int] = PrivateAttr(default_factory=dict)
+    """(node, id) -> line of its entry in the file, for error messages."""
+    _source: str = PrivateAttr(default="<subscriptions>")
+    _warnings: tuple[str, ...] = PrivateAttr(default=())
 
-    def line_of(self, subscription_id: int) -> int | None:
-        return self._lines.get(subscription_id)
+    @property
+    def source(self) -> str:
+        """The file's name as it was given (``<subscriptions>`` for a text)."""
+        return self._source
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """One line each, naming the file and line: repeated identical entries."""
+        return self._warnings
+
+    def line_of(self, subscription: Subscription) -> int | None:
+        return self._lines.get(subscription.identity)
+
+    @model_validator(mode="after")
+    def _replication_fits(self) -> SubscriptionsFile:
+        levels: list[tuple[str, Replicated]] = [
+            *((f"subscription {s.id}", s) for s in self.subscriptions),
+            *((f"internal_topics.{name}", level) for name, level in self.internal_topics),
+        ]
+        for name, level in levels:
+            try:
+                check_in_sync(*self.replicated(level))
+            except ValueError as exc:
+                raise ValueError(f"{name} (unset fields from defaults): {exc}") from None
+        return self
+
+    def replicated(self, level: Replicated) -> tuple[int | None, int | None]:
+        """(replication factor, min.insync.replicas) of a subscription's or internal topic's
+        settings, ``defaults`` filling what it leaves unset (None: the broker's own)."""
+        defaults = self.defaults
+        factor = level.replication_factor
+        in_sync = level.min_insync_replicas
+        return (
+            defaults.replication_factor if factor is None else factor,
+            defaults.min_insync_replicas if in_sync is None else in_sync,
+        )
+
+    def internal(self, topic: InternalTopic) -> tuple[int | None, int | None]:
+        """:meth:`replicated` of one of yangkey's own topics."""
+        level: Replicated = getattr(self.internal_topics, topic)
+        return self.replicated(level)
 
 
 class _LineLoader(yaml.SafeLoader):
@@ -263,20 +366,53 @@ def parse_subscriptions(text: str, source: str = "<subscriptions>") -> Subscript
         line = _line_of(document, location)
         position = Position(0, line, 1) if line else None
         raise ConfigError(f"{field}: {first['msg']}", source=source, position=position) from None
-    first_line: dict[int, int | None] = {}
+    return _one_per_identity(model, document, source)
+
+
+def _one_per_identity(model: SubscriptionsFile, document: Any, source: str) -> SubscriptionsFile:
+    """One entry per (node, id): an identical repeat is dropped with a warning, a different
+    one is an error naming both lines."""
+    first: dict[Identity, tuple[Subscription, int | None]] = {}
+    lines: dict[Identity, int] = {}
+    warnings: list[str] = []
+    kept: list[Subscription] = []
     for index, subscription in enumerate(model.subscriptions):
         line = _line_of(document, ("subscriptions", index))
-        if subscription.id in first_line:
-            earlier = first_line[subscription.id]
-            raise ConfigError(
-                f"subscriptions.{index}.id: subscription id {subscription.id} is declared twice"
-                + (f" (first at line {earlier})" if earlier else ""),
-                source=source,
-                position=Position(0, line, 1) if line else None,
+        position = Position(0, line, 1) if line else None
+        earlier = first.get(subscription.identity)
+        if earlier is not None:
+            declared, earlier_line = earlier
+            at = f" (first at line {earlier_line})" if earlier_line else ""
+            if declared == subscription:
+                warnings.append(
+                    ConfigError(
+                        f"subscriptions.{index}: {subscription.label} repeats an identical "
+                        f"entry{at}; the repeat is ignored",
+                        source=source,
+                        position=position,
+                    ).message()
+                )
+                continue
+            hint = (
+                "; ids are per device (RFC 8639): give each entry the 'node' it is for"
+                if subscription.node is None
+                else ""
             )
-        first_line[subscription.id] = line
+            raise ConfigError(
+                f"subscriptions.{index}.id: {subscription.label} is declared twice{at}, "
+                f"differently{hint}",
+                source=source,
+                position=position,
+            )
+        first[subscription.identity] = (subscription, line)
+        kept.append(subscription)
         if line:
-            model._lines[subscription.id] = line
+            lines[subscription.identity] = line
+    if len(kept) != len(model.subscriptions):
+        model = model.model_copy(update={"subscriptions": tuple(kept)})
+    model._lines = lines
+    model._source = source
+    model._warnings = tuple(warnings)
     return model
 
 

@@ -36,6 +36,7 @@ from rich.table import Table
 from rich.text import Text
 
 from yangkey.errors import InputError, YangkeyError
+from yangkey.options import report_option
 from yangkey.reporting import reports_errors
 from yangkey.sample import Expected, generate, interfaces_option, iter_jsonl
 from yangkey.topics import TopicSpec
@@ -65,6 +66,8 @@ class DemoResult:
     """``<topic>-value`` -> the id the registry holds for it (latest version)."""
     stored_ids: list[dict[str, Any]] = field(default_factory=list)
     """History rows per (topic, schema_id) as ingested from the ``schema-id`` header."""
+    report: Any = None
+    """The run's :class:`yangkey.report.data.Report` (the tables, the run's figures)."""
 
 
 def _event_time(text: str) -> str:
@@ -230,6 +233,7 @@ def run_demo(
     from yangkey.clickhouse.ingest import ingest  # noqa: PLC0415
     from yangkey.clickhouse.queries import current_state  # noqa: PLC0415
     from yangkey.registry.client import RegistrySettings  # noqa: PLC0415
+    from yangkey.report.runs import ingest_figures, run_figures, tables_report  # noqa: PLC0415
     from yangkey.spark.config import JobConfig  # noqa: PLC0415
     from yangkey.spark.job import run  # noqa: PLC0415
 
@@ -311,6 +315,13 @@ def run_demo(
                 f"SELECT kafka_topic AS topic, schema_id, count() AS messages "
                 f"FROM `{DATABASE}`.`history` GROUP BY topic, schema_id ORDER BY topic, schema_id"
             )
+            report = tables_report(
+                connection,
+                DATABASE,
+                title="yangkey demo",
+                catalog=catalog,
+                figures=run_figures(summary.to_dict()) + ingest_figures(ingested),
+            )
         finally:
             connection.close()
     result = DemoResult(
@@ -326,6 +337,7 @@ def run_demo(
         registry=RegistrySettings.from_options(registry_url).shown,
         subjects=subjects,
         stored_ids=stored_ids,
+        report=report,
     )
     result.problems, result.expired = check(result)
     return result
@@ -473,6 +485,7 @@ def example_subscriptions() -> Iterator[Path]:
     envvar="YANGKEY_SCHEMA_REGISTRY",
     help="Use this Confluent-compatible schema registry instead of starting one beside the broker.",
 )
+@report_option(default_help="WORKDIR/report.html")
 @reports_errors
 def demo(
     subscriptions: Path | None,
@@ -483,6 +496,7 @@ def demo(
     rounds: int,
     master: str,
     schema_registry: str | None,
+    report: Path | None,
 ) -> None:
     """Run the whole pipeline on the embedded stack, on generated data.
 
@@ -491,8 +505,9 @@ def demo(
     (several nodes, interfaces, hardware, on-change yang-patch updates and deletes, a replayed
     older message, a few bad notifications) with each topic's value schema registered, ingests
     into chdb, prints the current state per node, the messages per topic and partition, the
-    registry's subjects and ids and the dead letters, and checks them. Exit status 1 if a
-    check fails.
+    registry's subjects and ids and the dead letters, and checks them; ends by writing the
+    run's HTML report (partitions, keys, nodes, dead letters, throughput, latency). Exit
+    status 1 if a check fails.
 
     \b
     Example:
@@ -516,6 +531,10 @@ def demo(
             schema_registry=schema_registry,
         )
     show(result, console)
+    from yangkey.report.runs import write  # noqa: PLC0415
+
+    written = write(result.report, report or workdir / "report.html")
+    console.print(f"[green]✓[/green] report: {written} (one HTML file; open it in a browser)")
     if result.problems:
         sys.exit(1)
 

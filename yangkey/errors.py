@@ -9,6 +9,9 @@ route the rejected bytes to an errors destination with the same fields.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
+
+from yangkey.messages import ErrorKind
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,8 @@ def _one_line(text: str) -> str:
 class YangkeyError(Exception):
     """Root of every error yangkey raises on purpose."""
 
-    kind = "error"
+    kind: ClassVar[ErrorKind] = "error"
+    """Its kind in the one vocabulary of :data:`yangkey.messages.ERROR_KINDS`."""
 
     def __init__(
         self,
@@ -100,46 +104,81 @@ class YangkeyError(Exception):
 class InputError(YangkeyError):
     """Malformed or unsafe input bytes: XML, JSON, YAML that cannot be read."""
 
-    kind = "input"
+    kind: ClassVar[ErrorKind] = "input"
 
 
 class FilterError(YangkeyError):
     """A subtree filter or XPath subscription that cannot be normalized or parsed."""
 
-    kind = "filter"
+    kind: ClassVar[ErrorKind] = "filter"
 
 
 class SchemaError(YangkeyError):
     """A YANG schema problem: module not found, unknown namespace or node, keyless list."""
 
-    kind = "schema"
+    kind: ClassVar[ErrorKind] = "schema"
 
 
 class NotificationError(YangkeyError):
     """A notification that is well formed but cannot yield a key."""
 
-    kind = "notification"
+    kind: ClassVar[ErrorKind] = "notification"
+
+
+class FramingError(NotificationError):
+    """A document that is no YANG-Push notification yangkey reads: no push-update or
+    push-change-update in it, or its data in a member no decoder knows."""
+
+    kind: ClassVar[ErrorKind] = "framing"
 
 
 class NoMatchError(NotificationError):
-    """A notification whose data holds no instance matching any subscription branch."""
+    """A notification whose data holds no instance matching any subscription branch: none on
+    the subscribed path (this class); the subclasses say why more precisely."""
 
-    kind = "no-match"
+    kind: ClassVar[ErrorKind] = "no-match"
+
+
+class FilteredOutError(NoMatchError):
+    """Every instance on the subscribed path contradicts a pinned key or a non-key filter."""
+
+    kind: ClassVar[ErrorKind] = "filtered-out"
+
+
+class ShapeError(NoMatchError):
+    """Data on the subscribed path in a shape RFC 7951 does not allow (a container sent as an
+    array, a list entry that is no object)."""
+
+    kind: ClassVar[ErrorKind] = "shape"
+
+
+class EmptyUpdate(NoMatchError):
+    """A push-update without data or a yang-patch without edits (a heartbeat): no error by
+    default in the pipeline, which counts it (:data:`yangkey.messages.EMPTY_UPDATE`)."""
+
+    kind: ClassVar[ErrorKind] = "empty-update"
 
 
 class TopicError(YangkeyError):
     """An invalid topic prefix, an over-long name that cannot be cut, a name collision."""
 
-    kind = "topic"
+    kind: ClassVar[ErrorKind] = "topic"
 
 
 class ConfigError(YangkeyError):
     """A subscriptions file or a setting that is invalid."""
 
-    kind = "config"
+    kind: ClassVar[ErrorKind] = "config"
+
+
+class BadSubscriptionError(NotificationError):
+    """A notification of a subscription that the catalog skipped: its entry in the
+    subscriptions file does not compile (the reason names the entry and why)."""
+
+    kind: ClassVar[ErrorKind] = "bad-subscription"
 
 
 class BrokerError(YangkeyError):
     """The local Kafka broker cannot be installed, started, reached or stopped."""
 
-    kind = "broker"
+    kind: ClassVar[ErrorKind] = "broker"

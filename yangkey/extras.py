@@ -13,13 +13,25 @@ EXTRA_OF_MODULE: dict[str, str] = {
     "pyspark": "spark",
     "py4j": "spark",
     "confluent_kafka": "kafka",
+    "fastavro": "kafka",
+    "avro": "kafka",
+    "google": "kafka",
+    "proto_schema_parser": "kafka",
+    "jsonschema": "kafka",
+    "jsonschema_specifications": "kafka",
     "chdb": "clickhouse",
     "clickhouse_connect": "clickhouse",
     "pyarrow": "clickhouse",
+    "plotly": "report",
 }
 """Top-level module -> the extra that installs it (see pyproject.toml)."""
 
-EXTRA_OF_COMMAND: dict[str, str] = {"produce": "spark", "demo": "spark", "ingest": "clickhouse"}
+EXTRA_OF_COMMAND: dict[str, str] = {
+    "produce": "spark",
+    "demo": "spark",
+    "ingest": "clickhouse",
+    "report": "report",
+}
 """Commands whose extra brings every edge they use: one install, not one per missing module."""
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
 from yangkey.errors import InputError
@@ -20,6 +21,10 @@ MAX_NOTIFICATION_BYTES = 16 * 1024 * 1024
 """Default cap on one notification (and one line of a batch file)."""
 
 _DRAIN_CHUNK = 1 << 16
+
+_DECLARATION = re.compile(rb"(?:\xef\xbb\xbf)?[ \t]*<\?xml[ \t\r\n][^>]*\?>[ \t\r]*")
+DECLARATION_MAX = 256
+"""Bytes an XML declaration line has at most (``<?xml version="1.0" encoding="UTF-8"?>``)."""
 
 
 def source_name(path: str) -> str:
@@ -74,3 +79,41 @@ def bounded_lines(stream: BinaryIO, limit: int) -> Iterator[tuple[int, bytes | N
             yield number, None
             continue
         yield number, line
+
+
+def is_declaration(line: bytes) -> bool:
+    """Whether ``line`` is an XML declaration and nothing else (``<?xml version="1.0"?>``)."""
+    return len(line) <= DECLARATION_MAX and _DECLARATION.fullmatch(line) is not None
+
+
+def join_declarations(
+    lines: Iterable[tuple[int, bytes | None]],
+) -> Iterator[tuple[int, bytes | None]]:
+    """``(line number, line)`` with an XML declaration line joined to the line after it.
+
+    ncclient and IOS-XE print each notification as an ``<?xml ...?>`` line followed by the
+    document on one line: one record, numbered by its first line, not a declaration record (a
+    bogus dead letter) and a notification. A declaration followed by nothing (or by another)
+    stays a record of its own, and is refused as such.
+    """
+    pending: tuple[int, bytes] | None = None
+    for number, line in lines:
+        if line is not None and is_declaration(line.rstrip(b"\n")):
+            if pending is not None:
+                yield pending
+            pending = (number, line)
+            continue
+        if pending is None:
+            yield number, line
+            continue
+        if line is not None and not line.strip():
+            continue  # a blank line between a declaration and its document
+        start, declaration = pending
+        pending = None
+        if line is None:  # over the size limit: reported on its own
+            yield start, declaration
+            yield number, line
+            continue
+        yield start, declaration.rstrip(b"\r\n") + b"\n" + line
+    if pending is not None:
+        yield pending

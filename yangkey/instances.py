@@ -16,9 +16,12 @@ carries, named by :func:`derive_leaves`, with the canonical text of the value (l
 of texts; nested list: JSON text). What a replace, create, delete or remove does not carry
 (under ``@under``) is gone; what a merge does not carry stays as it was.
 
-Not covered: a delete or remove *above* the target (``interface=eth0`` on a topic whose target
-is ``interface/statistics``) names no instance of the target, so it has no row here; the
-message-level tables still have it.
+A delete or remove *above* the target ends the instances below it that the rest of the branch
+pins completely, as in the message key (``interface=eth0`` on a topic whose target is
+``interface/statistics``: a ``delete`` row for ``interface[name='eth0']/statistics``). Not
+covered: one above a target with open keys below it (``interface=eth0`` on
+``interface/ietf-ip:ipv4/address``) names no instance of the target, so it has no row here;
+the message-level tables still have it.
 
 It travels in the ``yangkey-instances`` header of the keyed message, so the same views serve
 the Kafka engine (server mode) and ``yangkey ingest`` (embedded), which adds the header itself
@@ -27,17 +30,16 @@ when the producer did not.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
 from yangkey.canon_types import canon_for
-from yangkey.errors import NotificationError, SchemaError, YangkeyError
-from yangkey.keys import edit_plan, edit_tree, lookup, passes_filters
+from yangkey.errors import SchemaError, YangkeyError
+from yangkey.keys import Instance, compile_entries_walker, edit_plan, edit_tree, key_members
 from yangkey.values import Canon, canon_integer
-from yangkey.xpath import quote
 
 if TYPE_CHECKING:
     from yangson import datatype as dt
@@ -46,7 +48,7 @@ if TYPE_CHECKING:
     from yangkey.catalog import Catalog
     from yangkey.notifications import Edit, Notification
     from yangkey.schema import SchemaContext
-    from yangkey.templates import Branch, CompiledStep
+    from yangkey.templates import Branch
 
 __all__ = ["HEADER_INSTANCES", "InstanceFeed", "Leaf", "catalog_modules", "derive_leaves"]
 
@@ -133,8 +135,9 @@ def _no_canon(value: object) -> str:  # pragma: no cover - list leaves are not c
 
 
 class _Deriver:
-    def __init__(self) -> None:
+    def __init__(self, prefixes: Mapping[str, str]) -> None:
         self.leaves: list[Leaf] = []
+        self.prefixes = prefixes
 
     def add(self, name: str, kind: LeafKind, path: tuple[str, ...], node: SchemaNode) -> None:
         from yangson.schemanode import InternalNode  # noqa: PLC0415
@@ -143,7 +146,7 @@ class _Deriver:
             self.leaves.append(Leaf(name, kind, path, None, _no_canon, node.ns))
             return
         datatype: dt.DataType = node.type
-        canon = canon_for(datatype, node.ns)
+        canon = canon_for(datatype, node.ns, self.prefixes)
         self.leaves.append(Leaf(name, kind, path, _resolved(datatype), canon, node.ns))
 
     def subtree(self, node: InternalNode, prefix: tuple[str, ...], module: str) -> None:
@@ -177,7 +180,7 @@ def derive_leaves(
     from yangson.schemanode import InternalNode, ListNode  # noqa: PLC0415
 
     node: SchemaNode = schema.schema_root(modules)
-    deriver = _Deriver()
+    deriver = _Deriver(schema.index.unique_prefixes)
     for index, step in enumerate(branch.steps):
         child = (
             node.get_data_child(step.name, step.module) if isinstance(node, InternalNode) else None
@@ -253,85 +256,29 @@ class _Found:
 
 
 class InstanceFeed:
-    """Builds the feed of one topic (one compiled branch and the leaves of its target)."""
+    """Builds the feed of one topic (one compiled branch and the leaves of its target).
+
+    Its instances are those of the message key: Phase 3's generated walker finds them
+    (:func:`yangkey.keys.compile_entries_walker`, the variant reporting each instance's value
+    and keys), so ``@path`` is one of the key's XPaths by construction."""
 
     def __init__(self, branch: Branch, leaves: Sequence[Leaf]) -> None:
         self.branch = branch
         self._edit_plan = edit_plan(branch)
+        self._walk = compile_entries_walker(branch)
+        self._key_members = key_members(branch)
         self.keys = tuple(leaf for leaf in leaves if leaf.kind == "key")
         self.leaf_target = branch.target in ("leaf", "leaf-list")
         self.tree = _plan([leaf for leaf in leaves if leaf.kind != "key"])
 
-    # -- finding instances ---------------------------------------------------------------
-
-    def _walk(
-        self, node: Any, index: int, pieces: list[str], keys: dict[str, str]
-    ) -> Iterator[_Found]:
-        steps = self.branch.steps
-        step = steps[index]
-        value = lookup(node, step) if isinstance(node, dict) else None
-        if value is None:
-            return
-        last = index == len(steps) - 1
-        if step.kind == "list":
-            for entry in _entries(value):
-                if not isinstance(entry, dict) or not passes_filters(entry, step):
-                    continue
-                found = self._list_entry(entry, step, pieces, keys)
-                if found is None:
-                    continue
-                entry_pieces, entry_keys = found
-                if last:
-                    yield _Found("".join(entry_pieces), entry_keys, entry)
-                else:
-                    yield from self._walk(entry, index + 1, entry_pieces, entry_keys)
-        elif step.kind == "leaf-list":
-            slot = step.keys[0]
-            for item in _entries(value):
-                text = slot.canon(item)
-                if slot.pinned is None:
-                    path = "".join(pieces) + quote(text) + self.branch.pieces[len(pieces)]
-                elif text == slot.pinned:
-                    path = self._template(pieces)
-                else:
-                    continue
-                yield _Found(path, keys, item)
-        elif last:
-            yield _Found(self._template(pieces), keys, value)
-        elif step.kind == "container" and isinstance(value, dict):
-            yield from self._walk(value, index + 1, pieces, keys)
-
-    def _template(self, pieces: list[str]) -> str:
-        # the rest of the template after the last open slot filled so far
-        done = len(pieces) - 1
-        return "".join(pieces) + "".join(self.branch.pieces[done + 1 :])
-
-    def _list_entry(
-        self, entry: dict[str, Any], step: CompiledStep, pieces: list[str], keys: dict[str, str]
-    ) -> tuple[list[str], dict[str, str]] | None:
-        new_pieces = list(pieces)
-        new_keys = dict(keys)
-        for slot in step.keys:
-            if slot.positional:
-                return None
-            raw = entry.get(slot.member)
-            if raw is None:
-                raise NotificationError(
-                    f"an entry of list {step.module}:{step.name} has no key leaf {slot.member}"
-                )
-            text = slot.canon(raw)
-            if slot.pinned is not None:
-                if text != slot.pinned:
-                    return None
-            else:
-                slot_index = len(new_pieces)
-                new_pieces[-1] += quote(text)
-                new_pieces.append(self.branch.pieces[slot_index])
-            new_keys[f"{step.member}.{slot.member}"] = text
-        return new_pieces, new_keys
-
-    def instances(self, data: Any) -> list[_Found]:
-        return list(self._walk(data, 0, [self.branch.pieces[0]], {}))
+    def instances(self, data: dict[str, Any]) -> list[_Found]:
+        found: list[Instance] = []
+        self._walk(data, found)
+        members = self._key_members
+        return [
+            _Found(path, dict(zip(members, keys, strict=False)), value)
+            for path, value, keys in found
+        ]
 
     # -- building the objects ------------------------------------------------------------
 

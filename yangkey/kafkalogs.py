@@ -1,17 +1,21 @@
 """librdkafka's own log lines, routed through Python logging and summarised.
 
 Left alone, librdkafka prints every retry of an unreachable broker on stderr (hundreds of
-lines before yangkey's own error). Handed :func:`quiet_librdkafka`'s logger (the ``logger``
-client setting of confluent-kafka), they are summarised instead:
+lines before yangkey's own error). Every client yangkey builds takes the ``logger`` client
+setting of confluent-kafka instead (:func:`logged`: :func:`client_logger`, or a task's
+:func:`transactional_logger`), so no line reaches stderr unasked:
 
-* a broker that never answered prints nothing here: the command's own check (e.g. ingest's
-  ``cannot reach Kafka``) is the one error line;
-* a connection that was up and is lost is one line: librdkafka's ``Disconnected (after …ms in
-  state UP)``, once per burst (until ``quiet`` seconds pass without another); the retries
-  that follow are only counted;
-* on a clean exit after warnings, one summary line.
+* by default warnings and errors are ``kafka: …`` lines;
+* under :func:`quiet_librdkafka` (the commands that talk to Kafka for long) they are
+  summarised instead: a broker that never answered prints nothing here (the command's own
+  check, e.g. ingest's ``cannot reach Kafka``, is the one error line); a connection that was
+  up and is lost is one line, librdkafka's ``Disconnected (after …ms in state UP)``, once per
+  burst (until ``quiet`` seconds pass without another), the retries that follow only
+  counted; on a clean exit after warnings, one summary line;
+* in a run with a log file (:func:`log_to_file`, ``yangkey produce``) every line also goes
+  there, and only there from the Spark workers it starts.
 
-``YANGKEY_KAFKA_LOG=1`` lets every line through, for debugging.
+``YANGKEY_KAFKA_LOG=1`` lets every line through to stderr, for debugging.
 """
 
 from __future__ import annotations
@@ -20,9 +24,12 @@ import functools
 import logging
 import os
 import re
+import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 import click
 
@@ -69,6 +76,89 @@ class Summary(logging.Handler):
 _LOST = re.compile(r"\(after \d+ms in state UP")
 
 
+CLIENT_LOGGER = "yangkey.librdkafka"
+ENV_RUN_LOG = "YANGKEY_RUN_LOG"
+"""The run's log file (:func:`log_to_file`), for the processes a run starts."""
+_FILE_FORMAT = logging.Formatter("%(asctime)s kafka %(process)d: %(message)s", "%y/%m/%d %H:%M:%S")
+
+
+def _show() -> bool:
+    return os.environ.get(ENV_SHOW, "") not in ("", "0")
+
+
+class _Console(logging.StreamHandler):  # type: ignore[type-arg]
+    """``kafka: …`` on stderr (looked up when a line comes: click's or pytest's stderr)."""
+
+    def __init__(self, level: int) -> None:
+        super().__init__()
+        self.setLevel(level)
+        self.setFormatter(logging.Formatter("kafka: %(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.setStream(sys.stderr)
+        super().emit(record)
+
+
+def logged(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A client config with the ``logger`` setting (unless it has one): build every
+    ``Producer``, ``Consumer`` and ``AdminClient`` from one, so librdkafka's lines go
+    through yangkey's logger, never straight to stderr."""
+    return {"logger": client_logger(), **config}
+
+
+@functools.cache
+def client_logger() -> logging.Logger:
+    """The logger of every client but a task's transactional producer: warnings and errors on
+    stderr (everything with ``YANGKEY_KAFKA_LOG=1``), but in a process of a run with a log
+    file (``YANGKEY_RUN_LOG``, a local Spark worker) only there."""
+    logger = logging.getLogger(CLIENT_LOGGER)
+    logger.propagate = False
+    logger.setLevel(logging.DEBUG if _show() else logging.INFO)
+    run_log = os.environ.get(ENV_RUN_LOG)
+    if _show() or not run_log:
+        logger.addHandler(_Console(logging.DEBUG if _show() else logging.WARNING))
+    if run_log:
+        _add_file(logger, run_log)
+    return logger
+
+
+def _add_file(logger: logging.Logger, path: str) -> logging.Handler | None:
+    for handler in logger.handlers:
+        if isinstance(handler, logging.FileHandler) and handler.baseFilename == path:
+            return None
+    try:
+        handler = logging.FileHandler(path, encoding="utf-8", delay=True)
+    except OSError:
+        return None  # the lines are only the run's diagnostics: never fail over them
+    handler.setFormatter(_FILE_FORMAT)
+    logger.addHandler(handler)
+    return handler
+
+
+@contextmanager
+def log_to_file(path: Path) -> Iterator[None]:
+    """Within: every librdkafka line of this process also goes to ``path``, and the
+    processes started meanwhile (Spark's local JVM and its Python workers) write theirs
+    there only (``YANGKEY_RUN_LOG``)."""
+    previous = os.environ.get(ENV_RUN_LOG)
+    os.environ[ENV_RUN_LOG] = str(path)
+    added = [
+        (logger, handler)
+        for logger in (client_logger(), transactional_logger())
+        if (handler := _add_file(logger, str(path.resolve()))) is not None
+    ]
+    try:
+        yield
+    finally:
+        for logger, handler in added:
+            logger.removeHandler(handler)
+            handler.close()
+        if previous is None:
+            os.environ.pop(ENV_RUN_LOG, None)
+        else:
+            os.environ[ENV_RUN_LOG] = previous
+
+
 @contextmanager
 def quiet_librdkafka(
     echo: Callable[[str], None] = _stderr,
@@ -76,18 +166,20 @@ def quiet_librdkafka(
     quiet: float = 60.0,
     clock: Callable[[], float] = time.monotonic,
 ) -> Iterator[logging.Logger]:
-    """A logger to pass as the ``logger`` client setting (see the module doc)."""
-    logger = logging.getLogger("yangkey.librdkafka")
-    show = os.environ.get(ENV_SHOW, "") not in ("", "0")
-    logger.propagate = show
-    logger.setLevel(logging.DEBUG if show else logging.INFO)
+    """:func:`client_logger` summarised (see the module doc), for the ``logger`` setting."""
+    logger = client_logger()
     summary = Summary(echo, quiet=quiet, clock=clock)
-    if not show:
+    consoles = [] if _show() else [h for h in logger.handlers if isinstance(h, _Console)]
+    for console in consoles:
+        logger.removeHandler(console)
+    if not _show():
         logger.addHandler(summary)
     try:
         yield logger
     finally:
         logger.removeHandler(summary)
+        for console in consoles:
+            logger.addHandler(console)
     if summary.count:
         echo(
             f"kafka: {summary.count} librdkafka warning(s), the last: {summary.last} "
@@ -110,13 +202,17 @@ def transactional_logger() -> logging.Logger:
     A new broker's first transactions print them for every task ("Failed to acquire
     transactional PID … Coordinator load in progress: retrying") and then succeed; a
     coordinator that never comes ends in the caller's own error. ``YANGKEY_KAFKA_LOG=1`` keeps
-    them."""
+    them. In a worker of a run with a log file, every line goes there instead."""
     logger = logging.getLogger("yangkey.librdkafka.transactions")
-    handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("kafka: %(message)s"))
-    if os.environ.get(ENV_SHOW, "") in ("", "0"):
-        handler.addFilter(_WithoutCoordinatorRetries())
-    logger.addHandler(handler)
+    run_log = os.environ.get(ENV_RUN_LOG)
+    if _show() or not run_log:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("kafka: %(message)s"))
+        if not _show():
+            handler.addFilter(_WithoutCoordinatorRetries())
+        logger.addHandler(handler)
+    if run_log:
+        _add_file(logger, run_log)
     logger.propagate = False
     logger.setLevel(logging.INFO)
     return logger

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, NamedTuple, NoReturn
 
-from yangkey.errors import NoMatchError, NotificationError, YangkeyError
+from yangkey.diagnosis import no_instance
+from yangkey.errors import EmptyUpdate, NoMatchError, NotificationError, YangkeyError
 from yangkey.notifications import Edit, Notification, TargetStep, Wanted
 from yangkey.templates import Branch, CompiledStep, CompiledSubscription, KeySlot
 from yangkey.values import UINT32_MAX, canon_string, node_name_problem, parse_unsigned
@@ -77,13 +78,16 @@ def lookup(node: dict[str, Any], step: CompiledStep) -> Any:
 
 
 def passes_filters(entry: Any, step: CompiledStep) -> bool:
+    """Whether ``entry`` agrees with the step's non-key filters. Only a value that contradicts
+    a filter rules the entry out (docs/design.md#phase-2-templates): a device that applied the
+    filter itself may leave the leaf out (Huawei sends ``statistics`` without ``type``)."""
     if not isinstance(entry, dict):
         return False
     for data_filter in step.filters:
         value = entry.get(data_filter.member)
         if value is None:
             value = entry.get(data_filter.qualified_member)
-        if value is None or data_filter.canon(value) != data_filter.value:
+        if value is not None and data_filter.canon(value) != data_filter.value:
             return False
     return True
 
@@ -98,10 +102,19 @@ Walker = Callable[[dict[str, Any], list[str]], None]
 class _WalkerSource:
     """Generates one straight-line Python function per branch (compiled once, in Phase 2's
     wake): nested loops over the list steps, key reads and template rendering inlined. This is
-    what makes Phase 3 cheap next to the JSON parse itself."""
+    what makes Phase 3 cheap next to the JSON parse itself.
 
-    def __init__(self, branch: Branch) -> None:
+    ``entries``: the variant for the instance feed (:mod:`yangkey.instances`), which appends
+    ``(xpath, value, keys)`` for each instance rather than its XPath alone: the instance's
+    value and the canonical values of the keys of the lists above it and of its own, in step
+    and key order (pinned ones too; positions not). One walker, two outputs: the typed
+    instance rows and the message key agree by construction."""
+
+    def __init__(self, branch: Branch, entries: bool = False) -> None:
         self.branch = branch
+        self.entries = entries
+        self.key_values: list[str] = []
+        """The variables holding the canonical key values read so far (the feed's keys)."""
         self.lines: list[str] = ["def walk(node, out):"]
         self.env: dict[str, Any] = {
             "quote": quote,
@@ -116,6 +129,14 @@ class _WalkerSource:
 
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.indent + line)
+
+    def found(self, xpath: str, value: str) -> str:
+        """The statement recording one instance: its XPath, or (entries) its XPath, value and
+        keys."""
+        if not self.entries:
+            return f"out.append({xpath})"
+        keys = "".join(f"{name}, " for name in self.key_values)
+        return f"out.append(({xpath}, {value}, ({keys})))"
 
     @property
     def skip(self) -> str:
@@ -173,7 +194,7 @@ class _WalkerSource:
     def deleted_check(self, index: int, node: str) -> None:
         if not self.branch.open_after[index + 1]:
             self.emit(f"if type({node}) is dict and DELETED in {node}:")
-            self.emit(f"    out.append({self.render()})")
+            self.emit(f"    {self.found(self.render(), node)}")
             self.emit(f"    {self.skip}")
 
     def generate(self) -> str:
@@ -203,7 +224,7 @@ class _WalkerSource:
                 if step.filters:
                     self.emit(f"if not passes({entry}, S{index}): continue")
                 if last:
-                    self.emit(f"out.append({self.render()})")
+                    self.emit(self.found(self.render(), entry))
                 else:
                     self.deleted_check(index, entry)
                 parent = entry
@@ -214,21 +235,21 @@ class _WalkerSource:
                 self.indent += 1
                 canon = self.canon(slot, f"K{index}", "x")
                 if slot.pinned is not None:
-                    self.emit(f"if {canon} == {slot.pinned!r}: out.append({self.render()})")
+                    self.emit(f"if {canon} == {slot.pinned!r}: {self.found(self.render(), 'x')}")
                 else:
                     self.emit(f"v = {canon}")
-                    self.emit(f"out.append({self.render('v')})")
+                    self.emit(self.found(self.render("v"), "x"))
             elif step.kind == "container":
                 if step.filters:
                     self.emit(f"if not passes({child}, S{index}): {self.skip}")
                 if last:
-                    self.emit(f"out.append({self.render()})")
+                    self.emit(self.found(self.render(), child))
                 else:
                     self.emit(f"if type({child}) is not dict: {self.skip}")
                     self.deleted_check(index, child)
                 parent = child
             else:
-                self.emit(f"out.append({self.render()})")
+                self.emit(self.found(self.render(), child))
         return "\n".join(self.lines) + "\n"
 
     def list_keys(self, index: int, step: CompiledStep, entry: str) -> None:
@@ -279,6 +300,7 @@ class _WalkerSource:
                 self.emit(
                     f"{value} = {self.canon(slot, f'K{index}_{number}', f'r{index}_{number}')}"
                 )
+            self.key_values.append(value)
             if slot.pinned is None:
                 self.values.append(value)
             else:
@@ -286,7 +308,7 @@ class _WalkerSource:
         for value, literal in pinned:
             self.emit(f"if {value} != {literal!r}: continue")
 
-    def build(self) -> Walker:
+    def build(self) -> Any:
         source = self.generate()
         filename = walker_filename(self.branch, source)
         # Registered so tracebacks and pdb show the generated lines; mtime None tells
@@ -294,8 +316,7 @@ class _WalkerSource:
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         namespace: dict[str, Any] = dict(self.env)
         exec(compile(source, filename, "exec"), namespace)
-        walker: Walker = namespace["walk"]
-        return walker
+        return namespace["walk"]
 
 
 def walker_filename(branch: Branch, source: str) -> str:
@@ -313,7 +334,31 @@ def walker_source(branch: Branch) -> str:
 
 def compile_walker(branch: Branch) -> Walker:
     """The Phase 3 matcher of one branch: ``walk(data_tree, out)`` appends concrete XPaths."""
-    return _WalkerSource(branch).build()
+    walker: Walker = _WalkerSource(branch).build()
+    return walker
+
+
+Instance = tuple[str, Any, tuple[str, ...]]
+"""An instance an entries walker finds: its concrete XPath, its value, its keys' values."""
+EntriesWalker = Callable[[dict[str, Any], list[Instance]], None]
+
+
+def compile_entries_walker(branch: Branch) -> EntriesWalker:
+    """The same walker as :func:`compile_walker`, appending ``(xpath, value, keys)`` of each
+    instance (the instance feed's; keys named by :func:`key_members`)."""
+    walker: EntriesWalker = _WalkerSource(branch, entries=True).build()
+    return walker
+
+
+def key_members(branch: Branch) -> tuple[str, ...]:
+    """``list-member.key-member`` of each key an entries walker reports, in its order."""
+    return tuple(
+        f"{step.member}.{slot.member}"
+        for step in branch.steps
+        if step.kind == "list"
+        for slot in step.keys
+        if not slot.positional
+    )
 
 
 class EditPlan(NamedTuple):
@@ -658,8 +703,8 @@ class KeyDeriver:
         source = notification.source
         if not node_name:
             raise NotificationError(
-                "no node name: the notification has no hostname or network-node-manifest name; "
-                "give one with --node",
+                "no node name: the notification has no hostname, sysName or "
+                "network-node-manifest name; give one with --node",
                 source=source,
             )
         problem = node_name_problem(node_name)
@@ -675,11 +720,18 @@ class KeyDeriver:
             except YangkeyError as exc:
                 raise exc.with_source(source) from None
         if not any(per_branch):
+            if notification.empty:
+                raise EmptyUpdate(
+                    "empty update: the push-update carries no data (a heartbeat?)"
+                    if notification.kind == "push-update"
+                    else "empty update: the yang-patch has no edit",
+                    source=source,
+                )
             only = self.branches[0] if len(self.branches) == 1 else None
             if only is not None and only.open_slots == 0 and only.target == "container":
                 per_branch = [[only.template]]
             else:
-                raise NoMatchError("no matching instances", source=source)
+                raise self._no_instance(notification).with_source(source) from None
         if len(per_branch) == 1:
             every = _sorted_unique(per_branch[0])
             branch_xpaths: tuple[tuple[str, ...], ...] = (every,)
@@ -687,3 +739,26 @@ class KeyDeriver:
             branch_xpaths = tuple(_sorted_unique(found) for found in per_branch)
             every = tuple(sorted({x for found in branch_xpaths for x in found}))
         return DerivedKey(node_name, sub_id, every, branch_xpaths)
+
+    def _no_instance(self, notification: Notification) -> YangkeyError:
+        """Why no branch found an instance (:func:`yangkey.diagnosis.no_instance`)."""
+        if notification.kind == "push-update":
+            trees: list[list[Any]] = [[notification.data]] * len(self.branches)
+            carried = [str(member) for member in notification.data]
+        else:
+            trees = []
+            for plan in self.plans:
+                found = []
+                for edit in notification.edits:
+                    try:
+                        tree = edit_tree(plan, edit)
+                    except YangkeyError:
+                        continue  # the walkers read it without error: never seen
+                    if tree is not None:
+                        found.append(tree)
+                trees.append(found)
+            carried = [
+                "target " + "".join(f"/{step.module}:{step.name}" for step in edit.target)
+                for edit in notification.edits
+            ]
+        return no_instance(self.branches, trees, carried)

@@ -22,6 +22,9 @@ Kind = Literal["push-update", "push-change-update"]
 #: RFC 8072 section 2.5: the yang-patch edit operations.
 OPERATIONS = frozenset({"create", "delete", "insert", "merge", "move", "replace", "remove"})
 _BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+#: push-update members besides its data (RFC 8641, and the ``subscription-id`` of the
+#: pre-RFC 8639 yang-push drafts, which IOS-XE still sends).
+PUSH_HEADER = frozenset({"id", "subscription-id", "incomplete-update"})
 
 
 class TargetStep(NamedTuple):
@@ -62,6 +65,17 @@ class Notification:
     edits: tuple[Edit, ...] = ()
     subscription: dict[str, Any] | None = None
     """yang-push-subscription metadata of a telemetry message, when present."""
+    pruned: bool = False
+    """push-update: ``data`` holds only what the key derivation reads (XML, ``wanted``), so an
+    empty ``data`` is no empty update."""
+
+    @property
+    def empty(self) -> bool:
+        """An update without data: a push-update with no (or empty) datastore-contents, a
+        push-change-update without edits. Devices send these as heartbeats."""
+        if self.kind == "push-update":
+            return not self.data and not self.pruned
+        return not self.edits
 
 
 def _local(member: str) -> str:

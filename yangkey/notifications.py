@@ -24,11 +24,12 @@ from typing import Any
 
 import orjson
 
-from yangkey.errors import InputError, NotificationError
+from yangkey.errors import FramingError, InputError, NotificationError, ShapeError
 from yangkey.messages import CONTENT_TYPE_JSON
 from yangkey.notification_model import (
     _TARGETS,
     OPERATIONS,
+    PUSH_HEADER,
     Edit,
     Kind,
     Notification,
@@ -44,7 +45,7 @@ from yangkey.notification_model import (
     parse_target,
 )
 from yangkey.values import UINT32_MAX, node_name_problem
-from yangkey.xmlnotifications import decode_xml
+from yangkey.xmlnotifications import decode_xml, xml_contents
 
 # The model's names stay importable from here, where the decoder's callers look for them.
 __all__ = [
@@ -186,8 +187,8 @@ def _envelope_change(obj: Any, source: str) -> Notification | None:
     if push is None:
         push = contents.get("ietf-yang-push:push-change-update")
         kind = "push-change-update"
-    if type(push) is not dict:
-        return None
+    if type(push) is not dict or (kind == "push-update" and "datastore-contents" not in push):
+        return None  # a legacy framing (datastore-contents-xml) or none: the general path
     note = Notification(
         source,
         CONTENT_TYPE_JSON,
@@ -200,9 +201,46 @@ def _envelope_change(obj: Any, source: str) -> Notification | None:
     return _json_push(kind, push, source, note)
 
 
-def _json_notification(obj: Any, source: str, note: Notification) -> Notification:
+def _unread(member: str) -> bool:
+    """A push-update member no decoder reads that may hold its data: unqualified (RFC 8641
+    defines none beyond its header) or named like contents; other qualified members are
+    metadata of augmenting modules (message-publisher-id, observation-domain-id)."""
+    local = _local(member)
+    return local not in PUSH_HEADER and (":" not in member or "content" in local)
+
+
+def _json_text_contents(text: Any, source: str) -> Any:
+    """``datastore-contents-json`` of the pre-RFC 8641 drafts: the contents as an object, or
+    as JSON text."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(
+            f"malformed JSON in datastore-contents-json: {exc}", source=source
+        ) from None
+
+
+def _xml_text_contents(
+    text: Any, source: str, ns_modules: Mapping[str, str] | None
+) -> dict[str, Any]:
+    """IOS-XE's ``datastore-contents-xml``: the datastore contents as XML text."""
+    if not isinstance(text, str):
+        raise FramingError(
+            "datastore-contents-xml must be a string of XML, not " + type(text).__name__,
+            source=source,
+        )
+    return xml_contents(text.encode("utf-8"), source, ns_modules or {})
+
+
+def _json_notification(
+    obj: Any, source: str, note: Notification, ns_modules: Mapping[str, str] | None = None
+) -> Notification:
+    """The general JSON decoder; ``ns_modules`` reads XML text inside the JSON
+    (``datastore-contents-xml``)."""
     if not isinstance(obj, dict):
-        raise NotificationError("a notification must be a JSON object", source=source)
+        raise FramingError("a notification must be a JSON object", source=source)
     for member, body in obj.items():
         local = _local(member)
         if local == "message" and isinstance(body, dict):
@@ -220,49 +258,83 @@ def _json_notification(obj: Any, source: str, note: Notification) -> Notificatio
                     )
             payload = _find(body, "payload")
             if payload is None:
-                raise NotificationError("telemetry message has no payload", source=source)
-            return _json_notification(payload, source, note)
+                raise FramingError("telemetry message has no payload", source=source)
+            return _json_notification(payload, source, note, ns_modules)
         if local == "envelope" and isinstance(body, dict):
             note.event_time = body.get("event-time", note.event_time)
             note.node = _node_name(body.get("hostname"), "hostname", source) or note.node
             note.sequence_number = _sequence_number(body.get("sequence-number"), source)
             contents = body.get("contents")
             if contents is None:
-                raise NotificationError("envelope has no contents", source=source)
-            return _json_notification(contents, source, note)
+                raise FramingError("envelope has no contents", source=source)
+            return _json_notification(contents, source, note, ns_modules)
         if local == "notification" and isinstance(body, dict):
+            # RFC 8040 section 6.4 (JSON of RFC 5277's <notification>), with the legacy
+            # sequencing members (draft-tgraf-netconf-notif-sequencing) Huawei VRP sends:
+            # sysName is the node name, as the envelope's hostname.
             note.event_time = body.get("eventTime", note.event_time)
-            rest = {k: v for k, v in body.items() if k != "eventTime"}
-            return _json_notification(rest, source, note)
+            sys_name = _find(body, "sysName")
+            note.node = _node_name(sys_name, "sysName", source) or note.node
+            sequence = _find(body, "sequenceNumber")
+            if sequence is not None:
+                note.sequence_number = _sequence_number(sequence, source)
+            rest = {k: v for k, v in body.items() if _local(k) not in _NOTIFICATION_HEADER}
+            return _json_notification(rest, source, note, ns_modules)
         if local in ("push-update", "push-change-update") and isinstance(body, dict):
-            return _json_push(local, body, source, note)
+            return _json_push(local, body, source, note, ns_modules)
     members = ", ".join(list(obj)[:5]) or "none"
-    raise NotificationError(
+    raise FramingError(
         f"no push-update or push-change-update found (top-level members: {members})",
         source=source,
     )
 
 
-def _json_push(kind: str, body: dict[str, Any], source: str, note: Notification) -> Notification:
+_NOTIFICATION_HEADER = frozenset({"eventTime", "sysName", "sequenceNumber"})
+
+
+def _json_push(
+    kind: str,
+    body: dict[str, Any],
+    source: str,
+    note: Notification,
+    ns_modules: Mapping[str, str] | None = None,
+) -> Notification:
     note.kind = "push-update" if kind == "push-update" else "push-change-update"
     subscription_id = body.get("id")
+    if subscription_id is None:
+        # The pre-RFC 8639 name (draft-ietf-netconf-yang-push), which IOS-XE still sends.
+        subscription_id = body.get("subscription-id")
     note.subscription_id = (
         subscription_id
         if type(subscription_id) is int and 0 <= subscription_id <= 0xFFFFFFFF
         else _subscription_id(subscription_id, source)
     )
     if note.kind == "push-update":
-        contents = body.get("datastore-contents", {})
+        contents = body.get("datastore-contents")
+        if contents is None and "datastore-contents-xml" in body:
+            contents = _xml_text_contents(body["datastore-contents-xml"], source, ns_modules)
+        elif contents is None and "datastore-contents-json" in body:
+            contents = _json_text_contents(body["datastore-contents-json"], source)
+        elif contents is None:
+            others = [m for m in body if _unread(m)]
+            if others:
+                raise FramingError(
+                    f"push-update has no datastore-contents but {', '.join(others[:5])}: no"
+                    " framing yangkey reads",
+                    source=source,
+                )
+            contents = {}
         if not isinstance(contents, dict):
-            raise NotificationError("datastore-contents must be an object", source=source)
+            raise ShapeError(
+                "datastore-contents must be an object (RFC 7951), not " + type(contents).__name__,
+                source=source,
+            )
         note.data = contents
         return note
     changes = body.get("datastore-changes")
     patch = _find(changes, "yang-patch") if isinstance(changes, dict) else None
     if not isinstance(patch, dict):
-        raise NotificationError(
-            "push-change-update has no datastore-changes/yang-patch", source=source
-        )
+        raise FramingError("push-change-update has no datastore-changes/yang-patch", source=source)
     edits = patch.get("edit", [])
     if not isinstance(edits, list):
         raise NotificationError("yang-patch edit must be a list", source=source)
@@ -330,7 +402,7 @@ def decode(
         if fast is not None:
             return fast
         return _json_notification(
-            obj, source, Notification(source, CONTENT_TYPE_JSON, "push-update")
+            obj, source, Notification(source, CONTENT_TYPE_JSON, "push-update"), ns_modules
         )
     data = raw.encode("utf-8") if isinstance(raw, str) else raw
     start = data[:1]
@@ -348,7 +420,7 @@ def decode(
         if fast is not None:
             return fast
         note = Notification(source, CONTENT_TYPE_JSON, "push-update")
-        return _json_notification(obj, source, note)
+        return _json_notification(obj, source, note, ns_modules)
     if not data.strip():
         raise InputError("empty notification", source=source)
     raise InputError(

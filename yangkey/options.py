@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -89,8 +90,8 @@ def profile_option(function: F) -> F:
 
 
 def subscriptions_option(function: F) -> F:
-    """``--subscriptions/-s FILE`` (must exist: a missing file is a usage error) and
-    ``--yang-dir``."""
+    """``--subscriptions/-s FILE`` (must exist: a missing file is a usage error),
+    ``--yang-dir`` and ``--strict``."""
     return subscriptions_options()(function)
 
 
@@ -119,9 +120,48 @@ def subscriptions_options(
                 help=help_text,
             ),
             yang_dir_option,
+            strict_option,
         )
 
     return decorate
+
+
+def subscription_filter_options(what: str, node_help: str = "") -> Callable[[F], F]:
+    """``--node/-n NAME`` and ``--subscription-id/-i ID``: a subscription is identified by
+    (node, id), ids being per device (RFC 8639)."""
+
+    def decorate(function: F) -> F:
+        return _apply(
+            function,
+            click.option(
+                "--node",
+                "-n",
+                default=None,
+                metavar="NAME",
+                help=node_help or f"Only {what} of this node.",
+            ),
+            click.option(
+                "--subscription-id",
+                "-i",
+                type=click.IntRange(0, 2**32 - 1),
+                default=None,
+                metavar="ID",
+                help=f"Only {what} of this subscription id (ids are per device: on every node "
+                "unless --node names one).",
+            ),
+        )
+
+    return decorate
+
+
+def strict_option(function: F) -> F:
+    return click.option(
+        "--strict",
+        is_flag=True,
+        help="Stop at the first subscription of the file that does not compile. Default: "
+        "report it (file, line, reason), skip it and run the others; its notifications go "
+        "to the dead-letter topic.",
+    )(function)
 
 
 def yang_dir_option(function: F) -> F:
@@ -356,3 +396,17 @@ catalog_topic_option = click.option(
     envvar=ENV_CATALOG_TOPIC,
     help="The shared catalog's compacted topic.",
 )
+
+
+def report_option(*, default_help: str | None = None) -> Callable[[F], F]:
+    """``--report PATH``: also write the run's HTML report (:mod:`yangkey.report`) there."""
+    where = f" [default: {default_help}]" if default_help else ""
+    return click.option(
+        "--report",
+        "report",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        metavar="PATH",
+        help="Write the run's HTML report here: partitions, keys, nodes, dead letters, "
+        f"throughput, latency; charts inlined, opens offline{where}.",
+    )

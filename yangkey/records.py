@@ -19,15 +19,19 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from yangkey.catalog import Catalog, CatalogEntry
+from yangkey.catalog import Catalog
+from yangkey.entries import CatalogEntry, SkippedSubscription
 from yangkey.errors import ConfigError, InputError, NotificationError, YangkeyError
+from yangkey.fleet import for_node
 from yangkey.instances import HEADER_INSTANCES, InstanceFeed, catalog_modules, derive_leaves
 from yangkey.messages import (
+    EMPTY_UPDATE,
     HEADER_CONTENT_TYPE,
     HEADER_EVENT_TIME,
     HEADER_GENERATION,
     HEADER_SEQUENCE_NUMBER,
     HEADER_SUBSCRIPTION_TYPE,
+    EmptyUpdates,
     KeyedMessage,
     Rejection,
 )
@@ -44,7 +48,7 @@ _new = tuple.__new__
 """KeyedMessage(...) through its generated __new__ cost 0.5 us more per message."""
 _Fixed = tuple[tuple[tuple[str, bytes], ...], int]
 """Headers that depend only on the subscription and the encoding, and their bytes."""
-_Route = tuple[CatalogEntry | None, _Fixed]
+_Route = tuple[CatalogEntry | SkippedSubscription | None, _Fixed]
 _SEQUENCE_NAME = len(HEADER_SEQUENCE_NUMBER)
 _SEQUENCE_AND_TIME_NAMES = len(HEADER_SEQUENCE_NUMBER) + len(HEADER_EVENT_TIME)
 
@@ -72,6 +76,9 @@ class ProducerKnobs:
     ClickHouse instance tables (docs/design.md#instance-feed); per-branch topics only. Off by
     default: it costs the producer 2.5-3x (benchmarks/bench_typed.py) and ``yangkey ingest``
     computes the same rows itself; a server's Kafka engine tables need it on."""
+    empty_updates: EmptyUpdates = "count"
+    """An update without data (a heartbeat) is no error: ``count`` it in the run summary, or
+    also send it to the dead-letter topic (``dead-letter``, kind ``empty-update``)."""
 
     def __post_init__(self) -> None:
         problem = topic_name_problem(self.single_topic)
@@ -112,7 +119,7 @@ class MessageBuilder:
         self.schema = SchemaContext.cached(self.yang_dirs)
         self.ns_modules = self.schema.index.by_namespace
         self.max_bytes = catalog.file.limits.max_notification_bytes
-        self._fixed_headers: dict[tuple[int, int, str], _Fixed] = {}
+        self._fixed_headers: dict[tuple[int, str, str], _Fixed] = {}
         self.header_bytes = 0
         """At least the header bytes (names and values) of any message built so far: lets
         the producer see that a message is far below the size limit without a loop over its
@@ -124,8 +131,6 @@ class MessageBuilder:
         self._feeds: dict[str, InstanceFeed] = {}
         self.feed_failures = 0
         """Messages sent without the instance header: a leaf value the feed could not read."""
-        self._indexed: tuple[CatalogEntry, ...] | None = None
-        self._by_id: dict[int, tuple[CatalogEntry, ...]] = {}
         self._routes: dict[tuple[int, str | None, str], _Route] = {}
 
     def _feed(self, entry: CatalogEntry, index: int) -> InstanceFeed:
@@ -140,29 +145,18 @@ class MessageBuilder:
         return feed
 
     def entry(self, subscription_id: int, node: str | None) -> CatalogEntry | None:
-        """:meth:`Catalog.entry` by a dict: the cost per notification stays the same from ten
-        subscriptions to ten thousand."""
-        entries = self.catalog.entries
-        if entries is not self._indexed:
-            by_id: dict[int, list[CatalogEntry]] = {}
-            for entry in entries:
-                by_id.setdefault(entry.id, []).append(entry)
-            self._by_id = {key: tuple(value) for key, value in by_id.items()}
-            self._routes.clear()
-            self._indexed = entries
-        for entry in self._by_id.get(subscription_id, ()):
-            if entry.applies_to(node):
-                return entry
-        return None
+        """:meth:`Catalog.entry`: the file's subscription ``node`` uses for the id."""
+        return self.catalog.entry(subscription_id, node)
 
     def _route(self, route_key: tuple[int, str | None, str]) -> _Route:
         """The catalog entry of (subscription id, node, content type) and its fixed headers,
         remembered: a notification then costs one dict lookup for both, not a node pattern
-        match and a second lookup. None for an id the file lacks (learning decides, each
-        time: its metadata can differ between notifications)."""
+        match and a second lookup. None for an id the file lacks for that node (learning
+        decides, each time: its metadata can differ between notifications)."""
         subscription_id, node, content_type = route_key
-        entry = self.entry(subscription_id, node)
-        route: _Route = (entry, ((), 0) if entry is None else self._fixed(entry, content_type))
+        entry = self.catalog.resolve(subscription_id, node)
+        fixed = self._fixed(entry, content_type) if isinstance(entry, CatalogEntry) else ((), 0)
+        route: _Route = (entry, fixed)
         if len(self._routes) >= MAX_ROUTES:
             self._routes.clear()  # node names come from the input: keep the memory bounded
         self._routes[route_key] = route
@@ -170,8 +164,9 @@ class MessageBuilder:
 
     def _fixed(self, entry: CatalogEntry, content_type: str) -> _Fixed:
         """:meth:`fixed_headers` and their size in bytes, remembered."""
-        # The generation is in the key: a learned id can start a new one (shared catalog).
-        fixed_key = (entry.id, entry.generation, content_type)
+        # What the headers say, not the subscription: (node, id) pairs are many, these few;
+        # a learned id can start a new generation (shared catalog).
+        fixed_key = (entry.generation, entry.subscription_type, content_type)
         found = self._fixed_headers.get(fixed_key)
         if found is None:
             fixed = self.fixed_headers(entry, content_type)
@@ -197,7 +192,14 @@ class MessageBuilder:
         ]
         return tuple(headers)
 
+    def counts_only(self, rejection: Rejection) -> bool:
+        """Whether ``rejection`` is an empty update this run counts without dead-lettering."""
+        return rejection.kind == EMPTY_UPDATE and self.knobs.empty_updates == "count"
+
     def build(self, raw: bytes, source: str) -> list[KeyedMessage] | Rejection:
+        """The keyed messages of one notification, or why it has none (an empty update is a
+        rejection of kind ``empty-update`` here: :meth:`counts_only` says what to do with
+        it)."""
         try:
             return self._build(raw, source)
         except YangkeyError as exc:
@@ -243,16 +245,11 @@ class MessageBuilder:
         content_type = note.content_type
         route_key = (subscription_id, note.node or self.default_node, content_type)
         route = self._routes.get(route_key)
-        if route is None or self.catalog.entries is not self._indexed:
+        if route is None:
             route = self._route(route_key)
         entry, (fixed, size) = route
-        if entry is None:
-            if not self.knobs.learn:
-                raise NotificationError(
-                    f"unknown subscription id {subscription_id}; learning is off for this run",
-                    source=source,
-                )
-            entry = self.catalog.learn(subscription_id, note.subscription, source)
+        if not isinstance(entry, CatalogEntry):
+            entry = self._unrouted(entry, note, route_key[1], source)
             fixed, size = self._fixed(entry, content_type)
         derived = entry.deriver.derive(note, default_node=self.default_node)
         sequence = b"%d" % (note.sequence_number or 0)
@@ -288,6 +285,27 @@ class MessageBuilder:
             else:
                 messages.append(_new(KeyedMessage, (topics[index], key, raw, headers)))
         return messages
+
+    def _unrouted(
+        self,
+        found: SkippedSubscription | CatalogEntry | None,
+        note: Notification,
+        node: str | None,
+        source: str,
+    ) -> CatalogEntry:
+        """The entry of a notification the file has no compiled subscription for: learned,
+        or a rejection naming why."""
+        if isinstance(found, SkippedSubscription):
+            raise found.rejection(source)
+        subscription_id = note.subscription_id
+        assert subscription_id is not None
+        if not self.knobs.learn:
+            raise NotificationError(
+                f"unknown subscription id {subscription_id}{for_node(node)} "
+                f"({self.catalog.known(node)}); learning is off for this run",
+                source=source,
+            )
+        return self.catalog.learn(subscription_id, note.subscription, source, node)
 
     def _with_instances(
         self,

@@ -53,6 +53,7 @@ _REVISION = re.compile(r"\brevision\s+[\"']?(\d{4}-\d{2}-\d{2})[\"']?\s*[{;]")
 _IMPORT = re.compile(r"\bimport\s+([A-Za-z_][\w.-]*)\s*\{")
 _INCLUDE = re.compile(r"\binclude\s+([A-Za-z_][\w.-]*)\s*[{;]")
 _FEATURE = re.compile(r"^\s*feature\s+([A-Za-z_][\w.-]*)\s*[{;]", re.MULTILINE)
+_IDENTITY = re.compile(r"^\s*identity\s+[A-Za-z_]", re.MULTILINE)
 _STRING = re.compile(r"\"(?:[^\"\\]|\\.)*\"")
 
 
@@ -68,6 +69,8 @@ class ModuleInfo:
     prefix: str | None
     imports: tuple[str, ...]
     includes: tuple[str, ...]
+    identities: bool = False
+    """Whether it defines an identity (identityref values may name it by its prefix)."""
 
     @cached_property
     def features(self) -> tuple[str, ...]:
@@ -108,9 +111,10 @@ def _strip_comments(text: str, *, header: bool = False) -> str:
 
 def read_module_info(path: Path) -> ModuleInfo | None:
     try:
-        text = _strip_comments(path.read_text(encoding="utf-8", errors="replace"), header=True)
+        raw = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
+    text = _strip_comments(raw, header=True)
     header = _HEADER.search(text)
     if header is None:
         return None
@@ -128,6 +132,10 @@ def read_module_info(path: Path) -> ModuleInfo | None:
         prefix=prefix.group(1) if prefix else None,
         imports=tuple(dict.fromkeys(_IMPORT.findall(without_strings))),
         includes=tuple(dict.fromkeys(_INCLUDE.findall(without_strings))),
+        # The whole text, comments and strings included: one regex search, where stripping
+        # them costs a Python loop over a vendor module's megabytes. A description line that
+        # starts with "identity x" only offers the module's prefix for identityref values.
+        identities=_IDENTITY.search(raw) is not None,
     )
 
 
@@ -181,6 +189,19 @@ class ModuleIndex:
             if module.prefix and module.kind == "module":
                 by_prefix.setdefault(module.prefix, []).append(module.name)
         self.by_prefix = by_prefix
+        identities = {
+            module.name
+            for module in self.modules.values()
+            if module.identities
+            or any(self.modules[s].identities for s in module.includes if s in self.modules)
+        }
+        self.unique_prefixes = {
+            prefix: owners[0]
+            for prefix, owners in by_prefix.items()
+            if len(owners) == 1 and prefix not in self.modules and owners[0] in identities
+        }
+        """YANG prefix -> module, for the prefixes one module defining identities on the search
+        path owns (and that are no module name): how a device's ``ianaift:gpon`` is read."""
         self._references: ReferenceIndex | None = None
 
     @classmethod

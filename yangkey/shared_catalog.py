@@ -10,10 +10,13 @@ the schema registry's store (seed 003, :mod:`yangkey.registry.store`):
   ``seq`` is not its offset lost a race and every reader ignores it: the first writer wins;
 * the key carries the writer's ``node``, so compaction cannot keep a loser's record in place of
   the winner's (their keys differ);
-* the key carries the record's ``digest`` (what the subscription *is*: id, filter, YANG library
-  content id, topics...), so a second writer of the same subscription finds it and writes
-  nothing, and a learned subscription whose id is known with another filter gets the next
-  generation, allocated from the local state and re-allocated when the write loses.
+* the key carries the record's ``digest`` (what the subscription *is*: id, node, filter, YANG
+  library content id, topics...), so a second writer of the same subscription finds it and
+  writes nothing, and a learned subscription whose (node, id) is known with another filter gets
+  the next generation, allocated from the local state and re-allocated when the write loses;
+* the key carries the subscription's identity, ``id`` and (when it has one) ``for-node``, the
+  node or node pattern it is for (RFC 8639 ids are per publisher). Keys written before
+  subscriptions had a node have no ``for-node``: their records are fleet-wide and still read.
 
 Every valid record has a unique key, so compaction removes only tombstoned records.
 """
@@ -29,7 +32,8 @@ import orjson
 
 from yangkey.config import SubscriptionType
 from yangkey.errors import YangkeyError
-from yangkey.topics import TopicSpec
+from yangkey.fleet import describe
+from yangkey.topics import BROKER_DEFAULT, TopicSpec
 
 KEYTYPE = "SUBSCRIPTION"
 Origin = Literal["file", "learned"]
@@ -64,9 +68,12 @@ class SharedSubscription:
     compaction: bool
     branches: tuple[SharedBranch, ...]
     node_pattern: str | None = None
+    """The node or node pattern the subscription is for; None: every node. A learned one is
+    its device's: (node, id) is the identity."""
     namespaces: tuple[tuple[str, str], ...] = ()
     partitions: int = 1
-    replication_factor: int = 1
+    replication_factor: int = BROKER_DEFAULT
+    min_insync_replicas: int | None = None
     retention_seconds: int = 0
     warnings: tuple[str, ...] = ()
     writer: str = ""
@@ -115,6 +122,7 @@ class SharedSubscription:
             "namespaces": dict(self.namespaces),
             "partitions": self.partitions,
             "replication_factor": self.replication_factor,
+            "min_insync_replicas": self.min_insync_replicas,
             "retention_seconds": self.retention_seconds,
             "branches": [
                 {
@@ -151,6 +159,7 @@ class SharedSubscription:
             namespaces=tuple(sorted((str(k), str(v)) for k, v in data["namespaces"].items())),
             partitions=int(data["partitions"]),
             replication_factor=int(data["replication_factor"]),
+            min_insync_replicas=_optional_int(data.get("min_insync_replicas")),
             retention_seconds=int(data["retention_seconds"]),
             branches=tuple(
                 SharedBranch(
@@ -176,17 +185,21 @@ class RecordKey:
     id: int
     seq: int
     node: str
+    """The writer's node id (host, process), not the subscription's node."""
+    for_node: str | None = None
+    """The node or node pattern the subscription is for (None: fleet-wide)."""
 
     def encode(self) -> bytes:
-        return orjson.dumps(
-            {
-                "keytype": KEYTYPE,
-                "id": self.id,
-                "digest": self.digest,
-                "seq": self.seq,
-                "node": self.node,
-            }
-        )
+        key: dict[str, object] = {
+            "keytype": KEYTYPE,
+            "id": self.id,
+            "digest": self.digest,
+            "seq": self.seq,
+            "node": self.node,
+        }
+        if self.for_node is not None:
+            key["for-node"] = self.for_node
+        return orjson.dumps(key)
 
     @classmethod
     def decode(cls, raw: bytes | None) -> RecordKey | None:
@@ -198,16 +211,18 @@ class RecordKey:
             if data["keytype"] != KEYTYPE:
                 return None
             digest, subscription, seq, node = data["digest"], data["id"], data["seq"], data["node"]
-        except (orjson.JSONDecodeError, KeyError, TypeError):
+            for_node = data.get("for-node")
+        except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
             return None
         if not (
             isinstance(digest, str)
             and isinstance(subscription, int)
             and isinstance(seq, int)
             and isinstance(node, str)
+            and (for_node is None or isinstance(for_node, str))
         ):
             return None
-        return cls(digest, subscription, seq, node)
+        return cls(digest, subscription, seq, node, for_node)
 
 
 class CatalogState:
@@ -244,7 +259,12 @@ class CatalogState:
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
             self.ignored += 1
             return
-        if record.digest != key.digest or record.id != key.id:
+        if (
+            record.digest != key.digest
+            or record.id != key.id
+            # a key written before keys named the node has no for-node
+            or (key.for_node is not None and record.node_pattern != key.for_node)
+        ):
             self.ignored += 1
             return
         self.records[key.digest] = record
@@ -255,7 +275,7 @@ class CatalogState:
         self.end = max(self.end, end)
 
     def find(self, subscription_id: int) -> list[SharedSubscription]:
-        """The records of a subscription id, oldest generation first."""
+        """The records of a subscription id, every node's, oldest generation first."""
         found = [r for r in self.records.values() if r.id == subscription_id]
         return sorted(found, key=lambda r: r.generation)
 
@@ -269,12 +289,14 @@ class CatalogState:
         if record.digest in self.records:
             return None
         if record.origin == "learned":
-            known = self.find(record.id)
+            # Generations count per identity: another node's subscription with this id is
+            # another subscription, not a change of this one.
+            known = [r for r in self.find(record.id) if r.node_pattern == record.node_pattern]
             # The same filter (topics named by another file): the same generation.
             same = [r.generation for r in known if r.definition == record.definition]
             generation = same[0] if same else max((r.generation for r in known), default=0) + 1
             record = replace(record, generation=generation)
-        key = RecordKey(record.digest, record.id, self.end, node)
+        key = RecordKey(record.digest, record.id, self.end, node, record.node_pattern)
         return key, record.encode()
 
 
@@ -331,14 +353,20 @@ class SharedCatalog:
             if winner is not None:
                 return winner
         raise YangkeyError(
-            f"subscription {record.id}: gave up after {self.max_attempts} conflicting writes",
+            f"{describe(record.id, record.node_pattern)}: gave up after {self.max_attempts} "
+            "conflicting writes",
             source="shared catalog",
         )
 
 
+def _optional_int(value: object) -> int | None:
+    return None if value is None else int(value)  # type: ignore[call-overload]
+
+
 def topic_specs(records: Iterable[SharedSubscription]) -> list[TopicSpec]:
     """The topics of ``records``, merged by name as :func:`yangkey.catalog.build_catalog`
-    merges a file's (the largest retention and partition count, every template)."""
+    merges a file's (the largest retention, partition count and replication, every
+    template)."""
     merged: dict[str, TopicSpec] = {}
     for record in records:
         for branch in record.branches:
@@ -348,6 +376,7 @@ def topic_specs(records: Iterable[SharedSubscription]) -> list[TopicSpec]:
                     name=branch.topic,
                     partitions=record.partitions,
                     replication_factor=record.replication_factor,
+                    min_insync_replicas=record.min_insync_replicas,
                     compaction=record.compaction,
                     retention_seconds=record.retention_seconds,
                     schema_path=branch.schema_path,
@@ -359,6 +388,11 @@ def topic_specs(records: Iterable[SharedSubscription]) -> list[TopicSpec]:
             merged[branch.topic] = replace(
                 spec,
                 partitions=max(spec.partitions, record.partitions),
+                replication_factor=max(spec.replication_factor, record.replication_factor),
+                min_insync_replicas=max(
+                    (m for m in (spec.min_insync_replicas, record.min_insync_replicas) if m),
+                    default=None,
+                ),
                 retention_seconds=max(spec.retention_seconds, record.retention_seconds),
                 subscription_ids=tuple(sorted({*spec.subscription_ids, record.id})),
                 templates=tuple(sorted({*spec.templates, branch.template})),

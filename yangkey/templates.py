@@ -22,7 +22,7 @@ from yangkey.schema import ModuleIndex, SchemaContext
 from yangkey.schema_build import LeftOut
 from yangkey.subtree import normalize_subtree
 from yangkey.values import Canon, canon_string, literal_canon
-from yangkey.xpath import LocationPath, Predicate, Step, parse_union, quote
+from yangkey.xpath import LocationPath, Predicate, Step, absolute_union, parse_union, quote
 
 if TYPE_CHECKING:
     from yangson.schemanode import InternalNode, LeafListNode, ListNode, SchemaNode, TerminalNode
@@ -165,6 +165,60 @@ def _leaf_child(node: InternalNode, name: str, module: str) -> TerminalNode | No
     return child if isinstance(child, TerminalNode) else None
 
 
+def _not_data(parent: InternalNode, name: str, module: str) -> str | None:
+    """Why ``module:name`` under ``parent`` is no data node to subscribe to, when it is a
+    notification or an RPC/action of the schema: with the data node to subscribe to instead,
+    the list keyed like the notification's leaves (``alarm-notification`` -> ``alarm``), else
+    the module's top-level data nodes."""
+    from yangson.schemanode import (  # noqa: PLC0415
+        InternalNode,
+        ListNode,
+        NotificationNode,
+        RpcActionNode,
+    )
+
+    child = parent.get_child(name, module)
+    if isinstance(child, RpcActionNode):
+        return "it is an RPC or action, not a data node: it has no data to subscribe to"
+    if not isinstance(child, NotificationNode):
+        return None
+    leaves = {grandchild.name for grandchild in child.children}
+    root: SchemaNode = parent
+    while root.parent is not None:
+        root = root.parent
+    best: list[tuple[int, bool, str]] = []
+    pending: list[tuple[SchemaNode, str]] = [(root, "")]
+    while pending:
+        node, path = pending.pop()
+        if not isinstance(node, InternalNode):
+            continue
+        for data in node.data_children():
+            if data.ns != module and not path:
+                continue
+            written = (
+                f"{path}/{data.name if path and data.ns == node.ns else f'{data.ns}:{data.name}'}"
+            )
+            if isinstance(data, ListNode) and data.keys and {k for k, _ in data.keys} <= leaves:
+                shared = len(leaves & {c.name for c in data.data_children()})
+                # A tie (alarm and shelved-alarm carry the same leaves) goes to the list the
+                # notification is named after (alarm-notification).
+                best.append((shared, name.startswith(f"{data.name}-"), written))
+            pending.append((data, written))
+    best.sort(reverse=True)
+    if best and (len(best) == 1 or best[0][:2] > best[1][:2]):
+        suggestion = best[0][2]
+    else:
+        tops = [
+            f"/{module}:{data.name}"
+            for data in (root.data_children() if isinstance(root, InternalNode) else ())
+            if data.ns == module
+        ]
+        if not tops:
+            return "it is a notification, not a data node; YANG-Push subscribes to data nodes"
+        suggestion = " or ".join(tops[:5])
+    return f"it is a notification, not a data node; subscribe to {suggestion} instead"
+
+
 class _BranchCompiler:
     def __init__(
         self,
@@ -223,7 +277,7 @@ class _BranchCompiler:
                 raise self.unknown(step, module, schema_path, "it has no children")
             child = node.get_data_child(step.name, module)
             if child is None:
-                raise self.unknown(step, module, schema_path)
+                raise self.unknown(step, module, schema_path, _not_data(node, step.name, module))
             node = child
             is_last = position == len(self.path.steps) - 1
             kind = _kind(node)
@@ -342,7 +396,11 @@ class _BranchCompiler:
 
         for key_name, key_module in node.keys:
             leaf = _leaf_child(node, key_name, key_module)
-            canon = canon_for(leaf.type, key_module) if leaf is not None else canon_string
+            canon = (
+                canon_for(leaf.type, key_module, self.schema.index.unique_prefixes)
+                if leaf is not None
+                else canon_string
+            )
             member = _member(key_module, key_name, module)
             pinning = given.get(key_name)
             if pinning is not None and pinning.value is not None:
@@ -387,7 +445,7 @@ class _BranchCompiler:
                     f"predicate [{predicate.name}=...] names no leaf of {module}:{step.name}",
                     source=self.path.text,
                 )
-            canon = canon_for(leaf.type, leaf_module)
+            canon = canon_for(leaf.type, leaf_module, self.schema.index.unique_prefixes)
             value = self.literal(
                 leaf, canon, predicate.value, f"{self.path.text}: {predicate.name}"
             )
@@ -411,7 +469,7 @@ class _BranchCompiler:
     ) -> KeySlot:
         from yangkey.canon_types import canon_for  # noqa: PLC0415
 
-        canon = canon_for(node.type, module)
+        canon = canon_for(node.type, module, self.schema.index.unique_prefixes)
         for predicate in step.predicates:
             if predicate.name is None and predicate.value is not None:
                 pinned = self.literal(node, canon, predicate.value, f"{self.path.text}: value")
@@ -438,7 +496,12 @@ def compile_subscription(
     source: str = "subscription",
 ) -> CompiledSubscription:
     """Phases 1 and 2 for one subscription filter (XPath union, or subtree XML)."""
-    xpath = normalize_subtree(filter_text, schema.index, source) if subtree else filter_text
+    warnings: list[str] = []
+    if subtree:
+        xpath = normalize_subtree(filter_text, schema.index, source)
+    else:
+        xpath, relative = absolute_union(filter_text)
+        warnings.extend(relative)
     try:
         paths = parse_union(xpath, source)
         step_modules = [_step_modules(path, schema.index, namespaces) for path in paths]
@@ -446,7 +509,7 @@ def compile_subscription(
         built = schema.built(modules)
         root = built.model.schema
         branches: list[Branch] = []
-        warnings: list[str] = built.warnings()
+        warnings.extend(built.warnings())
         for path, mods in zip(paths, step_modules, strict=True):
             compiler = _BranchCompiler(path, mods, root, schema, namespaces, keyless)
             branches.append(compiler.compile())

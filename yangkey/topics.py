@@ -28,6 +28,15 @@ _MIN_SCHEMA_PART = 10
 
 LevelPosition = Literal["first", "after-prefix", "last"]
 
+BROKER_DEFAULT = -1
+"""A replication factor that asks the broker for its own ``default.replication.factor``
+(what Kafka's CreateTopics takes as -1, KIP-464)."""
+
+
+def replicas(factor: int | None) -> int:
+    """A subscriptions file's replication factor (None: unset) as a TopicSpec's."""
+    return BROKER_DEFAULT if factor is None else factor
+
 
 def fnv1a_64(data: bytes) -> int:
     value = _FNV_OFFSET
@@ -46,7 +55,11 @@ class TopicSpec:
 
     name: str
     partitions: int = 1
-    replication_factor: int = 1
+    replication_factor: int = BROKER_DEFAULT
+    """Replicas of each partition; :data:`BROKER_DEFAULT`: the broker's
+    ``default.replication.factor``."""
+    min_insync_replicas: int | None = None
+    """The topic's ``min.insync.replicas``; None: the broker's."""
     compaction: bool = False
     retention_seconds: int = 0
     """0: not set (the broker's default, no ClickHouse TTL); negative: keep forever."""

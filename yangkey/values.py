@@ -19,14 +19,11 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from yangkey.errors import FilterError, NotificationError
-
-if TYPE_CHECKING:
-    pass
 
 Canon = Callable[[Any], str]
 
@@ -246,33 +243,63 @@ def canon_lowercase(value: Any) -> str:
 # --------------------------------------------------------------------------- other built-ins
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*", re.ASCII)
+
+
 class IdentityrefCanon:
-    """identityref: ``module:identity`` (RFC 7951 section 6.8); a bare name is in the module
-    of the leaf."""
+    """The canonical ``module:identity`` of an identityref value (RFC 7951 section 6.8).
 
-    __slots__ = ("default_module",)
+    A value without a qualifier is in ``module`` (the leaf's). A qualifier that is a YANG
+    ``prefix`` rather than a module name (``ianaift:gpon``, as some devices write it) is
+    resolved in Phase 2's tables: ``local`` (the imports of the module defining the type, and
+    the prefixes of the modules defining identities derived from its bases), then ``shared``
+    (the prefixes that one module owns on the search path). A qualifier that is neither stays
+    as written: its module may not be on the search path. XML text whose prefix the document
+    declares arrives resolved (:class:`QNameText`). Text that is no ``[module:]identity`` is
+    refused. A class, not a closure, so that compiled subscriptions pickle.
+    """
 
-    def __init__(self, default_module: str) -> None:
-        self.default_module = default_module
+    __slots__ = ("local", "module", "shared")
+
+    def __init__(
+        self,
+        module: str,
+        local: Mapping[str, str] | None = None,
+        shared: Mapping[str, str] | None = None,
+    ) -> None:
+        self.module = module
+        self.local: Mapping[str, str] = local or {}
+        self.shared: Mapping[str, str] = shared or {}
 
     def __call__(self, value: Any) -> str:
         if isinstance(value, QNameText):
             return value.module_value
         text = _scalar_text(value).strip()
-        return text if ":" in text else f"{self.default_module}:{text}"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return IdentityrefCanon, (self.default_module,)
+        prefix, colon, name = text.partition(":")
+        if not colon:
+            if not _IDENTIFIER.fullmatch(text):
+                raise NotificationError(f"invalid identityref value {text!r}: not an identifier")
+            return f"{self.module}:{text}"
+        if not (_IDENTIFIER.fullmatch(prefix) and _IDENTIFIER.fullmatch(name)):
+            raise NotificationError(
+                f"invalid identityref value {text!r}: not [module:]identity (RFC 7951 6.8)"
+            )
+        module = self.local.get(prefix) or self.shared.get(prefix)
+        return text if module is None else f"{module}:{name}"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, IdentityrefCanon) and other.default_module == self.default_module
+        return (
+            type(other) is IdentityrefCanon
+            and other.module == self.module
+            and other.local == self.local
+            and (other.shared is self.shared or other.shared == self.shared)
+        )
 
     def __hash__(self) -> int:
-        return hash(self.default_module)
+        return hash(self.module)
 
-
-def identityref_canon(default_module: str) -> Canon:
-    return IdentityrefCanon(default_module)
+    def __reduce__(self) -> tuple[Any, ...]:
+        return IdentityrefCanon, (self.module, self.local, self.shared)
 
 
 class BitsCanon:

@@ -12,10 +12,11 @@ from typing import Any, TypeAlias
 
 from lxml import etree
 
-from yangkey.errors import NotificationError
+from yangkey.errors import FramingError, NotificationError
 from yangkey.messages import CONTENT_TYPE_XML
 from yangkey.notification_model import (
     NS_TELEMETRY,
+    PUSH_HEADER,
     Edit,
     Notification,
     Selector,
@@ -269,7 +270,7 @@ def _xml_notification(
             note.event_time = note.event_time or _text(meta, "node-export-timestamp")
         inner = _first_element(kids.one("payload"))
         if inner is None:
-            raise NotificationError("telemetry message has no payload", source=source)
+            raise FramingError("telemetry message has no payload", source=source)
         return _xml_notification(inner, source, note, conv, wanted)
     if local == "envelope":
         note.event_time = _text(kids, "event-time") or note.event_time
@@ -277,29 +278,49 @@ def _xml_notification(
         note.sequence_number = _sequence_number(_text(kids, "sequence-number"), source)
         inner = _first_element(kids.one("contents"))
         if inner is None:
-            raise NotificationError("envelope has no contents", source=source)
+            raise FramingError("envelope has no contents", source=source)
         return _xml_notification(inner, source, note, conv, wanted)
     if local == "notification":
         note.event_time = _text(kids, "eventTime") or note.event_time
-        note.node = _name_text(kids, "hostname", "hostname") or note.node
+        # sysName and sequenceNumber: the legacy sequencing leaves (draft-tgraf-netconf-
+        # notif-sequencing) Huawei VRP sends; sysName is the node name, as hostname.
+        note.node = (
+            _name_text(kids, "hostname", "hostname")
+            or _name_text(kids, "sysName", "sysName")
+            or note.node
+        )
         sequence = _text(kids, "sequence-number")
+        if sequence is None:
+            sequence = _text(kids, "sequenceNumber")
         if sequence is not None:
             note.sequence_number = _sequence_number(sequence, source)
         push = kids.one("push-update")
         if push is None:
             push = kids.one("push-change-update")
         if push is None:
-            raise NotificationError("NETCONF notification carries no push-update", source=source)
+            others = [name for name in kids if name not in _NOTIFICATION_HEADER]
+            raise FramingError(
+                "NETCONF notification carries no push-update or push-change-update"
+                + (f" but <{'>, <'.join(others[:5])}>" if others else ""),
+                source=source,
+            )
         return _xml_notification(push, source, note, conv, wanted)
     if local in ("push-update", "push-change-update"):
         note.kind = "push-update" if local == "push-update" else "push-change-update"
-        note.subscription_id = _subscription_id(_text(kids, "id"), source)
+        subscription_id = _text(kids, "id")
+        if subscription_id is None:
+            # The pre-RFC 8639 name (draft-ietf-netconf-yang-push), which IOS-XE still sends.
+            subscription_id = _text(kids, "subscription-id")
+        note.subscription_id = _subscription_id(subscription_id, source)
         if note.kind == "push-update":
             contents = kids.one("datastore-contents")
+            if contents is None:
+                contents = _legacy_contents(kids, source)
             selected = None if wanted is None or contents is None else wanted(note)
             if selected is not None:
                 assert contents is not None
                 note.data = conv.pruned(contents, *conv.trie(selected))
+                note.pruned = len(contents) > 0
             else:
                 children = [] if contents is None else list(contents)
                 note.data = conv.members(children, None)
@@ -307,7 +328,7 @@ def _xml_notification(
         changes = kids.one("datastore-changes")
         patch = None if changes is None else _Children(changes, source).one("yang-patch")
         if patch is None:
-            raise NotificationError(
+            raise FramingError(
                 "push-change-update has no datastore-changes/yang-patch", source=source
             )
         edits: list[Edit] = []
@@ -335,9 +356,56 @@ def _xml_notification(
             )
         note.edits = tuple(edits)
         return note
-    raise NotificationError(
+    raise FramingError(
         f"no push-update or push-change-update found (root element <{local}>)", source=source
     )
+
+
+_NOTIFICATION_HEADER = frozenset(
+    {"eventTime", "hostname", "sysName", "sequence-number", "sequenceNumber"}
+)
+_WRAPPER = "yangkey-contents"
+"""The element :func:`xml_contents` wraps XML text in (no namespace: no YANG node has it)."""
+
+
+def _legacy_contents(kids: _Children, source: str) -> etree._Element | None:
+    """A push-update's data when it has no ``datastore-contents``: IOS-XE's
+    ``datastore-contents-xml``, holding the elements themselves (NETCONF) or their text; None
+    for a push-update with nothing but its header (an empty update)."""
+    legacy = kids.one("datastore-contents-xml")
+    if legacy is not None:
+        if len(legacy) or not (legacy.text or "").strip():
+            return legacy
+        return _parse_fragment((legacy.text or "").encode("utf-8"), source)
+    # Children of augmenting modules (message-publisher-id, observation-domain-id) are
+    # metadata; one named like contents is data in a framing no decoder here reads.
+    others = [name for name in kids if name not in PUSH_HEADER and "content" in name]
+    if others:
+        raise FramingError(
+            f"push-update has no datastore-contents but <{'>, <'.join(others[:5])}>: no"
+            " framing yangkey reads",
+            source=source,
+        )
+    return None
+
+
+def _parse_fragment(text: bytes, source: str) -> etree._Element:
+    """XML text holding the datastore contents (elements, each declaring its namespace),
+    parsed under a wrapper element with the hardened parser."""
+    stripped = text.strip()
+    if stripped.startswith(b"<?xml"):
+        end = stripped.find(b"?>")
+        stripped = stripped[end + 2 :] if end >= 0 else stripped
+    return parse_xml(
+        b"<" + _WRAPPER.encode() + b">" + stripped + b"</" + _WRAPPER.encode() + b">", source
+    )
+
+
+def xml_contents(text: bytes, source: str, ns_modules: Mapping[str, str]) -> dict[str, Any]:
+    """Datastore contents written as XML text (IOS-XE's ``datastore-contents-xml`` inside a
+    JSON notification) -> the JSON-shaped tree of RFC 7951."""
+    contents = _parse_fragment(text, source)
+    return _converter(ns_modules).members(list(contents), None)
 
 
 _WRAPPERS = {
@@ -347,6 +415,8 @@ _WRAPPERS = {
     "envelope": ("event-time", "hostname", "sequence-number", "contents"),
     "push-update": ("id", "datastore-contents"),
 }
+_LEGACY = frozenset({"sysName", "sequenceNumber", "subscription-id", "datastore-contents-xml"})
+"""Children of legacy framings, which the fast path leaves to the general one."""
 _Plan: TypeAlias = tuple[str, tuple[int | None, ...], int]
 """A wrapper's local name, where each of its fields is, where the element to go on with is."""
 _PLANS: dict[tuple[Any, ...], _Plan | None] = {}
@@ -363,6 +433,8 @@ def _plan(tags: tuple[Any, ...]) -> _Plan | None:
     if fields is None:
         return None
     names = [tag.rpartition("}")[2] for tag in tags[1:]]
+    if not _LEGACY.isdisjoint(names):
+        return None  # Huawei's sysName, IOS-XE's subscription-id: the general path reads them
     where: list[int | None] = []
     for name in fields:
         count = names.count(name)
@@ -441,6 +513,7 @@ def _fast_push_update(
     if selected is not None:
         trie, every = conv.trie(selected)
         note.data = conv.pruned(contents, trie, () if small else every)
+        note.pruned = len(contents) > 0
     else:
         note.data = conv.members(contents, None)
     return note

@@ -5,6 +5,10 @@ brackets, parentheses and quotes), steps with optional prefixes, and predicates 
 ``[name = literal]``, ``[. = literal]``, ``[N]`` and ``and`` conjunctions of equalities. Anything
 else is refused with the position and a caret under it (draft section 3.1.2.2).
 
+A root-relative path (``openconfig-interfaces:interfaces/interface``: how IOS XR and pmacct
+report a subscription's filter) is read as the absolute path it means, with a warning
+(:func:`absolute_union`).
+
 Literal quoting follows XPath 1.0: ``'v'``; ``"v"`` if v contains ``'``; and
 ``concat('a',"'",'b')`` when v contains both quote characters.
 """
@@ -223,6 +227,27 @@ class _Parser:
         if not steps:
             raise self.error("empty path")
         return LocationPath(self.text.strip(), tuple(steps))
+
+
+def absolute_union(text: str) -> tuple[str, tuple[str, ...]]:
+    """``text`` with each branch that starts with a name (``m:a/b``) made absolute
+    (``/m:a/b``): the context node of a YANG-Push XPath filter is the root node (RFC 8641,
+    ``datastore-xpath-filter``), so a root-relative path has exactly that meaning.
+    Returns the union and a warning per branch read so; other branches keep their
+    positions, for error carets."""
+    parts = split_outside_quotes(text, "|")
+    warnings: list[str] = []
+    for index, part in enumerate(parts):
+        stripped = part.lstrip()
+        if _NAME.match(stripped):
+            lead = part[: len(part) - len(stripped)]
+            parts[index] = f"{lead}/{stripped}"
+            shown = stripped.rstrip()
+            warnings.append(
+                f"root-relative path {shown!r} read as '/{shown}' (absolute, from the "
+                "datastore root, as IOS XR and pmacct mean it)"
+            )
+    return "|".join(parts), tuple(warnings)
 
 
 def parse_path(text: str, source: str = "xpath") -> LocationPath:

@@ -41,6 +41,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if _HERE in Path(item.path).resolve().parents:
             item.add_marker(pytest.mark.integration)
+        if "kafka_cluster" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.cluster)
 
 
 # --------------------------------------------------------------------------- Kafka
@@ -77,6 +79,25 @@ def kafka_broker() -> Iterator[KafkaEndpoint]:
         yield KafkaEndpoint(bootstrap=broker.bootstrap, embedded=broker)
     finally:
         broker.stop()
+
+
+@pytest.fixture(scope="module")
+def kafka_cluster() -> Iterator[EmbeddedKafka]:
+    """A three-node KRaft cluster for the tests of one module (marked ``cluster``): what
+    ``yangkey kafka start --brokers 3`` runs, 3 replicas and ``min.insync.replicas`` 2 by
+    default. Tests kill, stop and restart its nodes (:meth:`EmbeddedKafka.kill_node`, …) and
+    leave all three running. Module-scoped: its three JVMs are gone before the next module."""
+    cluster = EmbeddedKafka(brokers=3, die_with_parent=True)
+    try:
+        cluster.start()
+    except YangkeyError as exc:
+        pytest.fail(f"cannot start the test Kafka cluster: {exc}", pytrace=False)
+    try:
+        yield cluster
+    finally:
+        for node in cluster.nodes:  # its data goes with it: no clean shutdown to wait for
+            node.kill()
+        cluster.stop()
 
 
 @pytest.fixture

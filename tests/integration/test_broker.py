@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -209,7 +210,9 @@ def test_log_compaction_leaves_the_last_value_per_key(
 
 def test_cli_broker_follows_the_user_across_directories(tmp_path: Path) -> None:
     """``yangkey kafka start`` records its broker per user: ``status`` and ``stop`` run from
-    other directories find it, and a second ``stop`` has nothing to stop (exit 1)."""
+    other directories find it, and a second ``stop`` has nothing to stop (exit 1). Here a
+    cluster of two (``--brokers 2``; one broker: test_readme_walkthrough): ``status`` names a
+    node that is down, ``stop`` stops the others."""
     xdg = tmp_path / "xdg"
     env = {**os.environ, "XDG_STATE_HOME": str(xdg)}
     dirs = {name: tmp_path / name for name in ("a", "b", "c")}
@@ -228,14 +231,20 @@ def test_cli_broker_follows_the_user_across_directories(tmp_path: Path) -> None:
             check=False,
         )
 
-    started = run("start", cwd="a")
+    started = run("start", "--brokers", "2", cwd="a")
     state_dir = xdg / "yangkey" / "kafka"
     state = BrokerState.read(state_dir)
     try:
         assert started.returncode == 0, started.stderr
         bootstrap = started.stdout.strip()
-        assert bootstrap.startswith("127.0.0.1:")
+        assert bootstrap.startswith("127.0.0.1:") and bootstrap.count(",") == 1
         assert state is not None and state.alive() and state.bootstrap == bootstrap
+        assert [node.bootstrap for node in state.members()] == bootstrap.split(",")
+        assert broker_answers(bootstrap, brokers=2)
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        resource = ConfigResource(ResourceType.BROKER, "1")
+        configs = admin.describe_configs([resource])[resource].result(timeout=30)
+        assert configs["default.replication.factor"].value == "2"
         assert list(dirs["a"].iterdir()) == []  # nothing recorded in the working directory
 
         again = run("start", cwd="b")
@@ -248,6 +257,16 @@ def test_cli_broker_follows_the_user_across_directories(tmp_path: Path) -> None:
         assert listing.returncode == 0, listing.stderr
         [entry] = json.loads(listing.stdout)
         assert entry["answers"] is True and entry["state_dir"] == str(state_dir.resolve())
+
+        second = state.members()[1]
+        os.kill(second.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while second.alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        degraded = run("status", cwd="b")
+        assert degraded.returncode == 1, degraded.stderr
+        assert f"node 2 is down: pid {second.pid} has exited" in degraded.stderr
+        assert "1 of 2 brokers" in degraded.stderr
     finally:
         stopped = run("stop", cwd="c")
     assert stopped.returncode == 0, stopped.stderr
@@ -260,3 +279,48 @@ def test_cli_broker_follows_the_user_across_directories(tmp_path: Path) -> None:
         assert nothing.returncode == 1
         assert nothing.stderr.startswith("error: kafka "), nothing.stderr
         assert len(nothing.stderr.splitlines()) == 1, nothing.stderr
+
+
+def test_internal_topics_take_the_replication_the_subscriptions_file_gives(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    """``internal_topics`` reaches the registry's store (``registry serve -s FILE``) and the
+    shared catalog; a topic nobody set anything for keeps the broker's min.insync.replicas."""
+    from confluent_kafka.admin import ConfigSource  # noqa: PLC0415
+
+    from yangkey.config import load_subscriptions_file  # noqa: PLC0415
+    from yangkey.kafka.catalog_topic import CatalogTopic  # noqa: PLC0415
+
+    subscriptions = tmp_path / "subscriptions.yaml"
+    subscriptions.write_text(
+        "defaults: {min_insync_replicas: 1}\n"
+        "internal_topics:\n  schema_store: {replication_factor: 1}\n",
+        encoding="utf-8",
+    )
+    suffix = str(time.monotonic_ns())
+    store, catalog, plain = f"_schemas-{suffix}", f"_catalog-{suffix}", f"_plain-{suffix}"
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "yangkey.cli", "registry", "serve", "-s", str(subscriptions),
+         "--bootstrap", kafka_bootstrap, "--port", "0", "--topic", store],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert serve.stdout is not None
+        assert serve.stdout.readline().startswith("http://127.0.0.1:"), serve.stderr
+    finally:
+        serve.terminate()
+        serve.wait(30)
+    internal = load_subscriptions_file(subscriptions).internal("catalog")
+    CatalogTopic(kafka_bootstrap, catalog, replication=internal).close()
+    CatalogTopic(kafka_bootstrap, plain).close()
+
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    resources = [ConfigResource(ResourceType.TOPIC, name) for name in (store, catalog, plain)]
+    found = {
+        resource.name: future.result(timeout=30)["min.insync.replicas"]
+        for resource, future in admin.describe_configs(resources).items()
+    }
+    topic_level = ConfigSource.DYNAMIC_TOPIC_CONFIG.value
+    assert found[store].source == found[catalog].source == topic_level, "set on the topic"
+    assert found[store].value == found[catalog].value == "1"
+    assert found[plain].source != topic_level, "the broker's"

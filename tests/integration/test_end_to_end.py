@@ -89,6 +89,22 @@ def test_messages_spread_over_partitions_by_key(outcome: Any) -> None:
     assert len(interface_partitions) > 1
 
 
+def test_the_demo_report_says_what_the_run_did(outcome: Any) -> None:
+    # the report's figures come from the same tables and run as the demo's own checks
+    report = outcome.report
+    assert report.partitions == [
+        (row["topic"], row["partition"], row["messages"]) for row in outcome.partitions
+    ]
+    rejected = sum(m for kind, _, m in report.dead_letters if kind.startswith("rejected"))
+    assert rejected == outcome.expected.bad == outcome.rejected
+    figures = dict(report.figures)
+    assert figures["records read"] == f"{outcome.records:,}"
+    assert figures["messages ingested"] == f"{sum(outcome.ingested.values()):,}"
+    assert {lat.stage for lat in report.latency} >= {"device to Kafka", "Kafka to ClickHouse"}
+    # every partition of every topic counts, the empty ones included
+    assert all(s.partitions == 6 for s in report.skew())
+
+
 def test_check_notices_a_stale_current_state() -> None:
     # The checker is what the demo and this test rely on: make sure it can fail.
     data = generate(nodes=1, interfaces=2, rounds=0)

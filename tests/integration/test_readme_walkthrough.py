@@ -93,3 +93,12 @@ def test_readme_walkthrough_runs_as_written(tmp_path: Path) -> None:
         (row["node"], row["subscription_id"], row["xpaths"]) for row in expected["current_state"]
     }
     assert keys == promised
+
+    # produce --report: the run's summary; ingest --report: what it stored, charts inlined
+    produced = (work / "produce.html").read_text(encoding="utf-8")
+    assert "<span>messages produced</span>" in produced and "<script src" not in produced
+    page = (work / "report.html").read_text(encoding="utf-8")
+    assert page.count('class="yk-chart"') == 7 and "<script src" not in page
+    nodes = {node for node, _, _ in promised}
+    assert f"<b>{len(nodes)}</b><span>nodes</span>" in page
+    assert "<span>messages ingested</span>" in page

@@ -92,19 +92,19 @@ def test_the_confluent_client_against_the_registry(
     start: Callable[[str, str], Instance], topic_name: str
 ) -> None:
     client = start(topic_name, "A").client
-    v1 = client.register_schema("if-value", json_schema("name"))
-    assert client.register_schema("if-value", json_schema("name")) == v1
-    v2 = client.register_schema("if-value", json_schema("name", "mtu"))
+    v1 = client.register_schema("if-value", json_schema("name", closed=True))
+    assert client.register_schema("if-value", json_schema("name", closed=True)) == v1
+    v2 = client.register_schema("if-value", json_schema("name", "mtu", closed=True))
     assert v2 != v1
-    assert client.register_schema("other-value", json_schema("name")) == v1
+    assert client.register_schema("other-value", json_schema("name", closed=True)) == v1
     assert client.get_subjects() == ["if-value", "other-value"]
     assert client.get_versions("if-value") == [1, 2]
     latest = client.get_latest_version("if-value")
     assert (latest.version, latest.schema_id) == (2, v2)
     assert json.loads(client.get_schema(v1).schema_str) == json.loads(
-        json_schema("name").schema_str
+        json_schema("name", closed=True).schema_str
     )
-    assert client.lookup_schema("if-value", json_schema("name")).version == 1
+    assert client.lookup_schema("if-value", json_schema("name", closed=True)).version == 1
     assert sorted((v.subject, v.version) for v in client.get_schema_versions(v1)) == [
         ("if-value", 1),
         ("other-value", 1),
@@ -112,7 +112,10 @@ def test_the_confluent_client_against_the_registry(
     assert client.get_compatibility() == "BACKWARD"
     client.set_compatibility("if-value", "FULL")
     assert client.get_compatibility("if-value") == "FULL"
-    assert client.test_compatibility("if-value", json_schema("name", "mtu", "x")) is True
+    assert client.test_compatibility("if-value", json_schema("name", "mtu", closed=True)) is True
+    # FULL: a closed reader of the old version refuses the new member x.
+    grown = json_schema("name", "mtu", "x", closed=True)
+    assert client.test_compatibility("if-value", grown) is False
 
     assert sr_code(lambda: client.get_version("missing", 1)) == 40401
     assert sr_code(lambda: client.get_version("if-value", 9)) == 40402
@@ -323,7 +326,9 @@ def test_the_cli_server_stops_cleanly_and_survives_a_kill(
 ) -> None:
     process, url = serve(kafka_bootstrap, topic_name)
     try:
-        first = SchemaRegistryClient({"url": url}).register_schema("cli-value", json_schema("c"))
+        first = SchemaRegistryClient({"url": url}).register_schema(
+            "cli-value", json_schema("c", closed=True)
+        )
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
     finally:
@@ -334,7 +339,7 @@ def test_the_cli_server_stops_cleanly_and_survives_a_kill(
     try:
         client = SchemaRegistryClient({"url": url})
         assert client.get_schema(first).schema_type == "JSON"
-        second = client.register_schema("cli-value", json_schema("c", "d"))
+        second = client.register_schema("cli-value", json_schema("c", "d", closed=True))
         process.kill()  # no clean shutdown at all
         process.wait(timeout=30)
     finally:

@@ -15,18 +15,21 @@ The rules, as the differential tests hold the generated walkers to them:
 * a node is an instance of a branch when its schema path (module and name at every level)
   equals the branch's. Each list entry along that path must carry every key leaf with a valid
   value, else the notification is rejected, whether or not anything below it matches; an entry
-  whose key contradicts a pinned value, or whose non-key leaves miss a filter (checked in
-  order), is not followed further. An invalid filter value rejects, unless an earlier filter or
-  a pinned key already ruled the entry out.
+  whose key contradicts a pinned value, or whose non-key leaves contradict a filter (checked
+  in order; a leaf the entry lacks contradicts nothing), is not followed further. An invalid
+  filter value rejects, unless an earlier filter or a pinned key already ruled the entry out.
 * yang-patch: an edit describes the nodes along its target (key values from the target; the
   target node's own data from the edit's value) and the nodes inside its value. Deleting or
   removing a node deletes the branch instances below it that the branch pins completely.
-* no instance in any branch: a single branch without open placeholders that targets a
-  container yields its template; anything else is rejected ("no matching instances").
+* no instance in any branch: an update without data (a push-update with empty contents, a
+  yang-patch without edits) is an empty update; else a single branch without open
+  placeholders that targets a container yields its template; anything else is rejected
+  (:class:`NoMatchError`, whose subclasses the tests do not tell apart here).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,11 +43,13 @@ from yangson.schemanode import (
 )
 
 from yangkey.canon_types import canon_for
-from yangkey.errors import NoMatchError, NotificationError
+from yangkey.errors import EmptyUpdate, NoMatchError, NotificationError
 from yangkey.notifications import Edit, Notification
 from yangkey.templates import Branch, CompiledSubscription
 from yangkey.values import Canon
 from yangkey.xpath import quote
+
+Prefixes = Mapping[str, str] | None
 
 
 @dataclass(frozen=True)
@@ -75,7 +80,7 @@ class _Level:
         return isinstance(self.node, ListNode)
 
 
-def _levels(branch: Branch, root: SchemaNode) -> list[_Level]:
+def _levels(branch: Branch, root: SchemaNode, prefixes: Prefixes) -> list[_Level]:
     levels: list[_Level] = []
     node = root
     parent_module: str | None = None
@@ -92,19 +97,20 @@ def _levels(branch: Branch, root: SchemaNode) -> list[_Level]:
                 leaf = node.get_data_child(key_name, key_module)
                 assert isinstance(leaf, TerminalNode)
                 member = key_name if key_module == step.module else f"{key_module}:{key_name}"
-                keys.append(
-                    _Key(key_name, key_module, canon_for(leaf.type, key_module), pinned[member])
-                )
+                canon = canon_for(leaf.type, key_module, prefixes)
+                keys.append(_Key(key_name, key_module, canon, pinned[member]))
         leaf_list = None
         if isinstance(node, LeafListNode):
-            leaf_list = _Key("", step.module, canon_for(node.type, step.module), pinned[""])
+            canon = canon_for(node.type, step.module, prefixes)
+            leaf_list = _Key("", step.module, canon, pinned[""])
         filters = []
         for data_filter in step.filters:
             module, _, name = data_filter.qualified_member.partition(":")
             assert isinstance(node, InternalNode)
             leaf = node.get_data_child(name, module)
             assert isinstance(leaf, TerminalNode)
-            filters.append((module, name, canon_for(leaf.type, module), data_filter.value))
+            canon = canon_for(leaf.type, module, prefixes)
+            filters.append((module, name, canon, data_filter.value))
         levels.append(
             _Level(step.module, step.name, node, written, tuple(keys), leaf_list, tuple(filters))
         )
@@ -133,9 +139,9 @@ def _child(obj: dict[str, Any], module: str, parent_module: str | None, name: st
 class ReferenceWalker:
     """Phase 3 of one compiled branch, interpreted."""
 
-    def __init__(self, branch: Branch, root: SchemaNode) -> None:
+    def __init__(self, branch: Branch, root: SchemaNode, prefixes: Prefixes = None) -> None:
         self.branch = branch
-        self.levels = _levels(branch, root)
+        self.levels = _levels(branch, root, prefixes)
 
     # ------------------------------------------------------------------ one list entry
     def entry_predicates(self, level: _Level, entry: dict[str, Any], position: int) -> str | None:
@@ -167,7 +173,7 @@ class ReferenceWalker:
             if not isinstance(obj, dict):
                 return False
             found = _child(obj, module, level.module, name)
-            if not found or canon(found[0]) != required:
+            if found and canon(found[0]) != required:
                 return False
         return True
 
@@ -320,12 +326,20 @@ class ReferenceWalker:
 
 
 def reference_xpaths(
-    compiled: CompiledSubscription, root: SchemaNode, notification: Notification
+    compiled: CompiledSubscription,
+    root: SchemaNode,
+    notification: Notification,
+    prefixes: Prefixes = None,
 ) -> tuple[tuple[str, ...], ...]:
-    """Per branch, its concrete XPaths sorted by code point; the no-match rule applied."""
-    walkers = [ReferenceWalker(branch, root) for branch in compiled.branches]
+    """Per branch, its concrete XPaths sorted by code point; the no-match rule applied.
+    ``prefixes``: the search path's unique YANG prefixes, as Phase 2 gives them."""
+    walkers = [ReferenceWalker(branch, root, prefixes) for branch in compiled.branches]
     per_branch = [tuple(sorted(walker.instances(notification))) for walker in walkers]
     if not any(per_branch):
+        if (notification.kind == "push-update" and not notification.data) or (
+            notification.kind == "push-change-update" and not notification.edits
+        ):
+            raise EmptyUpdate("empty update")
         only = walkers[0]
         if (
             len(walkers) == 1

@@ -103,7 +103,7 @@ def test_badinput_keys_bad_line_costs_only_itself(tmp_path: Path) -> None:
     assert [doc.get("line") for doc in out] == [None, 2, 3, None]
     assert [doc.get("node") for doc in out] == ["r1", None, None, "r2"]
     assert "subscription id" in out[1]["error"]
-    assert result.stderr == f"error: 2 line(s) of {path} rejected\n"
+    assert result.stderr == f"error: 2 line(s) of {path} rejected (notification 2)\n"
 
 
 def test_badinput_integer_and_decimal_values_ascii_only() -> None:
@@ -492,7 +492,7 @@ def test_badinput_catalog_builds_no_walker(monkeypatch: pytest.MonkeyPatch) -> N
         def __init__(self, compiled: object) -> None:
             built.append(compiled)
 
-    monkeypatch.setattr("yangkey.catalog.KeyDeriver", Recording)
+    monkeypatch.setattr("yangkey.entries.KeyDeriver", Recording)
     catalog = load_catalog(EXAMPLE)
     assert built == []
     assert run("ddl", "generate", "--subscriptions", str(EXAMPLE)).exit_code == 0

@@ -65,7 +65,7 @@ def test_core_bugs_strict_builder_raises_a_bug(buggy_walkers: None) -> None:
 def test_core_bugs_bad_input_is_still_a_rejection_when_strict(buggy_walkers: None) -> None:
     result = builder(strict=True).build(b'{"not": "a notification"}', "s")
     assert isinstance(result, Rejection)
-    assert result.kind == "notification"
+    assert result.kind == "framing"
 
 
 def test_core_bugs_pipeline_rejects_a_bug_as_kind_bug_and_logs_it_once(

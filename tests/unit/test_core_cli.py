@@ -168,7 +168,7 @@ def test_core_cli_key_keyless_position(tmp_path: Path) -> None:
          envelope('{"ietf-interfaces:interfaces": {"interface": [{"oper-status": "up"}]}}',
                   '"r1"'), ["name"]),
         ("nomatch.json", envelope('{"ietf-system:system": {"contact": "x"}}', '"r1"'),
-         ["no matching instances"]),
+         ["no data on the subscribed path", "ietf-system:system"]),
         ("no-node.xml",
          '<notification xmlns="urn:ietf:params:xml:ns:netconf:notification:1.0">'
          '<push-update xmlns="urn:ietf:params:xml:ns:yang:ietf-yang-push"><id>1</id>'

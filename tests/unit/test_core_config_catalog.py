@@ -236,7 +236,7 @@ def test_core_catalog_compile_error_names_file_and_subscription(tmp_path: Path) 
     )
     path = write(tmp_path, text, "compile-error.yaml")
     with pytest.raises(YangkeyError) as info:
-        load_catalog(path)
+        load_catalog(path, strict=True)
     message = str(info.value)
     assert "clockz" in message
     # The error must say where the bad filter is: the file, or at least the subscription id.
@@ -344,6 +344,85 @@ def test_core_catalog_retention_and_partitions_overrides() -> None:
     assert spec.partitions == 12
     assert spec.replication_factor == 2
     assert spec.subscription_ids == (1, 2)
+
+
+def test_replication_defaults_to_the_brokers_own() -> None:
+    """Nothing said: every topic asks the broker for its default.replication.factor (-1 in
+    CreateTopics) and keeps its min.insync.replicas; an older file's values still hold."""
+    from yangkey.spark.preflight import topic_specs  # noqa: PLC0415
+
+    catalog = build_catalog(parse_subscriptions(f"subscriptions:\n  - id: 1\n    xpath: {IF}\n"))
+    specs = topic_specs(catalog, None)
+    assert len(specs) == 2 and specs[-1].name == catalog.dead_letter_topic
+    assert [(s.replication_factor, s.min_insync_replicas) for s in specs] == [(-1, None)] * 2
+    assert catalog.file.internal("catalog") == catalog.file.internal("schema_store") == (None, None)
+    assert catalog.shared_record(catalog.entries[0]).replication_factor == -1
+
+
+def test_replication_per_subscription_and_per_internal_topic() -> None:
+    text = (
+        "defaults: {replication_factor: 3, min_insync_replicas: 2}\n"
+        "internal_topics:\n"
+        "  dead_letter: {replication_factor: 5, min_insync_replicas: 3}\n"
+        "  catalog: {min_insync_replicas: 3}\n"
+        "subscriptions:\n"
+        f"  - id: 1\n    xpath: {IF}\n    replication_factor: 2\n    min_insync_replicas: 1\n"
+        "  - id: 2\n    xpath: /ietf-system:system/clock\n"
+    )
+    from yangkey.spark.preflight import topic_specs  # noqa: PLC0415
+
+    catalog = build_catalog(parse_subscriptions(text))
+    replication = {s.name: (s.replication_factor, s.min_insync_replicas) for s in topic_specs(
+        catalog, None)}
+    assert replication == {
+        "if-interfaces-interface": (2, 1),
+        "sys-system-clock": (3, 2),
+        catalog.dead_letter_topic: (5, 3),
+    }
+    assert catalog.file.internal("catalog") == (3, 3)
+    assert catalog.file.internal("schema_store") == (3, 2)
+    record = catalog.shared_record(catalog.entries[0])
+    assert (record.replication_factor, record.min_insync_replicas) == (2, 1)
+    (single,) = topic_specs(catalog, "everything")[:1]
+    assert (single.replication_factor, single.min_insync_replicas) == (3, 2)
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("defaults: {replication_factor: 0}\n", "defaults.replication_factor: Input should be"),
+        (
+            "defaults: {replication_factor: 2, min_insync_replicas: 3}\n",
+            "min_insync_replicas (3) exceeds replication_factor (2)",
+        ),
+        (
+            "defaults: {replication_factor: 2}\n"
+            "internal_topics: {schema_store: {min_insync_replicas: 3}}\n",
+            "internal_topics.schema_store (unset fields from defaults): min_insync_replicas (3)",
+        ),
+        (
+            "internal_topics: {registry: {replication_factor: 3}}\n",
+            "internal_topics.registry: Extra inputs are not permitted",
+        ),
+    ],
+)
+def test_replication_settings_are_validated(text: str, reason: str, tmp_path: Path) -> None:
+    assert reason in error_of(text, tmp_path).reason
+
+
+def test_subscriptions_sharing_a_topic_take_the_most_replicas() -> None:
+    text = (
+        "subscriptions:\n"
+        f"  - id: 1\n    xpath: {IF}\n    replication_factor: 2\n"
+        f"  - id: 2\n    xpath: \"{IF}[name='x']\"\n    replication_factor: 3\n"
+        f"  - id: 3\n    xpath: \"{IF}[name='y']\"\n    min_insync_replicas: 2\n"
+    )
+    (spec,) = build_catalog(parse_subscriptions(text)).topics
+    assert (spec.replication_factor, spec.min_insync_replicas) == (3, 2)
+    clash = text.replace("replication_factor: 3", "replication_factor: 1").replace(
+        "replication_factor: 2", "replication_factor: 1")
+    with pytest.raises(YangkeyError, match="min_insync_replicas 2 exceeds their largest"):
+        build_catalog(parse_subscriptions(clash))
 
 
 def test_core_catalog_subtree_subscription() -> None:

@@ -7,7 +7,13 @@ import time
 
 import pytest
 
-from yangkey.errors import InputError, NoMatchError, NotificationError, YangkeyError
+from yangkey.errors import (
+    FilteredOutError,
+    InputError,
+    NoMatchError,
+    NotificationError,
+    YangkeyError,
+)
 from yangkey.keys import KeyDeriver
 from yangkey.messages import CONTENT_TYPE_JSON, CONTENT_TYPE_XML
 from yangkey.notifications import decode
@@ -155,15 +161,23 @@ def test_core_p3_pinned_key_filters_instances(ietf, notif) -> None:
 
 
 def test_core_p3_pinned_key_no_match_rejected(ietf, notif) -> None:
-    with pytest.raises(NoMatchError, match="no matching instances"):
+    with pytest.raises(FilteredOutError) as info:
         ietf.key(f"{IF}[name='eth9']", notif.envelope(IFACES), source="in.json")
+    assert info.value.kind == "filtered-out"
+    assert info.value.reason == (
+        "every instance was filtered out by the subscription: 2 entries of "
+        f"{IF} contradict [name='eth9'] (first: 'eth0')"
+    )
 
 
 def test_core_p3_no_matching_instances_names_source(ietf, notif) -> None:
     raw = notif.envelope({"ietf-system:system": {"contact": "x"}})
     with pytest.raises(NoMatchError) as info:
         ietf.key(IF, raw, source="batch-07.json")
-    assert info.value.reason == "no matching instances"
+    assert type(info.value) is NoMatchError and info.value.kind == "no-match"
+    assert info.value.reason == (
+        f"no data on the subscribed path {IF} (the notification carries ietf-system:system)"
+    )
     assert "batch-07.json" in str(info.value)
 
 
@@ -238,6 +252,8 @@ def test_core_p3_values_quoted(ietf, notif) -> None:
 
 
 def test_core_p3_non_key_filter_json_and_xml(ietf, notif) -> None:
+    """A value that contradicts the filter rules the entry out; an entry without the filtered
+    leaf does not contradict it (SPEC 2.4) and is kept."""
     sub = f"{IF}[enabled='true']"
     js = notif.envelope({"ietf-interfaces:interfaces": {"interface": [
         {"name": "up1", "enabled": True}, {"name": "down1", "enabled": False},
@@ -247,7 +263,7 @@ def test_core_p3_non_key_filter_json_and_xml(ietf, notif) -> None:
         "</interface><interface><name>down1</name><enabled>false</enabled></interface>"
         "<interface><name>unknown1</name></interface></interfaces>"
     )
-    assert ietf.xpaths(sub, js) == [f"{IF}[name='up1']"]
+    assert ietf.xpaths(sub, js) == [f"{IF}[name='unknown1']", f"{IF}[name='up1']"]
     assert ietf.key(sub, js) == ietf.key(sub, xml)
 
 

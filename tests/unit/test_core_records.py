@@ -171,7 +171,7 @@ def test_core_records_no_match_rejection(builder, notif) -> None:
     result = builder.build(raw, "s")
     assert isinstance(result, Rejection)
     assert result.kind == "no-match"
-    assert "no matching instances" in result.reason
+    assert "no data on the subscribed path" in result.reason
 
 
 def test_core_records_missing_key_leaf_rejection(builder, notif) -> None:

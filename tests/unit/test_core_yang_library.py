@@ -311,7 +311,7 @@ def test_catalog_show_uncompilable_subscription_names_file_and_subscription(
         "    type: periodic\n",
     )
     assert_one_error(
-        run("catalog", "show", "--subscriptions", path, "--json"),
+        run("catalog", "show", "--subscriptions", path, "--json", "--strict"),
         "broken-subs.yaml",
         "subscription 7",
         "no-such-node",

@@ -104,7 +104,14 @@ def test_command_modules_do_not_import_the_cli_back() -> None:
     assert importers == []
 
 
-EDGES = ("yangkey.clickhouse", "yangkey.kafka", "yangkey.spark", "yangkey.registry")
+EDGES = (
+    "yangkey.clickhouse",
+    "yangkey.kafka",
+    "yangkey.spark",
+    "yangkey.registry",
+    "yangkey.dashboards",
+    "yangkey.report",
+)
 #: Top-level modules that drive the edges: the CLI's lazy command groups and ``yangkey demo``.
 EDGE_DRIVERS = {"yangkey.cli", "yangkey.demo"}
 

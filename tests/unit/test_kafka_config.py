@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from concurrent.futures import Future
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from yangkey.kafka.config import (
     producer_config,
     topic_configs,
 )
-from yangkey.kafka.process import BrokerState
+from yangkey.kafka.process import BrokerState, NodeState
 from yangkey.kafka.properties import broker_properties, random_cluster_id, render_properties
 
 # --------------------------------------------------------------------------- parse_kv
@@ -169,30 +170,44 @@ def test_topic_configs_for_compaction_and_retention() -> None:
 
 
 class _FakeTopic:
-    def __init__(self, partitions: int) -> None:
-        self.partitions = {i: _FakePartition() for i in range(partitions)}
+    def __init__(self, partitions: int, replicas: int) -> None:
+        self.partitions = {i: _FakePartition(replicas) for i in range(partitions)}
         self.error = None
 
 
 class _FakePartition:
     leader = 1
 
+    def __init__(self, replicas: int) -> None:
+        self.replicas = list(range(1, replicas + 1))
+
 
 class _FakeMetadata:
-    def __init__(self, topics: dict[str, int]) -> None:
-        self.topics = {name: _FakeTopic(n) for name, n in topics.items()}
+    def __init__(self, topics: dict[str, tuple[int, int]], brokers: int) -> None:
+        self.topics = {name: _FakeTopic(*shape) for name, shape in topics.items()}
+        self.brokers = {i: f"broker {i}" for i in range(1, brokers + 1)}
 
 
 class _FakeAdmin:
-    """Just enough AdminClient: records what would be created, answers with metadata."""
+    """Just enough AdminClient: records what would be created, answers with metadata. A
+    topic created with the broker's default replication gets ``default_replicas``."""
 
-    def __init__(self, topics: dict[str, int], refuse: dict[str, KafkaError] | None = None):
-        self.topics = dict(topics)
+    def __init__(
+        self,
+        topics: dict[str, int],
+        refuse: dict[str, KafkaError] | None = None,
+        *,
+        brokers: int = 1,
+        default_replicas: int = 1,
+    ):
+        self.topics = {name: (partitions, 1) for name, partitions in topics.items()}
         self.refuse = refuse or {}
         self.requested: list[Any] = []
+        self.brokers = brokers
+        self.default_replicas = default_replicas
 
     def list_topics(self, timeout: float) -> _FakeMetadata:
-        return _FakeMetadata(self.topics)
+        return _FakeMetadata(self.topics, self.brokers)
 
     def create_topics(self, new_topics: list[Any], **_: Any) -> dict[str, Future[None]]:
         futures: dict[str, Future[None]] = {}
@@ -202,7 +217,9 @@ class _FakeAdmin:
             if topic.topic in self.refuse:
                 future.set_exception(KafkaException(self.refuse[topic.topic]))
             else:
-                self.topics[topic.topic] = topic.num_partitions
+                factor = topic.replication_factor
+                replicas = self.default_replicas if factor == -1 else factor
+                self.topics[topic.topic] = (topic.num_partitions, replicas)
                 future.set_result(None)
             futures[topic.topic] = future
         return futures
@@ -219,6 +236,38 @@ def test_ensure_topics_creates_only_missing_topics() -> None:
     assert result.warnings and "old exists with 6 partitions" in result.warnings[0]
     (requested,) = admin.requested
     assert requested.config["cleanup.policy"] == "compact"
+
+
+def test_topics_ask_for_the_brokers_replication_unless_told(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    admin = _FakeAdmin({}, brokers=3, default_replicas=3)
+    specs = [TopicSpec("plain"), TopicSpec("sure", replication_factor=3, min_insync_replicas=2)]
+    ensure_topics(admin, specs)  # type: ignore[arg-type]
+    plain, sure = admin.requested
+    assert plain.replication_factor == -1  # CreateTopics: the broker's default.replication.factor
+    assert "min.insync.replicas" not in plain.config  # the broker's
+    assert sure.replication_factor == 3 and sure.config["min.insync.replicas"] == "2"
+    assert capsys.readouterr().err == "", "3 replicas on 3 brokers: nothing to say"
+
+
+def test_too_few_replicas_on_a_cluster_is_one_warning_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    admin = _FakeAdmin({"old": 3}, brokers=3, default_replicas=3)  # "old" has 1 replica
+    ensure_topics(
+        admin,  # type: ignore[arg-type]
+        [TopicSpec("old", partitions=3), TopicSpec("new", replication_factor=1), TopicSpec("ok")],
+    )
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(
+        "warning: 2 topic(s) with fewer than 3 replicas on this 3-broker cluster: new (1), old (1);"
+    )
+
+    ensure_topics(_FakeAdmin({"old": 1}, brokers=1), [TopicSpec("old")])  # type: ignore[arg-type]
+    ensure_topics(_FakeAdmin({"old": 1}, brokers=3), [TopicSpec("old")], warn=False)  # type: ignore[arg-type]
+    assert capsys.readouterr().err == "", "one broker: 1 replica is all there can be"
 
 
 def test_ensure_topics_treats_a_concurrent_creation_as_success() -> None:
@@ -265,6 +314,31 @@ def test_broker_properties_are_local_single_node_and_overridable(tmp_path: Path)
     )
 
 
+@pytest.mark.parametrize(
+    ("nodes", "replicas", "in_sync"), [(2, "2", "1"), (3, "3", "2"), (5, "3", "2")]
+)
+def test_cluster_nodes_share_a_static_quorum_and_replicate_like_production(
+    tmp_path: Path, nodes: int, replicas: str, in_sync: str
+) -> None:
+    voters = {node: 9100 + node for node in range(1, nodes + 1)}
+    props = broker_properties(
+        port=9002, controller_port=9102, log_dir=tmp_path, node_id=2, voters=voters
+    )
+    assert props["node.id"] == "2"
+    assert props["controller.quorum.voters"] == ",".join(
+        f"{node}@127.0.0.1:{port}" for node, port in voters.items()
+    )
+    assert "controller.quorum.bootstrap.servers" not in props
+    assert props["listeners"] == "PLAINTEXT://127.0.0.1:9002,CONTROLLER://127.0.0.1:9102"
+    for key in (
+        "default.replication.factor",
+        "offsets.topic.replication.factor",
+        "transaction.state.log.replication.factor",
+    ):
+        assert props[key] == replicas, key
+    assert props["min.insync.replicas"] == props["transaction.state.log.min.isr"] == in_sync
+
+
 def test_render_properties_escapes_backslashes() -> None:
     text = render_properties({"log.dirs": "C:\\kafka", "a": "b"}, "header")
     assert text == "# header\nlog.dirs=C:\\\\kafka\na=b\n"
@@ -294,3 +368,13 @@ def test_broker_state_round_trip_and_missing_file(tmp_path: Path) -> None:
     (tmp_path / "broker.json").write_text(state.to_json(), encoding="utf-8")
     assert BrokerState.read(tmp_path) == state
     assert not state.alive()
+    assert [node.pid for node in state.members()] == [state.pid]  # one node, no "nodes"
+
+    nodes = tuple(
+        NodeState(i, 2**22 + i, f"127.0.0.1:{i}", f"n{i}/broker.log", f"n{i}/server.properties")
+        for i in (1, 2, 3)
+    )
+    cluster = replace(state, bootstrap="127.0.0.1:1,127.0.0.1:2,127.0.0.1:3", nodes=nodes)
+    (tmp_path / "broker.json").write_text(cluster.to_json(), encoding="utf-8")
+    assert BrokerState.read(tmp_path) == cluster
+    assert cluster.members() == nodes and not cluster.running()

@@ -14,7 +14,6 @@ import pytest
 from yangkey.registry.errors import RegistryError
 from yangkey.registry.jsonschema import branch_schema
 from yangkey.registry.registry import Registry
-from yangkey.registry.schematypes import incompatibilities
 from yangkey.registry.store import RecordKey, SchemaDef, Store, config_value, schema_value
 from yangkey.schema import SchemaContext
 from yangkey.templates import compile_subscription
@@ -55,8 +54,8 @@ def json_schema(properties: dict[str, object], **extra: object) -> dict[str, obj
 
 STRING = {"type": "string"}
 INT = {"type": "integer"}
-FOO_V1 = {**json_schema({"a": INT}), "schemaType": "JSON"}
-FOO_V2 = {**json_schema({"a": INT, "b": STRING}), "schemaType": "JSON"}
+FOO_V1 = {**json_schema({"a": INT}, additionalProperties=False), "schemaType": "JSON"}
+FOO_V2 = {**json_schema({"a": INT, "b": STRING}, additionalProperties=False), "schemaType": "JSON"}
 
 
 def state(registry: Registry) -> tuple[object, ...]:
@@ -235,43 +234,6 @@ def test_errors_carry_confluent_codes() -> None:
 
 
 # ------------------------------------------------------------------ compatibility
-
-
-def definition(properties: dict[str, object], **extra: object) -> SchemaDef:
-    body = {"type": "object", "properties": properties, **extra}
-    return SchemaDef("JSON", orjson.dumps(body, option=orjson.OPT_SORT_KEYS).decode())
-
-
-def test_backward_compatibility_of_closed_objects() -> None:
-    old = definition({"a": INT, "b": STRING}, additionalProperties=False)
-    assert (
-        incompatibilities(
-            "BACKWARD",
-            definition({"a": INT, "b": STRING, "c": INT}, additionalProperties=False),
-            [old],
-        )
-        == []
-    )
-    removed = incompatibilities(
-        "BACKWARD", definition({"a": INT}, additionalProperties=False), [old]
-    )
-    assert removed == ["#: member 'b' removed"]
-    narrowed = definition({"a": {"type": "integer", "maximum": 5}, "b": STRING})
-    assert incompatibilities("BACKWARD", narrowed, [old]) == ["#/a: maximum tightened to 5"]
-    assert incompatibilities("NONE", definition({"a": STRING}), [old]) == []
-    required = definition({"a": INT, "b": STRING}, required=["a"], additionalProperties=False)
-    assert incompatibilities("BACKWARD", required, [old]) == ["#: member 'a' now required"]
-    assert incompatibilities("FORWARD", required, [old]) == []
-
-
-def test_transitive_levels_check_every_version() -> None:
-    v1 = definition({"a": INT}, additionalProperties=False)
-    v2 = definition({"a": INT, "b": STRING})
-    v3 = definition({"b": STRING}, additionalProperties=False)
-    assert incompatibilities("BACKWARD", v3, [v1, v2]) != []  # v2 has a: closed v3 drops it
-    widened = definition({"a": {"type": "number"}})
-    assert incompatibilities("BACKWARD_TRANSITIVE", widened, [v1, v2]) == []
-    assert incompatibilities("FULL_TRANSITIVE", widened, [v1, v2]) != []
 
 
 def test_an_incompatible_registration_is_refused_with_409() -> None:

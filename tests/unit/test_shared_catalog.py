@@ -128,6 +128,12 @@ def test_record_round_trips_and_digest_ignores_learned_generation() -> None:
     assert replace(record, content_id="cid-2").digest != record.digest
     filed = replace(record, origin="file")
     assert replace(filed, generation=5).digest != filed.digest
+    replicated = replace(record, replication_factor=3, min_insync_replicas=2)
+    assert SharedSubscription.from_json(orjson.loads(replicated.encode())) == replicated
+    # A record written before min_insync_replicas existed: the broker's setting.
+    older = {k: v for k, v in orjson.loads(replicated.encode()).items()
+             if k != "min_insync_replicas"}
+    assert SharedSubscription.from_json(older).min_insync_replicas is None
 
 
 # --------------------------------------------------------------------------- replay
@@ -204,10 +210,13 @@ def test_tombstone_of_the_winning_key_removes_the_subscription() -> None:
 
 def test_topic_specs_merge_by_name() -> None:
     one = learned()
-    two = replace(learned(sub_id=778), partitions=6, retention_seconds=60)
+    two = replace(learned(sub_id=778), partitions=6, retention_seconds=60,
+                  replication_factor=3, min_insync_replicas=2)
     (spec,) = topic_specs([one, two])
     assert spec.name == "t-dns" and spec.subscription_ids == (777, 778)
     assert spec.partitions == 6 and spec.retention_seconds == 3600
+    assert (one.replication_factor, one.min_insync_replicas) == (-1, None)  # the broker's
+    assert (spec.replication_factor, spec.min_insync_replicas) == (3, 2)
 
 
 # --------------------------------------------------------------------------- the catalog

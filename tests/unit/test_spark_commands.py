@@ -23,6 +23,7 @@ def _options(*args: str) -> dict[str, Any]:
     ctx = produce.make_context("produce", [*REQUIRED, *args])
     options = dict(ctx.params)
     options.pop("fmt")
+    options.pop("report")  # like fmt, produce's own: not a job setting
     return options
 
 
@@ -71,12 +72,12 @@ def test_every_option_lands_in_a_field() -> None:
     assert config.consumer_overrides == {"fetch.min.bytes": "1"}
     assert config.delivery == "at-least-once" and config.spark_log_level == "WARN"
     assert config.stream and config.trigger_interval == "10s"
-    # No option is left over nor invented: every destination but --json is a field (the
-    # client settings through their overrides).
+    # No option is left over nor invented: every destination but --json and --report (the
+    # run's outputs) is a field (the client settings through their overrides).
     fields = {f.name for f in dataclasses.fields(JobConfig)}
     merged = {"producer_config", "producer_config_file", "consumer_config", "consumer_config_file"}
     merged |= {"shared_catalog", "schema_registry_config"}  # folded into other fields
-    destinations = {p.name for p in produce.params if p.expose_value} - {"fmt"}
+    destinations = {p.name for p in produce.params if p.expose_value} - {"fmt", "report"}
     assert destinations - merged <= fields
 
 

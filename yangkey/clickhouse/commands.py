@@ -26,13 +26,15 @@ from yangkey.options import (
     embedded_option,
     format_option,
     kafka_config_options,
+    report_option,
     resolve_format,
     resolve_target,
+    subscription_filter_options,
     subscriptions_option,
     subscriptions_options,
     target_options,
 )
-from yangkey.reporting import reports_errors
+from yangkey.reporting import load_catalog, reports_errors, skipped_summary
 
 if TYPE_CHECKING:
     from yangkey.catalog import Catalog
@@ -50,13 +52,6 @@ OUTPUT_FILES = {"server": "server.sql", "embedded": "embedded.sql"}
 # {limit:UInt64} parameter would read 2**64 as 0); the same values as yangkey.clickhouse.queries,
 # which is not imported here to keep `yangkey --help` light.
 _UINT64_MAX = 2**64 - 1
-_UINT32_MAX = 2**32 - 1
-
-
-def _load_catalog(path: str, yang_dirs: Sequence[str]) -> Catalog:
-    from yangkey.catalog import load_catalog  # noqa: PLC0415
-
-    return load_catalog(path, yang_dirs=tuple(yang_dirs))
 
 
 def _render_options(function: F) -> F:
@@ -180,6 +175,7 @@ def generate(
     *,
     subscriptions: str | None,
     yang_dirs: tuple[str, ...],
+    strict: bool,
     bootstrap: str | None,
     catalog_topic: str,
     mode: str,
@@ -204,7 +200,10 @@ def generate(
 
     if subscriptions is None and bootstrap is None:
         raise click.UsageError("give --subscriptions, --bootstrap (the shared catalog) or both")
-    catalog = _load_catalog(subscriptions, yang_dirs) if subscriptions is not None else None
+    catalog = (
+        load_catalog(subscriptions, yang_dirs, strict=strict) if subscriptions is not None else None
+    )
+    summary = skipped_summary(catalog) if catalog is not None else ""
     shared_topics = (
         _shared_topics(catalog, bootstrap, catalog_topic, yang_dirs)
         if bootstrap is not None
@@ -235,17 +234,22 @@ def generate(
                 topics, replace(options, dead_letter_topic=dead_letter_topic), typed
             )
         header = _header(source, options, len(statements))
+        if catalog is not None and catalog.skipped:
+            # The script says what it lacks: a reader of the file sees no stderr.
+            header += [f"Not included: {summary}:"] + [f"  {s.message()}" for s in catalog.skipped]
         outputs.append((OUTPUT_FILES[each], to_script(statements, header)))
     if output_dir is None:
         click.echo("\n".join(text for _, text in outputs), nl=False)
-        return
-    try:
-        output_dir.mkdir(parents=True, exist_ok=True)
-        for name, text in outputs:
-            (output_dir / name).write_text(text, encoding="utf-8")
-            click.echo(f"wrote {output_dir / name}", err=True)
-    except OSError as exc:
-        raise ConfigError(f"cannot write: {exc.strerror}", source=str(output_dir)) from None
+    else:
+        try:
+            output_dir.mkdir(parents=True, exist_ok=True)
+            for name, text in outputs:
+                (output_dir / name).write_text(text, encoding="utf-8")
+                click.echo(f"wrote {output_dir / name}", err=True)
+        except OSError as exc:
+            raise ConfigError(f"cannot write: {exc.strerror}", source=str(output_dir)) from None
+    if summary:
+        click.echo(summary, err=True)
 
 
 def _shared_topics(
@@ -262,7 +266,8 @@ def _shared_topics(
     from yangkey.kafka.catalog_topic import CatalogTopic  # noqa: PLC0415
     from yangkey.shared_catalog import merge_topics, topic_specs  # noqa: PLC0415
 
-    with CatalogTopic(bootstrap, catalog_topic, create=create) as shared:
+    replication = catalog.file.internal("catalog") if catalog is not None else (None, None)
+    with CatalogTopic(bootstrap, catalog_topic, create=create, replication=replication) as shared:
         records = shared.records()
     typed = _shared_typed(catalog, records, yang_dirs)
     if catalog is None:
@@ -330,6 +335,7 @@ def apply_command(
     *,
     subscriptions: str,
     yang_dirs: tuple[str, ...],
+    strict: bool,
     clickhouse: str | None,
     embedded: str | None,
     cluster: str | None,
@@ -357,7 +363,7 @@ def apply_command(
 
     if follow and bootstrap is None:
         raise click.UsageError("--follow follows the shared catalog: give --bootstrap")
-    catalog = _load_catalog(subscriptions, yang_dirs)
+    catalog = load_catalog(subscriptions, yang_dirs, strict=strict)
     conn, url_database = _connect(clickhouse, embedded, create=True)
 
     def report(result: ApplyResult, *, summary: bool = True) -> None:
@@ -371,6 +377,8 @@ def apply_command(
                 f"({conn.description})",
                 err=True,
             )
+            if catalog.skipped:
+                click.echo(skipped_summary(catalog), err=True)
 
     try:
         db = database or url_database or "yangkey"
@@ -421,7 +429,8 @@ def _follow_catalog(
     from yangkey.shared_catalog import topic_specs  # noqa: PLC0415
 
     click.echo(f"following kafka://{bootstrap}/{catalog_topic} (Ctrl-C stops)", err=True)
-    with CatalogTopic(bootstrap, catalog_topic) as shared:
+    replication = catalog.file.internal("catalog")
+    with CatalogTopic(bootstrap, catalog_topic, replication=replication) as shared:
         try:
             while True:
                 records = shared.records()
@@ -469,11 +478,13 @@ def _is_server(conn: Connection) -> bool:
 @catalog_topic_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
 @kafka_config_options("consumer", aliases=("--kafka-properties",))
+@report_option()
 @reports_errors
 def ingest(
     *,
     subscriptions: str,
     yang_dirs: tuple[str, ...],
+    strict: bool,
     bootstrap: str,
     embedded: str,
     database: str,
@@ -486,6 +497,7 @@ def ingest(
     quiet: bool,
     kafka_config: tuple[str, ...],
     kafka_config_file: str | None,
+    report: Path | None,
 ) -> None:
     """Consume the catalog topics into embedded ClickHouse (creates the tables first).
 
@@ -503,13 +515,18 @@ def ingest(
     from yangkey.kafka.config import client_overrides  # noqa: PLC0415
     from yangkey.kafkalogs import quiet_librdkafka  # noqa: PLC0415
 
-    catalog = _load_catalog(subscriptions, yang_dirs)
+    catalog = load_catalog(subscriptions, yang_dirs, strict=strict)
     overrides = client_overrides(properties_file=kafka_config_file, kv=kafka_config)
     shared = None
     if shared_catalog:
         from yangkey.kafka.catalog_topic import CatalogTopic  # noqa: PLC0415
 
-        shared = CatalogTopic(bootstrap, catalog_topic, overrides=overrides)
+        shared = CatalogTopic(
+            bootstrap,
+            catalog_topic,
+            overrides=overrides,
+            replication=catalog.file.internal("catalog"),
+        )
     try:
         with quiet_librdkafka() as logger:
             result = run_ingest(
@@ -528,10 +545,37 @@ def ingest(
     finally:
         if shared is not None:
             shared.close()
+    if report is not None:
+        _ingest_report(report, embedded, database, catalog, result, quiet)
     if quiet:
         return
     if result.missing_topics:
         click.echo(f"{len(result.missing_topics)} topic(s) not found in Kafka", err=True)
+    if catalog.skipped:
+        click.echo(f"ingest: {skipped_summary(catalog)}", err=True)
+
+
+def _ingest_report(
+    path: Path, embedded: str, database: str, catalog: Catalog, result: Any, quiet: bool
+) -> None:
+    """``--report``: the tables ingest filled, with the run's figures on top."""
+    from yangkey.clickhouse.apply import open_embedded  # noqa: PLC0415
+    from yangkey.report.runs import ingest_figures, tables_report, write  # noqa: PLC0415
+
+    conn = open_embedded(embedded)
+    try:
+        data = tables_report(
+            conn,
+            database,
+            title="yangkey ingest",
+            catalog=catalog,
+            figures=ingest_figures(result),
+        )
+    finally:
+        conn.close()
+    written = write(data, path)
+    if not quiet:
+        click.echo(f"report: {written}", err=True)
 
 
 #: What a table shows of a stored message (the line formats carry every column).
@@ -575,14 +619,7 @@ Examples:
 @click.command("state", epilog=STATE_EPILOG)
 @target_options
 @database_option()
-@click.option("--node", "-n", default=None, help="Node name.")
-@click.option(
-    "--subscription-id",
-    "-i",
-    type=click.IntRange(0, _UINT32_MAX),
-    default=None,
-    help="Only keys of this subscription id.",
-)
+@subscription_filter_options("keys")
 @click.option("--xpath-prefix", "-x", default=None, help="Keep keys with an XPath starting so.")
 @click.option("--topic", "-t", default=None, help="Only this topic's current-state table.")
 @click.option(
@@ -647,14 +684,7 @@ Examples:
 @click.option(
     "--key", "-k", default=None, help="Full message key (use $'node\\nid\\nxpath' in a shell)."
 )
-@click.option("--node", "-n", default=None, help="Messages of this node.")
-@click.option(
-    "--subscription-id",
-    "-i",
-    type=click.IntRange(0, _UINT32_MAX),
-    default=None,
-    help="Only messages of this subscription id.",
-)
+@subscription_filter_options("messages")
 @click.option("--topic", "-t", default=None, help="Messages of this topic (its history table).")
 @click.option("--since", default=None, help="RFC 3339 time, inclusive.")
 @click.option("--until", default=None, help="RFC 3339 time, exclusive.")

@@ -292,6 +292,7 @@ class _Renderer:
             "cluster": options.cluster,
             "db": options.database,
             "headers": _HEADERS,
+            "kinds": messages.sql_kinds(),
             "xpath_token_re": XPATH_TOKEN_RE,
             "xpath_line_re": XPATH_LINE_RE,
             "table_settings": list(sorted(options.table_settings.items())),

@@ -62,6 +62,8 @@ from yangkey.clickhouse.identifiers import qualified
 from yangkey.errors import BrokerError, ConfigError
 from yangkey.instances import HEADER_INSTANCES
 from yangkey.kafka.config import consumer_config, kafka_reason
+from yangkey.kafkalogs import logged
+from yangkey.messages import EXPIRED
 
 if TYPE_CHECKING:
     from yangkey.catalog import Catalog
@@ -437,11 +439,11 @@ def _errors_since(
 ) -> tuple[dict[str, int], dict[str, int]]:
     """Rows the errors table received since ``since``, per topic: (errors, expired)."""
     rows = conn.query(
-        "SELECT kafka_topic AS topic, error_kind = 'expired' AS expired, count() AS n "
+        "SELECT kafka_topic AS topic, error_kind = {expired:String} AS expired, count() AS n "
         f"FROM {qualified(database, ERRORS_TABLE)} "
         "WHERE received_at >= toDateTime64({since:String}, 3, 'UTC') "
         "GROUP BY kafka_topic, expired",
-        {"since": since},
+        {"since": since, "expired": EXPIRED},
     )
     errors: dict[str, int] = {}
     expired: dict[str, int] = {}
@@ -617,7 +619,7 @@ def consume_into(
     started_at = conn.query("SELECT toString(now64(3, 'UTC')) AS t")[0]["t"]
     started = time.monotonic()
     try:
-        consumer = Consumer(config)
+        consumer = Consumer(logged(config))
     except KafkaException as exc:  # e.g. an unknown -X setting: one error line, no traceback
         raise ConfigError(
             f"invalid Kafka consumer settings: {kafka_reason(exc)}", source="kafka config"

@@ -14,15 +14,16 @@ import socket
 import threading
 import uuid
 from collections.abc import Mapping
-from typing import Any, cast
 
 from confluent_kafka import KafkaException
 
 from yangkey.errors import BrokerError, ConfigError
 from yangkey.kafka.config import TopicSpec, admin_config, ensure_topics, kafka_reason
+from yangkey.kafkalogs import logged
 from yangkey.registry.errors import RegistryError
 from yangkey.registry.kafkalog import KafkaLog
 from yangkey.shared_catalog import SharedCatalog, SharedSubscription, topic_specs
+from yangkey.topics import BROKER_DEFAULT, replicas
 
 CATALOG_TOPIC = "_yangkey_catalog"
 
@@ -32,20 +33,29 @@ def ensure_catalog_topic(
     topic: str = CATALOG_TOPIC,
     *,
     overrides: Mapping[str, object] | None = None,
-    replication_factor: int = 1,
+    replication_factor: int = BROKER_DEFAULT,
+    min_insync_replicas: int | None = None,
     timeout: float = 15.0,
+    warn: bool = True,
 ) -> None:
-    """Create the compacted single-partition topic if missing; refuse one with more
-    partitions (its offsets must be one total order)."""
+    """Create the compacted single-partition topic if missing (replicated as the broker's
+    defaults say unless told otherwise); refuse one with more partitions (its offsets must be
+    one total order)."""
     from confluent_kafka.admin import AdminClient  # noqa: PLC0415
 
     where = f"kafka://{bootstrap}/{topic}"
     # Quiet: an unreachable broker is one error line, not a log line per retry.
     config = {"log_level": 0, **admin_config(bootstrap, overrides)}
-    admin = AdminClient(cast(dict[str, Any], config))
-    spec = TopicSpec(topic, partitions=1, replication_factor=replication_factor, compaction=True)
+    admin = AdminClient(logged(config))
+    spec = TopicSpec(
+        topic,
+        partitions=1,
+        replication_factor=replication_factor,
+        min_insync_replicas=min_insync_replicas,
+        compaction=True,
+    )
     try:
-        result = ensure_topics(admin, [spec], timeout=timeout)
+        result = ensure_topics(admin, [spec], timeout=timeout, warn=warn)
     except KafkaException as exc:
         reason = f"cannot create the catalog topic: {kafka_reason(exc)}"
         raise BrokerError(reason, source=where) from None
@@ -75,16 +85,31 @@ class CatalogTopic(SharedCatalog):
         timeout: float = 15.0,
         create: bool = True,
         create_topics: bool = False,
+        replication: tuple[int | None, int | None] = (None, None),
+        warn: bool = True,
     ) -> None:
-        """``create``: the catalog topic if missing; ``create_topics``: the Kafka topics of a
-        subscription this process learns (a producer run with --create-topics)."""
+        """``create``: the catalog topic if missing, with ``replication`` (replication factor,
+        min.insync.replicas; None: the broker's, see
+        :meth:`yangkey.config.SubscriptionsFile.internal`); ``create_topics``: the Kafka topics
+        of a subscription this process learns (a producer run with --create-topics).
+        ``warn``: about a catalog topic with too few replicas (the driver does, not each
+        executor)."""
         self.where = f"kafka://{bootstrap}/{topic}"
         self.bootstrap = bootstrap
         self.overrides = dict(overrides or {})
         self.timeout = timeout
         self.create_topics = create_topics
         if create:
-            ensure_catalog_topic(bootstrap, topic, overrides=overrides, timeout=timeout)
+            factor, in_sync = replication
+            ensure_catalog_topic(
+                bootstrap,
+                topic,
+                overrides=overrides,
+                replication_factor=replicas(factor),
+                min_insync_replicas=in_sync,
+                timeout=timeout,
+                warn=warn,
+            )
         try:
             self.kafka_log = KafkaLog(bootstrap, topic, overrides=overrides, timeout=timeout)
         except KafkaException as exc:  # librdkafka refuses a setting: one line
@@ -143,7 +168,7 @@ class CatalogTopic(SharedCatalog):
 
         config = {"log_level": 0, **admin_config(self.bootstrap, self.overrides)}
         try:
-            ensure_topics(AdminClient(cast(dict[str, Any], config)), specs, timeout=self.timeout)
+            ensure_topics(AdminClient(logged(config)), specs, timeout=self.timeout)
         except KafkaException as exc:
             names = ", ".join(spec.name for spec in specs)
             reason = f"cannot create topics {names}: {kafka_reason(exc)}"

@@ -19,7 +19,7 @@ import click
 from rich.console import Console
 
 from yangkey.errors import BrokerError, YangkeyError
-from yangkey.kafka.broker import DEFAULT_HEAP, EmbeddedKafka
+from yangkey.kafka.broker import CLUSTER_HEAP, DEFAULT_HEAP, MAX_BROKERS, EmbeddedKafka
 from yangkey.kafka.config import parse_kv
 from yangkey.kafka.install import KAFKA_VERSION, install_kafka, installed_jars
 from yangkey.kafka.install import kafka_home as cache_home
@@ -82,20 +82,22 @@ def _friendly() -> Iterator[None]:
 
 @click.group(name="kafka")
 def kafka() -> None:
-    """Run a real single-node Apache Kafka broker (KRaft) on this machine.
+    """Run a real Apache Kafka broker (KRaft) on this machine, or a small cluster of them.
 
     For development, demos and tests: the broker listens on 127.0.0.1 only, has no
-    security, replication factor 1, auto topic creation off and a log cleaner tuned so
-    compaction shows within seconds. Needs Java 17+. Kafka's jars come from an unpacked Kafka
-    distribution when you name one (--kafka-home or $KAFKA_HOME), else they are downloaded
-    from Maven Central on first use (pinned, checksummed; no Maven needed) and cached in
-    $YANGKEY_CACHE (default ~/.cache/yangkey).
+    security, auto topic creation off and a log cleaner tuned so compaction shows within
+    seconds. One broker replicates nothing; `start --brokers 3` runs a three-node cluster
+    replicated like production (3 replicas, min.insync.replicas 2). Needs Java 17+. Kafka's
+    jars come from an unpacked Kafka distribution when you name one (--kafka-home or
+    $KAFKA_HOME), else they are downloaded from Maven Central on first use (pinned,
+    checksummed; no Maven needed) and cached in $YANGKEY_CACHE (default ~/.cache/yangkey).
 
     \b
     Typical session (from any directory: brokers are recorded per user):
       yangkey kafka start            # prints 127.0.0.1:PORT
       yangkey kafka status --bootstrap
       yangkey kafka stop             # also deletes the broker's data
+      yangkey kafka start --brokers 3   # prints 127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3
     """
 
 
@@ -149,7 +151,20 @@ def install(kafka_version: str) -> None:
     help="Override a server.properties entry, e.g. --set log.retention.hours=1. Repeatable.",
 )
 @click.option(
-    "--heap", default=DEFAULT_HEAP, show_default=True, help="JVM maximum heap (-Xmx) of the broker."
+    "--brokers",
+    type=click.IntRange(1, MAX_BROKERS),
+    default=1,
+    show_default=True,
+    help="Nodes in the cluster (combined KRaft broker+controller, static quorum), on the"
+    " client ports from --port on. From 3 on, topics and Kafka's internal topics default to 3"
+    " replicas with min.insync.replicas 2 (2 brokers: 2 and 1), as production clusters are set"
+    " up: to see what yangkey does when a broker dies.",
+)
+@click.option(
+    "--heap",
+    default=None,
+    help=f"JVM maximum heap (-Xmx) of each broker [default: {DEFAULT_HEAP}, {CLUSTER_HEAP} per"
+    " node of a cluster].",
 )
 @click.option(
     "--timeout",
@@ -177,7 +192,8 @@ def start(
     foreground: bool,
     state_dir: Path | None,
     settings: tuple[str, ...],
-    heap: str,
+    brokers: int,
+    heap: str | None,
     timeout: float,
     keep_data: bool,
 ) -> None:
@@ -188,10 +204,16 @@ def start(
     `yangkey kafka stop` stops it, from any directory. Each start begins with an empty broker:
     topics do not survive a stop. The broker log is <state-dir>/data/broker.log.
 
+    With --brokers N, N nodes form one cluster (the address printed lists them all,
+    127.0.0.1:P1,127.0.0.1:P2,…); node I keeps its data and log in
+    <state-dir>/data/node-I. Topics yangkey creates take the cluster's default replication;
+    stop a node's process to see a broker fail, `yangkey kafka stop` stops them all.
+
     \b
     Examples:
       export BOOTSTRAP=$(yangkey kafka start)
       yangkey kafka start --port 9092 --set num.partitions=6
+      yangkey kafka start --brokers 3         # three nodes, 3 replicas, min.insync.replicas 2
       yangkey kafka start --foreground        # Ctrl-C stops it
     """
     with _friendly():
@@ -219,15 +241,19 @@ def start(
             startup_timeout=timeout,
             die_with_parent=foreground,  # a killed foreground command takes its broker along
             kafka_home=kafka_home,
+            brokers=brokers,
         )
         if kafka_home is None and installed_jars(broker.version) is None:
             with _err.status(f"downloading Kafka {broker.version}…") as status:
                 install_kafka(broker.version, progress=status.update)
-        with _err.status(f"starting Kafka {broker.version}…"):
+        what = f"Kafka {broker.version}" + (f", {brokers} brokers," if brokers > 1 else "")
+        with _err.status(f"starting {what}…"):
             broker.start()
+        pids = ", ".join(str(node.pid) for node in broker.nodes)
+        logs = broker.log_path if brokers == 1 else broker.data_dir / "node-*" / "broker.log"
         _err.print(
-            f"Kafka {broker.version} on {broker.bootstrap} (pid {broker.pid},"
-            f" up in {broker.startup_seconds:.1f}s), log {broker.log_path}"
+            f"{what} on {broker.bootstrap} (pid {pids}, up in {broker.startup_seconds:.1f}s),"
+            f" log {logs}"
         )
         click.echo(broker.bootstrap)
         if foreground:
@@ -292,15 +318,16 @@ def stop(state_dir: Path | None, stop_all: bool, timeout: float) -> None:
             state = BrokerState.read(target)
             if state is None:
                 raise BrokerError(f"no broker recorded in {target}", source="kafka stop")
-            was_running = state.alive()
+            running = state.running()
             stop_recorded(target, timeout=timeout)
-            if not was_running:
+            if not running:
                 raise BrokerError(
                     f"nothing to stop: the broker recorded in {target} (pid {state.pid}) had"
                     " already exited; its record is cleared",
                     source="kafka stop",
                 )
-            _err.print(f"stopped Kafka on {state.bootstrap} (pid {state.pid})")
+            pids = ", ".join(str(node.pid) for node in running)
+            _err.print(f"stopped Kafka on {state.bootstrap} (pid {pids})")
 
 
 STATUS_FORMATS = ("text", "json")
@@ -313,15 +340,17 @@ STATUS_FORMATS = ("text", "json")
     "bootstrap_only",
     is_flag=True,
     help="Print only the HOST:PORT of the running broker (the default one, or the only one"
-    " recorded); exit 1 with one error line when none answers.",
+    " recorded; a cluster: HOST:PORT,HOST:PORT,…); exit 1 with one error line when none"
+    " answers.",
 )
 @format_option(STATUS_FORMATS)
 def status(state_dir: Path | None, bootstrap_only: bool, fmt: str | None) -> None:
     """List the brokers recorded for this user; exit status 0 only if they all answer.
 
-    One line per broker on stderr (version, pid, state dir, log); the bootstrap address of
-    each broker that answers on stdout, so `yangkey kafka status` is both a check and a way
-    to find the address. With --state-dir only that broker is shown.
+    One line per broker on stderr (version, pid, state dir, log; a cluster's nodes that are
+    down, each on a line of its own); the bootstrap address of each broker that answers on
+    stdout, so `yangkey kafka status` is both a check and a way to find the address. A
+    cluster with a node down exits 1. With --state-dir only that broker is shown.
 
     \b
     Examples:
@@ -351,32 +380,57 @@ def status(state_dir: Path | None, bootstrap_only: bool, fmt: str | None) -> Non
     listed: list[dict[str, object]] = []
     all_answer = bool(found)
     for target, state in found:
-        alive = state is not None and state.alive()
-        answers = alive and state is not None and broker_answers(state.bootstrap, timeout=5.0)
+        entry, answers = _status_of(target, state, quiet=as_json)
         all_answer = all_answer and answers
-        entry: dict[str, object] = {"state_dir": str(target), "running": alive, "answers": answers}
-        if state is not None:
-            entry.update(json.loads(state.to_json()))
         listed.append(entry)
-        if as_json:
-            continue
-        if state is None:
-            _err.print(f"not running (no {STATE_FILE} in {target})")
-        elif not alive:
-            _err.print(f"not running: pid {state.pid} has exited (log: {state.log})")
-        elif not answers:
-            _err.print(f"pid {state.pid} is running but {state.bootstrap} does not answer")
-        else:
-            _err.print(
-                f"Kafka {state.version} running, pid {state.pid}, state dir {target},"
-                f" log {state.log}"
-            )
-            click.echo(state.bootstrap)
     if as_json:
         click.echo(json.dumps(listed, indent=2))
     elif not found:
         _err.print(f"no broker recorded (state dir {default_state_dir()})")
     sys.exit(0 if all_answer else 1)
+
+
+def _status_of(
+    target: Path, state: BrokerState | None, *, quiet: bool
+) -> tuple[dict[str, object], bool]:
+    """A recorded broker's JSON entry and whether all of it answers; unless ``quiet`` its
+    line on stderr and, when it answers, its address on stdout."""
+    members = state.members() if state is not None else ()
+    down = [node for node in members if not node.alive()]
+    alive = len(down) < len(members)
+    answers = (
+        alive
+        and state is not None
+        and broker_answers(state.bootstrap, timeout=5.0, brokers=len(members) - len(down))
+    )
+    entry: dict[str, object] = {"state_dir": str(target), "running": alive, "answers": answers}
+    if state is not None:
+        entry.update(json.loads(state.to_json()))
+        entry["nodes_down"] = [node.node_id for node in down]
+    if quiet:
+        return entry, answers and not down
+    if state is None:
+        _err.print(f"not running (no {STATE_FILE} in {target})")
+    elif not alive:
+        _err.print(f"not running: pid {state.pid} has exited (log: {state.log})")
+    elif not answers:
+        _err.print(f"pid {state.pid} is running but {state.bootstrap} does not answer")
+    elif len(members) == 1:
+        _err.print(
+            f"Kafka {state.version} running, pid {state.pid}, state dir {target}, log {state.log}"
+        )
+    else:
+        pids = ", ".join(str(node.pid) for node in members if node not in down)
+        _err.print(
+            f"Kafka {state.version} cluster running, {len(members) - len(down)} of"
+            f" {len(members)} brokers (pid {pids}), state dir {target},"
+            f" logs {Path(state.data_dir) / 'node-*' / 'broker.log'}"
+        )
+        for node in down:
+            _err.print(f"node {node.node_id} is down: pid {node.pid} has exited (log: {node.log})")
+    if answers:
+        click.echo(state.bootstrap if state is not None else "")
+    return entry, answers and not down
 
 
 if __name__ == "__main__":  # scripts/kafka.sh, before the main CLI registers the group

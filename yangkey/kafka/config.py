@@ -15,6 +15,8 @@ compaction and retention each subscription asks for.
 
 from __future__ import annotations
 
+import functools
+import logging
 import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -29,6 +31,7 @@ from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
 from yangkey.errors import BrokerError, ConfigError, Position, TopicError
+from yangkey.kafkalogs import logged
 from yangkey.topics import TopicSpec as TopicSpec  # noqa: PLC0414 - re-exported for Kafka callers
 
 if TYPE_CHECKING:
@@ -238,6 +241,8 @@ class EnsureResult:
 def topic_configs(spec: TopicSpec, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The topic-level configs a spec implies, as strings (the admin API wants strings)."""
     configs = {"cleanup.policy": "compact" if spec.compaction else "delete"}
+    if spec.min_insync_replicas is not None:
+        configs["min.insync.replicas"] = str(spec.min_insync_replicas)
     retention = spec.retention_seconds
     if retention:
         # Negative means "keep forever" (Kafka's -1); a compacted topic ignores it anyway.
@@ -249,7 +254,7 @@ def topic_configs(spec: TopicSpec, extra: Mapping[str, str] | None = None) -> di
 
 def _admin(admin_or_bootstrap: AdminClient | str) -> AdminClient:
     if isinstance(admin_or_bootstrap, str):
-        return AdminClient({"bootstrap.servers": admin_or_bootstrap})
+        return AdminClient(logged({"bootstrap.servers": admin_or_bootstrap}))
     return admin_or_bootstrap
 
 
@@ -259,12 +264,14 @@ def ensure_topics(
     *,
     timeout: float = 30.0,
     extra_configs: Mapping[str, str] | None = None,
+    warn: bool = True,
 ) -> EnsureResult:
     """Create the topics that do not exist yet; existing ones are left as they are.
 
     ``admin_or_bootstrap`` is a ``confluent_kafka.admin.AdminClient`` or a bootstrap string.
     Returns once every created partition has a leader, so a producer can write at once.
-    Raises :class:`TopicError` naming each topic Kafka refused and why.
+    Raises :class:`TopicError` naming each topic Kafka refused and why. With ``warn``, topics
+    with too few replicas for the cluster are one warning line (:func:`warn_under_replicated`).
     """
     wanted: dict[str, TopicSpec] = {}
     for spec in specs:
@@ -318,6 +325,10 @@ def ensure_topics(
             where = admin_or_bootstrap if isinstance(admin_or_bootstrap, str) else "kafka"
             raise TopicError("could not create " + "; ".join(failures), source=where)
         _wait_for_leaders(admin, created, timeout)
+        if warn:
+            metadata = _metadata(admin, timeout)
+    if warn:
+        warn_under_replicated(metadata, list(wanted))
     return EnsureResult(
         created=tuple(created),
         existing=tuple(sorted(existing)),
@@ -325,10 +336,66 @@ def ensure_topics(
     )
 
 
+def under_replicated(metadata: ClusterMetadata, names: Iterable[str]) -> dict[str, int]:
+    """``{topic: replicas}`` of the topics among ``names`` with fewer replicas than
+    ``min(3, brokers)`` (the fewest of any partition); nothing on a one-broker cluster."""
+    wanted = min(3, len(metadata.brokers))
+    found: dict[str, int] = {}
+    for name in names:
+        topic = metadata.topics.get(name)
+        if wanted < 2 or topic is None or not topic.partitions:
+            continue
+        fewest = min(len(partition.replicas) for partition in topic.partitions.values())
+        if fewest < wanted:
+            found[name] = fewest
+    return found
+
+
+def warn_under_replicated(metadata: ClusterMetadata, names: Iterable[str]) -> None:
+    """One warning line through yangkey's logger naming the topics among ``names`` that a
+    multi-broker cluster replicates less than ``min(3, brokers)`` times: a broker restart
+    stalls their partitions, a lost disk loses their messages, and Kafka accepts ``acks=all``
+    writes to them all the same."""
+    short = under_replicated(metadata, names)
+    if not short:
+        return
+    brokers = len(metadata.brokers)
+    listed = ", ".join(f"{name} ({count})" for name, count in sorted(short.items()))
+    topic_logger().warning(
+        "%d topic(s) with fewer than %d replicas on this %d-broker cluster: %s; a failed"
+        " broker stalls them and a lost disk loses their messages (set replication_factor in"
+        " the subscriptions file or the broker's default.replication.factor; existing topics:"
+        " kafka-reassign-partitions)",
+        len(short),
+        min(3, brokers),
+        brokers,
+        listed,
+    )
+
+
+@functools.cache
+def topic_logger() -> logging.Logger:
+    """``yangkey.kafka.topics``: what yangkey has to say about the topics it creates or finds,
+    on stderr as ``warning: …`` lines."""
+    logger = logging.getLogger("yangkey.kafka.topics")
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(levelname_lower)s: %(message)s"))
+    handler.addFilter(_lower_level)
+    logger.addHandler(handler)
+    logger.propagate = False
+    return logger
+
+
+def _lower_level(record: logging.LogRecord) -> bool:
+    record.levelname_lower = record.levelname.lower()
+    return True
+
+
 def _shape(spec: TopicSpec) -> tuple[object, ...]:
     return (
         spec.partitions,
         spec.replication_factor,
+        spec.min_insync_replicas,
         spec.compaction,
         spec.retention_seconds,
         dict(spec.configs),

@@ -20,7 +20,7 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,8 @@ from yangkey.errors import BrokerError
 
 STATE_FILE = "broker.json"
 LOG_NAME = "broker.log"
+NODE_DIR_PREFIX = "node-"
+"""A cluster's data dir holds one ``node-<id>`` directory per node."""
 
 
 def user_state_home() -> Path:
@@ -75,8 +77,28 @@ def recorded_state_dirs() -> list[Path]:
 
 
 @dataclass(frozen=True)
+class NodeState:
+    """One node of a recorded cluster."""
+
+    node_id: int
+    pid: int
+    bootstrap: str
+    log: str
+    properties: str
+
+    def alive(self) -> bool:
+        """True if ``pid`` is still *this* node (a recycled PID must never be signalled)."""
+        return _is_our_java(self.pid, self.properties)
+
+
+@dataclass(frozen=True)
 class BrokerState:
-    """What a separate process needs to find, check and stop a running broker."""
+    """What a separate process needs to find, check and stop a running broker.
+
+    A cluster (``yangkey kafka start --brokers N``) lists every node in ``nodes``;
+    ``bootstrap`` is then all their addresses and ``pid``, ``log`` and ``properties`` are the
+    first node's. A one-node broker leaves ``nodes`` empty (as records before clusters did).
+    """
 
     pid: int
     bootstrap: str
@@ -87,9 +109,16 @@ class BrokerState:
     keep: bool
     owns_data_dir: bool
     started_at: float
+    nodes: tuple[NodeState, ...] = ()
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
+
+    def members(self) -> tuple[NodeState, ...]:
+        """Every node, a one-node broker's included."""
+        if self.nodes:
+            return self.nodes
+        return (NodeState(1, self.pid, self.bootstrap, self.log, self.properties),)
 
     @classmethod
     def read(cls, state_dir: Path) -> BrokerState | None:
@@ -107,6 +136,16 @@ class BrokerState:
                 keep=bool(raw["keep"]),
                 owns_data_dir=bool(raw["owns_data_dir"]),
                 started_at=float(raw["started_at"]),
+                nodes=tuple(
+                    NodeState(
+                        node_id=int(node["node_id"]),
+                        pid=int(node["pid"]),
+                        bootstrap=str(node["bootstrap"]),
+                        log=str(node["log"]),
+                        properties=str(node["properties"]),
+                    )
+                    for node in raw.get("nodes", ())
+                ),
             )
         except FileNotFoundError:
             return None
@@ -114,8 +153,11 @@ class BrokerState:
             raise BrokerError(f"unreadable state file: {exc}", source=str(path)) from exc
 
     def alive(self) -> bool:
-        """True if ``pid`` is still *this* broker (a recycled PID must never be signalled)."""
-        return _is_our_java(self.pid, self.properties)
+        """True if any node is still running (a recycled PID must never be signalled)."""
+        return any(node.alive() for node in self.members())
+
+    def running(self) -> tuple[NodeState, ...]:
+        return tuple(node for node in self.members() if node.alive())
 
 
 def pid_exists(pid: int) -> bool:
@@ -153,6 +195,8 @@ def remove_broker_files(data_dir: Path, *, owned: bool) -> None:
     if owned:
         shutil.rmtree(data_dir, ignore_errors=True)
         return
+    for node_dir in data_dir.glob(f"{NODE_DIR_PREFIX}[0-9]*"):  # a cluster's nodes
+        remove_broker_files(node_dir, owned=False)
     for name in _BROKER_FILES:
         path = data_dir / name
         if path.is_dir():
@@ -215,6 +259,28 @@ def terminate(pid: int, is_alive: Callable[[], bool], timeout: float) -> bool:
     return True
 
 
+QUORUMLESS_GRACE = 5.0
+"""Seconds a node whose controller quorum is gone gets to stop before SIGKILL."""
+
+
+def stop_nodes(
+    targets: Sequence[tuple[int, Callable[[], bool]]], voters: int, timeout: float
+) -> None:
+    """:func:`terminate` the running nodes of a cluster of ``voters`` controllers.
+
+    One after the other: a node's clean shutdown waits (up to minutes) for the active
+    controller to approve it, which takes a majority of the voters. While one is left the
+    nodes stop cleanly within ``timeout``; the rest get :data:`QUORUMLESS_GRACE`, then SIGKILL
+    (all at once, every node would wait for a controller that is shutting down too).
+    """
+    majority = voters // 2 + 1
+    alive = len(targets)
+    for pid, is_alive in targets:
+        grace = timeout if alive >= majority else min(timeout, QUORUMLESS_GRACE)
+        terminate(pid, is_alive, grace)
+        alive -= 1
+
+
 def stop_recorded(state_dir: Path, timeout: float = 30.0) -> BrokerState | None:
     """Stop the broker a state file describes (from any process); None if there was none.
 
@@ -224,33 +290,47 @@ def stop_recorded(state_dir: Path, timeout: float = 30.0) -> BrokerState | None:
     state = BrokerState.read(state_dir)
     if state is None:
         return None
-    if state.alive():
-        terminate(state.pid, state.alive, timeout)
-        if state.alive():
-            raise BrokerError(f"pid {state.pid} survived SIGKILL", source="kafka broker")
+    stop_nodes([(node.pid, node.alive) for node in state.running()], len(state.members()), timeout)
+    survivors = state.running()
+    if survivors:
+        pids = ", ".join(str(node.pid) for node in survivors)
+        raise BrokerError(f"pid {pids} survived SIGKILL", source="kafka broker")
     if not state.keep:
         remove_broker_files(Path(state.data_dir), owned=state.owns_data_dir)
     remove_state(state_dir, state.pid)
     return state
 
 
-def broker_answers(bootstrap: str, timeout: float = 5.0) -> bool:
-    """True if a Kafka broker at ``bootstrap`` returns cluster metadata within ``timeout``."""
-    host, _, port = bootstrap.rpartition(":")
-    try:
-        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=1.0):
-            pass
-    except (OSError, ValueError):
-        return False  # skip librdkafka: it would log a connection-refused line per attempt
+def broker_answers(bootstrap: str, timeout: float = 5.0, *, brokers: int = 1) -> bool:
+    """True if the Kafka cluster at ``bootstrap`` (``host:port[,host:port…]``) returns
+    metadata listing at least ``brokers`` brokers within ``timeout``."""
+    return broker_count(bootstrap, timeout) >= brokers
+
+
+def broker_count(bootstrap: str, timeout: float = 5.0) -> int:
+    """How many brokers the cluster at ``bootstrap`` lists in its metadata (0: no answer)."""
+    if not any(_accepts(server) for server in bootstrap.split(",")):
+        return 0  # skip librdkafka: it would log a connection-refused line per attempt
     from confluent_kafka import KafkaException  # noqa: PLC0415 - only `status` and waits need it
     from confluent_kafka.admin import AdminClient  # noqa: PLC0415
 
-    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+    from yangkey.kafkalogs import logged  # noqa: PLC0415
+
+    admin = AdminClient(logged({"bootstrap.servers": bootstrap, "log_level": 0}))
     try:
         metadata = admin.list_topics(timeout=timeout)
     except KafkaException:
+        return 0
+    return len(metadata.brokers)
+
+
+def _accepts(server: str) -> bool:
+    host, _, port = server.strip().rpartition(":")
+    try:
+        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=1.0):
+            return True
+    except (OSError, ValueError):
         return False
-    return bool(metadata.brokers)
 
 
 def parent_death_hook() -> Callable[[], None] | None:

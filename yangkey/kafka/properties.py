@@ -1,4 +1,5 @@
-"""The settings of a one-node KRaft broker: ``server.properties``, ports, cluster id, logging."""
+"""The settings of an embedded KRaft node, alone or one of a cluster: ``server.properties``,
+ports, cluster id, logging."""
 
 from __future__ import annotations
 
@@ -38,6 +39,24 @@ def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
         return True
 
 
+def replication_settings(brokers: int) -> dict[str, str]:
+    """Replication of a cluster of ``brokers`` nodes, the way production clusters set it:
+    3 replicas (fewer on a smaller cluster) and writes with ``acks=all`` refused unless 2 of
+    them have the data (1 on a one- or two-node cluster). Internal topics (consumer offsets,
+    transaction state, share-group state) follow the same rule, or they never come up."""
+    replicas = min(3, brokers)
+    in_sync = max(1, replicas - 1)
+    return {
+        "default.replication.factor": str(replicas),
+        "min.insync.replicas": str(in_sync),
+        "offsets.topic.replication.factor": str(replicas),
+        "transaction.state.log.replication.factor": str(replicas),
+        "transaction.state.log.min.isr": str(in_sync),
+        "share.coordinator.state.topic.replication.factor": str(replicas),
+        "share.coordinator.state.topic.min.isr": str(in_sync),
+    }
+
+
 def broker_properties(
     *,
     port: int,
@@ -45,33 +64,40 @@ def broker_properties(
     log_dir: Path,
     overrides: Mapping[str, object] | None = None,
     host: str = "127.0.0.1",
+    node_id: int = 1,
+    voters: Mapping[int, int] | None = None,
 ) -> dict[str, str]:
     """``server.properties`` for a combined broker+controller node on ``host`` only.
 
-    Every value differing from Kafka's defaults is here because a one-node test broker needs
-    it: internal topics must not ask for 3 replicas, nothing may be created by accident (auto
-    creation off, so a typo in a topic name fails loudly), and the log cleaner must run in
-    seconds rather than minutes so compaction is observable in a test.
+    ``voters`` (node id -> controller port, this node's included) makes the node one of a
+    cluster with that static controller quorum; without it the node is a cluster of its own
+    (a one-node dynamic quorum, formatted ``--standalone``).
+
+    Every value differing from Kafka's defaults is here because a local test cluster needs
+    it: replication fits the number of nodes (:func:`replication_settings`), nothing may be
+    created by accident (auto creation off, so a typo in a topic name fails loudly), and the
+    log cleaner must run in seconds rather than minutes so compaction is observable in a test.
     """
+    if voters:
+        quorum = {
+            "controller.quorum.voters": ",".join(
+                f"{voter}@{host}:{voter_port}" for voter, voter_port in sorted(voters.items())
+            )
+        }
+    else:
+        quorum = {"controller.quorum.bootstrap.servers": f"{host}:{controller_port}"}
     props: dict[str, str] = {
         "process.roles": "broker,controller",
-        "node.id": "1",
-        "controller.quorum.bootstrap.servers": f"{host}:{controller_port}",
+        "node.id": str(node_id),
+        **quorum,
         "listeners": f"PLAINTEXT://{host}:{port},CONTROLLER://{host}:{controller_port}",
         "advertised.listeners": f"PLAINTEXT://{host}:{port},CONTROLLER://{host}:{controller_port}",
         "controller.listener.names": "CONTROLLER",
         "inter.broker.listener.name": "PLAINTEXT",
         "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
         "log.dirs": str(log_dir),
-        # One node: every replication factor and ISR must be 1 or internal topics never come up.
+        **replication_settings(len(voters) if voters else 1),
         "num.partitions": "1",
-        "default.replication.factor": "1",
-        "min.insync.replicas": "1",
-        "offsets.topic.replication.factor": "1",
-        "transaction.state.log.replication.factor": "1",
-        "transaction.state.log.min.isr": "1",
-        "share.coordinator.state.topic.replication.factor": "1",
-        "share.coordinator.state.topic.min.isr": "1",
         # Fewer internal partitions: 50 each costs seconds on the first group/transaction.
         "offsets.topic.num.partitions": "10",
         "transaction.state.log.num.partitions": "10",

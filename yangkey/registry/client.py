@@ -17,7 +17,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
-from yangkey.catalog import Catalog, CatalogEntry
+from yangkey.catalog import Catalog
+from yangkey.entries import CatalogEntry
 from yangkey.errors import ConfigError
 from yangkey.kafka.config import env_overlay
 from yangkey.registry.errors import RegistryError

@@ -16,8 +16,13 @@ import orjson
 
 from yangkey.errors import ConfigError, YangkeyError
 from yangkey.kafka.config import client_overrides
-from yangkey.options import bootstrap_option, schema_registry_option, subscriptions_option
-from yangkey.reporting import reports_errors
+from yangkey.options import (
+    bootstrap_option,
+    schema_registry_option,
+    subscriptions_option,
+    subscriptions_options,
+)
+from yangkey.reporting import load_catalog, reports_errors
 
 if TYPE_CHECKING:
     from yangkey.registry.server import RegistryHTTPServer
@@ -55,9 +60,22 @@ def registry() -> None:
 @click.option(
     "--replication-factor",
     type=click.IntRange(1),
-    default=1,
-    show_default=True,
-    help="Replication factor of the store topic when serve creates it.",
+    default=None,
+    help="Replication factor of the store topic when serve creates it [default: the"
+    " subscriptions file's internal_topics.schema_store, else the broker's"
+    " default.replication.factor].",
+)
+@click.option(
+    "--min-insync-replicas",
+    type=click.IntRange(1),
+    default=None,
+    help="min.insync.replicas of the store topic when serve creates it [default: as for"
+    " --replication-factor, else the broker's].",
+)
+@subscriptions_options(
+    required=False,
+    help_text="A subscriptions file: only the replication of internal_topics.schema_store"
+    " (and defaults) is read from it.",
 )
 @click.option(
     "-X",
@@ -74,7 +92,11 @@ def serve(
     host: str,
     topic: str,
     node_id: str | None,
-    replication_factor: int,
+    replication_factor: int | None,
+    min_insync_replicas: int | None,
+    subscriptions: str | None,
+    yang_dirs: tuple[str, ...],
+    strict: bool,
     kv: tuple[str, ...],
     verbose: bool,
 ) -> None:
@@ -84,7 +106,14 @@ def serve(
     at start; any instance serves reads and writes, and instances on one broker agree. The
     URL is printed on stdout once the store has been read.
     """
+    del strict  # the file's replication is all serve reads: nothing of it is compiled
     stop = threading.Event()
+    if subscriptions is not None:
+        from yangkey.config import load_subscriptions_file  # noqa: PLC0415
+
+        factor, in_sync = load_subscriptions_file(subscriptions).internal("schema_store")
+        replication_factor = replication_factor or factor
+        min_insync_replicas = min_insync_replicas or in_sync
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
@@ -95,7 +124,7 @@ def serve(
         host=host,
         port=port,
         node_id=node_id,
-        replication_factor=replication_factor,
+        replication=(replication_factor, min_insync_replicas),
         overrides=client_overrides(kv=kv),
         verbose=verbose,
     ) as server:
@@ -121,21 +150,27 @@ def running_registry(
     host: str = "127.0.0.1",
     port: int = 0,
     node_id: str | None = None,
-    replication_factor: int = 1,
+    replication: tuple[int | None, int | None] = (None, None),
     overrides: Mapping[str, object] | None = None,
     verbose: bool = False,
 ) -> Iterator[RegistryHTTPServer]:
     """A registry instance serving on a background thread (``serve``, the demo), its store
-    read from ``topic`` first; stopped on exit."""
+    read from ``topic`` first; stopped on exit. ``replication``: the store topic's
+    replication factor and min.insync.replicas if it is created (None: the broker's)."""
     from yangkey.registry.kafkalog import KafkaLog, ensure_log_topic  # noqa: PLC0415
     from yangkey.registry.registry import Registry  # noqa: PLC0415
     from yangkey.registry.server import RegistryHTTPServer  # noqa: PLC0415
+    from yangkey.topics import replicas  # noqa: PLC0415
 
     if ":" not in bootstrap:
         raise ConfigError("expected HOST:PORT", source=f"--bootstrap {bootstrap}")
     try:
         ensure_log_topic(
-            bootstrap, topic, replication_factor=replication_factor, overrides=overrides
+            bootstrap,
+            topic,
+            replication_factor=replicas(replication[0]),
+            min_insync_replicas=replication[1],
+            overrides=overrides,
         )
     except YangkeyError as exc:
         raise exc.within(f"--bootstrap {bootstrap}") from None
@@ -167,12 +202,11 @@ def running_registry(
 @subscriptions_option
 @click.option("--topic", "only", default=None, help="Print only this topic's schema.")
 @reports_errors
-def schemas(subscriptions: str, yang_dirs: tuple[str, ...], only: str | None) -> None:
+def schemas(subscriptions: str, yang_dirs: tuple[str, ...], strict: bool, only: str | None) -> None:
     """Print the JSON Schema of every derived topic: ``{"<topic>-value": schema, ...}``."""
-    from yangkey.catalog import load_catalog  # noqa: PLC0415
     from yangkey.registry.client import subject_for, topic_schemas  # noqa: PLC0415
 
-    catalog = load_catalog(subscriptions, yang_dirs=yang_dirs)
+    catalog = load_catalog(subscriptions, yang_dirs, strict=strict)
     found = topic_schemas(catalog, yang_dirs=yang_dirs)
     if only is not None:
         if only not in found:
@@ -195,9 +229,10 @@ def schemas(subscriptions: str, yang_dirs: tuple[str, ...], only: str | None) ->
     "a reference per import).",
 )
 @reports_errors
-def register(subscriptions: str, url: str, yang_dirs: tuple[str, ...], modules: bool) -> None:
+def register(
+    subscriptions: str, url: str, yang_dirs: tuple[str, ...], strict: bool, modules: bool
+) -> None:
     """Register (or look up) each derived topic's value schema; print ``subject<TAB>id``."""
-    from yangkey.catalog import load_catalog  # noqa: PLC0415
     from yangkey.registry.client import (  # noqa: PLC0415
         RegistrySettings,
         process_ids,
@@ -206,7 +241,7 @@ def register(subscriptions: str, url: str, yang_dirs: tuple[str, ...], modules: 
         subject_for,
     )
 
-    catalog = load_catalog(subscriptions, yang_dirs=yang_dirs)
+    catalog = load_catalog(subscriptions, yang_dirs, strict=strict)
     ids = process_ids(RegistrySettings.from_options(url))
     if modules:
         for module, (schema_id, _) in register_yang_modules(

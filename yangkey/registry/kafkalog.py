@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any, Protocol, cast
+from typing import Protocol
 
 from confluent_kafka import (
     OFFSET_BEGINNING,
@@ -24,7 +24,9 @@ from yangkey.kafka.config import (
     ensure_topics,
     producer_config,
 )
+from yangkey.kafkalogs import logged
 from yangkey.registry.errors import store_error, store_timeout
+from yangkey.topics import BROKER_DEFAULT
 
 
 class Replay(Protocol):
@@ -42,18 +44,26 @@ def ensure_log_topic(
     bootstrap: str,
     topic: str,
     *,
-    replication_factor: int = 1,
+    replication_factor: int = BROKER_DEFAULT,
+    min_insync_replicas: int | None = None,
     overrides: Mapping[str, object] | None = None,
     timeout: float = 15.0,
 ) -> None:
-    """Create the compacted single-partition topic if missing; refuse one with more partitions
-    (offsets are the sequence numbers: they must be one total order)."""
+    """Create the compacted single-partition topic if missing (replicated as the broker's
+    defaults say unless told otherwise); refuse one with more partitions (offsets are the
+    sequence numbers: they must be one total order)."""
     from confluent_kafka.admin import AdminClient  # noqa: PLC0415 - only at start-up
 
     # Quiet: an unreachable broker is reported once, as one error line, not per retry.
     config = {"log_level": 0, **admin_config(bootstrap, overrides)}
-    admin = AdminClient(cast(dict[str, Any], config))
-    spec = TopicSpec(topic, partitions=1, replication_factor=replication_factor, compaction=True)
+    admin = AdminClient(logged(config))
+    spec = TopicSpec(
+        topic,
+        partitions=1,
+        replication_factor=replication_factor,
+        min_insync_replicas=min_insync_replicas,
+        compaction=True,
+    )
     result = ensure_topics(admin, [spec], timeout=timeout)
     if result.warnings:
         raise ConfigError(
@@ -82,10 +92,10 @@ class KafkaLog:
         self._producer: Producer | None = None
         consumer = consumer_config(bootstrap, "yangkey-registry", overrides)
         consumer.update({"enable.partition.eof": True})
-        self.consumer = Consumer(consumer)
+        self.consumer = Consumer(logged(consumer))
         # End offsets come from a client with no fetch in flight: on the reading consumer's
         # connection the query waits behind the fetch long-poll (fetch.wait.max.ms, 500 ms).
-        self.ends = Consumer(consumer)
+        self.ends = Consumer(logged(consumer))
         # No group subscription and no commits: every instance replays from the start.
         self.consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
 
@@ -133,7 +143,7 @@ class KafkaLog:
         # Created on the first write: an instance that only reads never registers an
         # idempotent producer with the broker (nor logs about it while failing to start).
         if self._producer is None:
-            self._producer = Producer(self.producer_config)
+            self._producer = Producer(logged(self.producer_config))
         return self._producer
 
     def append(self, key: bytes, value: bytes | None) -> int:

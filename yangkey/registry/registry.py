@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from yangkey.registry.errors import (
@@ -27,7 +27,8 @@ from yangkey.registry.errors import (
     subject_not_found,
     version_not_found,
 )
-from yangkey.registry.schematypes import canonical, incompatibilities
+from yangkey.registry.schemabase import Parsed
+from yangkey.registry.schematypes import formatted, incompatibilities, parse
 from yangkey.registry.store import (
     COMPATIBILITY_LEVELS,
     RecordKey,
@@ -104,18 +105,25 @@ class Registry:
                 self.conflicts += 1
             raise store_error(f"gave up after {self.max_attempts} conflicting writes")
 
-    def _definition(self, request: dict[str, Any]) -> SchemaDef:
-        def resolve(ref: Reference) -> SchemaDef | None:
-            state = self.store.subjects.get(ref.subject, {}).get(ref.version)
-            return self.store.schemas.get(state.id) if state else None
+    def _referenced(self, ref: Reference) -> SchemaDef | None:
+        """What a schema reference names (call with the lock held)."""
+        state = self.store.subjects.get(ref.subject, {}).get(ref.version)
+        return self.store.schemas.get(state.id) if state else None
 
+    def _parse(self, request: dict[str, Any], *, normalize: bool) -> Parsed:
         with self._lock:
-            return canonical(
+            parsed = parse(
                 request.get("schemaType"),
                 request.get("schema"),
                 request.get("references"),
-                resolve=resolve,
+                lookup=self._referenced,
+                normalize=normalize,
             )
+            # The same schema as stored by an earlier version of this registry keeps its id.
+            for alias in parsed.aliases:
+                if parsed.definition not in self.store.ids and alias in self.store.ids:
+                    return replace(parsed, definition=alias)
+            return parsed
 
     def _version_number(self, subject: str, version: str | int, *, deleted: bool) -> int:
         live = self.store.versions(subject, deleted=deleted)
@@ -139,10 +147,13 @@ class Registry:
 
     # ------------------------------------------------------------------ schemas
 
-    def register(self, subject: str, request: dict[str, Any]) -> Registered:
+    def register(
+        self, subject: str, request: dict[str, Any], *, normalize: bool = False
+    ) -> Registered:
         """Register (or find) ``request``'s schema under ``subject``: POST .../versions."""
         self.sync()
-        definition = self._definition(request)
+        parsed = self._parse(request, normalize=normalize)
+        definition = parsed.definition
 
         def decide(seq: int) -> tuple[RecordKey, bytes] | None:
             store = self.store
@@ -152,7 +163,7 @@ class Registry:
                 store.schemas[store.subjects[subject][v].id] for v in store.versions(subject)
             ]
             level = store.compatibility(subject) or "BACKWARD"
-            problems = incompatibilities(level, definition, previous)
+            problems = incompatibilities(level, parsed, previous, self._referenced)
             if problems:
                 raise RegistryError(
                     409,
@@ -172,10 +183,12 @@ class Registry:
                 raise store_error(f"the new version of '{subject}' disappeared")
             return self._registered(subject, version)
 
-    def lookup(self, subject: str, request: dict[str, Any], *, deleted: bool) -> Registered:
+    def lookup(
+        self, subject: str, request: dict[str, Any], *, deleted: bool, normalize: bool = False
+    ) -> Registered:
         """POST /subjects/{subject}: the version holding this schema."""
         self.sync()
-        definition = self._definition(request)
+        definition = self._parse(request, normalize=normalize).definition
         with self._lock:
             if not self.store.versions(subject, deleted=deleted):
                 raise subject_not_found(subject)
@@ -193,6 +206,13 @@ class Registry:
             raise schema_not_found()
         return definition
 
+    def formatted(self, definition: SchemaDef, fmt: str | None) -> str:
+        """The schema text in ``?format=`` (``serialized``, ``resolved``; None: as stored)."""
+        if not fmt:
+            return definition.schema
+        with self._lock:
+            return formatted(definition, fmt, self._referenced)
+
     def schema_usages(self, schema_id: int, *, deleted: bool) -> list[tuple[str, int]]:
         self.sync()
         with self._lock:
@@ -200,10 +220,17 @@ class Registry:
                 raise schema_not_found()
             return self.store.usages(schema_id, deleted=deleted)
 
-    def check(self, subject: str, version: str | int, request: dict[str, Any]) -> list[str]:
+    def check(
+        self,
+        subject: str,
+        version: str | int,
+        request: dict[str, Any],
+        *,
+        normalize: bool = False,
+    ) -> list[str]:
         """POST /compatibility/...: why ``request`` may not follow ``version`` (or all)."""
         self.sync()
-        definition = self._definition(request)
+        parsed = self._parse(request, normalize=normalize)
         with self._lock:
             live = self.store.versions(subject)
             level = self.store.compatibility(subject) or "BACKWARD"
@@ -218,7 +245,7 @@ class Registry:
             elif level != "NONE" and not level.endswith("_TRANSITIVE"):
                 level += "_TRANSITIVE"
             previous = [self.store.schemas[self.store.subjects[subject][v].id] for v in live]
-            return incompatibilities(level, definition, previous)
+            return incompatibilities(level, parsed, previous, self._referenced)
 
     # ------------------------------------------------------------------ subjects
 

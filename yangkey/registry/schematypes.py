@@ -1,121 +1,73 @@
-"""The registry's schema types: parsing, canonical form, references and compatibility.
+"""The registry's schema types behind one interface: parse, references, compatibility, formats.
 
-``JSON``: a JSON Schema document (object or boolean); stored in a canonical form (sorted
-keys, no whitespace) so that the same schema written differently gets the same id.
+Four types: ``AVRO`` (Confluent's default when a request names no ``schemaType``), ``PROTOBUF``,
+``JSON`` (JSON Schema) and ``YANG`` (a module's text, this project's fourth type). Each is a
+:class:`~yangkey.registry.schemabase.SchemaType` in its own module; the registry calls only the
+functions here:
 
-``YANG``: the text of one YANG module or submodule. Every ``import``/``include`` must be
-matched by a reference named after the imported module, pointing at a registered ``YANG``
-schema of that module, so a consumer can rebuild the whole schema from the registry.
+* :func:`parse` validates a request's ``schemaType``/``schema``/``references`` and returns a
+  :class:`Parsed`: the definition to store (its text is the type's canonical form, so equal
+  text means the same schema and the same id, as in Confluent's registry) and the type's parsed
+  form. ``normalize`` asks for the normalised form (``?normalize=true``).
+* :func:`parse_definition` parses a stored definition (cached: compatibility checks re-read the
+  earlier versions of a subject on every registration).
+* :func:`incompatibilities` applies a compatibility level: ``BACKWARD`` means the new schema
+  reads data written with the old one, ``FORWARD`` the reverse, ``FULL`` both, ``*_TRANSITIVE``
+  against every live version rather than the latest.
+* :func:`formatted` answers ``?format=`` (``serialized`` for Protobuf: a base64
+  ``FileDescriptorProto``, as ``confluent_kafka``'s Protobuf serdes ask for) and :func:`raw` the
+  bare ``/schema`` endpoints.
 
-Compatibility (Confluent levels): for ``JSON``, a structural check of what a reader schema
-accepts from a writer schema (types, enums, numeric bounds, closed objects, required members,
-array items, ``anyOf``); ``BACKWARD`` means the new schema reads data written with the old
-one, ``FORWARD`` the reverse, ``FULL`` both, ``*_TRANSITIVE`` against every live version rather
-than the latest. For ``YANG``, a subject stays one module: a new version must keep the module
-name and may not go back in revision date (RFC 7950 section 11 update rules are not checked).
+References (``[{name, subject, version}]``) are resolved transitively through ``lookup`` before
+a type sees the text: every type gets its dependencies already parsed, by reference name.
 """
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Callable, Iterable, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
-import orjson
-from yangson.exceptions import EndOfInput, UnexpectedInput, YangsonException
-from yangson.statement import ModuleParser, Statement
-
-from yangkey.registry.errors import invalid_schema
+from yangkey.registry.avrotype import AvroType
+from yangkey.registry.errors import RegistryError, invalid_schema
+from yangkey.registry.jsontype import JsonType
+from yangkey.registry.protobuftype import ProtobufType
+from yangkey.registry.schemabase import Lookup, Parsed, SchemaType
 from yangkey.registry.store import Reference, SchemaDef
+from yangkey.registry.yangtype import YangType
 
-SCHEMA_TYPES = ("JSON", "YANG")
-
-
-def parse_json_schema(text: str) -> Any:
-    try:
-        document = orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        raise invalid_schema(f"not JSON: {exc}") from None
-    if not isinstance(document, dict | bool):
-        raise invalid_schema("a JSON Schema is an object or a boolean")
-    return document
+MAX_REFERENCE_DEPTH = 32
+MAX_CACHED_TEXT = 256 * 1024
 
 
-def parse_yang_module(text: str) -> Statement:
-    """The module's statement tree; yangson's parser checks the syntax."""
-    parser = ModuleParser(text)
-    try:
-        parser.opt_separator()
-        statement = parser.statement()
-        if statement.keyword not in ("module", "submodule"):
-            raise invalid_schema(f"expected a YANG module, found {statement.keyword!r}")
-        try:
-            parser.opt_separator()
-        except EndOfInput:
-            return statement
-        raise UnexpectedInput(parser, "end of input")
-    except YangsonException as exc:
-        raise invalid_schema(f"YANG: {exc}") from None
+_TYPES: dict[str, SchemaType] = {
+    t.name: t for t in (JsonType(), ProtobufType(), AvroType(), YangType())
+}
+SCHEMA_TYPES = tuple(_TYPES)
+"""``GET /schemas/types``: Confluent's three, then ours."""
 
 
-def yang_dependencies(statement: Statement) -> list[str]:
-    return [s.argument for kw in ("import", "include") for s in statement.find_all(kw)]
-
-
-def yang_revision(statement: Statement) -> str:
-    # RFC 7950 7.1.9: the newest revision comes first, but not every author obeys.
-    return max((str(s.argument) for s in statement.find_all("revision")), default="")
-
-
-def canonical(
-    schema_type: str | None,
-    text: object,
-    references: object,
-    *,
-    resolve: Callable[[Reference], SchemaDef | None],
-) -> SchemaDef:
-    """Validate a request's schema and return its canonical definition.
-
-    ``resolve`` finds the definition a reference points at (None: not registered).
-    """
-    kind = (schema_type or "AVRO").upper()
-    if kind not in SCHEMA_TYPES:
+def schema_type(name: str) -> SchemaType:
+    """The type called ``name`` (a 42201 error naming the supported ones otherwise)."""
+    found = _TYPES.get(name)
+    if found is None:
         raise invalid_schema(
-            f"schema type {kind} is not supported here (supported: {', '.join(SCHEMA_TYPES)})"
+            f"schema type {name} is not supported here (supported: {', '.join(SCHEMA_TYPES)})"
         )
-    if not isinstance(text, str):
-        raise invalid_schema("the request has no 'schema' string")
-    refs = _references(references)
-    targets: dict[str, SchemaDef] = {}
-    for ref in refs:
-        target = resolve(ref)
-        if target is None:
-            raise invalid_schema(
-                f"reference {ref.name!r} names {ref.subject} version {ref.version}, "
-                "which is not registered"
-            )
-        targets[ref.name] = target
-    if kind == "JSON":
-        body = orjson.dumps(parse_json_schema(text), option=orjson.OPT_SORT_KEYS).decode()
-        return SchemaDef(kind, body, refs)
-    statement = parse_yang_module(text)
-    for dependency in yang_dependencies(statement):
-        target = targets.get(dependency)
-        if target is None:
-            raise invalid_schema(
-                f"YANG module {statement.argument} imports {dependency} but the request has no "
-                f"reference named {dependency!r}"
-            )
-        if target.schema_type != "YANG" or yang_module_name(target.schema) != dependency:
-            raise invalid_schema(f"reference {dependency!r} is not the YANG module {dependency}")
-    return SchemaDef(kind, text.strip() + "\n", refs)
+    return found
 
 
-def yang_module_name(text: str) -> str:
-    return str(parse_yang_module(text).argument)
+def type_name(raw: object) -> str:
+    """The request's ``schemaType``: AVRO when absent, as Confluent's registry has it."""
+    if raw is None:
+        return "AVRO"
+    if not isinstance(raw, str):
+        raise invalid_schema(f"schemaType must be a string, not {type(raw).__name__}")
+    return raw.upper()
 
 
-def _references(raw: object) -> tuple[Reference, ...]:
+def references(raw: object) -> tuple[Reference, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list):
@@ -127,92 +79,167 @@ def _references(raw: object) -> tuple[Reference, ...]:
         name, subject, version = item.get("name"), item.get("subject"), item.get("version")
         if not (isinstance(name, str) and isinstance(subject, str) and isinstance(version, int)):
             raise invalid_schema("a reference needs a string name and subject and an int version")
+        if isinstance(version, bool):
+            raise invalid_schema("a reference's version is an integer")
         refs.append(Reference(name, subject, version))
+    if len({r.name for r in refs}) != len(refs):
+        raise invalid_schema("two references have the same name")
     return tuple(refs)
+
+
+# ------------------------------------------------------------------ parsing, with a cache
+
+
+class _ParsedCache:
+    """Recently parsed schemas, by stored definition (registrations compare against earlier
+    versions) and by request (clients re-register the same schema at every start)."""
+
+    def __init__(self, size: int = 512) -> None:
+        self.size = size
+        self._items: OrderedDict[Hashable, Parsed] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> Parsed | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: Hashable, parsed: Parsed) -> None:
+        with self._lock:
+            self._items[key] = parsed
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+_CACHE = _ParsedCache()
+
+
+def _dependencies(refs: Iterable[Reference], lookup: Lookup, depth: int) -> dict[str, Parsed]:
+    if depth > MAX_REFERENCE_DEPTH:
+        raise invalid_schema(f"references nest deeper than {MAX_REFERENCE_DEPTH} levels")
+    found: dict[str, Parsed] = {}
+    for ref in refs:
+        target = lookup(ref)
+        if target is None:
+            raise invalid_schema(
+                f"reference {ref.name!r} names {ref.subject} version {ref.version}, "
+                "which is not registered"
+            )
+        found[ref.name] = _parse_definition(target, lookup, depth + 1)
+    return found
+
+
+def _parse_definition(definition: SchemaDef, lookup: Lookup, depth: int) -> Parsed:
+    cached = _CACHE.get(definition)
+    if cached is not None:
+        return cached
+    kind = schema_type(definition.schema_type)
+    dependencies = _dependencies(definition.references, lookup, depth)
+    parsed = _guarded(kind, definition.schema, dependencies, normalize=False)
+    # The stored text is canonical already; keep the definition as stored.
+    parsed = Parsed(definition, parsed.native, dependencies)
+    _CACHE.put(definition, parsed)
+    return parsed
+
+
+def _guarded(
+    kind: SchemaType, text: str, dependencies: Mapping[str, Parsed], *, normalize: bool
+) -> Parsed:
+    """``kind.parse``, with whatever a third-party parser raises turned into a 42201."""
+    try:
+        return kind.parse(text, dependencies, normalize=normalize)
+    except RegistryError:
+        raise
+    except RecursionError:
+        raise invalid_schema(f"{kind.name} schema nests too deeply") from None
+    except Exception as exc:  # parsers raise anything on hostile input; never a 500
+        raise invalid_schema(f"{kind.name}: {exc}") from None
+
+
+def parse(
+    raw_type: object, text: object, raw_references: object, *, lookup: Lookup, normalize: bool
+) -> Parsed:
+    """Validate a request's schema and return what to store (see the module docstring)."""
+    kind = schema_type(type_name(raw_type))
+    if not isinstance(text, str) or not text.strip():
+        raise invalid_schema("the request has no 'schema' string")
+    refs = references(raw_references)
+    if normalize:
+        refs = tuple(sorted(set(refs), key=lambda r: (r.name, r.subject, r.version)))
+    # A reference names an immutable subject version, so the same request parses the same way
+    # for as long as its references resolve to the same definitions.
+    targets = tuple(lookup(ref) for ref in refs)
+    key = ("request", kind.name, text, refs, targets, normalize)
+    cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    dependencies = _dependencies(refs, lookup, 0)
+    parsed = _guarded(kind, text, dependencies, normalize=normalize)
+    definition = SchemaDef(kind.name, parsed.definition.schema, refs)
+    aliases = tuple(
+        SchemaDef(kind.name, legacy, refs)
+        for legacy in kind.legacy_forms(text)
+        if legacy != definition.schema
+    )
+    result = Parsed(definition, parsed.native, dependencies, aliases)
+    if len(text) <= MAX_CACHED_TEXT:
+        _CACHE.put(key, result)
+    return result
+
+
+def parse_definition(definition: SchemaDef, lookup: Lookup) -> Parsed:
+    """A stored definition, parsed (and cached)."""
+    return _parse_definition(definition, lookup, 0)
 
 
 # ------------------------------------------------------------------ compatibility
 
 
-def incompatibilities(level: str, new: SchemaDef, previous: Sequence[SchemaDef]) -> list[str]:
+def _directed(messages: list[str], reader: str, writer: str) -> list[str]:
+    return [m.replace("{reader}", reader).replace("{writer}", writer) for m in messages]
+
+
+def incompatibilities(
+    level: str, new: Parsed, previous: Sequence[SchemaDef], lookup: Lookup
+) -> list[str]:
     """Why ``new`` breaks ``level`` against ``previous`` (oldest first); empty: compatible."""
     if level == "NONE" or not previous:
         return []
-    against: Iterable[SchemaDef] = previous if level.endswith("_TRANSITIVE") else previous[-1:]
+    against = previous if level.endswith("_TRANSITIVE") else previous[-1:]
     problems: list[str] = []
-    for old in against:
-        if old.schema_type != new.schema_type:
-            problems.append(f"schema type changed from {old.schema_type} to {new.schema_type}")
+    kind = schema_type(new.definition.schema_type)
+    for definition in against:
+        if definition.schema_type != new.definition.schema_type:
+            problems.append(
+                f"schema type changed from {definition.schema_type} to {new.definition.schema_type}"
+            )
             continue
-        if new.schema_type == "YANG":
-            problems.extend(_yang_problems(old, new))
-            continue
-        old_doc, new_doc = orjson.loads(old.schema), orjson.loads(new.schema)
-        if level.startswith(("BACKWARD", "FULL")):
-            problems.extend(reads(new_doc, old_doc, "#"))
-        if level.startswith(("FORWARD", "FULL")):
-            problems.extend(f"(forward) {p}" for p in reads(old_doc, new_doc, "#"))
+        old = parse_definition(definition, lookup)
+        problems.extend(kind.evolves(old, new))
+        try:
+            if level.startswith(("BACKWARD", "FULL")):
+                problems.extend(_directed(kind.reads(new, old), "new", "old"))
+            if level.startswith(("FORWARD", "FULL")):
+                problems.extend(_directed(kind.reads(old, new), "old", "new"))
+        except RecursionError:
+            problems.append("the schemas nest too deeply to compare")
     return list(dict.fromkeys(problems))
 
 
-def _yang_problems(old: SchemaDef, new: SchemaDef) -> list[str]:
-    before, after = parse_yang_module(old.schema), parse_yang_module(new.schema)
-    if before.argument != after.argument:
-        return [f"module changed from {before.argument} to {after.argument}"]
-    if yang_revision(after) < yang_revision(before):
-        return [f"revision {yang_revision(after)} is older than {yang_revision(before)}"]
-    return []
+# ------------------------------------------------------------------ formats
 
 
-def reads(reader: Any, writer: Any, path: str) -> list[str]:
-    """What data valid under ``writer`` that ``reader`` would reject (JSON Schema subset)."""
-    if reader is True or reader == {} or writer is False:
-        return []
-    if reader is False:
-        return [f"{path}: the reader accepts nothing"]
-    if writer is True:
-        writer = {}
-    if "anyOf" in writer:
-        return [p for branch in writer["anyOf"] for p in reads(reader, branch, path)]
-    if "anyOf" in reader:
-        options = [reads(branch, writer, path) for branch in reader["anyOf"]]
-        return [] if any(not o for o in options) else [f"{path}: no anyOf branch reads the old"]
-    problems: list[str] = []
-    reader_type, writer_type = reader.get("type"), writer.get("type")
-    if reader_type is not None:
-        widened = reader_type == "number" and writer_type == "integer"
-        if writer_type is None:
-            problems.append(f"{path}: type narrowed to {reader_type}")
-        elif writer_type != reader_type and not widened:
-            return [f"{path}: type changed from {writer_type} to {reader_type}"]
-    if "enum" in reader:
-        missing = [v for v in writer.get("enum", [None]) if v not in reader["enum"]]
-        if "enum" not in writer or missing:
-            problems.append(f"{path}: enum no longer accepts {missing or 'every value'}")
-    for bound, tighter in (
-        ("minimum", operator.gt),
-        ("maximum", operator.lt),
-        ("minLength", operator.gt),
-        ("maxLength", operator.lt),
-        ("minItems", operator.gt),
-        ("maxItems", operator.lt),
-    ):
-        if bound in reader and (bound not in writer or tighter(reader[bound], writer[bound])):
-            problems.append(f"{path}: {bound} tightened to {reader[bound]}")
-    if "pattern" in reader and reader["pattern"] != writer.get("pattern"):
-        problems.append(f"{path}: pattern changed to {reader['pattern']!r}")
-    reader_props = reader.get("properties", {})
-    writer_props = writer.get("properties", {})
-    closed = reader.get("additionalProperties") is False
-    for name, schema in writer_props.items():
-        if name in reader_props:
-            problems.extend(reads(reader_props[name], schema, f"{path}/{name}"))
-        elif closed:
-            problems.append(f"{path}: member {name!r} removed")
-    if closed and writer_type == "object" and writer.get("additionalProperties") is not False:
-        problems.append(f"{path}: closed to members the old schema allowed")
-    newly_required = set(reader.get("required", ())) - set(writer.get("required", ()))
-    problems.extend(f"{path}: member {name!r} now required" for name in sorted(newly_required))
-    if "items" in reader and isinstance(writer.get("items"), dict | bool):
-        problems.extend(reads(reader["items"], writer["items"], f"{path}/items"))
-    return problems
+def formatted(definition: SchemaDef, fmt: str | None, lookup: Lookup) -> str:
+    """The text of ``definition`` in format ``fmt`` (None or empty: as stored)."""
+    if not fmt:
+        return definition.schema
+    kind = schema_type(definition.schema_type)
+    return kind.formatted(parse_definition(definition, lookup), fmt)
+
+
+def raw(definition: SchemaDef) -> Any:
+    """The bare schema (``GET .../schema``): a JSON document for JSON and Avro, else text."""
+    return schema_type(definition.schema_type).raw(definition.schema)

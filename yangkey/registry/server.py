@@ -19,8 +19,7 @@ import orjson
 
 from yangkey.registry.errors import RegistryError
 from yangkey.registry.registry import Registry
-from yangkey.registry.schematypes import SCHEMA_TYPES
-from yangkey.registry.store import SchemaDef
+from yangkey.registry.schematypes import SCHEMA_TYPES, raw
 
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
 
@@ -66,13 +65,6 @@ def schema_id(params: dict[str, str]) -> int:
         raise RegistryError(404, 40403, "Schema not found") from None
 
 
-def raw(definition: SchemaDef) -> Any:
-    """The bare schema: a JSON Schema as the document itself, YANG as a JSON string."""
-    if definition.schema_type == "JSON":
-        return orjson.loads(definition.schema)
-    return definition.schema
-
-
 @route("GET", "")
 def root(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
     return {}
@@ -86,7 +78,8 @@ def schema_types(registry: Registry, params: dict[str, str], query: Query, body:
 @route("GET", "/schemas/ids/{id}")
 def get_schema(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
     definition = registry.schema(schema_id(params))
-    result: dict[str, Any] = {"schema": definition.schema, "schemaType": definition.schema_type}
+    text = registry.formatted(definition, query.get("format"))
+    result: dict[str, Any] = {"schema": text, "schemaType": definition.schema_type}
     if definition.references:
         result["references"] = [r.to_json() for r in definition.references]
     return result
@@ -123,7 +116,12 @@ def subjects(registry: Registry, params: dict[str, str], query: Query, body: Any
 
 @route("POST", "/subjects/{subject}")
 def lookup(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
-    found = registry.lookup(params["subject"], body_object(body), deleted=flag(query, "deleted"))
+    found = registry.lookup(
+        params["subject"],
+        body_object(body),
+        deleted=flag(query, "deleted"),
+        normalize=flag(query, "normalize"),
+    )
     return found.to_json()
 
 
@@ -143,14 +141,18 @@ def versions(registry: Registry, params: dict[str, str], query: Query, body: Any
 
 @route("POST", "/subjects/{subject}/versions")
 def register(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
-    found = registry.register(params["subject"], body_object(body))
+    found = registry.register(
+        params["subject"], body_object(body), normalize=flag(query, "normalize")
+    )
     return found.to_json()
 
 
 @route("GET", "/subjects/{subject}/versions/{version}")
 def get_version(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
     found = registry.version(params["subject"], params["version"], deleted=flag(query, "deleted"))
-    return found.to_json()
+    answer = found.to_json()
+    answer["schema"] = registry.formatted(found.definition, query.get("format"))
+    return answer
 
 
 @route("GET", "/subjects/{subject}/versions/{version}/schema")
@@ -172,7 +174,9 @@ def delete_version(registry: Registry, params: dict[str, str], query: Query, bod
 
 
 def _compatibility(registry: Registry, subject: str, version: str, query: Query, body: Any) -> Any:
-    problems = registry.check(subject, version, body_object(body))
+    problems = registry.check(
+        subject, version, body_object(body), normalize=flag(query, "normalize")
+    )
     result: dict[str, Any] = {"is_compatible": not problems}
     if flag(query, "verbose"):
         result["messages"] = problems

@@ -20,6 +20,7 @@ Modules, each importing only those above it (tests/unit/test_import_graph.py che
 * :mod:`yangkey.spark.files` — local files planned into ranges, binaryFile record sets;
 * :mod:`yangkey.spark.ship_env` — ``--ship-env``: this virtualenv packed for the executors;
 * :mod:`yangkey.spark.classdata` — the local JVM's class-data sharing archive;
+* :mod:`yangkey.spark.runlog` — a run's log file: Spark's log, the workers' Kafka client lines;
 * :mod:`yangkey.spark.session` — the SparkSession, Spark failures as one error;
 * :mod:`yangkey.spark.executors` — on a cluster: the executors' Python and the local input
   paths checked before the tasks start;

@@ -48,6 +48,7 @@ def run_batch(
         prepared.sink.run_id,
         dead_letter_topic=prepared.catalog.dead_letter_topic,
         dry_run=config.dry_run,
+        skipped_subscriptions=len(prepared.catalog.skipped),
     )
     try:
         source = _source_rdd(session, prepared)

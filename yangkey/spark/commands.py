@@ -5,9 +5,12 @@ The same command is the entry point of ``spark_jobs/produce_keyed.py`` under spa
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import click
@@ -16,14 +19,16 @@ from rich.console import Console
 from rich.markup import escape
 
 from yangkey.errors import ConfigError, YangkeyError
-from yangkey.options import resolve_format
+from yangkey.kafkalogs import log_to_file, quiet_librdkafka
+from yangkey.options import report_option, resolve_format
 from yangkey.reporting import fail
+from yangkey.spark import runlog
 from yangkey.spark.config import JobConfig
 from yangkey.spark.job import run
 from yangkey.spark.options import SUMMARY_FORMATS, job_config, produce_options
 from yangkey.spark.planning import Prepared, prepare
 from yangkey.spark.progress import Summary, every
-from yangkey.spark.report import print_summary, resume_hint, start_line
+from yangkey.spark.report import log_line, print_summary, resume_hint, start_line
 from yangkey.spark.stopping import Stopper
 
 PIPED_PROGRESS_EVERY = 5.0
@@ -78,7 +83,8 @@ idempotence, acks=all), --producer-config-file, YANGKEY_KAFKA_<KEY> environment 
 
 @click.command(epilog=EPILOG, context_settings={"max_content_width": 100})
 @produce_options
-def produce(fmt: str | None, **options: Any) -> None:
+@report_option()
+def produce(fmt: str | None, report: Path | None, **options: Any) -> None:
     """Read raw YANG-Push notifications, derive message keys and topics, produce to Kafka.
 
     Runs on Spark: local[*] by default, any cluster with --master (or under spark-submit).
@@ -87,9 +93,12 @@ def produce(fmt: str | None, **options: Any) -> None:
     topic with its raw bytes, the reason and its position (file:line or
     kafka://topic@partition:offset). Prints the counts per topic at the end.
     """
-    with Stopper().installed() as stopper:
+    with Stopper().installed() as stopper, contextlib.ExitStack() as logs:
         err = Console(stderr=True, highlight=False, soft_wrap=True)
         prepared: Prepared | None = None
+        log: Path | None = None
+        # librdkafka's lines of the driver's clients: summarised on stderr (kafkalogs)
+        logs.enter_context(quiet_librdkafka(lambda line: err.print(line, markup=False)))
         try:
             config = job_config(options)
             if not config.bootstrap and not config.dry_run:
@@ -104,7 +113,10 @@ def produce(fmt: str | None, **options: Any) -> None:
             if config.ship_env:
                 _ship_env(config, prepared, err)
             if not config.dry_run:
+                log = _run_log(config, prepared, logs)
                 err.print(start_line(prepared), markup=False, highlight=False)
+                if log is not None:
+                    err.print(log_line(log), markup=False, highlight=False)
             if prepared.sink.schema_registry is not None:
                 err.print(
                     f"schema registry {prepared.sink.schema_registry.shown}:"
@@ -165,7 +177,8 @@ def produce(fmt: str | None, **options: Any) -> None:
                 )
         except YangkeyError as error:
             if stopper.signum is None:
-                fail(error, resume_hint(prepared))
+                logs.close()  # the summary of librdkafka's warnings before the error line
+                fail(error, resume_hint(prepared) + runlog.where(log))
         except KeyboardInterrupt:
             stopper.signum = stopper.signum or signal.SIGINT
         if stopper.signum is not None:
@@ -173,8 +186,34 @@ def produce(fmt: str | None, **options: Any) -> None:
             sys.exit(stopper.exit_code)
         if resolve_format(fmt, SUMMARY_FORMATS) == "json":
             click.echo(orjson.dumps(summary.to_dict(), option=orjson.OPT_INDENT_2).decode())
-            return
-        print_summary(summary, Console())
+        else:
+            print_summary(summary, Console())
+        if report is not None:
+            _write_report(report, summary, config, err)
+
+
+def _write_report(path: Path, summary: Summary, config: JobConfig, err: Console) -> None:
+    """``--report``: what the run's summary says."""
+    from yangkey.report.runs import produce_report, write  # noqa: PLC0415
+
+    try:
+        data = produce_report(summary.to_dict(), bootstrap=config.bootstrap or None)
+        err.print(f"report: {write(data, path)}", markup=False, highlight=False)
+    except YangkeyError as error:
+        fail(error)
+
+
+def _run_log(config: JobConfig, prepared: Prepared, logs: contextlib.ExitStack) -> Path | None:
+    """The run's log file (:mod:`yangkey.spark.runlog`), when yangkey starts the driver JVM
+    (spark-submit's has its own log4j config): the JVM's log and the local workers'
+    librdkafka lines go there."""
+    if "PYSPARK_GATEWAY_PORT" in os.environ:
+        return None
+    log = runlog.new_run_log(prepared.sink.run_id)
+    if log is not None:
+        config.run_log = str(log)
+        logs.enter_context(log_to_file(log))
+    return log
 
 
 def _ship_env(config: JobConfig, prepared: Prepared, err: Console) -> None:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from yangkey.messages import EmptyUpdates
 from yangkey.registry.client import RegistrySettings
 from yangkey.spark.fencing import DEFAULT_STALE_AFTER
 from yangkey.spark.kafka_source import DEFAULT_OUTAGE_BUDGET
@@ -54,8 +55,12 @@ class JobConfig:
     instance_feed: bool = False
     """Add the ``yangkey-instances`` header (docs/design.md#instance-feed) for a server's
     Kafka engine instance tables; ``yangkey ingest`` computes it when it is missing."""
+    empty_updates: EmptyUpdates = "count"
+    """Updates without data (heartbeats): counted only, or dead-lettered too."""
     default_node: str | None = None
     yang_dirs: tuple[str, ...] = ()
+    strict: bool = False
+    """Fail on the first subscription that does not compile instead of skipping it."""
     schema_registry: RegistrySettings | None = None
     """Register each derived topic's value schema there and set the ``schema-id`` header."""
     catalog_topic: str | None = None
@@ -77,6 +82,9 @@ class JobConfig:
     spark_conf: Mapping[str, str] = field(default_factory=dict)
     spark_log_level: str = "ERROR"
     app_name: str = "yangkey-produce"
+    run_log: str | None = None
+    """The run's log file (:mod:`yangkey.spark.runlog`): where the driver JVM yangkey starts
+    writes its log4j log instead of stderr."""
     preflight: bool = True
     """Check the broker and the topics on the driver before starting (tests turn it off)."""
     ship_env: bool = False

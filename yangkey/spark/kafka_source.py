@@ -36,6 +36,7 @@ from pyspark.sql.streaming.datasource import (
 
 from yangkey.errors import BrokerError, ConfigError, InputError
 from yangkey.kafka.config import kafka_reason
+from yangkey.kafkalogs import logged
 
 DEFAULT_OUTAGE_BUDGET = 120.0
 """Seconds a metadata or offset look-up keeps retrying while the broker is unreachable."""
@@ -210,7 +211,7 @@ def plan_kafka(
     budget: float = DEFAULT_OUTAGE_BUDGET,
 ) -> list[KafkaRange]:
     """The driver's plan of a batch read of the raw topic."""
-    consumer = Consumer(dict(config))
+    consumer = Consumer(logged(config))
     try:
         partitions = topic_partitions(consumer, topic, budget)
         starts = resolve_offsets(
@@ -240,7 +241,7 @@ def read_kafka_range(
     """The raw records of one offset range, with ``kafka://topic@partition:offset`` positions."""
     topic, partition, end = kafka_range.topic, kafka_range.partition, kafka_range.end
     where = f"kafka://{topic}@{partition}"
-    consumer = Consumer(dict(config))
+    consumer = Consumer(logged(config))
     try:
         consumer.assign([TopicPartition(topic, partition, kafka_range.start)])
         next_offset = kafka_range.start
@@ -299,7 +300,7 @@ class RawKafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def _client(self) -> Any:
         if self._consumer is None:
-            self._consumer = Consumer(dict(self.config))
+            self._consumer = Consumer(logged(self.config))
         return self._consumer
 
     def _highs(self) -> dict[str, int]:

@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from yangkey.errors import BrokerError
+from yangkey.kafkalogs import logged
 from yangkey.spark.kafka_source import KafkaRange
 from yangkey.spark.transform import Tally
 
@@ -206,7 +207,7 @@ class MarkerStore:
     def record_consumer(self) -> Any:
         """A consumer that writes the run record (kept open by a heartbeat)."""
         return Consumer(
-            {**self.connection, "group.id": self.record_group, "enable.auto.commit": False}
+            logged({**self.connection, "group.id": self.record_group, "enable.auto.commit": False})
         )
 
     def record(self, handed_out: int, metadata: str = "", consumer: Any = None) -> None:
@@ -231,7 +232,7 @@ class MarkerStore:
 
         def one(transactional_id: str) -> None:
             settings = {"log_level": 3, **self.connection, "transactional.id": transactional_id}
-            producer = Producer(settings)
+            producer = Producer(logged(settings))
             try:
                 producer.init_transactions(self.timeout)
             except KafkaException as exc:

@@ -16,6 +16,7 @@ import click
 from yangkey.config import parse_duration
 from yangkey.errors import YangkeyError
 from yangkey.kafka.config import client_overrides, parse_kv
+from yangkey.messages import EMPTY_UPDATES
 from yangkey.options import (
     bootstrap_option,
     catalog_topic_option,
@@ -164,10 +165,20 @@ PRODUCE_OPTIONS: tuple[Callable[[Any], Any], ...] = (
         " yangkey ingest (embedded) computes the same rows itself.",
     ),
     click.option(
+        "--empty-updates",
+        type=click.Choice(EMPTY_UPDATES),
+        default="count",
+        show_default=True,
+        help="An update without data (a heartbeat: 6WIND through NetGauze sends push-updates"
+        " with empty contents) is no error: count it in the summary, or also send it to the"
+        " dead-letter topic as kind empty-update.",
+    ),
+    click.option(
         "--node",
         "default_node",
         metavar="NAME",
-        help="Node name for notifications that carry neither hostname nor manifest name.",
+        help="Node name for notifications that carry none (no hostname, sysName or manifest"
+        " name: IOS-XE). The name a notification carries always wins.",
     ),
     schema_registry_option(
         required=False,
@@ -312,7 +323,8 @@ PRODUCE_OPTIONS: tuple[Callable[[Any], Any], ...] = (
         type=click.Choice(
             ["ALL", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF"], case_sensitive=False
         ),
-        help="Log level of Spark's own (log4j) logging on stderr.",
+        help="Level of Spark's own (log4j) log, which goes to the run's log file (named at"
+        " the start and in any error line) when yangkey starts Spark, not to stderr.",
     ),
     format_option(SUMMARY_FORMATS),
 )

@@ -128,7 +128,14 @@ def default_run_id(config: JobConfig, subscriptions_text: str = "") -> str:
         "until": config.until,
         "bootstrap": config.bootstrap,
         "source": config.source_bootstrap,
-        "knobs": [config.keys, config.single_topic, config.learn, config.default_node],
+        "knobs": [
+            config.keys,
+            config.single_topic,
+            config.learn,
+            config.default_node,
+            # Only when set: the run ids of earlier runs stay what they were.
+            *([config.empty_updates] if config.empty_updates != "count" else []),
+        ],
         "schema": config.schema_registry.shown if config.schema_registry else None,
         "layout": config.layout,
         "delivery": config.delivery,
@@ -156,7 +163,9 @@ def prepare(config: JobConfig) -> Prepared:
         single_topic=config.single_topic,
         learn=config.learn,
         instances=config.instance_feed,
+        empty_updates=config.empty_updates,
         default_node=config.default_node,
+        strict=config.strict,
         shared_catalog=(
             (
                 config.bootstrap,
@@ -253,6 +262,7 @@ def prepare(config: JobConfig) -> Prepared:
             {"enable.partition.eof": False, **config.consumer_overrides},
         )
     prepared = Prepared(builder_spec, catalog, sink, source_config)
+    prepared.warnings.extend(catalog.warnings)
     prepared.warnings.extend(local_input_warnings(config))
     if not config.dry_run and config.preflight:
         created, warned, limit = check_topics(

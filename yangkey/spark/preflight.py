@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Mapping
-from typing import Any, cast
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType  # type: ignore[attr-defined]
@@ -19,30 +18,43 @@ from yangkey.kafka.config import (
     connection_settings,
     ensure_topics,
     kafka_reason,
+    warn_under_replicated,
 )
+from yangkey.kafkalogs import logged
+from yangkey.topics import replicas
 
 
 def topic_specs(catalog: Catalog, single_topic: str | None) -> list[TopicSpec]:
     """The topics a run writes: derived (or the single topic) and the dead-letter topic."""
-    defaults = catalog.file.defaults
+    file = catalog.file
+    defaults = file.defaults
     retention = parse_duration(defaults.retention)
     specs: list[TopicSpec] = []
     if single_topic is not None:
+        factor, in_sync = file.replicated(defaults)
         specs.append(
             TopicSpec(
                 single_topic,
                 partitions=max([t.partitions for t in catalog.topics] or [defaults.partitions]),
-                replication_factor=defaults.replication_factor,
+                replication_factor=max(
+                    [t.replication_factor for t in catalog.topics] or [replicas(factor)]
+                ),
+                min_insync_replicas=max(
+                    (t.min_insync_replicas for t in catalog.topics if t.min_insync_replicas),
+                    default=in_sync,
+                ),
                 retention_seconds=max([t.retention_seconds for t in catalog.topics] or [retention]),
             )
         )
     else:
         specs.extend(catalog.topics)
+    factor, in_sync = file.internal("dead_letter")
     specs.append(
         TopicSpec(
             catalog.dead_letter_topic,
             partitions=defaults.partitions,
-            replication_factor=defaults.replication_factor,
+            replication_factor=replicas(factor),
+            min_insync_replicas=in_sync,
             retention_seconds=retention,
         )
     )
@@ -68,7 +80,7 @@ def _any_reachable(bootstrap: str, timeout: float = 3.0) -> bool:
 def admin_for(producer_config: Mapping[str, object]) -> AdminClient:
     connection = connection_settings(producer_config)
     bootstrap = str(connection["bootstrap.servers"])
-    return AdminClient(cast(dict[str, Any], admin_config(bootstrap, connection)))
+    return AdminClient(logged(admin_config(bootstrap, connection)))
 
 
 def check_topics(
@@ -107,6 +119,7 @@ def check_topics(
                 " and retention",
                 source=f"kafka {bootstrap}",
             )
+        warn_under_replicated(metadata, [spec.name for spec in specs])
     return created, warnings, smallest_message_limit(admin, [s.name for s in specs])
 
 

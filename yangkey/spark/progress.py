@@ -36,6 +36,9 @@ class Summary:
     seconds: float = 0.0
     dead_letter_topic: str = ""
     dry_run: bool = False
+    skipped_subscriptions: int = 0
+    """Subscriptions of the file that did not compile: their notifications were
+    dead-lettered (kind ``bad-subscription``)."""
 
     def add(self, results: Iterable[PartitionResult]) -> None:
         for result in results:
@@ -55,9 +58,11 @@ class Summary:
             "rejected": self.tally.rejections,
             "produced": dict(sorted(self.tally.produced.items())),
             "rejected_by_kind": dict(sorted(self.tally.rejected.items())),
+            "empty_updates": self.tally.empty,
             "dead_letter_topic": self.dead_letter_topic,
             "partitions": self.partitions,
             "skipped_partitions": self.skipped,
+            "skipped_subscriptions": self.skipped_subscriptions,
             "batches": self.batches,
             "seconds": round(self.seconds, 3),
             "records_per_second": round(self.rate, 1),

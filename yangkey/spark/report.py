@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.console import Console
 from rich.table import Table
 
 from yangkey.spark.planning import Prepared
 from yangkey.spark.progress import Summary
+
+
+def log_line(log: Path) -> str:
+    """Where Spark's and the Kafka clients' own lines go (:mod:`yangkey.spark.runlog`)."""
+    return f"log: {log} (Spark, Kafka clients)"
 
 
 def start_line(prepared: Prepared) -> str:
@@ -52,12 +59,26 @@ def print_summary(summary: Summary, console: Console) -> None:
             f"{summary.dead_letter_topic} (dead letter: {kinds})", f"{tally.rejections:,}"
         )
     console.print(table)
+    if tally.empty:
+        console.print(
+            f"{tally.empty:,} empty update(s) (push-updates without data: heartbeats) counted,"
+            " not dead-lettered (--empty-updates dead-letter keeps them)",
+            highlight=False,
+        )
     skipped = f", {summary.skipped} already committed (skipped)" if summary.skipped else ""
     batches = f" in {summary.batches} micro-batches" if summary.batches > 1 else ""
+    bad = summary.skipped_subscriptions
+    subscriptions = (
+        f"; {bad} subscription{'s' if bad != 1 else ''} skipped (not compiled: see the"
+        " warnings; --strict stops instead)"
+        if bad
+        else ""
+    )
     console.print(
         f"{tally.records:,} records -> {tally.messages:,} messages,"
-        f" {tally.rejections:,} rejected; {summary.partitions} Spark"
+        f" {tally.rejections:,} rejected{f', {tally.empty:,} empty' if tally.empty else ''};"
+        f" {summary.partitions} Spark"
         f" task{'s' if summary.partitions != 1 else ''}{skipped}{batches};"
-        f" {summary.seconds:.1f}s ({summary.rate:,.0f} records/s)",
+        f" {summary.seconds:.1f}s ({summary.rate:,.0f} records/s){subscriptions}",
         highlight=False,
     )

@@ -16,6 +16,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from yangkey.errors import YangkeyError
+from yangkey.spark import runlog
 from yangkey.spark.classdata import cds_options
 from yangkey.spark.config import JobConfig
 
@@ -76,25 +77,34 @@ _TASK_ERROR = re.compile(r"\b(yangkey(?:\.\w+)*\.errors)\.(\w+): (.*)")
 _EXCEPTION_LINE = re.compile(r"^(?::\s*)?([\w.$]+(?:Error|Exception|Crash)\b(?::.*)?)$")
 
 
-def _quiet_log4j2(level: str) -> Path:
-    """A log4j2 config for the driver JVM: Spark's console layout at ``level``.
+def _quiet_log4j2(level: str, *, to_file: bool = False) -> Path:
+    """A log4j2 config for the driver JVM: Spark's console layout at ``level``, on stderr or
+    (``to_file``) appended to the file the ``yangkey.run.log`` system property names.
 
     PySpark's gateway logger is at ``level`` too: Spark treats a PySpark driver as a shell,
     and a shell whose own logger has no level of its own gets WARN, and, that differing from
     the root's, "Setting default log level to …" and a ``setLogLevel`` hint on stderr."""
     lowered = level.lower()
+    if to_file:
+        appender = (
+            "appender.out.type = File\n"
+            f"appender.out.fileName = ${{sys:{runlog.PROPERTY}}}\n"
+            "appender.out.append = true\n"
+        )
+    else:
+        appender = "appender.out.type = Console\nappender.out.target = SYSTEM_ERR\n"
     text = (
         f"rootLogger.level = {lowered}\n"
-        "rootLogger.appenderRef.stderr.ref = console\n"
+        "rootLogger.appenderRef.out.ref = out\n"
         "logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer\n"
         f"logger.gateway.level = {lowered}\n"
-        "appender.console.type = Console\n"
-        "appender.console.name = console\n"
-        "appender.console.target = SYSTEM_ERR\n"
-        "appender.console.layout.type = PatternLayout\n"
-        "appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex\n"
+        f"{appender}"
+        "appender.out.name = out\n"
+        "appender.out.layout.type = PatternLayout\n"
+        "appender.out.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex\n"
     )
-    path = Path(tempfile.gettempdir()) / f"yangkey-log4j2-{lowered}.properties"
+    name = f"yangkey-log4j2-{lowered}{'-file' if to_file else ''}.properties"
+    path = Path(tempfile.gettempdir()) / name
     with contextlib.suppress(OSError):
         if path.read_text(encoding="utf-8") == text:
             return path
@@ -133,11 +143,19 @@ JVM CPU instead of 13.5-15.7 s (docs/design.md#spark-task-throughput, "The local
 compiles with C1 only")."""
 
 
-def driver_java_options(log_level: str, local: bool) -> str:
+def driver_java_options(log_level: str, local: bool, run_log: str | None = None) -> str:
     """``spark.driver.extraJavaOptions`` of a JVM yangkey launches (not spark-submit's):
-    Spark's start-up chatter kept below ``log_level`` from the first line, and on a ``local``
-    master the JIT above. A cluster's driver keeps the JVM's default JIT."""
-    quiet = f"-Dlog4j2.configurationFile=file:{_quiet_log4j2(log_level)}"
+    Spark's start-up chatter kept below ``log_level`` from the first line, in ``run_log``
+    rather than on stderr when given, and on a ``local`` master the JIT above. A cluster's
+    driver keeps the JVM's default JIT."""
+    config = _quiet_log4j2(log_level, to_file=run_log is not None)
+    quiet = f"-Dlog4j2.configurationFile=file:{config}"
+    if run_log is not None:
+        # One token: Spark splits these options on whitespace (a path with spaces: no file).
+        if any(c.isspace() for c in run_log):
+            quiet = f"-Dlog4j2.configurationFile=file:{_quiet_log4j2(log_level)}"
+        else:
+            quiet += f" -D{runlog.PROPERTY}={run_log}"
     return f"{LOCAL_JIT} {quiet}" if local else quiet
 
 
@@ -162,7 +180,7 @@ def build_session(config: JobConfig) -> SparkSession:
     launching = "PYSPARK_GATEWAY_PORT" not in os.environ
     local = (master or "").startswith("local")
     if launching and "spark.driver.extraJavaOptions" not in config.spark_conf:
-        options = driver_java_options(config.spark_log_level, local)
+        options = driver_java_options(config.spark_log_level, local, config.run_log)
         sharing = cds_options() if local else ""
         settings["spark.driver.extraJavaOptions"] = f"{options} {sharing}".strip()
     if launching and local:

@@ -45,7 +45,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 from yangkey.catalog import Catalog
 from yangkey.errors import BrokerError, ConfigError, InputError
 from yangkey.kafka.config import connection_settings, kafka_reason
-from yangkey.kafkalogs import transactional_logger
+from yangkey.kafkalogs import logged, transactional_logger
 from yangkey.messages import HEADER_SCHEMA_ID, KeyedMessage
 from yangkey.records import MessageBuilder
 from yangkey.registry.client import RegistrySettings, learned_topic_id
@@ -160,7 +160,7 @@ class KafkaSink:
         if spec.exactly_once:
             config["transactional.id"] = spec.transactional_id(partition)
             config.setdefault("logger", transactional_logger())
-        self._producer: Any = Producer(config)
+        self._producer: Any = Producer(logged(config))
         self._consumer: Any = None
 
     # -- helpers ---------------------------------------------------------------------------
@@ -241,7 +241,7 @@ class KafkaSink:
         return marker.tally
 
     def _committed_marker(self) -> Marker | None:
-        self._consumer = Consumer(self.spec.marker_consumer_config(self.partition))
+        self._consumer = Consumer(logged(self.spec.marker_consumer_config(self.partition)))
         deadline = time.monotonic() + self.spec.timeout
         while True:
             try:

@@ -19,6 +19,7 @@ from typing import IO, Literal
 import orjson
 
 from yangkey.errors import InputError
+from yangkey.inputs import DECLARATION_MAX, is_declaration, join_declarations
 from yangkey.xmlsafe import parse_xml
 
 RawRecord = tuple[bytes, str]
@@ -107,6 +108,17 @@ def split_records(
         if data.strip():
             yield data, path
         return
+    if b"<?xml" in data:
+        # An XML declaration line belongs to the document on the line after it (how ncclient
+        # and IOS-XE print notifications): one record.
+        lines = (
+            (number, line[:-1] if line.endswith(b"\r") else line)
+            for number, line in enumerate(data.split(b"\n"), first_line)
+        )
+        for number, joined in join_declarations(lines):
+            if joined is not None and joined.strip():
+                yield joined, f"{path}:{number}"
+        return
     number = first_line
     for line in data.split(b"\n"):
         record = line[:-1] if line.endswith(b"\r") else line
@@ -156,6 +168,8 @@ def cut_ranges(
     line = first_line
     while start < size:
         end = _line_start_after(stream, start + split_size, size)
+        while end < size and _ends_in_declaration(stream, start, end):
+            end = _line_start_after(stream, end, size)  # keep it with its document
         ranges.append(FileRange(path, start, end, line, layout))
         line += count_newlines(stream, start, end)
         start = end
@@ -176,6 +190,18 @@ def _line_start_after(stream: IO[bytes], target: int, size: int) -> int:
         if cut >= 0:
             return offset + cut + 1
         offset += len(block)
+
+
+def _ends_in_declaration(stream: IO[bytes], start: int, end: int) -> bool:
+    """Whether the line ending at ``end`` (a line start after ``start``) is an XML
+    declaration alone."""
+    back = min(end - start, DECLARATION_MAX + 2)
+    stream.seek(end - back)
+    tail = stream.read(back).rstrip(b"\n")
+    cut = tail.rfind(b"\n")
+    if cut < 0 and end - back > start:
+        return False  # a line longer than any declaration
+    return is_declaration(tail[cut + 1 :].rstrip(b"\r"))
 
 
 def count_newlines(stream: IO[bytes], start: int, end: int) -> int:

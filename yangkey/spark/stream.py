@@ -75,6 +75,7 @@ def run_stream(
         prepared.sink.run_id,
         dead_letter_topic=prepared.catalog.dead_letter_topic,
         dry_run=config.dry_run,
+        skipped_subscriptions=len(prepared.catalog.skipped),
     )
     try:
         frame, kind = _stream_frame(session, config, prepared)

@@ -27,7 +27,7 @@ from pathlib import Path
 from yangkey.catalog import Catalog, build_catalog
 from yangkey.config import parse_subscriptions, read_subscriptions_text
 from yangkey.errors import YangkeyError
-from yangkey.messages import KeyedMessage, Rejection
+from yangkey.messages import EmptyUpdates, KeyedMessage, Rejection
 from yangkey.records import MessageBuilder, ProducerKnobs, header_bytes
 from yangkey.spark.splitting import RawRecord
 
@@ -55,7 +55,11 @@ class BuilderSpec:
     learn: bool = True
     instances: bool = False
     """The ``yangkey-instances`` header on every per-branch message (``--instance-feed``)."""
+    empty_updates: EmptyUpdates = "count"
+    """``--empty-updates``: count updates without data, or dead-letter them too."""
     default_node: str | None = None
+    strict: bool = False
+    """Raise for a subscription that does not compile instead of skipping it."""
     shared_catalog: tuple[str, str, tuple[tuple[str, str], ...], bool] | None = None
     """(bootstrap, topic, connection settings, create topics) of the shared catalog the
     catalog writes its subscriptions, learned ones included, through
@@ -72,7 +76,9 @@ class BuilderSpec:
         single_topic: str | None = None,
         learn: bool = True,
         instances: bool = False,
+        empty_updates: EmptyUpdates = "count",
         default_node: str | None = None,
+        strict: bool = False,
         shared_catalog: tuple[str, str, tuple[tuple[str, str], ...], bool] | None = None,
     ) -> BuilderSpec:
         """Read the subscriptions file on the driver; directories become absolute."""
@@ -86,16 +92,24 @@ class BuilderSpec:
             single_topic=single_topic,
             learn=learn,
             instances=instances,
+            empty_updates=empty_updates,
             default_node=default_node,
+            strict=strict,
             shared_catalog=shared_catalog,
         )
 
-    def catalog(self) -> Catalog:
-        """Compile the subscriptions (Phases 1 and 2); raises a YangkeyError naming the file."""
+    def catalog(self, *, driver: bool = True) -> Catalog:
+        """Compile the subscriptions (Phases 1 and 2); raises a YangkeyError naming the file.
+        A subscription that does not compile is skipped (the driver reports it) unless
+        ``strict``: its notifications are dead-lettered naming it. ``driver``: warn about a
+        shared catalog topic with too few replicas (executors find the topic the driver has
+        already reported)."""
         parsed = parse_subscriptions(self.subscriptions_text, source=self.subscriptions_name)
         base = Path(self.base_dir) if self.base_dir is not None else None
         try:
-            catalog = build_catalog(parsed, yang_dirs=self.yang_dirs, base_dir=base)
+            catalog = build_catalog(
+                parsed, yang_dirs=self.yang_dirs, base_dir=base, strict=self.strict
+            )
         except YangkeyError as exc:
             raise exc.within(self.subscriptions_name) from None
         if self.shared_catalog is not None:
@@ -103,7 +117,12 @@ class BuilderSpec:
 
             bootstrap, topic, settings, create_topics = self.shared_catalog
             shared = CatalogTopic(
-                bootstrap, topic, overrides=dict(settings), create_topics=create_topics
+                bootstrap,
+                topic,
+                overrides=dict(settings),
+                create_topics=create_topics,
+                replication=parsed.internal("catalog"),
+                warn=driver,
             )
             catalog.attach(shared)
         return catalog
@@ -113,6 +132,7 @@ class BuilderSpec:
             "keys": self.keys,
             "learn": self.learn,
             "instances": self.instances,
+            "empty_updates": self.empty_updates,
         }
         if self.single_topic is not None:
             overrides["per_branch"] = False
@@ -120,7 +140,7 @@ class BuilderSpec:
         return ProducerKnobs.from_catalog(catalog, **overrides)
 
     def builder(self) -> MessageBuilder:
-        catalog = self.catalog()
+        catalog = self.catalog(driver=False)
         return MessageBuilder(
             catalog,
             self.knobs(catalog),
@@ -157,6 +177,8 @@ class Tally:
     """Keyed messages per derived topic (dead-letter records not included)."""
     rejected: Counter[str] = field(default_factory=Counter)
     """Rejected records per error kind; each went to the dead-letter topic once."""
+    empty: int = 0
+    """Updates without data (heartbeats) counted, not dead-lettered (``--empty-updates``)."""
 
     @property
     def messages(self) -> int:
@@ -168,13 +190,19 @@ class Tally:
 
     def merge(self, other: Tally) -> Tally:
         self.records += other.records
+        self.empty += other.empty
         self.produced.update(other.produced)
         self.rejected.update(other.rejected)
         return self
 
     def to_json(self) -> str:
         return json.dumps(
-            {"r": self.records, "p": dict(self.produced), "x": dict(self.rejected)},
+            {
+                "r": self.records,
+                "p": dict(self.produced),
+                "x": dict(self.rejected),
+                **({"e": self.empty} if self.empty else {}),
+            },
             separators=(",", ":"),
             sort_keys=True,
         )
@@ -185,7 +213,12 @@ class Tally:
         if len(text) <= limit:
             return text
         return json.dumps(
-            {"r": self.records, "p": {"*": self.messages}, "x": {"*": self.rejections}},
+            {
+                "r": self.records,
+                "p": {"*": self.messages},
+                "x": {"*": self.rejections},
+                **({"e": self.empty} if self.empty else {}),
+            },
             separators=(",", ":"),
         )
 
@@ -194,6 +227,7 @@ class Tally:
         data = json.loads(text)
         return cls(
             records=int(data.get("r", 0)),
+            empty=int(data.get("e", 0)),
             produced=Counter({str(k): int(v) for k, v in data.get("p", {}).items()}),
             rejected=Counter({str(k): int(v) for k, v in data.get("x", {}).items()}),
         )
@@ -275,6 +309,9 @@ def outgoing(
         tally.records += 1
         result = build(raw, source)
         if isinstance(result, Rejection):
+            if builder.counts_only(result):
+                tally.empty += 1
+                continue
             rejected[result.kind] += 1
             yield dead_letter(result, dead_letter_topic, max_bytes)
             continue

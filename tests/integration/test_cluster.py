@@ -1,0 +1,296 @@
+"""yangkey on a three-broker Kafka cluster (conftest.kafka_cluster, as ``yangkey kafka start
+--brokers 3`` runs it: 3 replicas and min.insync.replicas 2 by default).
+
+Every topic a produce run creates takes the cluster's replication; the run survives losing a
+partition leader; two of three brokers away past the delivery timeout fail it with one error
+line (the rerun completes it); a broker whose disk is replaced loses nothing. Each check reads
+back with its own read_committed consumer and compares with the core's answer over the input
+(test_spark_job.reference): nothing lost, nothing twice.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka.admin import (  # type: ignore[attr-defined]
+    AdminClient,
+    ConfigResource,
+    ResourceType,
+)
+from pyspark.sql import SparkSession
+from test_spark_job import Setup, Triple, _env, consume, make_setup, reference, triples, write_jsonl
+
+from yangkey.kafka.broker import EmbeddedKafka
+from yangkey.registry.commands import running_registry
+from yangkey.sample import generate_count
+from yangkey.spark.job import run
+from yangkey.spark.splitting import split_records
+
+REPLICAS = 3
+RECORDS = 2000
+SPLIT = "96k"
+"""About ten tasks (one transaction each) over the input: a fault lands between them."""
+
+
+@pytest.fixture
+def cluster(kafka_cluster: EmbeddedKafka) -> EmbeddedKafka:
+    """The module's cluster, whole: the nodes an earlier test took away are restarted first
+    (not after the test: the module's last one would restart them only to stop them)."""
+    down = [node.node_id for node in kafka_cluster.nodes if not node.running]
+    if down:
+        kafka_cluster.start_nodes(*down)
+    return kafka_cluster
+
+
+def admin(cluster: EmbeddedKafka) -> AdminClient:
+    return AdminClient({"bootstrap.servers": cluster.bootstrap, "log_level": 3})
+
+
+def wait_in_sync(cluster: EmbeddedKafka, topics: list[str], timeout: float = 120) -> None:
+    """Until every partition of ``topics`` has all its replicas in sync again."""
+    deadline = time.monotonic() + timeout
+    while True:
+        metadata = admin(cluster).list_topics(timeout=10)
+        lagging = [
+            f"{name}/{p}"
+            for name in topics
+            for p, partition in metadata.topics[name].partitions.items()
+            if len(partition.isrs) < REPLICAS or partition.leader < 0
+        ]
+        if not lagging:
+            return
+        if time.monotonic() > deadline:
+            pytest.fail(f"not in sync after {timeout:.0f}s: {lagging[:5]}")
+        time.sleep(0.5)
+
+
+def leader_of(cluster: EmbeddedKafka, topic: str, partition: int = 0) -> int:
+    metadata = admin(cluster).list_topics(topic, timeout=10)
+    return int(metadata.topics[topic].partitions[partition].leader)
+
+
+def records_in(cluster: EmbeddedKafka, topics: list[str]) -> int:
+    """Records written to ``topics`` so far, committed or not (0 while they do not exist)."""
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": "watch",
+                         "log_level": 0})
+    try:
+        metadata = consumer.list_topics(timeout=5)
+        return sum(
+            consumer.get_watermark_offsets(TopicPartition(name, p), timeout=5, cached=False)[1]
+            for name in topics
+            if name in metadata.topics
+            for p in metadata.topics[name].partitions
+        )
+    except KafkaException:  # a topic just created, its leaders not yet known: not yet
+        return 0
+    finally:
+        consumer.close()
+
+
+@dataclass
+class Produce:
+    """``yangkey produce`` in a subprocess, its stderr collected line by line."""
+
+    process: subprocess.Popen[str]
+    lines: list[str]
+
+    @classmethod
+    def start(cls, command: list[str]) -> Produce:
+        process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                   text=True, env=_env())
+        lines: list[str] = []
+
+        def drain() -> None:
+            assert process.stderr is not None
+            lines.extend(process.stderr)
+
+        threading.Thread(target=drain, daemon=True).start()
+        return cls(process, lines)
+
+    def wait(self, timeout: float = 300) -> int:
+        code = self.process.wait(timeout)
+        time.sleep(0.2)  # the drain thread's last lines
+        return code
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self.lines)
+
+
+def produce_command(cluster: EmbeddedKafka, setup: Setup, data: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "yangkey.cli", "produce", "--subscriptions",
+            str(setup.subscriptions), "--input", str(data), "--bootstrap", cluster.bootstrap,
+            "--create-topics", "--master", "local[2]", "--split-size", SPLIT, *extra]
+
+
+def when_records_flow(cluster: EmbeddedKafka, setup: Setup, run: Produce,
+                      then: Callable[[], None]) -> None:
+    """``then()`` as soon as the first task's records reach a derived topic: mid-run."""
+    deadline = time.monotonic() + 240
+    while records_in(cluster, setup.topics) == 0:
+        assert run.process.poll() is None, run.stderr
+        assert time.monotonic() < deadline, f"no records after 240s:\n{run.stderr}"
+        time.sleep(0.1)
+    then()
+
+
+def expected(setup: Setup, data: Path) -> Counter[Triple]:
+    return reference(setup, split_records(data.read_bytes(), str(data)))[0]
+
+
+def in_kafka(cluster: EmbeddedKafka, setup: Setup) -> Counter[Triple]:
+    return triples(consume(cluster.bootstrap, [*setup.topics, setup.dead_letter]))
+
+
+def notifications(directory: Path) -> Path:
+    return write_jsonl(directory / "notifications.jsonl", generate_count(RECORDS).records)
+
+
+# --------------------------------------------------------------------------- a leader killed
+
+
+@dataclass
+class KilledLeaderRun:
+    setup: Setup
+    data: Path
+    produce: Produce
+    code: int
+    created: dict[str, int]
+    """Every topic the run made (and the registry, the catalog): its fewest replicas."""
+    in_sync: dict[str, str]
+    """``min.insync.replicas`` of each."""
+
+
+@pytest.fixture(scope="module")
+def killed_leader_run(
+    kafka_cluster: EmbeddedKafka, tmp_path_factory: pytest.TempPathFactory
+) -> KilledLeaderRun:
+    """One produce run through the schema registry and the shared catalog, on a cluster
+    whose leader of the busiest topic's partition 0 is killed once records flow."""
+    cluster = kafka_cluster
+    directory = tmp_path_factory.mktemp("killed-leader")
+    setup = make_setup(directory)
+    data = notifications(directory)
+    before = set(admin(cluster).list_topics(timeout=10).topics)
+    store, shared = f"_schemas-{uuid.uuid4().hex[:8]}", f"_catalog-{uuid.uuid4().hex[:8]}"
+    busiest = next(t for t in setup.topics if t.endswith("-if-interfaces-interface"))
+    with running_registry(cluster.bootstrap, store, overrides={"log_level": 3}) as registry:
+        produce = Produce.start(produce_command(
+            cluster, setup, data, "--schema-registry", registry.url, "--shared-catalog",
+            "--catalog-topic", shared))
+        killed: list[int] = []
+
+        def kill_the_leader() -> None:
+            killed.append(leader_of(cluster, busiest))
+            cluster.kill_node(killed[0])
+
+        when_records_flow(cluster, setup, produce, kill_the_leader)
+        code = produce.wait()
+    cluster.start_nodes(*killed)
+    metadata = admin(cluster).list_topics(timeout=10)
+    made = sorted(set(metadata.topics) - before)
+    wait_in_sync(cluster, made)
+    resources = [ConfigResource(ResourceType.TOPIC, name) for name in made]
+    client = admin(cluster)  # kept: its futures end with it
+    configs = {r.name: f.result() for r, f in client.describe_configs(resources).items()}
+    return KilledLeaderRun(
+        setup, data, produce, code,
+        created={name: min(len(p.replicas) for p in metadata.topics[name].partitions.values())
+                 for name in made},
+        in_sync={name: configs[name]["min.insync.replicas"].value for name in made},
+    )
+
+
+def test_every_topic_a_run_creates_takes_the_clusters_replication(
+    killed_leader_run: KilledLeaderRun,
+) -> None:
+    run = killed_leader_run
+    assert run.code == 0, run.produce.stderr
+    setup = run.setup
+    ours = {*setup.topics, setup.dead_letter}
+    assert ours <= set(run.created), "derived and dead-letter topics"
+    assert any(name.startswith("_schemas-") for name in run.created), "the registry's store"
+    assert any(name.startswith("_catalog-") for name in run.created), "the shared catalog"
+    assert run.created == dict.fromkeys(run.created, REPLICAS), run.created
+    assert set(run.in_sync.values()) == {"2"}, run.in_sync
+    assert "replicas on this" not in run.produce.stderr, "nothing under-replicated to warn of"
+
+
+def test_a_leader_killed_mid_produce_loses_and_duplicates_nothing(
+    killed_leader_run: KilledLeaderRun, kafka_cluster: EmbeddedKafka
+) -> None:
+    run = killed_leader_run
+    assert run.code == 0, run.produce.stderr
+    assert in_kafka(kafka_cluster, run.setup) == expected(run.setup, run.data)
+    text = run.produce.stderr
+    assert "%3|" not in text and "%6|" not in text, "librdkafka's raw lines: " + text
+    assert "Traceback" not in text and "\tat " not in text, text
+
+
+# --------------------------------------------------------------------------- two brokers away
+
+
+def test_two_brokers_away_past_the_delivery_timeout_is_one_error_and_the_rerun_completes(
+    cluster: EmbeddedKafka, tmp_path: Path
+) -> None:
+    setup = make_setup(tmp_path)
+    data = notifications(tmp_path)
+    command = produce_command(cluster, setup, data, "--producer-config",
+                              "message.timeout.ms=8000")
+    produce = Produce.start(command)
+    away: list[int] = []
+
+    def two_away() -> None:
+        for node in cluster.nodes[:2]:
+            cluster.kill_node(node.node_id)
+            away.append(node.node_id)
+
+    when_records_flow(cluster, setup, produce, two_away)
+    code = produce.wait()
+    lines = produce.lines
+    text = produce.stderr
+    assert code == 1, text
+    errors = [line for line in lines if line.startswith("error:")]
+    assert errors == [lines[-1]], "one error line, the last:\n" + text
+    assert "Traceback" not in text and "\tat " not in text and "%3|" not in text, text
+    assert "ERROR Executor" not in text and "TaskSetManager" not in text, text
+    run_id = next(line for line in lines if line.startswith("run ")).split()[1]
+    assert f"--run-id {run_id}" in errors[0]
+    log = Path(errors[0].rsplit("details in ", 1)[1].strip())
+    assert "Exception in task" in log.read_text(encoding="utf-8"), "the traces are there"
+
+    cluster.start_nodes(*away)
+    again = Produce.start(command)
+    assert again.wait() == 0, again.stderr
+    assert f"run {run_id}: resuming" in again.stderr
+    assert in_kafka(cluster, setup) == expected(setup, data)
+
+
+# --------------------------------------------------------------------------- a replaced disk
+
+
+def test_a_broker_whose_disk_is_replaced_loses_nothing(
+    cluster: EmbeddedKafka, spark: SparkSession, tmp_path: Path
+) -> None:
+    setup = make_setup(tmp_path)
+    data = notifications(tmp_path)
+    summary = run(setup.config(cluster.bootstrap, [str(data)], split_size=96 * 1024), spark)
+    assert summary.tally.records == RECORDS
+    topics = [*setup.topics, setup.dead_letter]
+    replaced = leader_of(cluster, topics[0])
+    cluster.stop_node(replaced)
+    cluster.start_nodes(replaced, blank=True)  # an empty log dir, formatted anew
+    wait_in_sync(cluster, topics)  # it copied every partition back from the others
+    other = next(node.node_id for node in cluster.nodes if node.node_id != replaced)
+    cluster.stop_node(other)  # its partitions move to the in-sync replicas, the new disk's
+    assert in_kafka(cluster, setup) == expected(setup, data)
