@@ -3,12 +3,15 @@
 A message key needs the schema tree (nodes, list keys, key leaf types); it never validates
 data. yangson builds the whole model, constraints included, and refuses a module set over
 things keys never use. This module builds the same ``DataModel`` (without forking yangson:
-a subclass of its ``SchemaData`` and, while one build runs, four of its names replaced) so:
+a subclass of its ``SchemaData`` and, while one build runs, six of its names replaced) so:
 
 * a ``must``/``when`` expression that yangson's XPath parser cannot read (``text()`` in Cisco
   IOS-XR and 6WIND ``vrouter`` modules) is left out of the model: a ``must`` that is gone
   constrains nothing, a ``when`` that is gone keeps its node (``when`` never decides whether a
   schema node exists, RFC 7950 section 7.21.5). One warning per module names them;
+* a ``default`` yangson cannot read is left out (Junos ``junos-conf-services``: ``default
+  "0x7FFFFFFF"`` on a union of a string and a uint32, a hexadecimal integer default RFC 7950
+  section 9.2.1 allows and yangson's union does not parse); keys never use defaults;
 * a ``pattern`` that cannot be translated to a Python regular expression is neutralised (it
   matches every value), one warning per module; patterns are translated once per process
   (IETF's ``ipv6-address`` pattern used to be translated for every leaf of that type: most of
@@ -67,7 +70,9 @@ class LeftOut:
     module: str
     """The module (or submodule) whose text has the statement."""
     statement: str
-    """``must``/``when`` (an XPath expression), ``pattern``, or ``augment`` (a target path)."""
+    """``must``, ``when``, ``unique`` (an XPath expression), ``pattern``, ``default`` (a value),
+    ``augment`` (a target path), or ``if-feature`` (a node defined more than once under
+    alternatives that undecided features all keep: its data path)."""
     argument: str
     """The statement's argument, cut to :data:`ECHO_LIMIT` characters."""
     reason: str
@@ -102,6 +107,11 @@ def _warning(module: str, kind: str, items: list[LeftOut]) -> str:
             f"alternatives that undecided features all keep, e.g. {example!r}; the first "
             "definition is used (decide the features with --features or the device's YANG "
             "library)"
+        )
+    if kind == "default":
+        return (
+            f"module {module}: {len(items)} default value(s) the YANG engine cannot read were "
+            f"left out (keys never use defaults), e.g. {example!r} ({first.reason}){more}"
         )
     if kind == "pattern":
         return (
@@ -210,7 +220,7 @@ def _patched() -> Iterator[_Recorder]:
     """yangson's XPath parser of schema nodes (must, when, unique), its Pattern and its string
     restrictions, replaced while one build runs (one at a time)."""
     from yangson import constraint, datatype, schemanode  # noqa: PLC0415
-    from yangson.exceptions import YangsonException  # noqa: PLC0415
+    from yangson.exceptions import InvalidArgument, YangsonException  # noqa: PLC0415
     from yangson.xpathast import FuncTrue  # noqa: PLC0415
     from yangson.xpathparser import XPathParser  # noqa: PLC0415
 
@@ -294,18 +304,37 @@ def _patched() -> Iterator[_Recorder]:
         result.typedefs = tuple(chain)
         return result
 
+    originals = {cls: cls._post_process for cls in (schemanode.LeafNode, schemanode.LeafListNode)}
+
+    def tolerant_defaults(cls: Any) -> Any:
+        def post_process(self: Any) -> None:
+            # Reading the default is the last step: on failure the rest is done.
+            try:
+                originals[cls](self)
+            except InvalidArgument as exc:
+                default = self._default
+                text = " ".join(default) if isinstance(default, list) else str(default)
+                recorder.add(self.ns, "default", text, f"{type(self.type).__name__}: {exc}")
+                self._default = None
+
+        return post_process
+
     saved = (schemanode.XPathParser, datatype.Pattern)
     with _BUILD_LOCK:
         schemanode.XPathParser = TolerantXPathParser
         datatype.Pattern = pattern
         datatype.StringType._handle_restrictions = string_restrictions
         datatype.DataType._derived_type = classmethod(derived_type)
+        for cls in originals:
+            cls._post_process = tolerant_defaults(cls)
         try:
             yield recorder
         finally:
             schemanode.XPathParser, datatype.Pattern = saved
             datatype.StringType._handle_restrictions = original_restrictions
             datatype.DataType._derived_type = original_derived
+            for cls, method in originals.items():
+                cls._post_process = method
 
 
 def _xpath_reason(exc: Exception) -> str:

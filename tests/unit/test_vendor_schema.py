@@ -46,6 +46,17 @@ module vx-cos {
       key "value";
       leaf value { type string { pattern '\p{IsNoSuchBlock}+'; } }
     }
+    list stream {
+      key name;
+      leaf name { type string; }
+      leaf committed-information-rate {
+        default "0x7FFFFFFF";
+        type union {
+          type string { pattern "<.*>|$.*"; }
+          type uint32 { range "0 .. 2147483647"; }
+        }
+      }
+    }
   }
 }
 """
@@ -179,10 +190,11 @@ def test_an_untranslatable_pattern_is_neutralised_with_one_warning_per_module(
 ) -> None:
     document = compile_json(vendor_dir, "/vx-cos:class-of-service/code-point")
     assert document["branches"][0]["template"] == "/vx-cos:class-of-service/code-point[value='%s']"
-    (warning,) = document["warnings"]  # two leaves use the pattern: one warning
-    assert "module vx-cos" in warning and "pattern" in warning
+    # two leaves use the pattern: one warning (the other is the default's)
+    (warning,) = [w for w in document["warnings"] if "pattern(s)" in w]
+    assert "module vx-cos" in warning
     assert "IsNoSuchBlock" in warning and "match every value" in warning
-    assert document["left_out"] == [
+    assert [i for i in document["left_out"] if i["statement"] == "pattern"] == [
         {
             "module": "vx-cos",
             "statement": "pattern",
@@ -197,6 +209,23 @@ def test_an_untranslatable_pattern_is_neutralised_with_one_warning_per_module(
         {"vx-cos:class-of-service": {"code-point": [{"value": "ef"}]}},
     )
     assert key.endswith(b"/vx-cos:class-of-service/code-point[value='ef']")
+
+
+def test_a_default_the_yang_engine_cannot_read_is_left_out(vendor_dir: Path) -> None:
+    """Junos ``junos-conf-services``: a hexadecimal default (RFC 7950 section 9.2.1 allows it
+    for integers) on a union of a string and a uint32; yangson refused the module."""
+    document = compile_json(vendor_dir, "/vx-cos:class-of-service/stream")
+    assert document["branches"][0]["template"] == "/vx-cos:class-of-service/stream[name='%s']"
+    assert any(
+        "default value(s) the YANG engine cannot read" in w and "0x7FFFFFFF" in w
+        for w in document["warnings"]
+    )
+    assert {
+        "module": "vx-cos",
+        "statement": "default",
+        "argument": "0x7FFFFFFF",
+        "reason": "UnionType: 0x7FFFFFFF",
+    } in document["left_out"]
 
 
 # --------------------------------------------------------------------------- must / when
