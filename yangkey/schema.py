@@ -109,6 +109,16 @@ def _strip_comments(text: str, *, header: bool = False) -> str:
     return "".join(out)
 
 
+def _outside_strings(pattern: re.Pattern[str], text: str, start: int = 0) -> re.Match[str] | None:
+    """The first match of ``pattern`` that is not inside a quoted string (a description may
+    say "revision 2000-01-01 {")."""
+    alternatives = rf"{_STRING.pattern}|'[^']*'|(?:{pattern.pattern})"
+    for match in re.finditer(alternatives, text[start:], pattern.flags):
+        if match.lastindex:
+            return match
+    return None
+
+
 def read_module_info(path: Path) -> ModuleInfo | None:
     try:
         raw = path.read_text(encoding="utf-8", errors="replace")
@@ -119,9 +129,9 @@ def read_module_info(path: Path) -> ModuleInfo | None:
     if header is None:
         return None
     # Imports carry their own "prefix" statements: take the first prefix after the header.
-    namespace = _NAMESPACE.search(text)
-    prefix = _PREFIX.search(text, header.end())
-    revision = _REVISION.search(text)
+    namespace = _outside_strings(_NAMESPACE, text)
+    prefix = _outside_strings(_PREFIX, text, header.end())
+    revision = _outside_strings(_REVISION, text)
     without_strings = _STRING.sub('""', text)
     return ModuleInfo(
         name=header.group(2),

@@ -319,3 +319,45 @@ def test_warnings_reach_the_table_output_too(vendor_dir: Path) -> None:
     )
     assert result.exit_code == 0, result.stderr
     assert "augment(s) found no target" in result.output
+
+
+# --------------------------------------------------------------------------- the module index
+
+TRICKY_HEADER = """
+// revision 1999-01-01 { }   a comment is no statement
+module vx-tricky {
+  yang-version 1.1;
+  namespace "urn:example:vx-tricky";
+  prefix "vxt";
+  import ietf-inet-types { prefix inet; revision-date 2013-07-15; }
+  /* import not-a-module { prefix x; } */
+  include vx-tricky-sub;
+  description "revision 2000-01-01 { in a string is no statement either";
+  revision "2024-05-06" { description "the newest"; }
+  revision 2023-01-01;
+  feature body-feature;
+  container c { if-feature body-feature; leaf l { type inet:ipv4-address; } }
+}
+"""
+
+
+def test_the_index_reads_the_header_only_and_features_when_asked(tmp_path: Path) -> None:
+    """The index stops reading a file after its first revision statement (the header, imports
+    and includes come first); comments and strings that look like statements are not read as
+    statements, and the features (in the body) are read when a library needs them."""
+    from yangkey.schema import read_module_info  # noqa: PLC0415
+
+    path = tmp_path / "vx-tricky.yang"
+    path.write_text(TRICKY_HEADER, encoding="utf-8")
+    info = read_module_info(path)
+    assert info is not None
+    assert (info.name, info.kind, info.prefix, info.namespace, info.revision) == (
+        "vx-tricky",
+        "module",
+        "vxt",
+        "urn:example:vx-tricky",
+        "2024-05-06",
+    )
+    assert info.imports == ("ietf-inet-types",)
+    assert info.includes == ("vx-tricky-sub",)
+    assert info.features == ("body-feature",)
