@@ -3,7 +3,7 @@
 A message key needs the schema tree (nodes, list keys, key leaf types); it never validates
 data. yangson builds the whole model, constraints included, and refuses a module set over
 things keys never use. This module builds the same ``DataModel`` (without forking yangson:
-a subclass of its ``SchemaData`` and, while one build runs, six of its names replaced) so:
+a subclass of its ``SchemaData`` and, while one build runs, seven of its names replaced) so:
 
 * a ``must``/``when`` expression that yangson's XPath parser cannot read (``text()`` in Cisco
   IOS-XR and 6WIND ``vrouter`` modules) is left out of the model: a ``must`` that is gone
@@ -12,6 +12,10 @@ a subclass of its ``SchemaData`` and, while one build runs, six of its names rep
 * a ``default`` yangson cannot read is left out (Junos ``junos-conf-services``: ``default
   "0x7FFFFFFF"`` on a union of a string and a uint32, a hexadecimal integer default RFC 7950
   section 9.2.1 allows and yangson's union does not parse); keys never use defaults;
+* a leafref ``path`` naming no node of modules the library implements makes the leaf a string
+  (an old OpenConfig ``network-instance-ref`` typedef, shipped by Huawei, writes an
+  unprefixed path, which resolves in the module using it); one into a module the library
+  does not implement stays an error naming that module;
 * a ``pattern`` that cannot be translated to a Python regular expression is neutralised (it
   matches every value), one warning per module; patterns are translated once per process
   (IETF's ``ipv6-address`` pattern used to be translated for every leaf of that type: most of
@@ -71,8 +75,9 @@ class LeftOut:
     """The module (or submodule) whose text has the statement."""
     statement: str
     """``must``, ``when``, ``unique`` (an XPath expression), ``pattern``, ``default`` (a value),
-    ``augment`` (a target path), or ``if-feature`` (a node defined more than once under
-    alternatives that undecided features all keep: its data path)."""
+    ``augment`` (a target path), ``leafref`` (a path naming no node), or ``if-feature`` (a node
+    defined more than once under alternatives that undecided features all keep: its data
+    path)."""
     argument: str
     """The statement's argument, cut to :data:`ECHO_LIMIT` characters."""
     reason: str
@@ -107,6 +112,11 @@ def _warning(module: str, kind: str, items: list[LeftOut]) -> str:
             f"alternatives that undecided features all keep, e.g. {example!r}; the first "
             "definition is used (decide the features with --features or the device's YANG "
             "library)"
+        )
+    if kind == "leafref":
+        return (
+            f"module {module}: {len(items)} leafref path(s) name no node of the schema; their "
+            f"values are taken as strings, e.g. {example!r}{more}"
         )
     if kind == "default":
         return (
@@ -220,7 +230,11 @@ def _patched() -> Iterator[_Recorder]:
     """yangson's XPath parser of schema nodes (must, when, unique), its Pattern and its string
     restrictions, replaced while one build runs (one at a time)."""
     from yangson import constraint, datatype, schemanode  # noqa: PLC0415
-    from yangson.exceptions import InvalidArgument, YangsonException  # noqa: PLC0415
+    from yangson.exceptions import (  # noqa: PLC0415
+        InvalidArgument,
+        InvalidLeafrefPath,
+        YangsonException,
+    )
     from yangson.xpathast import FuncTrue  # noqa: PLC0415
     from yangson.xpathparser import XPathParser  # noqa: PLC0415
 
@@ -319,6 +333,23 @@ def _patched() -> Iterator[_Recorder]:
 
         return post_process
 
+    original_leafref = datatype.LeafrefType._post_process
+
+    def leafref_post_process(self: Any, node: Any) -> None:
+        try:
+            original_leafref(self, node)
+        except InvalidLeafrefPath:
+            # A path into a module the library does not implement stays an error (the library
+            # is incomplete: yangkey.schema names the module); a path into implemented modules
+            # that names no node is the module's mistake (an old OpenConfig typedef's
+            # unprefixed path resolves in the using module, RFC 7950 section 6.4.1).
+            path = str(self.path)
+            named = set(re.findall(r"([A-Za-z_][\w.-]*):", path))
+            if not named <= set(node.schema_root().schema_data.implement):
+                raise
+            recorder.add(node.ns, "leafref", path, "no such node: values are taken as strings")
+            self.ref_type = datatype.StringType(self.sctx, None)
+
     saved = (schemanode.XPathParser, datatype.Pattern)
     with _BUILD_LOCK:
         schemanode.XPathParser = TolerantXPathParser
@@ -327,6 +358,7 @@ def _patched() -> Iterator[_Recorder]:
         datatype.DataType._derived_type = classmethod(derived_type)
         for cls in originals:
             cls._post_process = tolerant_defaults(cls)
+        datatype.LeafrefType._post_process = leafref_post_process
         try:
             yield recorder
         finally:
@@ -335,6 +367,7 @@ def _patched() -> Iterator[_Recorder]:
             datatype.DataType._derived_type = original_derived
             for cls, method in originals.items():
                 cls._post_process = method
+            datatype.LeafrefType._post_process = original_leafref
 
 
 def _xpath_reason(exc: Exception) -> str:

@@ -130,6 +130,41 @@ module vx-ext {
 """
 
 
+# An old OpenConfig network-instance (as Huawei ships it): the typedef's leafref path is
+# unprefixed, so it resolves in the module that uses the typedef (RFC 7950 section 6.4.1).
+VX_NI = """
+module vx-ni {
+  namespace "urn:example:vx-ni";
+  prefix ni;
+  typedef network-instance-ref {
+    type leafref { path "/network-instances/network-instance/name"; }
+  }
+  container network-instances {
+    list network-instance { key name; leaf name { type string; } }
+  }
+}
+"""
+
+VX_GRPC = """
+module vx-grpc {
+  namespace "urn:example:vx-grpc";
+  prefix grpc;
+  import vx-ni { prefix ni; }
+  container grpc-servers {
+    list grpc-server {
+      key "name";
+      leaf name { type string; }
+      leaf network-instance { type ni:network-instance-ref; }
+    }
+    list binding {
+      key "instance";
+      leaf instance { type ni:network-instance-ref; }
+    }
+  }
+}
+"""
+
+
 @pytest.fixture(scope="module")
 def vendor_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("vendor-yang")
@@ -138,6 +173,8 @@ def vendor_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "vx-vrouter": VX_VROUTER,
         "vx-base": VX_BASE,
         "vx-ext": VX_EXT,
+        "vx-ni": VX_NI,
+        "vx-grpc": VX_GRPC,
     }.items():
         (directory / f"{name}.yang").write_text(text, encoding="utf-8")
     return directory
@@ -307,6 +344,23 @@ def test_an_augment_of_a_node_a_later_augment_creates_is_applied(
             "reason": "no such node in the schema",
         }
     ]
+
+
+def test_a_leafref_path_naming_no_node_of_implemented_modules_makes_a_string(
+    schema: SchemaContext, vendor_dir: Path
+) -> None:
+    document = compile_json(vendor_dir, "/vx-grpc:grpc-servers/binding")
+    assert document["branches"][0]["template"] == "/vx-grpc:grpc-servers/binding[instance='%s']"
+    (warning,) = document["warnings"]
+    assert "module vx-grpc: 1 leafref path(s) name no node" in warning
+    assert document["left_out"][0]["statement"] == "leafref"
+    assert "/vx-grpc:network-instances" in document["left_out"][0]["argument"]
+    key = key_of(
+        schema,
+        "/vx-grpc:grpc-servers/binding",
+        {"vx-grpc:grpc-servers": {"binding": [{"instance": "DEFAULT"}]}},
+    )
+    assert key.endswith(b"/vx-grpc:grpc-servers/binding[instance='DEFAULT']")
 
 
 def test_warnings_reach_the_table_output_too(vendor_dir: Path) -> None:
