@@ -161,6 +161,7 @@ def _parser_class() -> type:
 #: the same modules (vendor sets also share large ones, Cisco-IOS-XE-native in every XE set).
 PARSE_CACHE_BYTES = 24 * 2**20
 _PARSED: OrderedDict[tuple[str, int, int, str, str], Statement] = OrderedDict()
+_PARSE_LOCK = threading.Lock()
 
 
 def parse_file(path: Path, name: str, revision: str) -> Statement:
@@ -168,19 +169,20 @@ def parse_file(path: Path, name: str, revision: str) -> Statement:
     the most recently used). Raises OSError, UnicodeDecodeError or yangson's exceptions."""
     stat = path.stat()
     key = (str(path), stat.st_size, stat.st_mtime_ns, name, revision)
-    found = _PARSED.get(key)
-    if found is not None:
-        _PARSED.move_to_end(key)
-        return found
-    text = path.read_text(encoding="utf-8")
-    with gc_paused():
-        statement: Statement = _parser_class()(text, name, revision).parse()
-    _PARSED[key] = statement
-    total = sum(k[1] for k in _PARSED)
-    while total > PARSE_CACHE_BYTES and len(_PARSED) > 1:
-        (_, size, *_), _ = _PARSED.popitem(last=False)
-        total -= size
-    return statement
+    with _PARSE_LOCK:
+        found = _PARSED.get(key)
+        if found is not None:
+            _PARSED.move_to_end(key)
+            return found
+        text = path.read_text(encoding="utf-8")
+        with gc_paused():
+            statement: Statement = _parser_class()(text, name, revision).parse()
+        _PARSED[key] = statement
+        total = sum(k[1] for k in _PARSED)
+        while total > PARSE_CACHE_BYTES and len(_PARSED) > 1:
+            (_, size, *_), _ = _PARSED.popitem(last=False)
+            total -= size
+        return statement
 
 
 # --------------------------------------------------------------------------- the build
