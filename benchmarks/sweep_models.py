@@ -140,7 +140,12 @@ def main() -> None:
     started = time.perf_counter()
     for group in groups.values():
         schema = SchemaContext(search_path)  # one schema per module set, then let go
+        unbuilt: str | None = None
         for path in group:
+            if unbuilt is not None:  # the module set does not build: no use trying again
+                outcomes[path] = unbuilt
+                reasons[unbuilt] += 1
+                continue
             try:
                 compile_subscription(path, schema, keyless=args.keyless)
                 outcomes[path] = "ok"
@@ -149,6 +154,8 @@ def main() -> None:
                 outcomes[path] = reason
                 reasons[reason] += 1
                 examples.setdefault(reason, path)
+                if reason.startswith(("cannot build a schema", "cannot parse YANG module")):
+                    unbuilt = reason
             except Exception as exc:  # a traceback is a finding too
                 reason = f"TRACEBACK {type(exc).__name__}: {exc}"[:160]
                 outcomes[path] = reason
