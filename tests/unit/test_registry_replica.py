@@ -10,7 +10,8 @@ import time
 
 import orjson
 import pytest
-from test_registry import FOO_V1, FOO_V2, INT, STRING, MemoryLog, json_schema, state
+from registry_memory import MemoryLog
+from test_registry import FOO_V1, FOO_V2, INT, STRING, json_schema, state
 
 from yangkey.registry.errors import RegistryError
 from yangkey.registry.registry import Registry
