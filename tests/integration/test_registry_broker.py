@@ -20,9 +20,9 @@ from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 
 from yangkey.kafka.config import TopicSpec, ensure_topics
+from yangkey.registry.httpd import RegistryHTTPServer
 from yangkey.registry.kafkalog import KafkaLog, ensure_log_topic
 from yangkey.registry.registry import Registry
-from yangkey.registry.server import RegistryHTTPServer
 
 
 @dataclass
@@ -178,10 +178,10 @@ def test_a_writer_that_loses_the_offset_retries_and_both_agree(
     append = a.log.append
     raced: list[int] = []
 
-    def racing_append(key: bytes, value: bytes | None) -> int:
+    def racing_append(key: bytes, value: bytes | None, *, store_end: int = 0) -> int:
         if not raced:
             raced.append(b.client.register_schema("other-value", json_schema("b")))
-        return append(key, value)
+        return append(key, value, store_end=store_end)
 
     a.log.append = racing_append  # type: ignore[method-assign]
     mine = a.client.register_schema("mine-value", json_schema("a"))
@@ -190,9 +190,9 @@ def test_a_writer_that_loses_the_offset_retries_and_both_agree(
     keys = [json.loads(k or b"{}") for k, _ in raw_keys(kafka_bootstrap, topic_name)]
     # A's first record is in the topic at the wrong offset; every reader ignores it.
     assert [(k["node"], k["subject"]) for k in keys] == [
-        ("B", "other-value"),
-        ("A", "mine-value"),
-        ("A", "mine-value"),
+        (b.registry.node, "other-value"),
+        (a.registry.node, "mine-value"),
+        (a.registry.node, "mine-value"),
     ]
     assert keys[1]["seq"] == keys[0]["seq"] == 0 and keys[2]["seq"] == 2
     assert view(a.registry) == view(b.registry)
@@ -307,7 +307,7 @@ def serve(bootstrap: str, topic: str) -> tuple[subprocess.Popen[str], str]:
             bootstrap,
             "--port",
             "0",
-            "--topic",
+            "--store-topic",
             topic,
         ],
         stdout=subprocess.PIPE,

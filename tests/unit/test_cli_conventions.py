@@ -25,14 +25,14 @@ from click.testing import CliRunner, Result
 
 from yangkey.catalog import TopicSpec
 from yangkey.cli import main
+from yangkey.cli.options import resolve_format
+from yangkey.cli.output import emit_rows
+from yangkey.cli.profile import profile_defaults
 from yangkey.clickhouse.apply import ChdbConnection, apply
 from yangkey.clickhouse.ddl import DdlOptions, render_ddl
 from yangkey.clickhouse.ingest import QueueRow, insert_rows
 from yangkey.kafkalogs import quiet_librdkafka
 from yangkey.keys import compose_key
-from yangkey.options import resolve_format
-from yangkey.output import emit_rows
-from yangkey.profile import profile_defaults
 
 pytest.importorskip("chdb")
 
@@ -342,7 +342,7 @@ def test_sql_formats(tmp_path: Path) -> None:
     tsv = run("sql", "--embedded", db, query)
     assert tsv.stdout == "s\txs\tnothing\na\\tb\\nc\t[1,2]\t\n", tsv.output
     csv_out = run("sql", "--embedded", db, "--format", "csv", query)
-    assert csv_out.stdout == "s,xs,nothing\na\tb\\nc,\"[1,2]\",\n"
+    assert csv_out.stdout == 's,xs,nothing\na\tb\\nc,"[1,2]",\n'
     as_json = run("sql", "--embedded", db, "--format", "json", query)
     assert json.loads(as_json.stdout) == {"s": "a\tb\nc", "xs": [1, 2], "nothing": None}
 
@@ -395,6 +395,9 @@ def test_usage_errors_exit_2(args: list[str]) -> None:
     [
         ["--subscriptions", "missing.yaml", "--input", "x", "--dry-run"],
         ["-s", str(EXAMPLE), "--input", "kafka://raw", "-b", "127.0.0.1:1", "--stream"],
+        # option combinations are usage errors too (README: exit 2), before anything starts
+        ["-s", str(EXAMPLE), "--input", "x", "--dry-run", "--trigger-interval", "1s"],
+        ["-s", str(EXAMPLE), "--input", "x", "--dry-run", "--restart-on-failure", "1"],
     ],
 )
 def test_produce_usage_errors_exit_2(args: list[str]) -> None:

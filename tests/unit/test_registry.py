@@ -10,6 +10,7 @@ from pathlib import Path
 import jsonschema
 import orjson
 import pytest
+from registry_memory import MemoryLog
 
 from yangkey.registry.errors import RegistryError
 from yangkey.registry.jsonschema import branch_schema
@@ -17,35 +18,6 @@ from yangkey.registry.registry import Registry
 from yangkey.registry.store import RecordKey, SchemaDef, Store, config_value, schema_value
 from yangkey.schema import SchemaContext
 from yangkey.templates import compile_subscription
-
-
-class MemoryLog:
-    """A single-partition topic in a list: offsets, tombstones and compaction as Kafka does."""
-
-    def __init__(self) -> None:
-        self.records: list[tuple[int, bytes | None, bytes | None]] = []
-        self.next_offset = 0
-        self.before_append: Callable[[], None] | None = None
-
-    def read(self, store: Store) -> None:
-        for offset, key, value in self.records:
-            if offset >= store.end:
-                store.apply(offset, key, value)
-        store.advance(self.next_offset)
-
-    def append(self, key: bytes, value: bytes | None) -> int:
-        hook, self.before_append = self.before_append, None
-        if hook is not None:
-            hook()  # another instance writes between our read and our append
-        offset = self.next_offset
-        self.records.append((offset, key, value))
-        self.next_offset += 1
-        return offset
-
-    def compact(self) -> None:
-        """Keep the last record of each key, drop tombstones (past delete.retention.ms)."""
-        last = {key: offset for offset, key, _ in self.records}
-        self.records = [(o, k, v) for o, k, v in self.records if last[k] == o and v is not None]
 
 
 def json_schema(properties: dict[str, object], **extra: object) -> dict[str, object]:

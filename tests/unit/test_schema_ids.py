@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 from cli_helpers import assert_one_error, run
-from test_registry import MemoryLog
+from registry_memory import MemoryLog
 from test_registry_client import free_url
 
 from yangkey.catalog import Catalog, load_catalog
@@ -28,8 +28,8 @@ from yangkey.registry.client import (
     shown_url,
 )
 from yangkey.registry.errors import RegistryError
+from yangkey.registry.httpd import RegistryHTTPServer
 from yangkey.registry.registry import Registry
-from yangkey.registry.server import RegistryHTTPServer, RegistryRequestHandler
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "subscriptions.yaml"
 LEARNED_XPATH = "/ietf-interfaces:interfaces/interface/oper-status"
@@ -47,14 +47,19 @@ class Served:
 def served() -> Iterator[Served]:
     seen: list[tuple[str, str, str | None]] = []
 
-    class Recording(RegistryRequestHandler):
-        def _dispatch(self, method: str) -> None:
-            seen.append((method, self.path, self.headers.get("Authorization")))
-            super()._dispatch(method)
-
     log = MemoryLog()
     server = RegistryHTTPServer(Registry(log, "A"), "127.0.0.1", 0)
-    server.RequestHandlerClass = Recording
+    route = server.app.router
+
+    async def recording(scope: Any, receive: Any, send: Any) -> None:
+        headers = dict(scope["headers"])
+        authorization = headers.get(b"authorization")
+        query = scope["query_string"].decode()
+        path = scope["path"] + (f"?{query}" if query else "")
+        seen.append((scope["method"], path, authorization.decode() if authorization else None))
+        await route(scope, receive, send)
+
+    server.app.router = recording  # type: ignore[assignment]
     server.start()
     try:
         yield Served(server.url, log, seen)
@@ -242,8 +247,8 @@ def test_produce_reports_a_registry_that_is_down_before_sending(tmp_path: Path) 
 
 
 def test_the_demo_check_notices_missing_or_wrong_schema_ids() -> None:
-    from yangkey.demo import DemoResult, check  # noqa: PLC0415
-    from yangkey.sample import Expected  # noqa: PLC0415
+    from yangkey.demo.pipeline import DemoResult, check  # noqa: PLC0415
+    from yangkey.demo.sample import Expected  # noqa: PLC0415
 
     def problems(stored: list[dict[str, Any]]) -> list[str]:
         result = DemoResult(0, {}, 0, {}, [], [], [], Expected(current={}, bad=0))

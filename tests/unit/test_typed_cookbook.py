@@ -1,6 +1,6 @@
 """The README cookbook queries, exactly as written there, on chdb with demo-like data.
 
-The interface state comes from the demo's own data set (:func:`yangkey.sample.generate`), whose
+The interface state comes from the demo's own data set (:func:`yangkey.demo.sample.generate`), whose
 expected outcome (last oper-status per interface, deleted interfaces) is computed independently
 of the pipeline; the counters are a series with a wrap and a counter reset whose rates the test
 computes in Python.
@@ -19,7 +19,7 @@ from typed_helpers import Pipe, envelope
 from yangkey.catalog import Catalog, load_catalog
 from yangkey.clickhouse.apply import ChdbConnection
 from yangkey.clickhouse.ingest import insert_rows
-from yangkey.sample import generate
+from yangkey.demo.sample import generate
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -49,14 +49,30 @@ def demo(conn: ChdbConnection, catalog: Catalog) -> tuple[Pipe, Any]:
     replays = list(pipe.replays)
     for topic in {row.topic for row in replays}:
         insert_rows(conn, pipe.db, topic, [row for row in replays if row.topic == topic])
-    pipe.send_all([
-        envelope(
-            {"ietf-interfaces:interfaces": {"interface": [{"name": name, "statistics": {
-                "in-octets": str(octets), "discontinuity-time": discontinuity}}]}},
-            seq=0, time=when.isoformat(), sub=1043, host=node,
-        )
-        for node, name, when, octets, discontinuity in SERIES
-    ])
+    pipe.send_all(
+        [
+            envelope(
+                {
+                    "ietf-interfaces:interfaces": {
+                        "interface": [
+                            {
+                                "name": name,
+                                "statistics": {
+                                    "in-octets": str(octets),
+                                    "discontinuity-time": discontinuity,
+                                },
+                            }
+                        ]
+                    }
+                },
+                seq=0,
+                time=when.isoformat(),
+                sub=1043,
+                host=node,
+            )
+            for node, name, when, octets, discontinuity in SERIES
+        ]
+    )
     return pipe, data.expected
 
 
@@ -104,8 +120,10 @@ def test_in_octets_rate_handles_wrap_and_discontinuity(
 ) -> None:
     rows = conn.query(cookbook("in-octets rate"))
     got = {
-        (r["node"], r["interface"], datetime.fromisoformat(r["minute"]).replace(tzinfo=UTC)):
-            (int(r["octets"]), int(r["bits_per_second"]))
+        (r["node"], r["interface"], datetime.fromisoformat(r["minute"]).replace(tzinfo=UTC)): (
+            int(r["octets"]),
+            int(r["bits_per_second"]),
+        )
         for r in rows
         if r["node"] == "pe1.nyc" and r["interface"] in ("eth0", "eth1")
     }

@@ -18,23 +18,33 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from yangkey.errors import ConfigError
-from yangkey.options import (
-    bootstrap_option,
-    catalog_topic_option,
-    database_option,
-    embedded_option,
+from yangkey.cli.declaration import Declaration, apply_all
+from yangkey.cli.options import (
+    BOOTSTRAP,
+    CATALOG_TOPIC,
+    CONSUMER_GROUP,
+    DATABASE,
+    DATABASE_FROM_URL,
+    EMBEDDED,
+    FOLLOW,
+    OUTPUT_DIR,
+    REPORT,
+    SHARED_CATALOG,
+    SHARED_CATALOG_IMPLIED,
+    TOPIC,
+    UNTIL,
     format_option,
     kafka_config_options,
-    report_option,
     resolve_format,
     resolve_target,
+    shared_catalog_servers,
     subscription_filter_options,
     subscriptions_option,
     subscriptions_options,
     target_options,
 )
-from yangkey.reporting import load_catalog, reports_errors, skipped_summary
+from yangkey.cli.reporting import load_catalog, reports_errors, skipped_summary
+from yangkey.errors import ConfigError
 
 if TYPE_CHECKING:
     from yangkey.catalog import Catalog
@@ -54,40 +64,53 @@ OUTPUT_FILES = {"server": "server.sql", "embedded": "embedded.sql"}
 _UINT64_MAX = 2**64 - 1
 
 
+CLUSTER = Declaration(
+    ("--cluster",),
+    "cluster",
+    "Cluster mode (server only): ON CLUSTER, Replicated, Distributed.",
+    metavar="NAME",
+)
+KAFKA_COLLECTION = Declaration(
+    ("--kafka-collection",),
+    "kafka_collection",
+    "Named collection with the Kafka brokers and credentials (server mode).",
+    metavar="NAME",
+    attrs={"default": "yangkey_kafka", "show_default": True},
+)
+NUM_CONSUMERS = Declaration(
+    ("--num-consumers",),
+    "num_consumers",
+    "kafka_num_consumers of each Kafka engine table (server mode): consumers per topic, at "
+    "most its partition count.",
+    attrs={"type": click.IntRange(1, _UINT64_MAX), "default": 1, "show_default": True},
+)
+CURRENT_STATE = Declaration(
+    ("--current-state",),
+    "current_state",
+    "Which topics get a current-state table.",
+    attrs={"type": click.Choice(["all", "compacted"]), "default": "all", "show_default": True},
+)
+LIMIT = Declaration(
+    ("--limit",),
+    "limit",
+    "At most this many {what}.",
+    metavar="N",
+    attrs={"type": click.IntRange(1, _UINT64_MAX)},
+)
+
+
 def _render_options(function: F) -> F:
-    options = [
-        database_option(),
-        click.option(
-            "--kafka-collection",
-            default="yangkey_kafka",
-            show_default=True,
-            help="Named collection with the Kafka brokers and credentials (server mode).",
-        ),
-        click.option(
-            "--consumer-group",
+    return apply_all(
+        function,
+        DATABASE.but(note=DATABASE_FROM_URL),
+        KAFKA_COLLECTION,
+        CONSUMER_GROUP.but(
             default="yangkey-clickhouse",
-            show_default=True,
-            help="Consumer group of the Kafka tables (one '<group>.<topic>' per topic).",
+            note="Of the Kafka tables (one '<group>.<topic>' per topic).",
         ),
-        click.option(
-            "--num-consumers",
-            default=1,
-            show_default=True,
-            type=click.IntRange(1, _UINT64_MAX),
-            help="kafka_num_consumers of each Kafka engine table (server mode): consumers per"
-            " topic, at most its partition count.",
-        ),
-        click.option(
-            "--current-state",
-            type=click.Choice(["all", "compacted"]),
-            default="all",
-            show_default=True,
-            help="Which topics get a current-state table.",
-        ),
-    ]
-    for option in reversed(options):
-        function = option(function)
-    return function
+        NUM_CONSUMERS,
+        CURRENT_STATE,
+    )
 
 
 def _ddl_options(
@@ -117,7 +140,7 @@ def _connect(
     clickhouse: str | None, embedded: str | None, *, create: bool = False
 ) -> tuple[Connection, str | None]:
     """The connection (the target from the strongest source, see
-    :func:`yangkey.options.resolve_target`) and the database named in the URL, if any.
+    :func:`yangkey.cli.options.resolve_target`) and the database named in the URL, if any.
     Without ``create``, a missing embedded directory is an error (a query would leave an
     empty store behind)."""
     from yangkey.clickhouse.apply import ServerConnection, connect  # noqa: PLC0415
@@ -144,16 +167,10 @@ def ddl() -> None:
 
 
 @ddl.command("generate")
-@subscriptions_options(
-    required=False, help_text="The subscriptions file (YAML); with --bootstrap, optional."
-)
-@click.option(
-    "--bootstrap",
-    "-b",
-    default=None,
-    help="Kafka bootstrap servers: add every subscription of the shared catalog.",
-)
-@catalog_topic_option
+@subscriptions_options(required=False, note="Optional with --shared-catalog.")
+@SHARED_CATALOG.but(note=f"add every subscription in it. {SHARED_CATALOG_IMPLIED}")
+@BOOTSTRAP.but(required=False)
+@CATALOG_TOPIC
 @click.option(
     "--mode",
     type=click.Choice(["server", "embedded", "both"]),
@@ -161,21 +178,16 @@ def ddl() -> None:
     show_default=True,
     help="Kafka engine tables (server) or Null queue tables fed by `yangkey ingest` (embedded).",
 )
-@click.option("--cluster", default=None, help="Cluster mode: ON CLUSTER, Replicated, Distributed.")
+@CLUSTER
 @_render_options
-@click.option(
-    "--output-dir",
-    "-o",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Write server.sql / embedded.sql here (default: print).",
-)
+@OUTPUT_DIR.but(default=None, note="server.sql / embedded.sql (default: print them).")
 @reports_errors
 def generate(
     *,
     subscriptions: str | None,
     yang_dirs: tuple[str, ...],
     strict: bool,
+    shared_catalog: bool,
     bootstrap: str | None,
     catalog_topic: str,
     mode: str,
@@ -194,22 +206,22 @@ def generate(
       yangkey ddl generate --subscriptions subscriptions.yaml --mode embedded
       yangkey ddl generate --subscriptions subscriptions.yaml -o ddl/
       yangkey ddl generate --subscriptions subscriptions.yaml --mode server --cluster main
-      yangkey ddl generate --bootstrap "$(yangkey kafka status --bootstrap)" --mode embedded
+      yangkey ddl generate --shared-catalog -b "$(yangkey kafka status --address)" \\
+          --mode embedded
     """
     from yangkey.clickhouse.ddl import render_catalog, render_ddl, to_script  # noqa: PLC0415
 
-    if subscriptions is None and bootstrap is None:
-        raise click.UsageError("give --subscriptions, --bootstrap (the shared catalog) or both")
+    shared = shared_catalog_servers(shared_catalog, bootstrap)
+    if subscriptions is None and shared is None:
+        raise click.UsageError("give --subscriptions, --shared-catalog or both")
     catalog = (
         load_catalog(subscriptions, yang_dirs, strict=strict) if subscriptions is not None else None
     )
     summary = skipped_summary(catalog) if catalog is not None else ""
     shared_topics = (
-        _shared_topics(catalog, bootstrap, catalog_topic, yang_dirs)
-        if bootstrap is not None
-        else None
+        _shared_topics(catalog, shared, catalog_topic, yang_dirs) if shared is not None else None
     )
-    source = subscriptions or f"kafka://{bootstrap}/{catalog_topic}"
+    source = subscriptions or f"kafka://{shared}/{catalog_topic}"
     if mode == "both":
         modes: list[Mode] = ["server"] if cluster else ["server", "embedded"]
     else:
@@ -314,21 +326,14 @@ def _header(source: str, options: DdlOptions, count: int) -> list[str]:
 @ddl.command("apply")
 @subscriptions_option
 @target_options
-@click.option("--cluster", default=None, help="Cluster mode (server only).")
+@CLUSTER
 @_render_options
-@click.option(
-    "--bootstrap",
-    "-b",
-    default=None,
-    help="Kafka bootstrap servers: also every subscription of the shared catalog.",
-)
-@catalog_topic_option
-@click.option(
-    "--follow",
-    "-f",
-    is_flag=True,
-    help="With --bootstrap: keep following the shared catalog, creating the tables of each "
-    "new topic as a subscription brings it (server mode: the Kafka engine tables too).",
+@SHARED_CATALOG.but(note=f"also every subscription in it. {SHARED_CATALOG_IMPLIED}")
+@BOOTSTRAP.but(required=False)
+@CATALOG_TOPIC
+@FOLLOW.but(
+    note="with --shared-catalog, follow it: create the tables of each new topic as a "
+    "subscription brings it (server mode: the Kafka engine tables too)."
 )
 @reports_errors
 def apply_command(
@@ -344,6 +349,7 @@ def apply_command(
     consumer_group: str,
     num_consumers: int,
     current_state: str,
+    shared_catalog: bool,
     bootstrap: str | None,
     catalog_topic: str,
     follow: bool,
@@ -355,14 +361,15 @@ def apply_command(
       yangkey ddl apply --subscriptions subscriptions.yaml --embedded ch
       CLICKHOUSE_PASSWORD=secret yangkey ddl apply --subscriptions subscriptions.yaml \\
           --clickhouse http://yangkey@localhost:8123
-      yangkey ddl apply --subscriptions subscriptions.yaml --bootstrap localhost:9092 --follow \\
-          --clickhouse http://localhost:8123
+      yangkey ddl apply --subscriptions subscriptions.yaml --shared-catalog -b localhost:9092 \\
+          --follow --clickhouse http://localhost:8123
     """
     from yangkey.clickhouse.apply import ApplyResult, apply  # noqa: PLC0415
     from yangkey.clickhouse.ddl import render_catalog, render_ddl  # noqa: PLC0415
 
-    if follow and bootstrap is None:
-        raise click.UsageError("--follow follows the shared catalog: give --bootstrap")
+    shared = shared_catalog_servers(shared_catalog, bootstrap)
+    if follow and shared is None:
+        raise click.UsageError("--follow follows the shared catalog: give --shared-catalog")
     catalog = load_catalog(subscriptions, yang_dirs, strict=strict)
     conn, url_database = _connect(clickhouse, embedded, create=True)
 
@@ -391,12 +398,12 @@ def apply_command(
             num_consumers=num_consumers,
             current_state=current_state,
         )
-        if bootstrap is None:
+        if shared is None:
             report(apply(conn, render_catalog(catalog, options), db))
             return
         # Following, it creates the catalog topic if it is the first to need it.
         topics, dead_letter_topic, typed = _shared_topics(
-            catalog, bootstrap, catalog_topic, yang_dirs, create=follow
+            catalog, shared, catalog_topic, yang_dirs, create=follow
         )
         statements = render_ddl(
             topics, replace(options, dead_letter_topic=dead_letter_topic), typed
@@ -404,7 +411,7 @@ def apply_command(
         report(apply(conn, statements, db))
         if follow:
             _follow_catalog(
-                conn, db, options, {t.name for t in topics}, bootstrap, catalog_topic, catalog
+                conn, db, options, {t.name for t in topics}, shared, catalog_topic, catalog
             )
     finally:
         conn.close()
@@ -456,11 +463,11 @@ def _is_server(conn: Connection) -> bool:
 
 @click.command("ingest")
 @subscriptions_option
-@bootstrap_option()
-@embedded_option(required=True)
-@database_option(default="yangkey")
-@click.option("--follow", "-f", is_flag=True, help="Keep consuming (default: stop when caught up).")
-@click.option("--group", default="yangkey-embedded", show_default=True, help="Consumer group.")
+@BOOTSTRAP
+@EMBEDDED.but(required=True)
+@DATABASE.but(default="yangkey", show_default=True)
+@FOLLOW.but(note="keep consuming.")
+@CONSUMER_GROUP.but(default="yangkey-embedded")
 @click.option(
     "--batch-size",
     default=50_000,
@@ -469,16 +476,14 @@ def _is_server(conn: Connection) -> bool:
     help="Messages per INSERT (librdkafka hands out at most 1,000,000 at a time).",
 )
 @click.option("--no-dead-letter", is_flag=True, help="Do not read the dead-letter topic.")
-@click.option(
-    "--shared-catalog",
-    is_flag=True,
-    help="Also ingest the topics of every subscription in the shared catalog (learned ones "
-    "too), creating their tables before their first message.",
+@SHARED_CATALOG.but(
+    note="also ingest the topics of every subscription in it (learned ones too), creating "
+    "their tables before their first message."
 )
-@catalog_topic_option
+@CATALOG_TOPIC
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
-@kafka_config_options("consumer", aliases=("--kafka-properties",))
-@report_option()
+@kafka_config_options("consumer")
+@REPORT
 @reports_errors
 def ingest(
     *,
@@ -489,14 +494,14 @@ def ingest(
     embedded: str,
     database: str,
     follow: bool,
-    group: str,
+    consumer_group: str,
     batch_size: int,
     no_dead_letter: bool,
     shared_catalog: bool,
     catalog_topic: str,
     quiet: bool,
-    kafka_config: tuple[str, ...],
-    kafka_config_file: str | None,
+    consumer_config: tuple[str, ...],
+    consumer_config_file: str | None,
     report: Path | None,
 ) -> None:
     """Consume the catalog topics into embedded ClickHouse (creates the tables first).
@@ -516,7 +521,7 @@ def ingest(
     from yangkey.kafkalogs import quiet_librdkafka  # noqa: PLC0415
 
     catalog = load_catalog(subscriptions, yang_dirs, strict=strict)
-    overrides = client_overrides(properties_file=kafka_config_file, kv=kafka_config)
+    overrides = client_overrides(properties_file=consumer_config_file, kv=consumer_config)
     shared = None
     if shared_catalog:
         from yangkey.kafka.catalog_topic import CatalogTopic  # noqa: PLC0415
@@ -534,7 +539,7 @@ def ingest(
                 bootstrap,
                 embedded,
                 follow=follow,
-                group=group,
+                group=consumer_group,
                 batch_size=batch_size,
                 progress=not quiet,
                 database=database,
@@ -593,8 +598,8 @@ TABLE_COLUMNS = (
 
 def emit_rows(rows: Sequence[dict[str, Any]], fmt: str | None, *, title: str = "") -> str:
     """Print stored messages in ``fmt`` (resolved for the terminal); the format used."""
+    from yangkey.cli.output import emit_rows as emit  # noqa: PLC0415
     from yangkey.clickhouse.queries import ROW_FIELDS  # noqa: PLC0415
-    from yangkey.output import emit_rows as emit  # noqa: PLC0415
 
     used = resolve_format(fmt)
     emit(
@@ -618,16 +623,11 @@ Examples:
 
 @click.command("state", epilog=STATE_EPILOG)
 @target_options
-@database_option()
+@DATABASE.but(note=DATABASE_FROM_URL)
 @subscription_filter_options("keys")
 @click.option("--xpath-prefix", "-x", default=None, help="Keep keys with an XPath starting so.")
-@click.option("--topic", "-t", default=None, help="Only this topic's current-state table.")
-@click.option(
-    "--limit",
-    type=click.IntRange(1, _UINT64_MAX),
-    default=None,
-    help="At most this many keys (in message key order) [default: all].",
-)
+@TOPIC.but(what="'s current-state table")
+@LIMIT.but(what="keys", default=None, note="In message key order [default: all].")
 @format_option()
 @reports_errors
 def state(
@@ -680,21 +680,20 @@ Examples:
 
 @click.command("history", epilog=HISTORY_EPILOG)
 @target_options
-@database_option()
+@DATABASE.but(note=DATABASE_FROM_URL)
 @click.option(
     "--key", "-k", default=None, help="Full message key (use $'node\\nid\\nxpath' in a shell)."
 )
 @subscription_filter_options("messages")
-@click.option("--topic", "-t", default=None, help="Messages of this topic (its history table).")
-@click.option("--since", default=None, help="RFC 3339 time, inclusive.")
-@click.option("--until", default=None, help="RFC 3339 time, exclusive.")
+@TOPIC.but(what="'s messages (its history table)")
 @click.option(
-    "--limit",
-    type=click.IntRange(1, _UINT64_MAX),
-    default=100,
-    show_default=True,
-    help="Messages per page.",
+    "--since",
+    default=None,
+    metavar="WHEN",
+    help="Where reading starts (inclusive): an RFC 3339 time.",
 )
+@UNTIL.but(note="an RFC 3339 time.")
+@LIMIT.but(what="messages per page", default=100, show_default=True)
 @click.option("--after", default=None, help="Cursor token printed by the previous page.")
 @click.option(
     "--order",
@@ -736,13 +735,13 @@ def history(
       yangkey history --key $'pe1.nyc\\n2001\\n/ietf-system:system/clock' --embedded ch
       yangkey history --node pe1.nyc --embedded ch --after TOKEN   # the next page
     """
+    from yangkey.cli.output import emit_cursor  # noqa: PLC0415
     from yangkey.clickhouse.queries import (  # noqa: PLC0415
         check_time,
         decode_cursor,
         encode_cursor,
     )
     from yangkey.clickhouse.queries import history as read_history  # noqa: PLC0415
-    from yangkey.output import emit_cursor  # noqa: PLC0415
 
     if key is None and node is None and topic is None:
         raise click.UsageError("give --key, --node or --topic")
@@ -790,7 +789,7 @@ def sql_command(
     *, clickhouse: str | None, embedded: str | None, fmt: str | None, query: str
 ) -> None:
     """Run one ad-hoc query (QUERY, or - / nothing: read it from stdin) and print its rows."""
-    from yangkey.output import emit_rows as emit  # noqa: PLC0415
+    from yangkey.cli.output import emit_rows as emit  # noqa: PLC0415
 
     text = sys.stdin.read() if query == "-" else query
     text = text.strip().rstrip(";").strip()

@@ -1,7 +1,16 @@
-"""The registry's log: one partition of a compacted Kafka topic (``_schemas`` by default)."""
+"""The registry's log: one partition of a compacted Kafka topic (``_schemas`` by default).
+
+Besides reading and appending, the log answers two questions the registry asks to notice a
+store that changed under it (issue 31, item 4): the partition's end offset, and the topic's
+identity (Kafka's topic id, new whenever a topic of that name is created again, so also after
+a broker came back empty). After any client error the log rebuilds its Kafka clients before
+the next call, at the position the caller has read to, so a broker that comes back (or a new
+leader) is picked up without a restart (item 7).
+"""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Mapping
 from typing import Protocol
@@ -13,7 +22,14 @@ from confluent_kafka import (
     KafkaException,
     Message,
     Producer,
+    TopicCollection,
     TopicPartition,
+)
+from confluent_kafka.admin import (  # type: ignore[attr-defined]
+    AdminClient,
+    ConfigResource,
+    OffsetSpec,
+    ResourceType,
 )
 
 from yangkey.errors import ConfigError
@@ -22,10 +38,11 @@ from yangkey.kafka.config import (
     admin_config,
     consumer_config,
     ensure_topics,
+    kafka_reason,
     producer_config,
 )
 from yangkey.kafkalogs import logged
-from yangkey.registry.errors import store_error, store_timeout
+from yangkey.registry.errors import RegistryError, store_timeout, store_unavailable
 from yangkey.topics import BROKER_DEFAULT
 
 
@@ -40,6 +57,24 @@ class Replay(Protocol):
     def advance(self, end: int) -> None: ...
 
 
+class StoreChanged(RegistryError):
+    """The topic is not the one this instance has read: recreated, truncated, or another
+    registry writes to it. Memory must not be trusted (nor written from) any more."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+        super().__init__(500, 50001, f"Error in the backend data store: {why}")
+
+
+# A transient answer while a just-created topic's leader is not known to every client yet.
+_TRANSIENT = (
+    KafkaError.NOT_LEADER_FOR_PARTITION,
+    KafkaError.LEADER_NOT_AVAILABLE,
+    KafkaError.UNKNOWN_TOPIC_OR_PART,
+    KafkaError._TIMED_OUT,
+)
+
+
 def ensure_log_topic(
     bootstrap: str,
     topic: str,
@@ -51,9 +86,8 @@ def ensure_log_topic(
 ) -> None:
     """Create the compacted single-partition topic if missing (replicated as the broker's
     defaults say unless told otherwise); refuse one with more partitions (offsets are the
-    sequence numbers: they must be one total order)."""
-    from confluent_kafka.admin import AdminClient  # noqa: PLC0415 - only at start-up
-
+    sequence numbers: they must be one total order) or one whose records can expire (a
+    ``delete`` policy, or ``compact,delete`` with a retention)."""
     # Quiet: an unreachable broker is reported once, as one error line, not per retry.
     config = {"log_level": 0, **admin_config(bootstrap, overrides)}
     admin = AdminClient(logged(config))
@@ -70,6 +104,40 @@ def ensure_log_topic(
             "the registry needs a single-partition topic; " + "; ".join(result.warnings),
             source=f"topic {topic}",
         )
+    problem = expiry_problem(topic_configs(admin, topic, timeout))
+    if problem:
+        raise ConfigError(
+            f"{problem}: registered schemas would expire; the registry needs "
+            "cleanup.policy=compact (kafka-configs --alter --entity-type topics --entity-name "
+            f"{topic} --add-config cleanup.policy=compact, or choose another --store-topic)",
+            source=f"topic {topic}",
+        )
+
+
+def topic_configs(admin: AdminClient, topic: str, timeout: float) -> dict[str, str]:
+    resource = ConfigResource(ResourceType.TOPIC, topic)
+    try:
+        entries = admin.describe_configs([resource], request_timeout=timeout)[resource].result(
+            timeout
+        )
+    except KafkaException as exc:
+        raise ConfigError(
+            f"cannot read its configuration: {kafka_reason(exc)}", source=f"topic {topic}"
+        ) from None
+    return {name: str(entry.value) for name, entry in entries.items() if entry.value is not None}
+
+
+def expiry_problem(configs: Mapping[str, str]) -> str:
+    """Why records of a topic with these configs can disappear other than by compaction
+    ('' when they cannot)."""
+    policy = {p.strip() for p in configs.get("cleanup.policy", "delete").split(",")}
+    if "compact" not in policy:
+        return f"cleanup.policy is {configs.get('cleanup.policy', 'delete')}, not compact"
+    if "delete" in policy:
+        for name in ("retention.ms", "retention.bytes"):
+            if configs.get(name, "-1").strip() != "-1":
+                return f"cleanup.policy is compact,delete with {name}={configs[name]}"
+    return ""
 
 
 class KafkaLog:
@@ -88,55 +156,140 @@ class KafkaLog:
         self.partition = TopicPartition(topic, 0)
         self.producer_config = producer_config(bootstrap, overrides)
         # One record at a time, and the writer waits for it: batching only adds latency.
-        self.producer_config.update({"linger.ms": 0, "compression.type": "none"})
+        # Never create the topic by producing to it: a broker with auto-creation on would
+        # make a delete-policy topic of the default size after the store was deleted.
+        self.producer_config.update(
+            {"linger.ms": 0, "compression.type": "none", "allow.auto.create.topics": False}
+        )
+        self.consumer_config = consumer_config(bootstrap, "yangkey-registry", overrides)
+        # A writer applies its own records and rarely reads: librdkafka's prefetch (up to
+        # 64 MiB by default) would hold a copy of the topic it never needs. (Lowering
+        # queued.min.messages instead makes a replay three times slower.)
+        self.consumer_config.update(
+            {"enable.partition.eof": True, "queued.max.messages.kbytes": 1024}
+        )
+        self.admin_config = {"log_level": 0, **admin_config(bootstrap, overrides)}
         self._producer: Producer | None = None
-        consumer = consumer_config(bootstrap, "yangkey-registry", overrides)
-        consumer.update({"enable.partition.eof": True})
-        self.consumer = Consumer(logged(consumer))
+        self._broken = False
+        self._clients_lock = threading.Lock()
+        self._connect(OFFSET_BEGINNING)
+
+    def _connect(self, position: int) -> None:
+        self.consumer = Consumer(logged(self.consumer_config))
         # End offsets come from a client with no fetch in flight: on the reading consumer's
         # connection the query waits behind the fetch long-poll (fetch.wait.max.ms, 500 ms).
-        self.ends = Consumer(logged(consumer))
+        self.ends = Consumer(logged(self.consumer_config))
+        self.admin = AdminClient(logged(self.admin_config))
         # No group subscription and no commits: every instance replays from the start.
-        self.consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+        self.consumer.assign([TopicPartition(self.topic, 0, position)])
 
-    def read(self, store: Replay) -> None:
-        deadline = time.monotonic() + self.timeout
-        high = self._end(deadline)
-        while store.end < high:
-            message: Message | None = self.consumer.poll(0.2)
-            error = message.error() if message is not None else None
-            if message is not None and error is None:
-                store.apply(message.offset() or 0, message.key(), message.value())
-                continue
-            if message is not None and error is not None:
-                if error.code() != KafkaError._PARTITION_EOF:
-                    raise store_error(f"reading {self.topic}: {error.str()}")
-                # Compaction can remove the last records before the end offset.
-                if (message.offset() or 0) >= high:
-                    store.advance(high)
-                    return
-            if time.monotonic() > deadline:
-                raise store_timeout(f"{self.topic} read to offset {store.end}, end is {high}")
+    def reset(self, position: int = OFFSET_BEGINNING) -> None:
+        """New Kafka clients, the consumer at ``position`` (after an error, or to replay)."""
+        with self._clients_lock:
+            self._close_clients()
+            self._connect(position)
+            self._broken = False
 
-    def _end(self, deadline: float) -> int:
+    def _failed(self, reason: str, *, timed_out: bool = False) -> RegistryError:
+        # The clients may be stuck (e.g. "Unknown partition" after a leader came back):
+        # whatever the cause, the next call starts with new ones.
+        self._broken = True
+        if timed_out:
+            return store_timeout(reason)
+        return store_unavailable(reason)
+
+    def _heal(self, store_end: int) -> None:
+        if self._broken:
+            self.reset(store_end if store_end > 0 else OFFSET_BEGINNING)
+
+    # ------------------------------------------------------------------ reading
+
+    def read(self, store: Replay, *, timeout: float | None = None) -> None:
+        """Apply to ``store`` every record from ``store.end`` to the current end."""
+        self.read_to(store, self.end_offset(timeout, store_end=store.end), timeout=timeout)
+
+    def end_offset(self, timeout: float | None = None, *, store_end: int = 0) -> int:
+        """The partition's end offset (the next record's), from the admin client: it looks the
+        leader up afresh, where a consumer's cached metadata can stay at "Unknown partition"
+        after the topic was created again."""
+        self._heal(store_end)
+        wait = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + wait
         while True:
+            left = max(deadline - time.monotonic(), 0.1)
             try:
-                _, high = self.ends.get_watermark_offsets(
-                    self.partition, timeout=self.timeout, cached=False
-                )
-                return int(high)
+                found = self.admin.list_offsets(
+                    {self.partition: OffsetSpec.latest()},  # type: ignore[no-untyped-call]
+                    request_timeout=left,
+                )[self.partition].result(left)
+                if found.offset >= 0:
+                    return int(found.offset)
+                # Seen while the leader was paused: an "invalid offset" (-1001), no error.
+                reason = f"the broker answered offset {found.offset}"
+                if time.monotonic() > deadline:
+                    raise self._failed(f"cannot read the end of {self.topic}: {reason}")
             except KafkaException as exc:
                 error = exc.args[0] if exc.args else None
-                # A just-created topic's leader is not known to every client at once.
-                transient = isinstance(error, KafkaError) and error.code() in (
-                    KafkaError.NOT_LEADER_FOR_PARTITION,
-                    KafkaError.LEADER_NOT_AVAILABLE,
-                    KafkaError.UNKNOWN_TOPIC_OR_PART,
-                    KafkaError._TIMED_OUT,
-                )
+                transient = isinstance(error, KafkaError) and error.code() in _TRANSIENT
                 if not transient or time.monotonic() > deadline:
-                    raise store_error(f"cannot read the end of {self.topic}: {exc}") from None
+                    raise self._failed(
+                        f"cannot read the end of {self.topic}: {kafka_reason(exc)}"
+                    ) from None
+            except TimeoutError:
+                raise self._failed(
+                    f"cannot read the end of {self.topic}: no answer in {wait:g}s"
+                ) from None
             time.sleep(0.2)
+
+    def identity(self, timeout: float | None = None) -> str:
+        """The topic's id: another one means the topic was created again."""
+        wait = self.timeout if timeout is None else timeout
+        try:
+            found = self.admin.describe_topics(TopicCollection([self.topic]), request_timeout=wait)[
+                self.topic
+            ].result(wait)
+        except KafkaException as exc:
+            error = exc.args[0] if exc.args else None
+            if isinstance(error, KafkaError) and error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+                raise store_unavailable(f"the topic {self.topic} does not exist") from None
+            raise self._failed(f"cannot describe {self.topic}: {kafka_reason(exc)}") from None
+        except TimeoutError:  # concurrent.futures' on Python 3.11+
+            raise self._failed(f"cannot describe {self.topic}: no answer in {wait:.0f}s") from None
+        return str(found.topic_id)
+
+    def read_to(self, store: Replay, high: int, *, timeout: float | None = None) -> None:
+        """Apply records until ``store.end`` reaches ``high`` (an end offset just read)."""
+        if store.end >= high:
+            return
+        wait = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + wait
+        self._skip_applied(store.end)
+        while store.end < high:
+            # consume() waits its whole timeout unless the batch fills: keep it short.
+            for message in self.consumer.consume(num_messages=1000, timeout=0.02):
+                error = message.error()
+                if error is None:
+                    store.apply(message.offset() or 0, message.key(), message.value())
+                elif error.code() != KafkaError._PARTITION_EOF:
+                    raise self._failed(f"reading {self.topic}: {error.str()}")
+                elif (message.offset() or 0) >= high:
+                    # Compaction can remove the last records before the end offset.
+                    store.advance(high)
+            if store.end < high and time.monotonic() > deadline:
+                raise self._failed(
+                    f"{self.topic} read to offset {store.end}, end is {high}", timed_out=True
+                )
+
+    def _skip_applied(self, end: int) -> None:
+        """Move the consumer past records applied already: a writer applies its own at once,
+        and the consumer would otherwise wade through all of them the next time it reads."""
+        if end <= 0:
+            return
+        position = self.consumer.position([self.partition])[0].offset
+        if 0 <= position < end or (position < 0 and end > 0):
+            self.consumer.assign([TopicPartition(self.topic, 0, end)])
+
+    # ------------------------------------------------------------------ writing
 
     @property
     def producer(self) -> Producer:
@@ -146,7 +299,8 @@ class KafkaLog:
             self._producer = Producer(logged(self.producer_config))
         return self._producer
 
-    def append(self, key: bytes, value: bytes | None) -> int:
+    def append(self, key: bytes, value: bytes | None, *, store_end: int = 0) -> int:
+        self._heal(store_end)
         outcome: list[tuple[KafkaError | None, int]] = []
 
         def delivered(error: KafkaError | None, message: Message) -> None:
@@ -156,21 +310,40 @@ class KafkaLog:
         try:
             self.producer.produce(self.topic, value, key, partition=0, on_delivery=delivered)
         except (KafkaException, BufferError) as exc:
-            raise store_error(f"cannot write to {self.topic}: {exc}") from None
+            raise self._failed(f"cannot write to {self.topic}: {exc}") from None
         self.producer.flush(self.timeout)
         if not outcome:
-            raise store_timeout(f"no acknowledgement from {self.topic} in {self.timeout:.0f}s")
+            # Not sent later, when the broker is back: the caller was told it failed (one
+            # already on its way may still land; a retry then finds it).
+            self.producer.purge()
+            raise self._failed(
+                f"no acknowledgement from {self.topic} in {self.timeout:.0f}s", timed_out=True
+            )
         error, offset = outcome[0]
         if error is not None:
-            raise store_error(f"writing to {self.topic}: {error.str()}")
+            if error.code() == KafkaError.MSG_SIZE_TOO_LARGE:
+                raise RegistryError(
+                    422, 42209, "Write failed because schema is too large for the store topic"
+                )
+            raise self._failed(f"writing to {self.topic}: {error.str()}")
         return offset
 
-    def close(self) -> None:
+    # ------------------------------------------------------------------ closing
+
+    def _close_clients(self) -> None:
         if self._producer is not None:
-            self._producer.flush(self.timeout)
+            # Unacknowledged records of a failed write are dropped, not sent later.
+            self._producer.purge()
+            self._producer.flush(0)
             # Else its threads live on until garbage collection, reconnecting to (and logging
             # about) a broker that may be gone by then.
             self._producer.close()
             self._producer = None
         self.consumer.close()
         self.ends.close()
+
+    def close(self) -> None:
+        with self._clients_lock:
+            if self._producer is not None:
+                self._producer.flush(self.timeout)
+            self._close_clients()

@@ -1,27 +1,22 @@
-"""Registry operations over a :class:`Store` and an append-only log (seed 003).
-
-Writes are optimistic: read the log to its end, decide (allocate the id and version from the
-local store), append a record whose ``seq`` is the end offset seen, and compare the offset it
-landed at. Equal: it won and every instance will apply it. Different: another writer got there
-first; read again and decide again (the retry may find the work already done). Within one
-instance writes are serialised by a lock, so no rollback is ever needed.
+"""Registry operations over a :class:`~yangkey.registry.replica.Replica` of the store topic
+(seed 003): schemas, subjects and versions; compatibility levels and modes are
+:mod:`yangkey.registry.settings`.
 
 Reads are served from memory; the ones that can miss (an id, a subject version) read the log
 once more before answering "not found", and the ones that list (subjects, versions, lookups)
-read it first so that they are complete.
+read it first so that they are complete. When the store is away, memory answers all of them.
+A registration in ``IMPORT`` mode carries its own ``id`` (and optionally ``version``).
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any
 
 from yangkey.registry.errors import (
     RegistryError,
-    invalid_compatibility,
     invalid_version,
+    not_permitted,
     schema_not_found,
     store_error,
     subject_not_found,
@@ -29,27 +24,28 @@ from yangkey.registry.errors import (
 )
 from yangkey.registry.schemabase import Parsed
 from yangkey.registry.schematypes import formatted, incompatibilities, parse
+from yangkey.registry.settings import READ_ONLY, Settings, check_subject, where
 from yangkey.registry.store import (
-    COMPATIBILITY_LEVELS,
     RecordKey,
     Reference,
     SchemaDef,
-    Store,
-    config_value,
+    fingerprint,
+    id_key,
+    id_value,
     schema_value,
 )
 
 MAX_VERSION = 2**31 - 1
 
 
-class Log(Protocol):
-    """The single-partition topic, as the registry needs it."""
-
-    def read(self, store: Store) -> None:
-        """Apply to ``store`` every record from ``store.end`` to the current end of the log."""
-
-    def append(self, key: bytes, value: bytes | None) -> int:
-        """Write one record and return the offset it landed at."""
+def _wanted_number(request: dict[str, Any], name: str) -> int | None:
+    """An ``id`` or ``version`` a registration carries (Confluent: absent, null or -1: none)."""
+    value = request.get(name)
+    if value is None or value in (-1, 0):
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_VERSION:
+        raise RegistryError(422, 42201, f"Invalid schema: '{name}' must be a positive integer")
+    return value
 
 
 @dataclass(frozen=True)
@@ -72,38 +68,8 @@ class Registered:
         return body
 
 
-class Registry:
-    def __init__(self, log: Log, node: str, *, max_attempts: int = 100) -> None:
-        self.log = log
-        self.node = node
-        self.max_attempts = max_attempts
-        self.store = Store()
-        self.conflicts = 0
-        """Writes that lost a race and were retried."""
-        self._lock = threading.RLock()  # the store and the log reader
-        self._write_lock = threading.Lock()
-
+class Registry(Settings):
     # ------------------------------------------------------------------ plumbing
-
-    def sync(self) -> None:
-        with self._lock:
-            self.log.read(self.store)
-
-    def _sequenced(self, decide: Callable[[int], tuple[RecordKey, bytes] | None]) -> None:
-        """Run ``decide(seq)`` on an up-to-date store and append its record until it wins."""
-        with self._write_lock:
-            for _ in range(self.max_attempts):
-                with self._lock:
-                    self.log.read(self.store)
-                    decided = decide(self.store.end)
-                if decided is None:
-                    return
-                key, value = decided
-                if self.log.append(key.encode(), value) == key.seq:
-                    self.sync()
-                    return
-                self.conflicts += 1
-            raise store_error(f"gave up after {self.max_attempts} conflicting writes")
 
     def _referenced(self, ref: Reference) -> SchemaDef | None:
         """What a schema reference names (call with the lock held)."""
@@ -111,7 +77,7 @@ class Registry:
         return self.store.schemas.get(state.id) if state else None
 
     def _parse(self, request: dict[str, Any], *, normalize: bool) -> Parsed:
-        with self._lock:
+        with self.lock:
             parsed = parse(
                 request.get("schemaType"),
                 request.get("schema"),
@@ -150,19 +116,27 @@ class Registry:
     def register(
         self, subject: str, request: dict[str, Any], *, normalize: bool = False
     ) -> Registered:
-        """Register (or find) ``request``'s schema under ``subject``: POST .../versions."""
-        self.sync()
+        """Register (or find) ``request``'s schema under ``subject``: POST .../versions.
+
+        In ``IMPORT`` mode the request carries the ``id`` (and optionally the ``version``) to
+        register it with, and no compatibility check is made."""
+        check_subject(subject)
+        wanted_id = _wanted_number(request, "id")
+        wanted_version = _wanted_number(request, "version")
+        self.refresh()
         parsed = self._parse(request, normalize=normalize)
         definition = parsed.definition
 
         def decide(seq: int) -> tuple[RecordKey, bytes] | None:
             store = self.store
-            if store.version_of(subject, definition):
+            mode = self._register_mode(subject, wanted_id)
+            existing = store.version_of(subject, definition)
+            if existing and wanted_id in (None, store.ids.get(definition)):
                 return None
             previous = [
                 store.schemas[store.subjects[subject][v].id] for v in store.versions(subject)
             ]
-            level = store.compatibility(subject) or "BACKWARD"
+            level = "NONE" if mode == "IMPORT" else store.compatibility(subject) or "BACKWARD"
             problems = incompatibilities(level, parsed, previous, self._referenced)
             if problems:
                 raise RegistryError(
@@ -171,25 +145,66 @@ class Registry:
                     f"Schema being registered is incompatible with an earlier schema for "
                     f"subject '{subject}' ({level}): {'; '.join(problems[:5])}",
                 )
-            schema_id = store.ids.get(definition, store.next_id)
-            version = max(store.versions(subject, deleted=True), default=0) + 1
+            schema_id = wanted_id or store.id_for(definition)
+            if wanted_id is not None:
+                self._check_imported_id(wanted_id, definition)
+            version = self._new_version(subject, wanted_version, imported=mode == "IMPORT")
             key = RecordKey("SCHEMA", subject, version, seq, self.node)
             return key, schema_value(subject, version, schema_id, definition, deleted=False)
 
-        self._sequenced(decide)
-        with self._lock:
+        self.sequenced(decide, fresh=True)
+        with self.lock:
             version = self.store.version_of(subject, definition)
             if not version:  # registered, then deleted by someone else before we looked
                 raise store_error(f"the new version of '{subject}' disappeared")
             return self._registered(subject, version)
 
+    def _register_mode(self, subject: str, wanted_id: int | None) -> str:
+        """The subject's mode, if it takes this registration (Confluent's checkRegisterMode)."""
+        mode = self.store.mode(subject) or "READWRITE"
+        if mode in READ_ONLY:
+            raise not_permitted(f"{where(subject)} is in read-only mode")
+        if wanted_id is not None and mode != "IMPORT":
+            raise not_permitted(f"{where(subject)} is not in import mode")
+        if wanted_id is None and mode != "READWRITE":
+            raise not_permitted(f"{where(subject)} is not in read-write mode")
+        return mode
+
+    def _check_imported_id(self, schema_id: int, definition: SchemaDef) -> None:
+        """An id stands for one schema for ever, live or permanently deleted."""
+        store = self.store
+        holder = store.schemas.get(schema_id)
+        retired = [d for d, i in store.retired.items() if i == schema_id]
+        if (holder is not None and holder != definition) or (
+            holder is None and retired and fingerprint(definition) not in retired
+        ):
+            raise not_permitted(
+                f"Overwrite new schema with id {schema_id} in context . is not permitted."
+            )
+
+    def _new_version(self, subject: str, wanted: int | None, *, imported: bool) -> int:
+        store = self.store
+        following = max(store.versions(subject, deleted=True), default=0) + 1
+        if wanted is None:
+            return following
+        if imported and wanted in store.subjects.get(subject, {}):
+            raise not_permitted(f"Version {wanted} of subject '{subject}' already exists")
+        if not imported and wanted != following:
+            raise RegistryError(
+                422, 42201, "Invalid schema: Version is not one more than previous version"
+            )
+        return wanted
+
     def lookup(
         self, subject: str, request: dict[str, Any], *, deleted: bool, normalize: bool = False
     ) -> Registered:
-        """POST /subjects/{subject}: the version holding this schema."""
-        self.sync()
+        """POST /subjects/{subject}: the version holding this schema (an unknown subject is
+        40401 before the schema is even read, as Confluent and Karapace answer)."""
+        self.refresh()
+        if not self.store.versions(subject, deleted=deleted):
+            raise subject_not_found(subject)
         definition = self._parse(request, normalize=normalize).definition
-        with self._lock:
+        with self.lock:
             if not self.store.versions(subject, deleted=deleted):
                 raise subject_not_found(subject)
             version = self.store.version_of(subject, definition, deleted=deleted)
@@ -197,10 +212,14 @@ class Registry:
                 raise schema_not_found()
             return self._registered(subject, version)
 
+    def cached_schema(self, schema_id: int) -> SchemaDef | None:
+        """From memory only, without waiting for anything (the HTTP fast path)."""
+        return self.store.schemas.get(schema_id)
+
     def schema(self, schema_id: int) -> SchemaDef:
-        with self._lock:
-            if schema_id not in self.store.schemas:
-                self.log.read(self.store)  # another instance may have written it
+        definition = self.store.schemas.get(schema_id)
+        if definition is None:
+            self.refresh()  # another instance may have written it
             definition = self.store.schemas.get(schema_id)
         if definition is None:
             raise schema_not_found()
@@ -210,15 +229,29 @@ class Registry:
         """The schema text in ``?format=`` (``serialized``, ``resolved``; None: as stored)."""
         if not fmt:
             return definition.schema
-        with self._lock:
+        with self.lock:
             return formatted(definition, fmt, self._referenced)
 
     def schema_usages(self, schema_id: int, *, deleted: bool) -> list[tuple[str, int]]:
-        self.sync()
-        with self._lock:
+        self.refresh()
+        with self.lock:
             if schema_id not in self.store.schemas:
                 raise schema_not_found()
             return self.store.usages(schema_id, deleted=deleted)
+
+    def schemas(
+        self, *, prefix: str = "", deleted: bool = False, latest_only: bool = False
+    ) -> list[Registered]:
+        """GET /schemas: every subject version, by subject and version."""
+        self.refresh()
+        with self.lock:
+            found = []
+            for subject in self.store.subject_names(deleted=deleted):
+                if subject.startswith(prefix):
+                    numbers = self.store.versions(subject, deleted=deleted)
+                    for number in numbers[-1:] if latest_only else numbers:
+                        found.append(self._registered(subject, number))
+            return found
 
     def check(
         self,
@@ -228,19 +261,23 @@ class Registry:
         *,
         normalize: bool = False,
     ) -> list[str]:
-        """POST /compatibility/...: why ``request`` may not follow ``version`` (or all)."""
-        self.sync()
+        """POST /compatibility/...: why ``request`` may not follow ``version`` (or all).
+
+        As Confluent: a version that does not exist is 40402 (``latest`` of no version, or
+        all versions of a new subject: compatible)."""
+        self.refresh()
         parsed = self._parse(request, normalize=normalize)
-        with self._lock:
+        with self.lock:
             live = self.store.versions(subject)
             level = self.store.compatibility(subject) or "BACKWARD"
             if version != "all":
-                if not live:
-                    raise subject_not_found(subject)
-                number = self._version_number(subject, version, deleted=False)
-                if number not in live:
-                    raise version_not_found(subject, version)
-                live = [number]
+                latest = str(version) in ("latest", "-1")
+                number = live[-1] if latest and live else 0
+                if not latest:
+                    number = self._version_number(subject, version, deleted=False)
+                    if number not in live:
+                        raise version_not_found(subject, version)
+                live = [number] if number else []
                 level = level.removesuffix("_TRANSITIVE")
             elif level != "NONE" and not level.endswith("_TRANSITIVE"):
                 level += "_TRANSITIVE"
@@ -250,49 +287,66 @@ class Registry:
     # ------------------------------------------------------------------ subjects
 
     def subjects(self, *, deleted: bool = False, prefix: str = "") -> list[str]:
-        self.sync()
-        with self._lock:
+        self.refresh()
+        with self.lock:
             return [s for s in self.store.subject_names(deleted=deleted) if s.startswith(prefix)]
 
     def versions(self, subject: str, *, deleted: bool = False) -> list[int]:
-        self.sync()
-        with self._lock:
+        self.refresh()
+        with self.lock:
             versions = self.store.versions(subject, deleted=deleted)
         if not versions:
             raise subject_not_found(subject)
         return versions
 
-    def version(self, subject: str, version: str | int, *, deleted: bool = False) -> Registered:
-        for attempt in range(2):
-            with self._lock:
-                if attempt:
-                    self.log.read(self.store)
-                states = self.store.subjects.get(subject, {})
-                if not [v for v, s in states.items() if deleted or not s.deleted]:
-                    if attempt:
-                        raise subject_not_found(subject)
-                    continue
+    def cached_version(
+        self, subject: str, version: str | int, *, deleted: bool = False
+    ) -> Registered | None:
+        """From memory only (the HTTP fast path); None: ask :meth:`version`."""
+        with self.lock:
+            states = self.store.subjects.get(subject)
+            if not states:
+                return None
+            try:
                 number = self._version_number(subject, version, deleted=deleted)
-                state = states.get(number)
-                if state is not None and (deleted or not state.deleted):
-                    return self._registered(subject, number)
+            except RegistryError:
+                return None
+            state = states.get(number)
+            if state is None or (state.deleted and not deleted):
+                return None
+            return self._registered(subject, number)
+
+    def version(self, subject: str, version: str | int, *, deleted: bool = False) -> Registered:
+        found = self.cached_version(subject, version, deleted=deleted)
+        if found is not None:
+            return found
+        self.refresh()  # another instance may have written it
+        with self.lock:
+            states = self.store.subjects.get(subject, {})
+            if not [v for v, s in states.items() if deleted or not s.deleted]:
+                raise subject_not_found(subject)
+            number = self._version_number(subject, version, deleted=deleted)
+            state = states.get(number)
+            if state is not None and (deleted or not state.deleted):
+                return self._registered(subject, number)
         raise version_not_found(subject, version)
 
     def referenced_by(self, subject: str, version: str | int) -> list[int]:
-        self.sync()
-        with self._lock:
+        self.refresh()
+        with self.lock:
             number = self.version(subject, version).version
             return self.store.referenced_by(subject, number)
 
     def delete_version(self, subject: str, version: str | int, *, permanent: bool) -> int:
-        self.sync()
-        with self._lock:
+        self.refresh()
+        with self.lock:
             if subject not in self.store.subjects:
                 raise subject_not_found(subject)
             number = self._version_number(subject, version, deleted=permanent)
             state = self.store.subjects[subject].get(number)
             if state is None:
                 raise version_not_found(subject, version)
+            self._writable_subject(subject)
         if permanent:
             if not state.deleted:
                 raise RegistryError(
@@ -305,16 +359,21 @@ class Registry:
             return number
         if state.deleted:
             raise RegistryError(
-                404, 40406, f"Subject '{subject}' Version {number} was soft deleted."
+                404,
+                40406,
+                f"Subject '{subject}' Version {number} was soft deleted.Set permanent=true to "
+                "delete permanently",
             )
         self._soft_delete(subject, number)
         return number
 
     def delete_subject(self, subject: str, *, permanent: bool) -> list[int]:
-        self.sync()
-        with self._lock:
+        self.refresh()
+        with self.lock:
             every = self.store.versions(subject, deleted=True)
             live = self.store.versions(subject)
+            if every:
+                self._writable_subject(subject)
         if not every:
             raise subject_not_found(subject)
         if permanent:
@@ -324,10 +383,14 @@ class Registry:
                     40405,
                     f"Subject '{subject}' was not deleted first before being permanently deleted",
                 )
-            self._tombstone(subject, every, config=True)
+            self._tombstone(subject, every, settings=True)
             return every
         if not live:
-            raise RegistryError(404, 40404, f"Subject '{subject}' was soft deleted.")
+            raise RegistryError(
+                404,
+                40404,
+                f"Subject '{subject}' was soft deleted.Set permanent=true to delete permanently",
+            )
         for number in live:
             self._soft_delete(subject, number)
         return live
@@ -337,60 +400,29 @@ class Registry:
             state = self.store.subjects.get(subject, {}).get(number)
             if state is None or state.deleted:
                 return None  # someone else deleted it meanwhile: same outcome
+            self._writable_subject(subject)
             definition = self.store.schemas[state.id]
             key = RecordKey("SCHEMA", subject, number, seq, self.node)
             return key, schema_value(subject, number, state.id, definition, deleted=True)
 
-        self._sequenced(decide)
+        self.sequenced(decide)
 
-    def _tombstone(self, subject: str, numbers: list[int], *, config: bool = False) -> None:
+    def _tombstone(self, subject: str, numbers: list[int], *, settings: bool = False) -> None:
         """Permanent delete: tombstones for every key that wrote these versions (and the
-        subject's config). Not sequenced: two instances tombstoning the same keys both
-        succeed (seed 003)."""
-        with self._write_lock:
-            with self._lock:
-                states = self.store.subjects.get(subject, {})
-                keys = [k for n in numbers if n in states for k in states[n].keys]
-                if config:
-                    keys += self.store.config_keys.get(subject, [])
-            for key in keys:
-                self.log.append(key.encode(), None)
-            self.sync()
-
-    # ------------------------------------------------------------------ config
-
-    def compatibility(self, subject: str | None, *, fallback: bool) -> str:
-        self.sync()
-        with self._lock:
-            level = self.store.compatibility(subject, fallback=fallback)
-        if level is None:
-            raise RegistryError(
-                404,
-                40408,
-                f"Subject '{subject}' does not have subject-level compatibility configured",
-            )
-        return level
-
-    def set_compatibility(self, subject: str | None, level: object) -> str:
-        if not isinstance(level, str) or level.upper() not in COMPATIBILITY_LEVELS:
-            raise invalid_compatibility(level)
-        wanted = level.upper()
-
-        def decide(seq: int) -> tuple[RecordKey, bytes] | None:
-            if self.store.config.get(subject) == wanted:
-                return None
-            return RecordKey("CONFIG", subject, None, seq, self.node), config_value(wanted)
-
-        self._sequenced(decide)
-        return wanted
-
-    def delete_compatibility(self, subject: str | None) -> str:
-        previous = self.compatibility(subject, fallback=subject is None)
-
-        def decide(seq: int) -> tuple[RecordKey, bytes] | None:
-            if subject not in self.store.config:
-                return None
-            return RecordKey("CONFIG", subject, None, seq, self.node), config_value(None)
-
-        self._sequenced(decide)
-        return previous
+        subject's config and mode). Not sequenced: two instances tombstoning the same keys
+        both succeed (seed 003). First, an ``ID`` record for each id these versions hold, so
+        that neither compaction nor a restart can give the id to another schema (item 5)."""
+        with self.lock:
+            states = self.store.subjects.get(subject, {})
+            held = {states[n].id for n in numbers if n in states}
+            records: list[tuple[bytes, bytes | None]] = [
+                (id_key(i), id_value(self.store.schemas[i]))
+                for i in sorted(held)
+                if i in self.store.schemas
+            ]
+            keys = [k for n in numbers if n in states for k in states[n].keys]
+            if settings:
+                keys += self.store.config_keys.get(subject, [])
+                keys += self.store.mode_keys.get(subject, [])
+        records += [(key.encode(), None) for key in keys]
+        self.unsequenced(records)

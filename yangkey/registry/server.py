@@ -1,4 +1,6 @@
-"""The Confluent Schema Registry REST API over :class:`Registry`, on the stdlib HTTP server.
+"""The Confluent Schema Registry REST API over :class:`Registry`: the routes and what they
+answer. HTTP itself (negotiation, limits, auth, errors) is :mod:`yangkey.registry.web`;
+serving it, :mod:`yangkey.registry.httpd`.
 
 Errors are Confluent's JSON (``{"error_code": 40401, "message": "..."}``) with its HTTP status,
 so clients written for that registry (``confluent_kafka.schema_registry``, Java serdes,
@@ -7,45 +9,37 @@ Kafka Connect) branch on them as usual.
 
 from __future__ import annotations
 
-import re
-import threading
 from collections.abc import Callable
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
-
-import orjson
 
 from yangkey.registry.errors import RegistryError
-from yangkey.registry.registry import Registry
 from yangkey.registry.schematypes import SCHEMA_TYPES, raw
+from yangkey.registry.store import SchemaDef
+from yangkey.registry.web import Call, Handler, Memory
 
-CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
-
-Query = dict[str, str]
-Handler = Callable[[Registry, dict[str, str], Query, Any], Any]
-ROUTES: list[tuple[str, re.Pattern[str], Handler]] = []
+ROUTES: list[tuple[str, str, Handler, Memory | None]] = []
 
 
-def route(method: str, pattern: str) -> Callable[[Handler], Handler]:
-    regex = re.compile("^" + re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", pattern) + "/?$")
+def route(
+    method: str, pattern: str, *, memory: Memory | None = None
+) -> Callable[[Handler], Handler]:
+    """Declare a handler; ``memory``: its fast path (answers from memory or returns None)."""
 
     def register(handler: Handler) -> Handler:
-        ROUTES.append((method, regex, handler))
+        ROUTES.append((method, pattern, handler, memory))
         return handler
 
     return register
 
 
-def flag(query: Query, name: str) -> bool:
-    return query.get(name, "false").lower() == "true"
+def flag(call: Call, name: str) -> bool:
+    return call.query.get(name, "false").lower() == "true"
 
 
-def page(items: list[Any], query: Query) -> list[Any]:
+def page(items: list[Any], call: Call) -> list[Any]:
     try:
-        offset = int(query.get("offset", "0") or 0)
-        limit = int(query.get("limit", "-1") or -1)
+        offset = int(call.query.get("offset", "0") or 0)
+        limit = int(call.query.get("limit", "-1") or -1)
     except ValueError:
         raise RegistryError(400, 400, "offset and limit must be integers") from None
     items = items[max(offset, 0) :]
@@ -58,283 +52,260 @@ def body_object(body: Any) -> dict[str, Any]:
     return body
 
 
-def schema_id(params: dict[str, str]) -> int:
-    try:
-        return int(params["id"])
-    except ValueError:
-        raise RegistryError(404, 40403, "Schema not found") from None
+def schema_id(call: Call) -> int:
+    text = call.params["id"]
+    if not text.isdigit():  # Jersey's answer to an {id} that is no integer
+        raise RegistryError(404, 404, "HTTP 404 Not Found")
+    return int(text)
+
+
+def schema_json(call: Call, definition: SchemaDef) -> dict[str, Any]:
+    text = call.registry.formatted(definition, call.query.get("format"))
+    result: dict[str, Any] = {"schema": text, "schemaType": definition.schema_type}
+    if definition.references:
+        result["references"] = [r.to_json() for r in definition.references]
+    if flag(call, "includeSubjects"):  # Karapace's
+        usages = call.registry.schema_usages(schema_id(call), deleted=flag(call, "deleted"))
+        result["subjects"] = sorted({s for s, _ in usages})
+    if flag(call, "fetchMaxId"):
+        result["maxId"] = call.registry.store.next_id - 1
+    return result
 
 
 @route("GET", "")
-def root(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
+def root(call: Call) -> Any:
     return {}
 
 
 @route("GET", "/schemas/types")
-def schema_types(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
+def schema_types(call: Call) -> Any:
     return list(SCHEMA_TYPES)
 
 
-@route("GET", "/schemas/ids/{id}")
-def get_schema(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
-    definition = registry.schema(schema_id(params))
-    text = registry.formatted(definition, query.get("format"))
-    result: dict[str, Any] = {"schema": text, "schemaType": definition.schema_type}
-    if definition.references:
-        result["references"] = [r.to_json() for r in definition.references]
-    return result
+@route("GET", "/contexts")
+def contexts(call: Call) -> Any:
+    return ["."]  # the default context only
 
 
-@route("GET", "/schemas/ids/{id}/schema")
-def get_raw_schema(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
-    return raw(registry.schema(schema_id(params)))
+@route("GET", "/schemas")
+def all_schemas(call: Call) -> Any:
+    found = call.registry.schemas(
+        prefix=call.query.get("subjectPrefix", ""),
+        deleted=flag(call, "deleted"),
+        latest_only=flag(call, "latestOnly"),
+    )
+    return page([f.to_json() for f in found], call)
+
+
+def _cached_schema(call: Call) -> Any:
+    if call.query:
+        return None
+    definition = call.registry.cached_schema(schema_id(call))
+    return None if definition is None else schema_json(call, definition)
+
+
+@route("GET", "/schemas/ids/{id}", memory=_cached_schema)
+def get_schema(call: Call) -> Any:
+    return schema_json(call, call.registry.schema(schema_id(call)))
+
+
+def _cached_raw_schema(call: Call) -> Any:
+    definition = call.registry.cached_schema(schema_id(call))
+    return None if definition is None else raw(definition)
+
+
+@route("GET", "/schemas/ids/{id}/schema", memory=_cached_raw_schema)
+def get_raw_schema(call: Call) -> Any:
+    return raw(call.registry.schema(schema_id(call)))
 
 
 @route("GET", "/schemas/ids/{id}/versions")
-def schema_versions(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
-    usages = registry.schema_usages(schema_id(params), deleted=flag(query, "deleted"))
-    subject = query.get("subject")
-    return page([{"subject": s, "version": v} for s, v in usages if subject in (None, s)], query)
+def schema_versions(call: Call) -> Any:
+    usages = call.registry.schema_usages(schema_id(call), deleted=flag(call, "deleted"))
+    subject = call.query.get("subject")
+    return page([{"subject": s, "version": v} for s, v in usages if subject in (None, s)], call)
 
 
 @route("GET", "/schemas/ids/{id}/subjects")
-def schema_subjects(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
-    usages = registry.schema_usages(schema_id(params), deleted=flag(query, "deleted"))
-    return page(sorted({s for s, _ in usages}), query)
+def schema_subjects(call: Call) -> Any:
+    usages = call.registry.schema_usages(schema_id(call), deleted=flag(call, "deleted"))
+    return page(sorted({s for s, _ in usages}), call)
 
 
 @route("GET", "/subjects")
-def subjects(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
-    prefix = query.get("subjectPrefix", "")
-    if flag(query, "deleted_only"):
+def subjects(call: Call) -> Any:
+    registry, prefix = call.registry, call.query.get("subjectPrefix", "")
+    if flag(call, "deleted_only"):
         live = set(registry.subjects(prefix=prefix))
         names = [s for s in registry.subjects(deleted=True, prefix=prefix) if s not in live]
     else:
-        names = registry.subjects(deleted=flag(query, "deleted"), prefix=prefix)
-    return page(names, query)
+        names = registry.subjects(deleted=flag(call, "deleted"), prefix=prefix)
+    return page(names, call)
 
 
 @route("POST", "/subjects/{subject}")
-def lookup(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
-    found = registry.lookup(
-        params["subject"],
-        body_object(body),
-        deleted=flag(query, "deleted"),
-        normalize=flag(query, "normalize"),
+def lookup(call: Call) -> Any:
+    subject = call.params["subject"]
+    found = call.registry.lookup(
+        subject,
+        body_object(call.body),
+        deleted=flag(call, "deleted"),
+        normalize=flag(call, "normalize"),
     )
     return found.to_json()
 
 
 @route("DELETE", "/subjects/{subject}")
-def delete_subject(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
-    return registry.delete_subject(params["subject"], permanent=flag(query, "permanent"))
+def delete_subject(call: Call) -> Any:
+    return call.registry.delete_subject(call.params["subject"], permanent=flag(call, "permanent"))
 
 
 @route("GET", "/subjects/{subject}/versions")
-def versions(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
-    subject = params["subject"]
-    if flag(query, "deleted_only"):
+def versions(call: Call) -> Any:
+    registry, subject = call.registry, call.params["subject"]
+    if flag(call, "deleted_only"):
         live = set(registry.versions(subject))
-        return page([v for v in registry.versions(subject, deleted=True) if v not in live], query)
-    return page(registry.versions(subject, deleted=flag(query, "deleted")), query)
+        return page([v for v in registry.versions(subject, deleted=True) if v not in live], call)
+    return page(registry.versions(subject, deleted=flag(call, "deleted")), call)
 
 
 @route("POST", "/subjects/{subject}/versions")
-def register(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
-    found = registry.register(
-        params["subject"], body_object(body), normalize=flag(query, "normalize")
+def register(call: Call) -> Any:
+    found = call.registry.register(
+        call.params["subject"], body_object(call.body), normalize=flag(call, "normalize")
     )
     return found.to_json()
 
 
-@route("GET", "/subjects/{subject}/versions/{version}")
-def get_version(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
-    found = registry.version(params["subject"], params["version"], deleted=flag(query, "deleted"))
+def _cached_version(call: Call) -> Any:
+    if "format" in call.query:
+        return None
+    found = call.registry.cached_version(
+        call.params["subject"], call.params["version"], deleted=flag(call, "deleted")
+    )
+    return None if found is None else found.to_json()
+
+
+@route("GET", "/subjects/{subject}/versions/{version}", memory=_cached_version)
+def get_version(call: Call) -> Any:
+    found = call.registry.version(
+        call.params["subject"], call.params["version"], deleted=flag(call, "deleted")
+    )
     answer = found.to_json()
-    answer["schema"] = registry.formatted(found.definition, query.get("format"))
+    answer["schema"] = call.registry.formatted(found.definition, call.query.get("format"))
     return answer
 
 
 @route("GET", "/subjects/{subject}/versions/{version}/schema")
-def get_version_schema(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
-    found = registry.version(params["subject"], params["version"], deleted=flag(query, "deleted"))
+def get_version_schema(call: Call) -> Any:
+    found = call.registry.version(
+        call.params["subject"], call.params["version"], deleted=flag(call, "deleted")
+    )
     return raw(found.definition)
 
 
 @route("GET", "/subjects/{subject}/versions/{version}/referencedby")
-def referenced_by(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
-    return page(registry.referenced_by(params["subject"], params["version"]), query)
+def referenced_by(call: Call) -> Any:
+    return page(call.registry.referenced_by(call.params["subject"], call.params["version"]), call)
 
 
 @route("DELETE", "/subjects/{subject}/versions/{version}")
-def delete_version(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
-    return registry.delete_version(
-        params["subject"], params["version"], permanent=flag(query, "permanent")
+def delete_version(call: Call) -> Any:
+    return call.registry.delete_version(
+        call.params["subject"], call.params["version"], permanent=flag(call, "permanent")
     )
 
 
-def _compatibility(registry: Registry, subject: str, version: str, query: Query, body: Any) -> Any:
-    problems = registry.check(
-        subject, version, body_object(body), normalize=flag(query, "normalize")
+def _compatibility(call: Call, version: str) -> Any:
+    problems = call.registry.check(
+        call.params["subject"], version, body_object(call.body), normalize=flag(call, "normalize")
     )
     result: dict[str, Any] = {"is_compatible": not problems}
-    if flag(query, "verbose"):
+    if flag(call, "verbose"):
         result["messages"] = problems
     return result
 
 
 @route("POST", "/compatibility/subjects/{subject}/versions/{version}")
-def compatibility_version(
-    registry: Registry, params: dict[str, str], query: Query, body: Any
-) -> Any:
-    return _compatibility(registry, params["subject"], params["version"], query, body)
+def compatibility_version(call: Call) -> Any:
+    return _compatibility(call, call.params["version"])
 
 
 @route("POST", "/compatibility/subjects/{subject}/versions")
-def compatibility_all(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
-    return _compatibility(registry, params["subject"], "all", query, body)
+def compatibility_all(call: Call) -> Any:
+    return _compatibility(call, "all")
+
+
+def _level(body: Any) -> Any:
+    """``compatibility`` (the REST API's name) or ``compatibilityLevel`` (what GET answers,
+    and what ``confluent_kafka``'s ``ServerConfig`` sends)."""
+    request = body_object(body)
+    return request.get("compatibility", request.get("compatibilityLevel"))
 
 
 @route("GET", "/config")
-def get_global_config(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
-    return {"compatibilityLevel": registry.compatibility(None, fallback=True)}
+def get_global_config(call: Call) -> Any:
+    return {"compatibilityLevel": call.registry.compatibility(None, fallback=True)}
 
 
 @route("PUT", "/config")
-def put_global_config(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
-    return {
-        "compatibility": registry.set_compatibility(None, body_object(body).get("compatibility"))
-    }
+def put_global_config(call: Call) -> Any:
+    return {"compatibility": call.registry.set_compatibility(None, _level(call.body))}
 
 
 @route("DELETE", "/config")
-def delete_global_config(
-    registry: Registry, params: dict[str, str], query: Query, body: Any
-) -> Any:
-    return {"compatibilityLevel": registry.delete_compatibility(None)}
+def delete_global_config(call: Call) -> Any:
+    return {"compatibilityLevel": call.registry.delete_compatibility(None)}
 
 
 @route("GET", "/config/{subject}")
-def get_config(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
-    level = registry.compatibility(params["subject"], fallback=flag(query, "defaultToGlobal"))
+def get_config(call: Call) -> Any:
+    level = call.registry.compatibility(
+        call.params["subject"], fallback=flag(call, "defaultToGlobal")
+    )
     return {"compatibilityLevel": level}
 
 
 @route("PUT", "/config/{subject}")
-def put_config(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
-    level = registry.set_compatibility(params["subject"], body_object(body).get("compatibility"))
-    return {"compatibility": level}
+def put_config(call: Call) -> Any:
+    return {
+        "compatibility": call.registry.set_compatibility(call.params["subject"], _level(call.body))
+    }
 
 
 @route("DELETE", "/config/{subject}")
-def delete_config(registry: Registry, params: dict[str, str], query: Query, body: Any) -> Any:
-    return {"compatibilityLevel": registry.delete_compatibility(params["subject"])}
+def delete_config(call: Call) -> Any:
+    return {"compatibilityLevel": call.registry.delete_compatibility(call.params["subject"])}
 
 
-class RegistryRequestHandler(BaseHTTPRequestHandler):
-    server: RegistryHTTPServer
-    protocol_version = "HTTP/1.1"
-    # Headers and body leave in two writes: with Nagle on, a keep-alive client's delayed ACK
-    # holds every response back ~40 ms.
-    disable_nagle_algorithm = True
-
-    def log_message(self, format: str, *args: Any) -> None:
-        if self.server.verbose:
-            super().log_message(format, *args)
-
-    def _dispatch(self, method: str) -> None:
-        url = urlsplit(self.path)
-        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
-        path = url.path.rstrip("/")
-        status, payload = HTTPStatus.OK, None
-        try:
-            body = self._body()
-            matched = False
-            for route_method, regex, handler in ROUTES:
-                found = regex.match(path)
-                matched = matched or found is not None
-                if found and route_method == method:
-                    params = {k: unquote(v) for k, v in found.groupdict().items()}
-                    payload = handler(self.server.registry, params, query, body)
-                    break
-            else:
-                code = HTTPStatus.METHOD_NOT_ALLOWED if matched else HTTPStatus.NOT_FOUND
-                raise RegistryError(code, code, f"{method} {url.path}: no such endpoint")
-        except RegistryError as error:
-            status, payload = (
-                HTTPStatus(error.status),
-                {
-                    "error_code": error.code,
-                    "message": error.reason,
-                },
-            )
-        except Exception as error:  # a bug must not kill the server thread silently
-            status, payload = (
-                HTTPStatus.INTERNAL_SERVER_ERROR,
-                {
-                    "error_code": 500,
-                    "message": f"internal error: {error!r}",
-                },
-            )
-        data = orjson.dumps(payload)
-        self.send_response(status)
-        self.send_header("Content-Type", CONTENT_TYPE)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _body(self) -> Any:
-        length = int(self.headers.get("Content-Length") or 0)
-        if not length:
-            return None
-        raw = self.rfile.read(length)
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            raise RegistryError(400, 400, f"the request body is not JSON: {exc}") from None
-
-    def do_GET(self) -> None:
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:
-        self._dispatch("POST")
-
-    def do_PUT(self) -> None:
-        self._dispatch("PUT")
-
-    def do_DELETE(self) -> None:
-        self._dispatch("DELETE")
-
-    def do_PATCH(self) -> None:  # no route takes it: a JSON 405 rather than stdlib HTML
-        self._dispatch("PATCH")
+@route("GET", "/mode")
+def get_global_mode(call: Call) -> Any:
+    return {"mode": call.registry.mode(None, fallback=True)}
 
 
-class RegistryHTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
+@route("PUT", "/mode")
+def put_global_mode(call: Call) -> Any:
+    mode = body_object(call.body).get("mode")
+    return {"mode": call.registry.set_mode(None, mode, force=flag(call, "force"))}
 
-    def __init__(
-        self,
-        registry: Registry,
-        host: str = "127.0.0.1",
-        port: int = 8081,
-        *,
-        verbose: bool = False,
-    ) -> None:
-        self.registry = registry
-        self.verbose = verbose
-        super().__init__((host, port), RegistryRequestHandler)
 
-    @property
-    def url(self) -> str:
-        host, port = self.server_address[:2]
-        return f"http://{host!s}:{port}"
+@route("DELETE", "/mode")
+def delete_global_mode(call: Call) -> Any:
+    return {"mode": call.registry.delete_mode(None)}
 
-    def start(self) -> threading.Thread:
-        """Serve on a background thread (tests, the demo); stop with :meth:`stop`."""
-        thread = threading.Thread(target=self.serve_forever, name="registry-http", daemon=True)
-        thread.start()
-        return thread
 
-    def stop(self) -> None:
-        self.shutdown()
-        self.server_close()
+@route("GET", "/mode/{subject}")
+def get_mode(call: Call) -> Any:
+    mode = call.registry.mode(call.params["subject"], fallback=flag(call, "defaultToGlobal"))
+    return {"mode": mode}
+
+
+@route("PUT", "/mode/{subject}")
+def put_mode(call: Call) -> Any:
+    mode = body_object(call.body).get("mode")
+    return {"mode": call.registry.set_mode(call.params["subject"], mode, force=flag(call, "force"))}
+
+
+@route("DELETE", "/mode/{subject}")
+def delete_mode(call: Call) -> Any:
+    return {"mode": call.registry.delete_mode(call.params["subject"])}

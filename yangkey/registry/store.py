@@ -18,19 +18,29 @@ Record keys are JSON objects ``{"keytype", "subject", "version", "seq", "node"}`
 
 Values: ``SCHEMA`` records carry ``{"subject", "version", "id", "schemaType", "schema",
 "references", "deleted"}`` (a soft delete rewrites the version with ``deleted: true``);
-``CONFIG`` records ``{"compatibilityLevel": level or null}`` (``subject`` null: the global
-level). Keys this store does not understand are skipped, so a topic shared with another
-registry's records does not stop a replay.
+``CONFIG`` records ``{"compatibilityLevel": level or null}`` and ``MODE`` records
+``{"mode": mode or null}`` (``subject`` null: the global setting).
+
+``ID`` records (key ``{"keytype": "ID", "id": n}``, value ``{"fingerprint": sha256}``) are
+written before a permanent delete tombstones the last version holding an id. Their key names
+the id alone, so compaction keeps one per id for ever: after the schema's own records are
+compacted away, a replay still knows the id was used (it is never given to another schema)
+and which definition it stood for (registering that schema again gets it back, as Confluent
+does). They are not sequenced: two instances writing the same one write the same record.
+
+Keys this store does not understand are counted in :attr:`Store.foreign`, so a topic shared
+with another registry's records is noticed (``serve`` refuses it) without stopping a replay.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import hashlib
+from dataclasses import astuple, dataclass, field
 from typing import Any, Literal
 
 import orjson
 
-KeyType = Literal["SCHEMA", "CONFIG"]
+KeyType = Literal["SCHEMA", "CONFIG", "MODE"]
 
 COMPATIBILITY_LEVELS = (
     "NONE",
@@ -42,6 +52,9 @@ COMPATIBILITY_LEVELS = (
     "FULL_TRANSITIVE",
 )
 DEFAULT_COMPATIBILITY = "BACKWARD"
+MODES = ("READWRITE", "READONLY", "READONLY_OVERRIDE", "IMPORT")
+"""Confluent's modes (``FORWARD`` is Confluent Cloud's, not served here)."""
+DEFAULT_MODE = "READWRITE"
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +76,19 @@ class SchemaDef:
     schema_type: str
     schema: str
     references: tuple[Reference, ...] = ()
+
+
+def fingerprint(definition: SchemaDef) -> str:
+    """A digest of everything that makes two definitions equal (so: share an id)."""
+    return hashlib.sha256(repr(astuple(definition)).encode()).hexdigest()
+
+
+def id_key(schema_id: int) -> bytes:
+    return orjson.dumps({"keytype": "ID", "id": schema_id})
+
+
+def id_value(definition: SchemaDef) -> bytes:
+    return orjson.dumps({"fingerprint": fingerprint(definition)})
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +124,7 @@ class RecordKey:
             node = data["node"]
         except (orjson.JSONDecodeError, KeyError, TypeError):
             return None
-        if keytype not in ("SCHEMA", "CONFIG") or not isinstance(seq, int):
+        if keytype not in ("SCHEMA", "CONFIG", "MODE") or not isinstance(seq, int):
             return None
         if not isinstance(node, str) or not (subject is None or isinstance(subject, str)):
             return None
@@ -142,6 +168,22 @@ def config_value(level: str | None) -> bytes:
     return orjson.dumps({"compatibilityLevel": level})
 
 
+def mode_value(mode: str | None) -> bytes:
+    return orjson.dumps({"mode": mode})
+
+
+def _id_record(raw_key: bytes) -> int | None:
+    """The id an ``ID`` record's key names, else None (checked before the general decode:
+    cheap, since every other key starts ``{"keytype":"SCHEMA"`` or the like)."""
+    if not raw_key.startswith(b'{"keytype":"ID"'):
+        return None
+    try:
+        schema_id = orjson.loads(raw_key).get("id")
+    except (orjson.JSONDecodeError, AttributeError):
+        return None
+    return schema_id if isinstance(schema_id, int) and schema_id > 0 else None
+
+
 class Store:
     """Subjects, versions, ids and compatibility levels as the topic says up to ``end``."""
 
@@ -152,6 +194,10 @@ class Store:
         self.config: dict[str | None, str] = {}
         self.config_keys: dict[str | None, list[RecordKey]] = {}
         """Keys of the valid config records per subject: a permanent delete tombstones them."""
+        self.modes: dict[str | None, str] = {}
+        self.mode_keys: dict[str | None, list[RecordKey]] = {}
+        self.retired: dict[str, int] = {}
+        """Ids whose versions were all permanently deleted, by :func:`fingerprint`."""
         self.next_id = 1
         self.end = 0
         """The next offset to read: every record before it has been applied."""
@@ -163,8 +209,16 @@ class Store:
     # ------------------------------------------------------------------ replay
 
     def apply(self, offset: int, raw_key: bytes | None, raw_value: bytes | None) -> None:
-        """Apply one record of the topic; records must come in offset order."""
-        self.end = max(self.end, offset + 1)
+        """Apply one record of the topic; records must come in offset order (a record before
+        :attr:`end` was applied already: a writer applies its own winning record at once, and
+        the reader meets it again later)."""
+        if offset < self.end:
+            return
+        self.end = offset + 1
+        schema_id = _id_record(raw_key) if raw_key else None
+        if schema_id is not None:
+            self._apply_id(schema_id, raw_value)
+            return
         key = RecordKey.decode(raw_key)
         if key is None:
             self.ignored += 1
@@ -181,8 +235,10 @@ class Store:
             value = orjson.loads(raw_value)
             if key.keytype == "SCHEMA":
                 self._apply_schema(key, value)
-            else:
+            elif key.keytype == "CONFIG":
                 self._apply_config(key, value)
+            else:
+                self._apply_mode(key, value)
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
             self.ignored += 1
 
@@ -223,13 +279,37 @@ class Store:
             raise ValueError(level)
         self.config_keys.setdefault(key.subject, []).append(key)
 
+    def _apply_mode(self, key: RecordKey, value: dict[str, Any]) -> None:
+        mode = value["mode"]
+        if mode is None:
+            self.modes.pop(key.subject, None)
+        elif mode in MODES:
+            self.modes[key.subject] = mode
+        else:
+            raise ValueError(mode)
+        self.mode_keys.setdefault(key.subject, []).append(key)
+
+    def _apply_id(self, schema_id: int, raw_value: bytes | None) -> None:
+        self.next_id = max(self.next_id, schema_id + 1)
+        try:
+            digest = orjson.loads(raw_value or b"null")["fingerprint"]
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            return
+        if isinstance(digest, str):
+            self.retired.setdefault(digest, schema_id)
+
     def _tombstone(self, key: RecordKey) -> None:
-        if key.keytype == "CONFIG":
-            keys = [k for k in self.config_keys.get(key.subject, []) if k.writer != key.writer]
-            self.config_keys[key.subject] = keys
-            if not keys:  # every config record of the subject is gone: so is its level
-                self.config.pop(key.subject, None)
-                self.config_keys.pop(key.subject, None)
+        if key.keytype in ("CONFIG", "MODE"):
+            values, all_keys = (
+                (self.config, self.config_keys)
+                if key.keytype == "CONFIG"
+                else (self.modes, self.mode_keys)
+            )
+            keys = [k for k in all_keys.get(key.subject, []) if k.writer != key.writer]
+            all_keys[key.subject] = keys
+            if not keys:  # every record of the subject's setting is gone: so is the setting
+                values.pop(key.subject, None)
+                all_keys.pop(key.subject, None)
             return
         if key.subject is None or key.version is None:
             return
@@ -277,6 +357,19 @@ class Store:
         if level is None and fallback:
             level = self.config.get(None, DEFAULT_COMPATIBILITY)
         return level
+
+    def mode(self, subject: str | None, *, fallback: bool = True) -> str | None:
+        mode = self.modes.get(subject)
+        if mode is None and fallback:
+            mode = self.modes.get(None, DEFAULT_MODE)
+        return mode
+
+    def id_for(self, definition: SchemaDef) -> int:
+        """The id ``definition`` has, had before a permanent delete, or the next free one."""
+        schema_id = self.ids.get(definition)
+        if schema_id is None and self.retired:
+            schema_id = self.retired.get(fingerprint(definition))
+        return schema_id if schema_id is not None else self.next_id
 
     def usages(self, schema_id: int, *, deleted: bool = False) -> list[tuple[str, int]]:
         return sorted(

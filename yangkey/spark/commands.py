@@ -18,10 +18,10 @@ import orjson
 from rich.console import Console
 from rich.markup import escape
 
+from yangkey.cli.options import REPORT, resolve_format
+from yangkey.cli.reporting import fail
 from yangkey.errors import ConfigError, YangkeyError
 from yangkey.kafkalogs import log_to_file, quiet_librdkafka
-from yangkey.options import report_option, resolve_format
-from yangkey.reporting import fail
 from yangkey.spark import runlog
 from yangkey.spark.config import JobConfig
 from yangkey.spark.job import run
@@ -83,7 +83,7 @@ idempotence, acks=all), --producer-config-file, YANGKEY_KAFKA_<KEY> environment 
 
 @click.command(epilog=EPILOG, context_settings={"max_content_width": 100})
 @produce_options
-@report_option()
+@REPORT
 def produce(fmt: str | None, report: Path | None, **options: Any) -> None:
     """Read raw YANG-Push notifications, derive message keys and topics, produce to Kafka.
 
@@ -106,9 +106,9 @@ def produce(fmt: str | None, report: Path | None, **options: Any) -> None:
             if config.stream and not config.checkpoint:
                 raise click.UsageError("--stream needs --checkpoint DIR")
             if config.trigger_interval and not config.stream:
-                raise ConfigError("--trigger-interval needs --stream", source="produce")
+                raise click.UsageError("--trigger-interval needs --stream")
             if config.restart_on_failure and not config.stream:
-                raise ConfigError("--restart-on-failure needs --stream", source="produce")
+                raise click.UsageError("--restart-on-failure needs --stream")
             prepared = prepare(config)
             if config.ship_env:
                 _ship_env(config, prepared, err)

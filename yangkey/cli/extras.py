@@ -19,6 +19,8 @@ EXTRA_OF_MODULE: dict[str, str] = {
     "proto_schema_parser": "kafka",
     "jsonschema": "kafka",
     "jsonschema_specifications": "kafka",
+    "starlette": "kafka",
+    "uvicorn": "kafka",
     "chdb": "clickhouse",
     "clickhouse_connect": "clickhouse",
     "pyarrow": "clickhouse",
