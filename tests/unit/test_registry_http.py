@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from cli_helpers import run
-from test_registry import MemoryLog
+from registry_memory import MemoryLog
 
 from yangkey.registry.auth import Users, needed_role, write_user
 from yangkey.registry.httpd import TLS, RegistryHTTPServer

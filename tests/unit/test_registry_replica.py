@@ -12,7 +12,8 @@ from collections.abc import Callable
 
 import orjson
 import pytest
-from test_registry import FOO_V1, FOO_V2, INT, STRING, MemoryLog, json_schema, state
+from registry_memory import MemoryLog
+from test_registry import FOO_V1, FOO_V2, INT, STRING, json_schema, state
 
 from yangkey.registry.errors import RegistryError
 from yangkey.registry.kafkalog import KafkaLog

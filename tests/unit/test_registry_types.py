@@ -8,8 +8,8 @@ from typing import Any
 
 import jsonschema
 import pytest
+from registry_memory import MemoryLog
 
-from tests.unit.test_registry import MemoryLog
 from yangkey.registry import jsontype
 from yangkey.registry.errors import RegistryError
 from yangkey.registry.registry import Registry

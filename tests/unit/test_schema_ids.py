@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 from cli_helpers import assert_one_error, run
-from test_registry import MemoryLog
+from registry_memory import MemoryLog
 from test_registry_client import free_url
 
 from yangkey.catalog import Catalog, load_catalog
