@@ -228,9 +228,11 @@ def run_demo(
     topics of their own on a shared broker); ``schema_registry`` is a registry to use instead of
     starting one beside the broker."""
     from yangkey.catalog import load_catalog  # noqa: PLC0415
-    from yangkey.clickhouse.apply import apply, open_embedded  # noqa: PLC0415
+    from yangkey.clickhouse.apply import apply  # noqa: PLC0415
+    from yangkey.clickhouse.connection import open_embedded  # noqa: PLC0415
     from yangkey.clickhouse.ddl import DdlOptions, render_catalog  # noqa: PLC0415
     from yangkey.clickhouse.ingest import ingest  # noqa: PLC0415
+    from yangkey.clickhouse.progress import IngestProgress  # noqa: PLC0415
     from yangkey.clickhouse.queries import current_state  # noqa: PLC0415
     from yangkey.registry.client import RegistrySettings  # noqa: PLC0415
     from yangkey.report.runs import ingest_figures, run_figures, tables_report  # noqa: PLC0415
@@ -295,7 +297,7 @@ def run_demo(
                 store,
                 connection=connection,
                 database=DATABASE,
-                progress=console.is_terminal,
+                events=IngestProgress(enabled=console.is_terminal),
             )
             console.print(
                 f"[green]✓[/green] ingested {ingested.total} messages into ClickHouse "

@@ -25,7 +25,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource
 
 from yangkey.catalog import Catalog, build_catalog
 from yangkey.cli import main
-from yangkey.clickhouse.apply import ChdbConnection
+from yangkey.clickhouse.connection import ChdbConnection
 from yangkey.clickhouse.ddl import topic_tables
 from yangkey.clickhouse.identifiers import qualified
 from yangkey.clickhouse.ingest import ingest
@@ -238,10 +238,6 @@ def chdb_conn() -> Iterator[ChdbConnection]:
             conn.close()
 
 
-def quiet(_line: str) -> None:
-    pass
-
-
 def produce_notifications(
     bootstrap: str, catalog: Catalog, notifications: list[bytes]
 ) -> dict[str, int]:
@@ -297,11 +293,9 @@ def test_ingest_creates_tables_of_a_learned_subscription_before_inserting(
         kafka_bootstrap,
         "",
         group=f"g-{topic_name}",
-        progress=False,
         database=DATABASE,
         dead_letter=False,
         connection=chdb_conn,
-        log=quiet,
         shared=open_catalog(shared, kafka_bootstrap, topic, "ingest"),
     )
     assert result.messages == {file_topic: 3, learned_topic: 5}
@@ -367,11 +361,9 @@ def test_ingest_following_picks_up_a_subscription_learned_mid_run(
         "",
         follow=True,
         group=f"g-{topic_name}",
-        progress=False,
         database=DATABASE,
         dead_letter=False,
         connection=chdb_conn,
-        log=quiet,
         shared=ingest_shared,
         should_stop=lambda: time.monotonic() > deadline or (produced.is_set() and stored() >= 4),
     )
@@ -417,10 +409,8 @@ def test_a_spark_executor_learns_and_ingest_stores_without_errors(
         kafka_bootstrap,
         "",
         group=f"g-{topic_name}",
-        progress=False,
         database=DATABASE,
         connection=chdb_conn,
-        log=quiet,
         shared=open_catalog(shared, kafka_bootstrap, topic, "ingest"),
     )
     assert result.messages == {learned_topic: 6}

@@ -25,9 +25,11 @@ from click.testing import CliRunner, Result
 
 from yangkey.catalog import TopicSpec
 from yangkey.cli import main
-from yangkey.clickhouse.apply import ChdbConnection, apply
+from yangkey.clickhouse.apply import apply
+from yangkey.clickhouse.connection import ChdbConnection
 from yangkey.clickhouse.ddl import DdlOptions, render_ddl
-from yangkey.clickhouse.ingest import QueueRow, insert_rows
+from yangkey.clickhouse.ingest.arrow import insert_rows
+from yangkey.clickhouse.ingest.rows import QueueRow
 from yangkey.kafkalogs import quiet_librdkafka
 from yangkey.keys import compose_key
 from yangkey.options import resolve_format

@@ -18,10 +18,11 @@ from click.testing import CliRunner
 
 from yangkey.catalog import TopicSpec
 from yangkey.clickhouse import ClickHouseError
-from yangkey.clickhouse.apply import ChdbConnection, _clean_message, open_embedded, validate
+from yangkey.clickhouse.apply import validate
 from yangkey.clickhouse.commands import ddl, state
 from yangkey.clickhouse.commands import history as history_command
 from yangkey.clickhouse.commands import ingest as ingest_command
+from yangkey.clickhouse.connection import ChdbConnection, _clean_message, open_embedded
 from yangkey.clickhouse.ddl import (
     XPATH_LINE_RE,
     DdlOptions,

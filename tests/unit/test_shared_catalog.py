@@ -314,7 +314,7 @@ def test_ingest_feeds_a_learned_topic_as_its_producer_does() -> None:
     topic = "netops-sys-system-dns-resolver-search"
 
     feeds = CatalogFeeds(build_catalog(parse_subscriptions(FILE)))
-    assert topic not in feeds.feeds
+    assert topic not in feeds.typed
     assert feeds.learn(SharedCatalog(log, "ingest").records()) == []
     assert [c.name for c in feeds.typed[topic].columns] == ["search"]
     header = feeds.header(topic, message.value, "t:1")

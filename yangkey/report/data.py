@@ -26,7 +26,7 @@ from yangkey.clickhouse.ddl import ERRORS_TABLE, HISTORY_MERGE_TABLE
 from yangkey.clickhouse.identifiers import qualified
 
 if TYPE_CHECKING:
-    from yangkey.clickhouse.apply import Connection
+    from yangkey.clickhouse.connection import Connection
 
 __all__ = ["Latency", "Report", "Skew", "from_tables"]
 
