@@ -35,9 +35,10 @@ from typing import Any
 from yangkey.catalog import load_catalog
 from yangkey.clickhouse.apply import apply
 from yangkey.clickhouse.connection import ChdbConnection
-from yangkey.clickhouse.ddl import DdlOptions, render_catalog, topic_tables
+from yangkey.clickhouse.ddl import DdlOptions, render_catalog
 from yangkey.clickhouse.identifiers import qualified
 from yangkey.clickhouse.instances import CatalogFeeds
+from yangkey.clickhouse.tables import topic_tables
 from yangkey.notifications import decode
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -26,9 +26,9 @@ from confluent_kafka.admin import AdminClient, ConfigResource
 from yangkey.catalog import Catalog, build_catalog
 from yangkey.cli import main
 from yangkey.clickhouse.connection import ChdbConnection
-from yangkey.clickhouse.ddl import topic_tables
 from yangkey.clickhouse.identifiers import qualified
 from yangkey.clickhouse.ingest import ingest
+from yangkey.clickhouse.tables import topic_tables
 from yangkey.config import parse_subscriptions
 from yangkey.kafka.catalog_topic import CatalogTopic
 from yangkey.kafka.config import ensure_topics, producer_config

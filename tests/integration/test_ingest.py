@@ -21,12 +21,12 @@ from confluent_kafka import KafkaError, Message, Producer
 
 from yangkey.catalog import TopicSpec
 from yangkey.clickhouse.connection import ChdbConnection
-from yangkey.clickhouse.ddl import topic_tables
 from yangkey.clickhouse.identifiers import qualified
 from yangkey.clickhouse.ingest import ingest
 from yangkey.clickhouse.ingest.loop import IngestLoop
 from yangkey.clickhouse.progress import IngestProgress
 from yangkey.clickhouse.queries import current_state, history
+from yangkey.clickhouse.tables import topic_tables
 from yangkey.kafka.config import TopicSpec as KafkaTopic
 from yangkey.kafka.config import ensure_topics, producer_config
 from yangkey.keys import compose_key

@@ -17,9 +17,9 @@ from confluent_kafka import KafkaError, Message, Producer
 
 from yangkey.catalog import Catalog, load_catalog
 from yangkey.clickhouse.connection import ChdbConnection
-from yangkey.clickhouse.ddl import topic_tables
 from yangkey.clickhouse.identifiers import qualified
 from yangkey.clickhouse.ingest import ingest
+from yangkey.clickhouse.tables import topic_tables
 from yangkey.instances import HEADER_INSTANCES
 from yangkey.kafka.config import TopicSpec as KafkaTopic
 from yangkey.kafka.config import ensure_topics, producer_config

@@ -19,7 +19,7 @@ from yangkey.catalog import TopicSpec
 from yangkey.clickhouse import ClickHouseError
 from yangkey.clickhouse.apply import apply
 from yangkey.clickhouse.connection import ChdbConnection, ServerConnection
-from yangkey.clickhouse.ddl import DdlOptions, render_ddl, topic_tables
+from yangkey.clickhouse.ddl import DdlOptions, render_ddl
 from yangkey.clickhouse.identifiers import qualified
 from yangkey.clickhouse.ingest.arrow import insert_rows
 from yangkey.clickhouse.ingest.loop import IngestLoop
@@ -33,6 +33,7 @@ from yangkey.clickhouse.queries import (
     encode_cursor,
     history,
 )
+from yangkey.clickhouse.tables import topic_tables
 from yangkey.errors import ConfigError
 from yangkey.keys import compose_key, parse_key
 from yangkey.xpath import quote

@@ -12,8 +12,9 @@ from dataclasses import replace
 import orjson
 
 from yangkey.catalog import build_catalog
-from yangkey.clickhouse.ddl import DdlOptions, render_ddl, topic_tables
+from yangkey.clickhouse.ddl import DdlOptions, render_ddl
 from yangkey.clickhouse.instances import CatalogFeeds
+from yangkey.clickhouse.tables import topic_tables
 from yangkey.config import parse_subscriptions
 from yangkey.instances import HEADER_INSTANCES
 from yangkey.messages import HEADER_GENERATION, KeyedMessage, Rejection

@@ -22,9 +22,10 @@ from yangkey.clickhouse import ClickHouseError
 from yangkey.clickhouse.apply import validate
 from yangkey.clickhouse.columns import derive_columns, typed_topics
 from yangkey.clickhouse.connection import ChdbConnection
-from yangkey.clickhouse.ddl import DdlOptions, render_catalog, topic_tables
+from yangkey.clickhouse.ddl import DdlOptions, render_catalog
 from yangkey.clickhouse.ingest.rows import QueueRow, add_instances
 from yangkey.clickhouse.instances import CatalogFeeds
+from yangkey.clickhouse.tables import topic_tables
 from yangkey.instances import HEADER_INSTANCES
 from yangkey.records import MessageBuilder, ProducerKnobs
 from yangkey.schema import SchemaContext

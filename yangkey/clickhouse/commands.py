@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from yangkey.clickhouse.query_commands import history, sql_command, state
+from yangkey.clickhouse.query_commands import UINT64_MAX, history, sql_command, state
 from yangkey.clickhouse.targets import connected
 from yangkey.errors import ConfigError
 from yangkey.options import (
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from yangkey.catalog import Catalog
     from yangkey.clickhouse.ddl import DdlOptions, Mode
     from yangkey.clickhouse.ingest.events import IngestResult
-    from yangkey.clickhouse.shared_topics import SharedReader, SharedTopics
     from yangkey.kafka.catalog_topic import CatalogTopic
     from yangkey.topics import TopicSpec
 
@@ -46,11 +45,6 @@ __all__ = ["COMMANDS", "ddl", "history", "ingest", "register", "sql_command", "s
 F = TypeVar("F", bound=Callable[..., Any])
 
 OUTPUT_FILES = {"server": "server.sql", "embedded": "embedded.sql"}
-
-# Bounds of the ClickHouse columns, parameters and settings the numeric options end in (a
-# {limit:UInt64} parameter would read 2**64 as 0); the same values as yangkey.clickhouse.queries,
-# which is not imported here to keep `yangkey --help` light.
-_UINT64_MAX = 2**64 - 1
 
 
 def _render_options(function: F) -> F:
@@ -72,7 +66,7 @@ def _render_options(function: F) -> F:
             "--num-consumers",
             default=1,
             show_default=True,
-            type=click.IntRange(1, _UINT64_MAX),
+            type=click.IntRange(1, UINT64_MAX),
             help="kafka_num_consumers of each Kafka engine table (server mode): consumers per"
             " topic, at most its partition count.",
         ),
@@ -171,6 +165,7 @@ def generate(
       yangkey ddl generate --bootstrap "$(yangkey kafka status --bootstrap)" --mode embedded
     """
     from yangkey.clickhouse.ddl import render_catalog, render_ddl, to_script  # noqa: PLC0415
+    from yangkey.clickhouse.shared_topics import SharedTopics  # noqa: PLC0415
 
     if subscriptions is None and bootstrap is None:
         raise click.UsageError("give --subscriptions, --bootstrap (the shared catalog) or both")
@@ -181,7 +176,7 @@ def generate(
     follower: SharedTopics | None = None
     if bootstrap is not None:
         with _catalog_topic(catalog, bootstrap, catalog_topic) as reader:
-            follower = _follower(reader, catalog, yang_dirs)
+            follower = SharedTopics.of(reader, catalog, yang_dirs=yang_dirs, warn=_warn)
             topics = follower.merge()
     source = subscriptions or f"kafka://{bootstrap}/{catalog_topic}"
     if mode == "both":
@@ -241,20 +236,8 @@ def _catalog_topic(
     return CatalogTopic(bootstrap, topic, create=create, replication=replication)
 
 
-def _follower(
-    reader: SharedReader, catalog: Catalog | None, yang_dirs: tuple[str, ...]
-) -> SharedTopics:
-    """The file's topics and the shared catalog's, with the typed columns of each topic whose
-    schema is here (one warning line for any other)."""
-    from yangkey.clickhouse.instances import CatalogFeeds  # noqa: PLC0415 - yangson on demand
-    from yangkey.clickhouse.shared_topics import SharedTopics  # noqa: PLC0415
-
-    return SharedTopics(
-        reader,
-        catalog.topics if catalog is not None else (),
-        CatalogFeeds(catalog, yang_dirs=yang_dirs),
-        warn=lambda warning: click.echo(f"warning: {warning}", err=True),
-    )
+def _warn(warning: str) -> None:
+    click.echo(f"warning: {warning}", err=True)
 
 
 def _header(source: str, options: DdlOptions, count: int) -> list[str]:
@@ -317,6 +300,7 @@ def apply_command(
     from yangkey.clickhouse.apply import ApplyResult, apply  # noqa: PLC0415
     from yangkey.clickhouse.connection import ServerConnection  # noqa: PLC0415
     from yangkey.clickhouse.ddl import render_catalog, render_ddl  # noqa: PLC0415
+    from yangkey.clickhouse.shared_topics import SharedTopics  # noqa: PLC0415
 
     if follow and bootstrap is None:
         raise click.UsageError("--follow follows the shared catalog: give --bootstrap")
@@ -349,7 +333,7 @@ def apply_command(
             return
         # Following, it creates the catalog topic if it is the first to need it.
         with _catalog_topic(catalog, bootstrap, catalog_topic, create=follow) as reader:
-            follower = _follower(reader, catalog, yang_dirs)
+            follower = SharedTopics.of(reader, catalog, yang_dirs=yang_dirs, warn=_warn)
             with_dead_letter = replace(options, dead_letter_topic=catalog.dead_letter_topic)
             statements = render_ddl(follower.merge(), with_dead_letter, follower.typed)
             report(apply(conn, statements, db), conn.description)

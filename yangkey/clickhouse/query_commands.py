@@ -21,10 +21,10 @@ from yangkey.options import (
 )
 from yangkey.reporting import reports_errors
 
-# Bounds of the ClickHouse columns and parameters the numeric options end in (a
-# {limit:UInt64} parameter would read 2**64 as 0); the same values as yangkey.clickhouse.queries,
-# which is not imported here to keep `yangkey --help` light.
-_UINT64_MAX = 2**64 - 1
+UINT64_MAX = 2**64 - 1
+"""Bound of the ClickHouse columns, parameters and settings the numeric options end in (a
+{limit:UInt64} parameter would read 2**64 as 0); the same value as yangkey.clickhouse.queries,
+which is not imported here to keep `yangkey --help` light."""
 
 
 #: What a table shows of a stored message (the line formats carry every column).
@@ -73,7 +73,7 @@ Examples:
 @click.option("--topic", "-t", default=None, help="Only this topic's current-state table.")
 @click.option(
     "--limit",
-    type=click.IntRange(1, _UINT64_MAX),
+    type=click.IntRange(1, UINT64_MAX),
     default=None,
     help="At most this many keys (in message key order) [default: all].",
 )
@@ -136,7 +136,7 @@ Examples:
 @click.option("--until", default=None, help="RFC 3339 time, exclusive.")
 @click.option(
     "--limit",
-    type=click.IntRange(1, _UINT64_MAX),
+    type=click.IntRange(1, UINT64_MAX),
     default=100,
     show_default=True,
     help="Messages per page.",

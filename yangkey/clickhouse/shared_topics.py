@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 from yangkey.shared_catalog import merge_topics, topic_specs
 
 if TYPE_CHECKING:
+    from yangkey.catalog import Catalog
     from yangkey.clickhouse.columns import TypedTopic
     from yangkey.clickhouse.instances import CatalogFeeds
     from yangkey.shared_catalog import SharedSubscription
@@ -60,6 +61,22 @@ class SharedTopics:
         self.warn = warn
         self.known: set[str] = {spec.name for spec in own}
         """The file's topics and those :meth:`merge` and :meth:`new` have handed out."""
+
+    @classmethod
+    def of(
+        cls,
+        reader: SharedReader,
+        catalog: Catalog | None,
+        *,
+        yang_dirs: Sequence[str] = (),
+        warn: Callable[[str], None] = _ignore,
+    ) -> SharedTopics:
+        """Following ``reader`` beside a subscriptions file's ``catalog`` (None: the shared
+        catalog alone, typed against the schema of ``yang_dirs``)."""
+        from yangkey.clickhouse.instances import CatalogFeeds  # noqa: PLC0415 - needs yangson
+
+        own = catalog.topics if catalog is not None else ()
+        return cls(reader, own, CatalogFeeds(catalog, yang_dirs=yang_dirs), warn)
 
     @property
     def typed(self) -> dict[str, TypedTopic]:

@@ -11,9 +11,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from yangkey.clickhouse.connection import Connection
-from yangkey.clickhouse.ddl import topic_tables
 from yangkey.clickhouse.identifiers import qualified
 from yangkey.clickhouse.ingest.rows import QueueRow
+from yangkey.clickhouse.tables import topic_tables
 
 #: Column order of an embedded queue table (``QUEUE_VALUE_COLUMNS + QUEUE_VIRTUAL_COLUMNS`` of
 #: ``sql_templates/macros.sql.j2``), quoted, as :func:`encode_rows` writes them.

@@ -23,13 +23,13 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from yangkey.clickhouse import ClickHouseError
 from yangkey.clickhouse.connection import ChdbConnection, Connection
-from yangkey.clickhouse.ddl import ERRORS_TABLE
 from yangkey.clickhouse.identifiers import qualified
 from yangkey.clickhouse.ingest.arrow import encode_rows
 from yangkey.clickhouse.ingest.events import IngestEvents, IngestResult, Silent
 from yangkey.clickhouse.ingest.inserter import BatchInserter
 from yangkey.clickhouse.ingest.offsets import DatabaseIdentity, static_member_id
 from yangkey.clickhouse.ingest.rows import QueueRow, add_instances, row_from_message
+from yangkey.clickhouse.tables import ERRORS_TABLE
 from yangkey.errors import BrokerError, ConfigError
 from yangkey.kafka.config import consumer_config, kafka_reason
 from yangkey.kafkalogs import logged
