@@ -59,8 +59,8 @@ from yangkey.spark.config import JobConfig
 from yangkey.spark.job import run
 from yangkey.spark.planning import prepare
 from yangkey.spark.preflight import topic_specs
-from yangkey.spark.session import WORKER_DAEMON_CONF, build_session
-from yangkey.spark.splitting import split_records
+from yangkey.spark.runtime.session import WORKER_DAEMON_CONF, build_session
+from yangkey.spark.source.splitting import split_records
 from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing
 
 REPO = Path(__file__).resolve().parents[1]

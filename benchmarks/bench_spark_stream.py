@@ -53,7 +53,7 @@ from yangkey.spark.job import run
 from yangkey.spark.planning import prepare
 from yangkey.spark.preflight import topic_specs
 from yangkey.spark.progress import Summary
-from yangkey.spark.session import build_session
+from yangkey.spark.runtime.session import build_session
 from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing
 
 

@@ -99,7 +99,7 @@ def _schema_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
     from yangkey.spark.config import JobConfig  # noqa: PLC0415 - lazy: no JVM
-    from yangkey.spark.session import build_session  # noqa: PLC0415
+    from yangkey.spark.runtime.session import build_session  # noqa: PLC0415
 
     session = build_session(
         JobConfig(

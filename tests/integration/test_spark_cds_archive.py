@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from yangkey.kafka.java import find_java
-from yangkey.spark.classdata import (
+from yangkey.spark.runtime.classdata import (
     DYNAMIC_MAGIC,
     SETTLE_SECONDS,
     records_archives,
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.needs("spark")
 SESSION = """
 import json
 from yangkey.spark.config import JobConfig
-from yangkey.spark.session import build_session
+from yangkey.spark.runtime.session import build_session
 
 session = build_session(JobConfig(subscriptions="", inputs=(), master="local[1]",
                                   spark_conf={"spark.ui.enabled": "false"}))

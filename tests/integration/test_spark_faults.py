@@ -36,12 +36,11 @@ from test_spark_job import (
 
 from yangkey.errors import ConfigError, InputError
 from yangkey.kafka.config import TopicSpec, ensure_topics, producer_config
+from yangkey.spark.delivery.markers import MarkerStore, RunScope
 from yangkey.spark.job import run
-from yangkey.spark.markers import MarkerStore
 from yangkey.spark.planning import prepare
-from yangkey.spark.preflight import admin_for
 from yangkey.spark.progress import Summary
-from yangkey.spark.splitting import split_records
+from yangkey.spark.source.splitting import split_records
 from yangkey.spark.transform import HEADER_TRUNCATED
 
 
@@ -124,8 +123,8 @@ def test_crashed_run_is_resumed_and_its_open_transaction_aborted(
     run_id = prepared.sink.run_id
     # The crashed run had handed out tasks 0..n-1; task 0 left a transaction open on a topic
     # the resumed run writes, which blocks read_committed readers until it is aborted.
-    store = MarkerStore(admin_for(prepared.sink.producer_config), {
-        "bootstrap.servers": kafka_bootstrap}, "yangkey", run_id, setup.dead_letter)
+    store = MarkerStore(RunScope.of(
+        {"bootstrap.servers": kafka_bootstrap}, "yangkey", run_id, setup.dead_letter))
     store.record(len(prepared.plan))
     topic = setup.topics[0]
     subprocess.run(

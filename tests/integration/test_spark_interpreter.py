@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from yangkey.spark.session import worker_python
+from yangkey.spark.runtime.session import worker_python
 
 _PROBE = """\
 import json, sys
 from yangkey.spark.config import JobConfig
-from yangkey.spark.session import build_session
+from yangkey.spark.runtime.session import build_session
 
 def probe(_):
     import sys

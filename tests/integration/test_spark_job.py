@@ -37,10 +37,10 @@ from yangkey.messages import HEADER_CONTENT_TYPE, HEADER_ERROR, HEADER_ERROR_KIN
 from yangkey.sample import generate, iter_jsonl
 from yangkey.spark.config import JobConfig
 from yangkey.spark.job import run
-from yangkey.spark.kafka_source import resolve_offsets
 from yangkey.spark.planning import prepare
 from yangkey.spark.progress import Summary
-from yangkey.spark.splitting import split_records
+from yangkey.spark.source.kafka_source import resolve_offsets
+from yangkey.spark.source.splitting import split_records
 from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing
 
 REPO = Path(__file__).resolve().parents[2]

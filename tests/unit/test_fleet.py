@@ -40,7 +40,7 @@ from yangkey.shared_catalog import (
     SharedCatalog,
     SharedSubscription,
 )
-from yangkey.spark.splitting import split_records
+from yangkey.spark.source.splitting import split_records
 from yangkey.templates import compile_subscription
 
 REPO = Path(__file__).resolve().parents[2]

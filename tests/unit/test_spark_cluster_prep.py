@@ -18,15 +18,15 @@ from click.testing import CliRunner
 from pyspark.sql import SparkSession
 
 from yangkey.errors import ConfigError, InputError
-from yangkey.spark import ship_env
 from yangkey.spark.commands import produce
 from yangkey.spark.config import JobConfig
-from yangkey.spark.executors import (
+from yangkey.spark.runtime import ship_env
+from yangkey.spark.runtime.executors import (
     check_executors,
     is_local_master,
     local_input_warnings,
 )
-from yangkey.spark.files import plan_files
+from yangkey.spark.source.files import plan_files
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +87,7 @@ def test_editable_yangkey_code_goes_in_a_zip_with_mapped_subpackages(
     assert shipped.code is not None
     names = set(zipfile.ZipFile(shipped.code).namelist())
     assert "yangkey/__init__.py" in names
-    assert "yangkey/spark/ship_env.py" in names
+    assert "yangkey/spark/runtime/ship_env.py" in names
     assert "yangkey/sql_templates/history_table.sql.j2" in names  # package-dir mapped
     assert not any("__pycache__" in name for name in names)
 

@@ -15,8 +15,8 @@ from confluent_kafka import KafkaError
 
 from yangkey.errors import BrokerError
 from yangkey.messages import KeyedMessage
-from yangkey.spark import sink as sink_module
-from yangkey.spark.sink import (
+from yangkey.spark.delivery import sink as sink_module
+from yangkey.spark.delivery.sink import (
     POLL_EVERY,
     PREFETCH_MESSAGES,
     KafkaSink,

@@ -9,7 +9,7 @@ import pytest
 
 from yangkey.spark.config import JobConfig
 from yangkey.spark.planning import balanced_split, plan_inputs, task_slots
-from yangkey.spark.splitting import FileRange
+from yangkey.spark.source.splitting import FileRange
 
 MB = 1 << 20
 

@@ -12,8 +12,9 @@ of it that ``ddl generate``/``ddl apply`` (``--bootstrap``, ``--follow``) and ``
   until stopped.
 
 A topic known only from the shared catalog gets its typed instance tables when its record's
-XPath compiles against the local YANG schema (:meth:`yangkey.clickhouse.instances.CatalogFeeds.
-learn`); one that does not keeps the message-level tables, with one warning line.
+XPath compiles against the local YANG schema (``CatalogFeeds.learn``,
+:mod:`yangkey.clickhouse.instances`); one that does not keeps the message-level tables, with
+one warning line.
 """
 
 from __future__ import annotations

@@ -22,14 +22,14 @@ from yangkey.errors import ConfigError, YangkeyError
 from yangkey.kafkalogs import log_to_file, quiet_librdkafka
 from yangkey.options import report_option, resolve_format
 from yangkey.reporting import fail
-from yangkey.spark import runlog
 from yangkey.spark.config import JobConfig
 from yangkey.spark.job import run
 from yangkey.spark.options import SUMMARY_FORMATS, job_config, produce_options
 from yangkey.spark.planning import Prepared, prepare
 from yangkey.spark.progress import Summary, every
 from yangkey.spark.report import log_line, print_summary, resume_hint, start_line
-from yangkey.spark.stopping import Stopper
+from yangkey.spark.runtime import runlog
+from yangkey.spark.runtime.stopping import Stopper
 
 PIPED_PROGRESS_EVERY = 5.0
 """Seconds between progress lines when stderr is not a terminal."""
@@ -204,7 +204,7 @@ def _write_report(path: Path, summary: Summary, config: JobConfig, err: Console)
 
 
 def _run_log(config: JobConfig, prepared: Prepared, logs: contextlib.ExitStack) -> Path | None:
-    """The run's log file (:mod:`yangkey.spark.runlog`), when yangkey starts the driver JVM
+    """The run's log file (:mod:`yangkey.spark.runtime.runlog`), when yangkey starts the driver JVM
     (spark-submit's has its own log4j config): the JVM's log and the local workers'
     librdkafka lines go there."""
     if "PYSPARK_GATEWAY_PORT" in os.environ:
@@ -218,9 +218,9 @@ def _run_log(config: JobConfig, prepared: Prepared, logs: contextlib.ExitStack) 
 
 def _ship_env(config: JobConfig, prepared: Prepared, err: Console) -> None:
     """``--ship-env``: the archive into ``spark.archives`` (executors' Python is switched to it
-    once the session exists, see :func:`yangkey.spark.executors.prepare_executors`)."""
-    from yangkey.spark.executors import is_local_master  # noqa: PLC0415
-    from yangkey.spark.ship_env import EXECUTOR_PYTHON, ship_running_env  # noqa: PLC0415
+    once the session exists, see :func:`yangkey.spark.runtime.executors.prepare_executors`)."""
+    from yangkey.spark.runtime.executors import is_local_master  # noqa: PLC0415
+    from yangkey.spark.runtime.ship_env import EXECUTOR_PYTHON, ship_running_env  # noqa: PLC0415
 
     if config.stream and any(uri.startswith("kafka://") for uri in config.inputs):
         # Tried on a standalone cluster: Spark plans Python streaming sources in a Python

@@ -8,9 +8,9 @@ from typing import Literal
 
 from yangkey.messages import EmptyUpdates
 from yangkey.registry.client import RegistrySettings
-from yangkey.spark.fencing import DEFAULT_STALE_AFTER
-from yangkey.spark.kafka_source import DEFAULT_OUTAGE_BUDGET
-from yangkey.spark.splitting import LayoutChoice
+from yangkey.spark.delivery.fencing import DEFAULT_STALE_AFTER
+from yangkey.spark.source.kafka_source import DEFAULT_OUTAGE_BUDGET
+from yangkey.spark.source.splitting import LayoutChoice
 
 Delivery = Literal["exactly-once", "at-least-once"]
 
@@ -83,7 +83,7 @@ class JobConfig:
     spark_log_level: str = "ERROR"
     app_name: str = "yangkey-produce"
     run_log: str | None = None
-    """The run's log file (:mod:`yangkey.spark.runlog`): where the driver JVM yangkey starts
+    """The run's log file (:mod:`yangkey.spark.runtime.runlog`): where the driver JVM yangkey starts
     writes its log4j log instead of stderr."""
     preflight: bool = True
     """Check the broker and the topics on the driver before starting (tests turn it off)."""

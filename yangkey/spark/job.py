@@ -4,15 +4,16 @@ Sources (``--input``, repeatable):
 
 * a local file or directory (no scheme, or ``file://``): the driver lists the files and cuts
   big ones into line-aligned ranges (counting lines as it goes, so positions are exact
-  ``path:line``); each range is one Spark partition (:mod:`yangkey.spark.files`);
+  ``path:line``); each range is one Spark partition (:mod:`yangkey.spark.source.files`);
 * any other Hadoop URI (``hdfs://``, ``s3a://``…): Spark's ``binaryFile`` source, one
   record set per file;
-* ``kafka://TOPIC``: the raw topic a YANG-Push receiver fills (:mod:`yangkey.spark.kafka_source`).
+* ``kafka://TOPIC``: the raw topic a YANG-Push receiver fills
+  (:mod:`yangkey.spark.source.kafka_source`).
 
 The path of one notification, module by module: :mod:`~yangkey.spark.planning` (driver: what
 each task reads, the run id, the topics) -> :mod:`~yangkey.spark.batch` or
 :mod:`~yangkey.spark.stream` (the Spark job) -> :mod:`~yangkey.spark.tasks` (one partition) ->
-:mod:`~yangkey.spark.transform` (keys, topics) -> :mod:`~yangkey.spark.sink` (Kafka).
+:mod:`~yangkey.spark.transform` (keys, topics) -> :mod:`~yangkey.spark.delivery.sink` (Kafka).
 The executors' preflight imports this module: it imports everything a task needs.
 """
 
@@ -28,12 +29,12 @@ from pyspark.sql import SparkSession
 from yangkey.errors import ConfigError, InputError, YangkeyError
 from yangkey.spark.batch import run_batch
 from yangkey.spark.config import JobConfig
-from yangkey.spark.executors import is_local_master, prepare_executors
-from yangkey.spark.fencing import Heartbeat
+from yangkey.spark.delivery.fencing import Heartbeat
 from yangkey.spark.planning import Prepared, bind_checkpoint, prepare, run_heartbeat
 from yangkey.spark.progress import Summary
-from yangkey.spark.session import WORKER_DAEMON_CONF, build_session, spark_failure
-from yangkey.spark.stopping import Stopper
+from yangkey.spark.runtime.executors import is_local_master, prepare_executors
+from yangkey.spark.runtime.session import WORKER_DAEMON_CONF, build_session, spark_failure
+from yangkey.spark.runtime.stopping import Stopper
 from yangkey.spark.stream import run_stream
 
 _NOT_RESTARTED = (ConfigError, InputError)

@@ -3,7 +3,7 @@ consumer settings, the topics, the run id, and the plan of what each task reads.
 
 A configuration error found here costs no JVM. A batch run id that already has commit
 markers resumes: the plan keeps only what its markers do not cover
-(:mod:`yangkey.spark.resume`).
+(:mod:`yangkey.spark.delivery.resume`).
 """
 
 from __future__ import annotations
@@ -23,29 +23,30 @@ from yangkey.catalog import Catalog
 from yangkey.errors import ConfigError
 from yangkey.kafka.config import connection_settings, consumer_config, producer_config
 from yangkey.registry.client import process_ids, register_topic_schemas
-from yangkey.spark.checkpoint import (
-    HadoopCheckpoint,
-    LocalCheckpoint,
-    StreamIdentity,
-    check_no_foreign_markers,
-    stream_identity,
-)
 from yangkey.spark.config import (
     SPARK_PRODUCER_DEFAULTS,
     TEST_FAIL_AFTER_CONF,
     TEST_FAIL_AFTER_ENV,
     JobConfig,
 )
-from yangkey.spark.executors import is_local_master, local_input_warnings
-from yangkey.spark.fencing import Heartbeat, fence_stale_runs, heartbeat_for
-from yangkey.spark.files import is_local, local_path, plan_sized, sized_files
-from yangkey.spark.kafka_source import KafkaRange, parse_kafka_input, plan_kafka
-from yangkey.spark.markers import Marker, MarkerStore
-from yangkey.spark.preflight import admin_for, check_topics, topic_specs
-from yangkey.spark.resume import PlannedRange, resume_plan
-from yangkey.spark.session import DEFAULT_MASTER
-from yangkey.spark.sink import SinkSpec
-from yangkey.spark.splitting import FileRange
+from yangkey.spark.delivery.checkpoint import (
+    HadoopCheckpoint,
+    LocalCheckpoint,
+    StreamIdentity,
+    check_no_foreign_markers,
+    stream_identity,
+)
+from yangkey.spark.delivery.fencing import Heartbeat, fence_stale_runs, heartbeat_for
+from yangkey.spark.delivery.markers import Marker, MarkerStore
+from yangkey.spark.delivery.resume import resume_plan
+from yangkey.spark.delivery.sink import SinkSpec
+from yangkey.spark.preflight import check_topics, topic_specs
+from yangkey.spark.runtime.executors import is_local_master, local_input_warnings
+from yangkey.spark.runtime.session import DEFAULT_MASTER
+from yangkey.spark.source.files import is_local, local_path, plan_sized, sized_files
+from yangkey.spark.source.kafka_source import KafkaRange, parse_kafka_input, plan_kafka
+from yangkey.spark.source.splitting import FileRange
+from yangkey.spark.source.units import PlannedRange
 from yangkey.spark.transform import DEFAULT_MAX_MESSAGE_BYTES, BuilderSpec
 
 
@@ -109,7 +110,8 @@ def legacy_stream_run_id(checkpoint: str) -> str:
 def default_run_id(config: JobConfig, subscriptions_text: str = "") -> str:
     """``--run-id``, else: batch, derived from what the command reads and writes, so running
     the same command again resumes (and produces only what is new); streaming, a placeholder
-    that the checkpoint's identity replaces (:func:`yangkey.spark.checkpoint.stream_identity`)."""
+    that the checkpoint's identity replaces
+    (:func:`yangkey.spark.delivery.checkpoint.stream_identity`)."""
     if config.run_id:
         if not _RUN_ID.match(config.run_id):
             raise ConfigError(
@@ -316,13 +318,7 @@ def _resume(config: JobConfig, prepared: Prepared, plan: list[PlannedRange]) -> 
     """Fence what an interrupted attempt of this run left open, then plan what its markers
     do not cover under task numbers it never used."""
     sink = prepared.sink
-    store = MarkerStore(
-        admin_for(sink.producer_config),
-        connection_settings(sink.producer_config),
-        sink.transactional_prefix,
-        sink.run_id,
-        sink.dead_letter_topic,
-    )
+    store = MarkerStore(sink.scope())
     markers, handed_out = store.read()
     open_tasks = [task for task in range(handed_out) if task not in markers]
     if open_tasks:
@@ -423,12 +419,6 @@ def bind_checkpoint(
     prepared.sink = sink
     prepared.stream = identity
     if sink.exactly_once and not sink.dry_run and config.preflight:
-        store = MarkerStore(
-            admin_for(sink.producer_config),
-            connection_settings(sink.producer_config),
-            sink.transactional_prefix,
-            sink.run_id,
-            sink.dead_letter_topic,
-        )
+        store = MarkerStore(sink.scope())
         check_no_foreign_markers(store.read()[0], identity, checkpoint)
     return identity

@@ -13,12 +13,13 @@ from pyspark.sql import DataFrame, SparkSession
 from yangkey.config import parse_duration
 from yangkey.errors import YangkeyError
 from yangkey.spark.config import JobConfig
-from yangkey.spark.files import is_local, local_path
-from yangkey.spark.kafka_source import RawKafkaSource, parse_kafka_input
 from yangkey.spark.planning import Prepared, bind_checkpoint
 from yangkey.spark.progress import Summary
-from yangkey.spark.session import quiet_query_errors, spark_failure
-from yangkey.spark.stopping import Stopper
+from yangkey.spark.runtime.session import quiet_query_errors, spark_failure
+from yangkey.spark.runtime.stopping import Stopper
+from yangkey.spark.source.files import is_local, local_path
+from yangkey.spark.source.kafka_source import RawKafkaSource, parse_kafka_input
+from yangkey.spark.source.units import PartitionReader, StreamedFiles, StreamedRanges
 from yangkey.spark.tasks import partition_task
 
 BINARY_FILE_SCHEMA = "path string, modificationTime timestamp, length long, content binary"
@@ -26,7 +27,7 @@ BINARY_FILE_SCHEMA = "path string, modificationTime timestamp, length long, cont
 
 def _stream_frame(
     session: SparkSession, config: JobConfig, prepared: Prepared
-) -> tuple[DataFrame, str]:
+) -> tuple[DataFrame, PartitionReader]:
     uri = config.inputs[0]
     if uri.startswith("kafka://"):
         session.dataSource.register(RawKafkaSource)
@@ -38,9 +39,8 @@ def _stream_frame(
             "max_records_per_task": str(config.max_records_per_task),
             "outage_budget": str(config.outage_budget),
         }
-        return session.readStream.format(RawKafkaSource.name()).options(**options).load(), (
-            "ranges"
-        )
+        frame = session.readStream.format(RawKafkaSource.name()).options(**options).load()
+        return frame, StreamedRanges(prepared.source_config)
     reader = (
         session.readStream.format("binaryFile")
         .schema(BINARY_FILE_SCHEMA)
@@ -50,7 +50,7 @@ def _stream_frame(
         reader = reader.option("maxFilesPerTrigger", str(config.max_per_trigger))
     # A scheme-less path would resolve against the cluster's default file system (HDFS).
     path = local_path(uri).resolve().as_uri() if is_local(uri) else uri
-    return reader.load(path).select("path", "content"), "files-stream"
+    return reader.load(path).select("path", "content"), StreamedFiles(config.layout)
 
 
 def run_stream(
@@ -78,7 +78,7 @@ def run_stream(
         skipped_subscriptions=len(prepared.catalog.skipped),
     )
     try:
-        frame, kind = _stream_frame(session, config, prepared)
+        frame, partitions = _stream_frame(session, config, prepared)
     except Exception as exc:
         raise spark_failure(exc, "opening the stream") from None
     if config.spark_log_level == "ERROR":
@@ -88,15 +88,7 @@ def run_stream(
     failure: list[YangkeyError] = []
 
     def each_batch(batch: DataFrame, batch_id: int) -> None:
-        task = partition_task(
-            broadcast,
-            prepared.sink,
-            int(batch_id),
-            kind,
-            prepared.source_config,
-            config.layout,
-            None,
-        )
+        task = partition_task(broadcast, prepared.sink, int(batch_id), partitions)
         rdd = batch.rdd
         if prepared.heartbeat is not None:  # its transactional ids, before any opens
             prepared.heartbeat.grow(rdd.getNumPartitions())

@@ -9,11 +9,12 @@ and a builder with a shared catalog talks to that catalog's Kafka topic.
   and the producer knobs, never compiled objects (yangson models do not pickle well and would
   be shipped per task). :func:`builder_for` compiles it once per executor Python process and
   caches the :class:`~yangkey.records.MessageBuilder` in a module-level dict.
-* :func:`transform` is the per-record step: ``(raw bytes, source position)`` ->
-  ``list[KeyedMessage] | Rejection``; :func:`outgoing` flattens that into the records to
-  produce, with rejections turned into dead-letter records, counting into a :class:`Tally`.
+* :func:`outgoing` is the per-record step: ``(raw bytes, source position)`` -> the records to
+  produce (its keyed messages, or a dead-letter record saying why it was rejected; a record
+  that yields no message at all is rejected too, as ``no-match``: nothing accepted may
+  vanish), counting into a :class:`Tally`.
 
-Input bytes become records in :mod:`yangkey.spark.splitting`.
+Input bytes become records in :mod:`yangkey.spark.source.splitting`.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from yangkey.config import parse_subscriptions, read_subscriptions_text
 from yangkey.errors import YangkeyError
 from yangkey.messages import EmptyUpdates, KeyedMessage, Rejection
 from yangkey.records import MessageBuilder, ProducerKnobs, header_bytes
-from yangkey.spark.splitting import RawRecord
+from yangkey.spark.source.splitting import RawRecord
 
 # --------------------------------------------------------------------------- builder spec
 
@@ -235,30 +236,6 @@ class Tally:
 
 # --------------------------------------------------------------------------- the transform
 
-
-def transform(
-    records: Iterable[RawRecord], builder: MessageBuilder
-) -> Iterator[list[KeyedMessage] | Rejection]:
-    """One result per input record: its keyed messages, or why it was rejected.
-
-    A record that yields no message at all is a rejection too: nothing accepted may vanish.
-    """
-    for _, _, result in _results(records, builder):
-        yield result
-
-
-def _results(
-    records: Iterable[RawRecord], builder: MessageBuilder
-) -> Iterator[tuple[bytes, str, list[KeyedMessage] | Rejection]]:
-    build = builder.build
-    for raw, source in records:
-        result = build(raw, source)
-        if isinstance(result, list) and not result:
-            yield raw, source, Rejection(source, "no-match", "no subscription branch matched", raw)
-        else:
-            yield raw, source, result
-
-
 DEFAULT_MAX_MESSAGE_BYTES = 1_000_000
 """librdkafka's default ``message.max.bytes`` (the broker's default limit is 1 MiB)."""
 RECORD_OVERHEAD = 1024
@@ -304,7 +281,7 @@ def outgoing(
     produced = tally.produced
     rejected = tally.rejected
     build = builder.build
-    # _results inlined: this loop runs once per record of every Spark task.
+    # This loop runs once per record of every Spark task: lookups hoisted, nothing wrapped.
     for raw, source in records:
         tally.records += 1
         result = build(raw, source)

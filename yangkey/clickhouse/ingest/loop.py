@@ -102,9 +102,10 @@ def errors_since(
 class IngestLoop:
     """One run of the consumer over ``topics`` (their queue tables already created).
 
-    ``feeds``: records get the instance feed header (:func:`~yangkey.clickhouse.ingest.rows.
-    add_instances`). ``refresh`` returns the topics wanted now, their tables created: the
-    consumer subscribes to those that exist in Kafka (checked again at each refresh)."""
+    ``feeds``: records get the instance feed header (``add_instances``,
+    :mod:`~yangkey.clickhouse.ingest.rows`). ``refresh`` returns the topics wanted now, their
+    tables created: the consumer subscribes to those that exist in Kafka (checked again at
+    each refresh)."""
 
     def __init__(
         self,

@@ -1,4 +1,4 @@
-"""Resuming a batch run from its commit markers (:mod:`yangkey.spark.markers`).
+"""Resuming a batch run from its commit markers (:mod:`yangkey.spark.delivery.markers`).
 
 A batch run with a run id that already has markers (a resumed run) plans only what the
 markers do not cover: raw-topic offsets beyond the committed ranges, file bytes not yet
@@ -17,11 +17,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from yangkey.errors import InputError
-from yangkey.spark.kafka_source import KafkaRange
-from yangkey.spark.markers import Marker, path_key
-from yangkey.spark.splitting import FileRange, count_newlines, cut_ranges
-
-PlannedRange = FileRange | KafkaRange
+from yangkey.spark.delivery.markers import Marker
+from yangkey.spark.source.kafka_source import KafkaRange
+from yangkey.spark.source.splitting import FileRange, count_newlines, cut_ranges, path_key
+from yangkey.spark.source.units import PlannedRange
 
 
 @dataclass

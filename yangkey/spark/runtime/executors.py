@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from yangkey.errors import ConfigError
-from yangkey.spark.session import spark_failure
-from yangkey.spark.ship_env import EXECUTOR_PYTHON
+from yangkey.spark.runtime.session import spark_failure
+from yangkey.spark.runtime.ship_env import EXECUTOR_PYTHON
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

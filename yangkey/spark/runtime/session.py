@@ -16,13 +16,13 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from yangkey.errors import YangkeyError
-from yangkey.spark import runlog
-from yangkey.spark.classdata import cds_options
 from yangkey.spark.config import JobConfig
+from yangkey.spark.runtime import runlog
+from yangkey.spark.runtime.classdata import cds_options
 
 DEFAULT_MASTER = "local[*]"
-WORKER_DAEMON_CONF = {"spark.python.daemon.module": "yangkey.spark.daemon"}
-"""Python workers that die with the JVM that started them (:mod:`yangkey.spark.daemon`)."""
+WORKER_DAEMON_CONF = {"spark.python.daemon.module": "yangkey.spark.runtime.daemon"}
+"""Python workers that die with the JVM that started them (:mod:`yangkey.spark.runtime.daemon`)."""
 
 
 def spark_failure(exc: BaseException, what: str = "the Spark job") -> YangkeyError:
