@@ -236,7 +236,7 @@ def run_demo(
     from yangkey.clickhouse.queries import current_state  # noqa: PLC0415
     from yangkey.registry.client import RegistrySettings  # noqa: PLC0415
     from yangkey.report.runs import ingest_figures, run_figures, tables_report  # noqa: PLC0415
-    from yangkey.spark.config import JobConfig  # noqa: PLC0415
+    from yangkey.spark.config import Delivery, JobConfig, Source, SparkRuntime  # noqa: PLC0415
     from yangkey.spark.job import run  # noqa: PLC0415
 
     console = console or Console(stderr=True)
@@ -274,14 +274,17 @@ def run_demo(
                     spark=spark,
                     config=JobConfig(
                         subscriptions=str(subscriptions),
-                        inputs=(str(inputs),),
                         bootstrap=servers,
-                        master=master,
-                        create_topics=True,
-                        schema_registry=RegistrySettings.from_options(registry_url),
-                        # The first transactional producer on a fresh broker logs a harmless
-                        # "coordinator load in progress" retry; keep the demo output clean.
-                        producer_overrides={"log_level": 3},
+                        source=Source(inputs=(str(inputs),)),
+                        spark=SparkRuntime(master=master),
+                        registry=RegistrySettings.from_options(registry_url),
+                        delivery=Delivery(
+                            create_topics=True,
+                            # The first transactional producer on a fresh broker logs a
+                            # harmless "coordinator load in progress" retry; keep the demo
+                            # output clean.
+                            producer_overrides={"log_level": 3},
+                        ),
                     ),
                 )
             produced = dict(summary.tally.produced)

@@ -392,7 +392,7 @@ def test_a_spark_executor_learns_and_ingest_stores_without_errors(
     data = tmp_path / "in.jsonl"
     notes = [telemetry(777, DNS, [f"s{i}.example"], i) for i in range(6)]
     data.write_bytes(b"".join(note + b"\n" for note in notes))
-    config = JobConfig(
+    config = JobConfig.of(
         subscriptions=str(file),
         inputs=(str(data),),
         bootstrap=kafka_bootstrap,

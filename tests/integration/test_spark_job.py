@@ -61,16 +61,14 @@ class Setup:
     """Every derived topic of the catalog, sorted."""
 
     def config(self, bootstrap: str, inputs: Iterable[str], **changes: Any) -> JobConfig:
-        config = JobConfig(
+        return JobConfig.of(
             subscriptions=str(self.subscriptions),
             inputs=tuple(inputs),
             bootstrap=bootstrap,
             create_topics=True,
             producer_overrides={"linger.ms": 5},
+            **changes,
         )
-        for key, value in changes.items():
-            setattr(config, key, value)
-        return config
 
 
 def make_setup(directory: Path, partitions: int = PARTITIONS) -> Setup:
@@ -318,8 +316,7 @@ def test_task_retry_makes_no_duplicates_visible(
     assert summary.tally.messages + summary.tally.rejections == sum(expected.values())
 
     # The same run id again: every partition finds its commit marker and produces nothing.
-    config.fail_after = None
-    config.run_id = summary.run_id
+    config = config.but(fail_after=None, run_id=summary.run_id)
     again = run(config, spark)
     assert again.skipped == again.partitions == summary.partitions
     assert again.tally == summary.tally

@@ -220,18 +220,11 @@ def test_produce_reports_a_registry_that_is_down_before_sending(tmp_path: Path) 
         "cannot reach the registry",
     )
     assert "s3cret" not in line
-    assert_one_error(
-        run(
-            *common,
-            "--bootstrap",
-            "127.0.0.1:1",
-            "--schema-registry",
-            nowhere,
-            "--single-topic",
-            "all",
-        ),
-        "--single-topic",
+    mixed = run(
+        *common, "--bootstrap", "127.0.0.1:1", "--schema-registry", nowhere, "--single-topic", "a"
     )
+    assert mixed.exit_code == 2  # a usage error: the combination makes no run
+    assert "Error: --single-topic mixes every subscription branch" in mixed.stderr
     assert_one_error(
         run(
             *common,

@@ -29,7 +29,7 @@ def _source_rdd(
             .load(prepared.remote)
             .select("path", "content")
         )
-        return frame.rdd, BinaryFiles(config.layout)
+        return frame.rdd, BinaryFiles(config.source.layout)
     if not prepared.plan:
         return None
     rdd = session.sparkContext.parallelize(prepared.plan, len(prepared.plan))

@@ -28,16 +28,17 @@ BINARY_FILE_SCHEMA = "path string, modificationTime timestamp, length long, cont
 def _stream_frame(
     session: SparkSession, config: JobConfig, prepared: Prepared
 ) -> tuple[DataFrame, PartitionReader]:
-    uri = config.inputs[0]
+    source, stream = config.source, config.stream
+    uri = source.inputs[0]
     if uri.startswith("kafka://"):
         session.dataSource.register(RawKafkaSource)
         options = {
             "topic": parse_kafka_input(uri),
             "config": json.dumps(prepared.source_config),
-            "start": config.start,
-            "max_per_trigger": str(config.max_per_trigger or 0),
-            "max_records_per_task": str(config.max_records_per_task),
-            "outage_budget": str(config.outage_budget),
+            "start": source.start,
+            "max_per_trigger": str(stream.max_per_trigger or 0),
+            "max_records_per_task": str(source.max_records_per_task),
+            "outage_budget": str(source.outage_budget),
         }
         frame = session.readStream.format(RawKafkaSource.name()).options(**options).load()
         return frame, StreamedRanges(prepared.source_config)
@@ -46,11 +47,11 @@ def _stream_frame(
         .schema(BINARY_FILE_SCHEMA)
         .option("recursiveFileLookup", "true")
     )
-    if config.max_per_trigger:
-        reader = reader.option("maxFilesPerTrigger", str(config.max_per_trigger))
+    if stream.max_per_trigger:
+        reader = reader.option("maxFilesPerTrigger", str(stream.max_per_trigger))
     # A scheme-less path would resolve against the cluster's default file system (HDFS).
     path = local_path(uri).resolve().as_uri() if is_local(uri) else uri
-    return reader.load(path).select("path", "content"), StreamedFiles(config.layout)
+    return reader.load(path).select("path", "content"), StreamedFiles(source.layout)
 
 
 def run_stream(
@@ -81,7 +82,7 @@ def run_stream(
         frame, partitions = _stream_frame(session, config, prepared)
     except Exception as exc:
         raise spark_failure(exc, "opening the stream") from None
-    if config.spark_log_level == "ERROR":
+    if config.spark.log_level == "ERROR":
         quiet_query_errors(session)
     context = session.sparkContext
     broadcast = context.broadcast(prepared.builder_spec)
@@ -113,13 +114,13 @@ def run_stream(
 
     writer = (
         frame.writeStream.foreachBatch(each_batch)
-        .option("checkpointLocation", str(config.checkpoint))
+        .option("checkpointLocation", str(config.stream.checkpoint))
         .queryName(f"yangkey-produce-{summary.run_id}")
     )
-    if config.available_now:
+    if config.stream.available_now:
         writer = writer.trigger(availableNow=True)
-    elif config.trigger_interval:
-        seconds = parse_duration(config.trigger_interval)
+    elif config.stream.trigger_interval:
+        seconds = parse_duration(config.stream.trigger_interval)
         writer = writer.trigger(processingTime=f"{seconds} seconds")
     try:
         query = writer.start()

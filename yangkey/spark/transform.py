@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from yangkey.catalog import Catalog, build_catalog
 from yangkey.config import parse_subscriptions, read_subscriptions_text
@@ -33,6 +34,18 @@ from yangkey.records import MessageBuilder, ProducerKnobs, header_bytes
 from yangkey.spark.source.splitting import RawRecord
 
 # --------------------------------------------------------------------------- builder spec
+
+
+class SharedCatalogSpec(NamedTuple):
+    """The shared catalog a builder's catalog writes its subscriptions through, learned ones
+    included (:mod:`yangkey.kafka.catalog_topic`)."""
+
+    bootstrap: str
+    topic: str
+    settings: tuple[tuple[str, str], ...]
+    """The producer's connection settings (TLS, SASL), sorted."""
+    create_topics: bool
+    """Create a learned subscription's topics before its first message."""
 
 
 @dataclass(frozen=True)
@@ -61,11 +74,7 @@ class BuilderSpec:
     default_node: str | None = None
     strict: bool = False
     """Raise for a subscription that does not compile instead of skipping it."""
-    shared_catalog: tuple[str, str, tuple[tuple[str, str], ...], bool] | None = None
-    """(bootstrap, topic, connection settings, create topics) of the shared catalog the
-    catalog writes its subscriptions, learned ones included, through
-    (yangkey.kafka.catalog_topic); with create topics, a learned subscription's topics are
-    created before its first message."""
+    shared_catalog: SharedCatalogSpec | None = None
 
     @classmethod
     def from_file(
@@ -80,7 +89,7 @@ class BuilderSpec:
         empty_updates: EmptyUpdates = "count",
         default_node: str | None = None,
         strict: bool = False,
-        shared_catalog: tuple[str, str, tuple[tuple[str, str], ...], bool] | None = None,
+        shared_catalog: SharedCatalogSpec | None = None,
     ) -> BuilderSpec:
         """Read the subscriptions file on the driver; directories become absolute."""
         file = Path(path)
@@ -116,12 +125,12 @@ class BuilderSpec:
         if self.shared_catalog is not None:
             from yangkey.kafka.catalog_topic import CatalogTopic  # noqa: PLC0415
 
-            bootstrap, topic, settings, create_topics = self.shared_catalog
+            spec = self.shared_catalog
             shared = CatalogTopic(
-                bootstrap,
-                topic,
-                overrides=dict(settings),
-                create_topics=create_topics,
+                spec.bootstrap,
+                spec.topic,
+                overrides=dict(spec.settings),
+                create_topics=spec.create_topics,
                 replication=parsed.internal("catalog"),
                 warn=driver,
             )

@@ -24,7 +24,15 @@ from yangkey.spark.source.kafka_source import KafkaRange, read_kafka_range
 from yangkey.spark.source.splitting import FileRange, LayoutChoice, RawRecord, split_records
 
 PlannedRange = FileRange | KafkaRange
-"""One task of a batch run's plan."""
+"""What one task of a batch run reads."""
+
+
+class PlannedTask(NamedTuple):
+    """One Spark partition of a batch run's plan: the task number (its transactional id and
+    commit marker) and the range it reads."""
+
+    task: int
+    range: PlannedRange
 
 
 def by_bytes(record: RawRecord) -> int:
@@ -62,7 +70,7 @@ class PlannedUnits:
         # One planned range per Spark partition, read to its end: a worker that leaves input
         # unread is not reused, and the next task pays a new Python process that imports
         # yangkey and compiles the catalog again (about a second of CPU).
-        ((task, planned),) = items
+        ((task, planned),) = items  # a PlannedTask
         key, records = planned.read(self.source_config)
         return Opened(task, key, records, by_record if planned.counts_records else by_bytes)
 
