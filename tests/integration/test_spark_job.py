@@ -61,14 +61,14 @@ class Setup:
     """Every derived topic of the catalog, sorted."""
 
     def config(self, bootstrap: str, inputs: Iterable[str], **changes: Any) -> JobConfig:
-        return JobConfig.of(
-            subscriptions=str(self.subscriptions),
-            inputs=tuple(inputs),
-            bootstrap=bootstrap,
-            create_topics=True,
-            producer_overrides={"linger.ms": 5},
-            **changes,
-        )
+        fields: dict[str, object] = {
+            "subscriptions": str(self.subscriptions),
+            "inputs": tuple(inputs),
+            "bootstrap": bootstrap,
+            "create_topics": True,
+            "producer_overrides": {"linger.ms": 5},
+        }
+        return JobConfig.of(**{**fields, **changes})
 
 
 def make_setup(directory: Path, partitions: int = PARTITIONS) -> Setup:
