@@ -4,14 +4,18 @@
 #
 #   make demo    the whole pipeline on the embedded stack (Kafka KRaft + chdb + Spark local[*])
 #   make test    lint (ruff, mypy --strict), then unit and integration tests (starts and stops
-#                its own Kafka broker)
+#                its own Kafka broker); builds the native fast path first when cargo is there
+#   make native  build yangkey-native (native/, Rust) with maturin and install it in .venv
 
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+NATIVE := $(VENV)/.native
+# Cargo's build directory outside the clone: every worktree and CI run reuses its crates.
+export CARGO_TARGET_DIR ?= $(HOME)/.cache/yangkey/native-target
 
-.PHONY: demo test unit lint bench install clean
+.PHONY: demo test unit lint bench install clean native native-if-cargo
 
 $(STAMP): pyproject.toml
 	bash scripts/install.sh "$(PYTHON)" "$(VENV)"
@@ -19,10 +23,22 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The optional compiled decoder (yangkey-native): pip builds it with maturin (from PyPI) and
+# cargo (crates.io, versions pinned in native/Cargo.lock).
+$(NATIVE): $(STAMP) native/Cargo.toml native/Cargo.lock native/pyproject.toml native/yangkey_native.pyi $(wildcard native/src/*.rs)
+	$(BIN)/python -m pip install -q ./native
+	touch $(NATIVE)
+
+native: $(NATIVE)
+
+native-if-cargo: $(STAMP)
+	@if command -v cargo >/dev/null 2>&1; then $(MAKE) --no-print-directory native; \
+	else echo "make: no cargo: the native fast path is not built (its tests skip)"; fi
+
 demo: $(STAMP)
 	$(BIN)/yangkey demo
 
-test: lint
+test: lint native-if-cargo
 	$(BIN)/python -m pytest -q
 
 unit: $(STAMP)
@@ -37,6 +53,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_keys.py
 	$(BIN)/python benchmarks/bench_clickhouse.py
 	$(BIN)/python benchmarks/bench_spark_produce.py
+	$(BIN)/python benchmarks/bench_native.py
 
 clean:
 	rm -rf $(VENV) .yangkey build *.egg-info

@@ -297,7 +297,14 @@ def compile_from_options(
     epilog=EPILOG_EXAMPLES,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
-@click.version_option(package_name="yangkey")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=lambda ctx, _param, value: _print_version(ctx, value),
+    help="Show the version and which decode path runs (native or python), then exit.",
+)
 @click.option(
     "--profile",
     metavar="NAME",
@@ -317,6 +324,17 @@ def main(ctx: click.Context, profile: str | None) -> None:
     """
     # Read by each command's own --profile option (yangkey.options), which loads the file.
     ctx.meta[PROFILE_META] = profile
+
+
+def _print_version(ctx: click.Context, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from importlib.metadata import version  # noqa: PLC0415
+
+    from yangkey.native import status  # noqa: PLC0415 (imports the notification model)
+
+    click.echo(f"yangkey, version {version('yangkey')}\ndecode path: {status()}")
+    ctx.exit()
 
 
 @main.command()

@@ -1,0 +1,235 @@
+//! yangkey_native: the optional compiled fast path of yangkey (issue 33, phase A: decode).
+//!
+//! ``Decoder(model).decode(raw, source, ns_modules)`` does in one pass what
+//! ``yangkey.notifications.decode`` does (JSON per RFC 7951, XML per RFC 6020/7950 encoding, the
+//! framings yangkey reads) and returns the same ``Notification`` or raises the same error. It
+//! returns None for a document it leaves to the reference decoder: one its parsers refuse
+//! (malformed, an encoding other than UTF-8, a DTD, an entity, nesting or size past the
+//! limits), whose error the reference words. The Python adapter is ``yangkey/native.py``.
+
+mod json;
+mod jsonframe;
+mod model;
+mod pyconv;
+mod tape;
+mod xmlconv;
+mod xmlframe;
+mod xmlparse;
+
+use model::{Fail, Model, Note};
+use pyconv::NameCache;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyString};
+use std::sync::{Arc, Mutex, TryLockError};
+use xmlconv::NsTable;
+
+/// The interface version: yangkey uses this module only when it expects the same number.
+/// Raise it on any change of what ``Decoder`` takes or returns.
+const CONTRACT: u32 = 1;
+
+pub struct Ctx<'py, 'a> {
+    pub py: Python<'py>,
+    pub model: &'a Model,
+    pub source: &'a Bound<'py, PyAny>,
+    pub names: &'a mut NameCache,
+    pub table: Option<Arc<NsTable>>,
+    /// The selector of an XML push-update's data (``decode``'s ``wanted``), or None.
+    pub wanted: Option<&'a Bound<'py, PyAny>>,
+}
+
+struct State {
+    names: NameCache,
+    /// The namespace table of the last ``ns_modules`` seen (the object kept, compared by
+    /// identity: a schema index's map is built once and never changed).
+    table: Option<(Py<PyAny>, Arc<NsTable>)>,
+}
+
+impl State {
+    fn new() -> Self {
+        State {
+            names: NameCache::new(),
+            table: None,
+        }
+    }
+}
+
+/// Decodes notifications into the model's ``Notification``; see the module doc.
+#[pyclass(module = "yangkey_native", frozen)]
+struct Decoder {
+    model: Model,
+    state: Mutex<State>,
+}
+
+#[derive(PartialEq)]
+enum Start {
+    Json,
+    Xml,
+    Empty,
+    Other,
+}
+
+/// ``decode``'s choice of decoder by the first byte, after ASCII whitespace and a UTF-8 BOM.
+fn start(data: &[u8]) -> Start {
+    let first = match data.first() {
+        Some(b'{') => return Start::Json,
+        Some(b'<') => return Start::Xml,
+        _ => {
+            let trimmed = data.trim_ascii_start();
+            let trimmed = trimmed.strip_prefix(b"\xef\xbb\xbf").unwrap_or(trimmed);
+            trimmed.trim_ascii_start().first().copied()
+        }
+    };
+    match first {
+        Some(b'<') => Start::Xml,
+        Some(b'{' | b'[') => Start::Json,
+        _ if data
+            .iter()
+            .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c')) =>
+        {
+            Start::Empty
+        }
+        _ => Start::Other,
+    }
+}
+
+impl Decoder {
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        data: &[u8],
+        source: &Bound<'py, PyAny>,
+        ns_modules: &Bound<'py, PyAny>,
+        wanted: Option<&Bound<'py, PyAny>>,
+    ) -> Result<Bound<'py, PyAny>, Fail> {
+        let mut guard = self.state.try_lock();
+        let mut own;
+        let state: &mut State = match guard {
+            Ok(ref mut state) => state,
+            Err(TryLockError::Poisoned(ref mut poisoned)) => poisoned.get_mut(),
+            // Another thread is decoding with this Decoder (it let this one in while it ran
+            // Python code): waiting here, holding the GIL, would never end. Decode without
+            // the caches instead.
+            Err(TryLockError::WouldBlock) => {
+                own = State::new();
+                &mut own
+            }
+        };
+        let table = match &state.table {
+            Some((seen, table)) if seen.bind(py).is(ns_modules) => table.clone(),
+            _ => {
+                let table = Arc::new(NsTable::new(ns_modules)?);
+                state.table = Some((ns_modules.clone().unbind(), table.clone()));
+                table
+            }
+        };
+        state.names.next_document();
+        let mut ctx = Ctx {
+            py,
+            model: &self.model,
+            source,
+            names: &mut state.names,
+            table: Some(table),
+            wanted,
+        };
+        let mut note = Note::new();
+        match start(data) {
+            Start::Json => {
+                let doc = match json::parse(data, true) {
+                    Ok(doc) => doc,
+                    Err(json::JsonError::Refused) => return Err(Fail::Defer),
+                    Err(json::JsonError::Duplicate(name)) => {
+                        let quoted = PyString::new(py, &name).repr()?;
+                        return Err(self.model.notification_err(
+                            py,
+                            format!("JSON object has member {quoted} more than once"),
+                            source,
+                        ));
+                    }
+                };
+                jsonframe::notification(&mut ctx, doc.root(), &mut note)?;
+                Ok(note.build(py, &self.model, source, true)?)
+            }
+            Start::Xml => {
+                let text = std::str::from_utf8(data).map_err(|_| Fail::Defer)?;
+                xmlframe::decode(&mut ctx, text, &mut note)?;
+                Ok(note.build(py, &self.model, source, false)?)
+            }
+            Start::Empty => Err(self.model.error(
+                py,
+                &self.model.input_error,
+                "empty notification".into(),
+                source,
+            )),
+            Start::Other => Err(self.model.error(
+                py,
+                &self.model.input_error,
+                "not a JSON or XML notification (first byte is neither '{' nor '<')".into(),
+                source,
+            )),
+        }
+    }
+}
+
+#[pymethods]
+impl Decoder {
+    /// ``model``: the classes and checks of yangkey's notification model (see
+    /// yangkey/native.py, which builds it).
+    #[new]
+    fn new(model: &Bound<'_, PyDict>) -> PyResult<Self> {
+        Ok(Decoder {
+            model: Model::new(model)?,
+            state: Mutex::new(State::new()),
+        })
+    }
+
+    /// One notification's bytes -> ``Notification``; raises the reference's error; None
+    /// hands the document to the reference decoder. ``wanted``: the reference's selector of
+    /// what an XML push-update's data is converted of.
+    #[pyo3(signature = (raw, source, ns_modules, wanted=None))]
+    fn decode<'py>(
+        &self,
+        py: Python<'py>,
+        raw: &Bound<'py, PyBytes>,
+        source: &Bound<'py, PyAny>,
+        ns_modules: &Bound<'py, PyAny>,
+        wanted: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let wanted = wanted.filter(|w| !w.is_none());
+        match self.run(py, raw.as_bytes(), source, ns_modules, wanted) {
+            Ok(note) => Ok(Some(note)),
+            Err(Fail::Defer) => Ok(None),
+            Err(Fail::Raise(err)) => Err(err),
+        }
+    }
+
+    /// The JSON parse alone, no Python object built: True for a document the native decoder
+    /// reads (well formed, no member twice). What a native walk (phase B) starts from; for
+    /// benchmarks.
+    fn check(&self, raw: &Bound<'_, PyBytes>) -> bool {
+        json::parse(raw.as_bytes(), true).is_ok()
+    }
+
+    /// The JSON parser alone (duplicate members refused): the tree orjson.loads builds, or
+    /// None for a document the native parser refuses. For benchmarks and tests.
+    fn loads<'py>(
+        &self,
+        py: Python<'py>,
+        raw: &Bound<'py, PyBytes>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        // No Python code runs while the lock is held here: nothing can wait on it.
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.names.next_document();
+        match json::parse(raw.as_bytes(), true) {
+            Ok(doc) => Ok(Some(pyconv::to_py(py, doc.root(), &mut state.names)?)),
+            Err(_) => Ok(None),
+        }
+    }
+}
+
+#[pymodule]
+fn yangkey_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("CONTRACT", CONTRACT)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<Decoder>()?;
+    Ok(())
+}

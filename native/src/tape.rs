@@ -1,0 +1,234 @@
+//! The tape a JSON document is parsed into (json.rs), and how the framing reads it: one
+//! vector for the whole document (no allocation per object). An object is a header (member
+//! count, index past its last descendant) followed by key and value of each member; an array a
+//! header followed by its items. Strings without escapes borrow from the input. [`V`] is a
+//! value in it; only what Python must see becomes Python objects (pyconv).
+
+#[derive(Clone, Copy, Debug)]
+pub enum Str<'a> {
+    Borrowed(&'a str),
+    /// Index into [`Doc::owned`] (the string had escapes).
+    Owned(u32),
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum Node<'a> {
+    Null,
+    Bool(bool),
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+    Str(Str<'a>),
+    /// ``len`` items follow; ``end`` is the index past the last node of the array.
+    Array {
+        len: u32,
+        end: u32,
+    },
+    /// ``len`` (key, value) pairs follow, each key a ``Str`` node.
+    Object {
+        len: u32,
+        end: u32,
+    },
+}
+
+pub struct Doc<'a> {
+    pub nodes: Vec<Node<'a>>,
+    pub owned: Vec<String>,
+}
+
+impl<'a> Doc<'a> {
+    pub fn root(&self) -> V<'_, 'a> {
+        V { doc: self, at: 0 }
+    }
+
+    #[inline]
+    pub fn text(&self, s: Str<'a>) -> &str {
+        match s {
+            Str::Borrowed(s) => s,
+            Str::Owned(i) => &self.owned[i as usize],
+        }
+    }
+
+    /// The index past the subtree at ``at``.
+    #[inline]
+    pub fn next(&self, at: usize) -> usize {
+        match self.nodes[at] {
+            Node::Array { end, .. } | Node::Object { end, .. } => end as usize,
+            _ => at + 1,
+        }
+    }
+}
+
+thread_local! {
+    /// The tape of the last document, kept for the next: a large allocation per notification
+    /// would cost page faults each time.
+    static SPARE: std::cell::RefCell<Vec<Node<'static>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Tapes over this many nodes are not kept (8 MB).
+const SPARE_MAX: usize = 1 << 18;
+
+pub fn spare_tape<'a>(capacity: usize) -> Vec<Node<'a>> {
+    let mut tape = SPARE.with(|spare| std::mem::take(&mut *spare.borrow_mut()));
+    tape.reserve(capacity);
+    // SAFETY: the vector is empty; Node<'static> and Node<'a> differ in lifetime only.
+    unsafe { std::mem::transmute::<Vec<Node<'static>>, Vec<Node<'a>>>(tape) }
+}
+
+impl Drop for Doc<'_> {
+    fn drop(&mut self) {
+        let mut tape = std::mem::take(&mut self.nodes);
+        if tape.capacity() <= SPARE_MAX {
+            tape.clear();
+            // SAFETY: the vector is empty (no reference to the input is kept).
+            let tape = unsafe { std::mem::transmute::<Vec<Node<'_>>, Vec<Node<'static>>>(tape) };
+            SPARE.with(|spare| *spare.borrow_mut() = tape);
+        }
+    }
+}
+
+/// A value in a document.
+#[derive(Clone, Copy)]
+pub struct V<'d, 'a> {
+    pub doc: &'d Doc<'a>,
+    pub at: usize,
+}
+
+impl<'d, 'a> V<'d, 'a> {
+    #[inline]
+    pub fn node(&self) -> Node<'a> {
+        self.doc.nodes[self.at]
+    }
+
+    pub fn is_object(&self) -> bool {
+        matches!(self.node(), Node::Object { .. })
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self.node(), Node::Null)
+    }
+
+    pub fn as_str(&self) -> Option<&'d str> {
+        match self.node() {
+            Node::Str(s) => Some(self.doc.text(s)),
+            _ => None,
+        }
+    }
+
+    /// The members of an object (none for anything else), in document order.
+    pub fn members(&self) -> Members<'d, 'a> {
+        match self.node() {
+            Node::Object { len, .. } => Members {
+                doc: self.doc,
+                at: self.at + 1,
+                left: len,
+            },
+            _ => Members {
+                doc: self.doc,
+                at: 0,
+                left: 0,
+            },
+        }
+    }
+
+    /// The items of an array.
+    pub fn items(&self) -> Option<Items<'d, 'a>> {
+        match self.node() {
+            Node::Array { len, .. } => Some(Items {
+                doc: self.doc,
+                at: self.at + 1,
+                left: len,
+            }),
+            _ => None,
+        }
+    }
+
+    /// ``dict.get(name)`` of an object: the last member of the name (only text-embedded JSON
+    /// may repeat a name; the document itself is refused when it does).
+    pub fn get(&self, name: &str) -> Option<V<'d, 'a>> {
+        let mut found = None;
+        for (key, value) in self.members() {
+            if key == name {
+                found = Some(value);
+            }
+        }
+        found
+    }
+
+    /// Python's truth value of the decoded value.
+    pub fn truthy(&self) -> bool {
+        match self.node() {
+            Node::Null => false,
+            Node::Bool(b) => b,
+            Node::Int(i) => i != 0,
+            Node::UInt(u) => u != 0,
+            Node::Float(f) => f != 0.0,
+            Node::Str(s) => !self.doc.text(s).is_empty(),
+            Node::Array { len, .. } | Node::Object { len, .. } => len != 0,
+        }
+    }
+
+    /// The name of the Python type the reference decoder would see.
+    pub fn type_name(&self) -> &'static str {
+        match self.node() {
+            Node::Null => "NoneType",
+            Node::Bool(_) => "bool",
+            Node::Int(_) | Node::UInt(_) => "int",
+            Node::Float(_) => "float",
+            Node::Str(_) => "str",
+            Node::Array { .. } => "list",
+            Node::Object { .. } => "dict",
+        }
+    }
+}
+
+pub struct Members<'d, 'a> {
+    doc: &'d Doc<'a>,
+    at: usize,
+    left: u32,
+}
+
+impl<'d, 'a> Iterator for Members<'d, 'a> {
+    type Item = (&'d str, V<'d, 'a>);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let Node::Str(key) = self.doc.nodes[self.at] else {
+            unreachable!("a key is a string")
+        };
+        let value = V {
+            doc: self.doc,
+            at: self.at + 1,
+        };
+        self.at = self.doc.next(self.at + 1);
+        Some((self.doc.text(key), value))
+    }
+}
+
+pub struct Items<'d, 'a> {
+    doc: &'d Doc<'a>,
+    at: usize,
+    left: u32,
+}
+
+impl<'d, 'a> Iterator for Items<'d, 'a> {
+    type Item = V<'d, 'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let value = V {
+            doc: self.doc,
+            at: self.at,
+        };
+        self.at = self.doc.next(self.at);
+        Some(value)
+    }
+}

@@ -1,0 +1,22 @@
+"""Type stub of yangkey_native (the compiled decoder; yangkey/native.py is its adapter)."""
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+CONTRACT: int
+__version__: str
+
+class Decoder:
+    def __init__(self, model: dict[str, Any]) -> None: ...
+    def decode(
+        self,
+        raw: bytes,
+        source: str,
+        ns_modules: Mapping[str, str],
+        wanted: Callable[[Any], Any] | None = None,
+    ) -> Any | None:
+        """The reference's Notification, its error raised, or None: the reference decodes."""
+    def check(self, raw: bytes) -> bool:
+        """The JSON parse alone (no Python object built): True when well formed, no duplicate."""
+    def loads(self, raw: bytes) -> Any | None:
+        """The JSON tree orjson.loads builds (duplicate members refused), or None."""
