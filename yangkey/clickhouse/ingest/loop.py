@@ -273,12 +273,12 @@ class IngestLoop:
             raise self.failures[0]
         rows: dict[str, list[QueueRow]] = {}
         next_offsets: dict[Position, int] = {}
-        feeds = self.feeds
+        feeds, at_end = self.feeds, self.at_end  # locals: this loop runs once per message
         for message in messages:
             error = message.error()
             if error is not None:
                 if error.code() == KafkaError._PARTITION_EOF:
-                    self.at_end.add((str(message.topic()), int(message.partition() or 0)))
+                    at_end.add((str(message.topic()), int(message.partition() or 0)))
                     continue
                 if error.fatal():
                     raise BrokerError(f"Kafka consumer failed: {error.str()}", source=self.where)
@@ -291,7 +291,7 @@ class IngestLoop:
                 self.result.decode_errors += 1
             rows.setdefault(row.topic, []).append(row)
             position = (row.topic, row.partition)
-            self.at_end.discard(position)
+            at_end.discard(position)
             next_offsets[position] = row.offset + 1
         if rows:
             encoded = [(topic, encode_rows(topic_rows)) for topic, topic_rows in rows.items()]
