@@ -99,7 +99,7 @@ class Server:
         started = time.perf_counter()
         command = [sys.executable, "-m", "yangkey.cli", "registry", "serve"]
         self.process = subprocess.Popen(
-            [*command, "--bootstrap", bootstrap, "--port", "0", "--topic", topic, *extra],
+            [*command, "--bootstrap", bootstrap, "--port", "0", "--store-topic", topic, *extra],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

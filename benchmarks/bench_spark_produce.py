@@ -6,7 +6,7 @@
 What is measured, in one run, on the embedded Kafka broker (or ``--bootstrap``):
 
 1. **spark**: ``yangkey.spark.job.run`` on a JSON-lines file of ``--count`` generated
-   notifications (yangkey.sample: the example subscriptions' push-updates and on-change
+   notifications (yangkey.demo.sample: the example subscriptions' push-updates and on-change
    patches, JSON and XML, envelope / NETCONF / telemetry-message wrappers, a few bad ones):
    read, decode, derive keys and topics, produce transactionally. The SparkSession is started
    before the clock starts, so JVM start-up is excluded, and so is the worker daemon's (which
@@ -50,10 +50,10 @@ import orjson
 import yaml
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from yangkey.demo.sample import generate, iter_jsonl
 from yangkey.kafka.broker import EmbeddedKafka
 from yangkey.kafka.config import ensure_topics, parse_kv
 from yangkey.messages import KeyedMessage
-from yangkey.sample import generate, iter_jsonl
 from yangkey.spark.config import JobConfig
 from yangkey.spark.job import run
 from yangkey.spark.planning import prepare
@@ -64,7 +64,7 @@ from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "subscriptions.yaml"
-PER_NODE = 16  # records yangkey.sample.generate makes per node with 6 interfaces, 3 rounds
+PER_NODE = 16  # records yangkey.demo.sample.generate makes per node with 6 interfaces, 3 rounds
 
 
 def subscriptions(directory: Path, prefix: str, partitions: int) -> Path:

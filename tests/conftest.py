@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from yangkey.extras import EXTRA_OF_MODULE
+from yangkey.cli.extras import EXTRA_OF_MODULE
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

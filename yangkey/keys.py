@@ -704,7 +704,8 @@ class KeyDeriver:
         if not node_name:
             raise NotificationError(
                 "no node name: the notification has no hostname, sysName or "
-                "network-node-manifest name; give one with --node",
+                "network-node-manifest name; give one with --default-node (produce) or "
+                "--override-node (key, keys)",
                 source=source,
             )
         problem = node_name_problem(node_name)
@@ -712,7 +713,9 @@ class KeyDeriver:
             raise NotificationError(f"node name {node_name!r} {problem}", source=source)
         if sub_id is None:
             raise NotificationError(
-                "no subscription id in the notification; give --subscription-id", source=source
+                "no subscription id in the notification; give one with "
+                "--override-subscription-id (key, keys)",
+                source=source,
             )
         if per_branch is None:
             try:

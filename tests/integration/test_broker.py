@@ -251,7 +251,7 @@ def test_cli_broker_follows_the_user_across_directories(tmp_path: Path) -> None:
         assert again.returncode == 1
         assert "already running" in again.stderr
 
-        address = run("status", "--bootstrap", cwd="b")
+        address = run("status", "--address", cwd="b")
         assert (address.returncode, address.stdout) == (0, bootstrap + "\n"), address.stderr
         listing = run("status", "--json", cwd="c")
         assert listing.returncode == 0, listing.stderr
@@ -301,7 +301,7 @@ def test_internal_topics_take_the_replication_the_subscriptions_file_gives(
     store, catalog, plain = f"_schemas-{suffix}", f"_catalog-{suffix}", f"_plain-{suffix}"
     serve = subprocess.Popen(
         [sys.executable, "-m", "yangkey.cli", "registry", "serve", "-s", str(subscriptions),
-         "--bootstrap", kafka_bootstrap, "--port", "0", "--topic", store],
+         "--bootstrap", kafka_bootstrap, "--port", "0", "--store-topic", store],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:

@@ -30,9 +30,9 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
 from pyspark.sql import SparkSession
 from test_spark_job import Setup, Triple, _env, consume, make_setup, reference, triples, write_jsonl
 
+from yangkey.demo.sample import generate_count
 from yangkey.kafka.broker import EmbeddedKafka
 from yangkey.registry.commands import running_registry
-from yangkey.sample import generate_count
 from yangkey.spark.job import run
 from yangkey.spark.source.splitting import split_records
 

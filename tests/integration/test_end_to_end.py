@@ -1,6 +1,6 @@
 """End to end: generated notifications -> Spark job -> real Kafka -> ingest -> chdb -> answers.
 
-The generator (yangkey.sample) says what a correct pipeline ends with; this test checks the
+The generator (yangkey.demo.sample) says what a correct pipeline ends with; this test checks the
 exact current state after sync-on-start updates, on-change yang-patch merges, a delete and a
 replayed older message, and that every bad notification reached the errors table through the
 dead-letter topic with its reason and source position.
@@ -15,8 +15,8 @@ from typing import Any
 import orjson
 import pytest
 
-from yangkey.demo import check, run_demo
-from yangkey.sample import generate
+from yangkey.demo.pipeline import check, run_demo
+from yangkey.demo.sample import generate
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -111,7 +111,7 @@ def test_check_notices_a_stale_current_state() -> None:
     key = next(iter(data.expected.current))
     row = {"node": key[0], "subscription_id": key[1], "xpaths": key[2].split(" | "),
            "event_time": "1999-01-01T00:00:00Z"}
-    from yangkey.demo import DemoResult  # noqa: PLC0415
+    from yangkey.demo.pipeline import DemoResult  # noqa: PLC0415
 
     result = DemoResult(records=0, produced={}, rejected=0, ingested={}, current=[row],
                         partitions=[], dead_letters=[], expected=data.expected)

@@ -106,7 +106,7 @@ def test_produce_keys_a_mixed_fleet_and_dead_letters_the_rest(
     store = str(tmp_path / "ch")
     ingested = cli(
         "ingest", "-s", str(subscriptions), "-b", kafka_bootstrap, "--embedded", store,
-        "--group", f"{prefix}-ingest",
+        "--consumer-group", f"{prefix}-ingest",
     )  # fmt: skip
     assert ingested.returncode == 0, ingested.stderr[-3000:]
     assert "ingest: 1 of 8 subscriptions skipped" in ingested.stderr

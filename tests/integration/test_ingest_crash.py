@@ -3,7 +3,7 @@
 Against the real broker and chdb, with ``yangkey ingest`` as a separate process (chdb holds one
 data path per process, and only a separate process can be SIGKILLed):
 
-1. ~37k keyed messages (``yangkey.sample`` data through ``MessageBuilder``: 1,000 nodes,
+1. ~37k keyed messages (``yangkey.demo.sample`` data through ``MessageBuilder``: 1,000 nodes,
    15,000 keys, several versions for most interface keys, a replayed older update per node)
    go to the catalog's topics, under an organisation prefix unique to this run.
 2. ``yangkey ingest`` (the plain CLI) is SIGKILLed once the consumer group has committed a
@@ -47,10 +47,10 @@ from confluent_kafka import (
 from yangkey.catalog import Catalog, load_catalog
 from yangkey.clickhouse.connection import open_embedded
 from yangkey.clickhouse.queries import current_state
+from yangkey.demo.sample import generate
 from yangkey.kafka.config import ensure_topics, producer_config
 from yangkey.messages import HEADER_EVENT_TIME, HEADER_SEQUENCE_NUMBER, KeyedMessage, Rejection
 from yangkey.records import MessageBuilder
-from yangkey.sample import generate
 from yangkey.spark.preflight import topic_specs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,7 +95,7 @@ def write_subscriptions(tmp_path: Path, prefix: str) -> Path:
         r"(?m)^dead_letter_topic:.*$", f"dead_letter_topic: {prefix}-dead-letter", text
     )
     assert (n_prefix, n_dead) == (1, 1), "examples/subscriptions.yaml changed shape"
-    # the sample's event times are fixed (yangkey.sample.START): with the example's retention
+    # the sample's event times are fixed (yangkey.demo.sample.START): with the example's retention
     # of days they would be past it, dropped by the history TTL and counted as expired
     text = re.sub(r"(?m)^(\s*)retention:.*$", r"\1retention: 3650d", text)
     path = tmp_path / "subscriptions.yaml"
@@ -276,7 +276,7 @@ def test_kill_9_and_restart_loses_nothing_and_duplicates_nothing(
         "--subscriptions", str(subscriptions),
         "--bootstrap", bootstrap,
         "--embedded", str(chdb_path),
-        "--group", group,
+        "--consumer-group", group,
         "--batch-size", str(BATCH_SIZE),
         # a restarted consumer takes over the killed one's partitions at once instead of
         # waiting for its session to time out

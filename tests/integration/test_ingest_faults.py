@@ -24,10 +24,10 @@ from test_ingest_crash import (
 )
 
 from yangkey.catalog import Catalog, load_catalog
+from yangkey.demo.sample import generate
 from yangkey.kafka.config import ensure_topics
 from yangkey.messages import KeyedMessage, Rejection
 from yangkey.records import MessageBuilder
-from yangkey.sample import generate
 from yangkey.spark.preflight import topic_specs
 
 #: librdkafka's default session.timeout.ms: how long a dead member holds its partitions.
@@ -71,7 +71,7 @@ def test_removed_data_directory_stops_ingest_and_is_never_reported_as_stored(
     chdb_path = tmp_path / "ch"
     args = [
         "ingest", "--subscriptions", str(subscriptions), "--bootstrap", bootstrap,
-        "--embedded", str(chdb_path), "--group", group, "--batch-size", "50",
+        "--embedded", str(chdb_path), "--consumer-group", group, "--batch-size", "50",
     ]  # fmt: skip
     partitions = sorted({(t, p) for t, p, _ in before})
     committed = CommittedOffsets(bootstrap, group, partitions)
@@ -124,7 +124,7 @@ def test_ingest_restarted_after_a_kill_resumes_at_once(
     group = f"{prefix}-ingest"
     args = [
         "ingest", "--subscriptions", str(subscriptions), "--bootstrap", bootstrap,
-        "--embedded", str(tmp_path / "ch"), "--group", group, "--batch-size", "20",
+        "--embedded", str(tmp_path / "ch"), "--consumer-group", group, "--batch-size", "20",
     ]  # fmt: skip
     partitions = sorted({(t, p) for t, p, _ in positions})
     committed = CommittedOffsets(bootstrap, group, partitions)

@@ -19,10 +19,10 @@ from test_ingest_crash import (
 )
 
 from yangkey.catalog import load_catalog
+from yangkey.demo.sample import generate
 from yangkey.kafka.config import ensure_topics
 from yangkey.messages import KeyedMessage, Rejection
 from yangkey.records import MessageBuilder
-from yangkey.sample import generate
 from yangkey.spark.preflight import topic_specs
 
 
@@ -56,7 +56,7 @@ def test_follow_waits_quietly_and_sigterm_commits_and_exits_0(
             bootstrap,
             "--embedded",
             str(tmp_path / "ch"),
-            "--group",
+            "--consumer-group",
             group,
             "--follow",
         ],

@@ -4,8 +4,8 @@ Huawei VRP and MA5800 (sequencing framing, sysName), IOS-XE (ncclient's ``<?xml?
 ``datastore-contents-xml`` in XML and in JSON), a 6WIND heartbeat through NetGauze, a collector
 that sends containers as arrays and an RFC 8639 ``subscription-started``: through the CLI, a
 real Spark job and the test broker. Every notification with data is keyed (its own node name
-winning over ``--node``), the rest are dead-lettered with their own kinds, and the heartbeat is
-counted, not dead-lettered.
+winning over ``--default-node``), the rest are dead-lettered with their own kinds, and the
+heartbeat is counted, not dead-lettered.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def test_produce_a_mixed_fleet_folder(kafka_bootstrap: str, tmp_path: Path) -> N
     result = subprocess.run(
         [sys.executable, "-m", "yangkey.cli", "produce", "--subscriptions", str(subscriptions),
          "--input", str(inbox), "--bootstrap", kafka_bootstrap, "--create-topics",
-         "--node", "collector-1", "--master", "local[1]", "--json"],
+         "--default-node", "collector-1", "--master", "local[1]", "--json"],
         capture_output=True, text=True, timeout=300, env=env, check=False,
     )
     assert result.returncode == 0, result.stderr[-3000:]

@@ -307,7 +307,7 @@ def serve(bootstrap: str, topic: str) -> tuple[subprocess.Popen[str], str]:
             bootstrap,
             "--port",
             "0",
-            "--topic",
+            "--store-topic",
             topic,
         ],
         stdout=subprocess.PIPE,

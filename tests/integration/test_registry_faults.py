@@ -116,7 +116,7 @@ def test_a_store_topic_whose_records_can_expire_is_refused(
     result = subprocess.run(
         [
             *(sys.executable, "-m", "yangkey.cli", "registry", "serve"),
-            *("--bootstrap", kafka_bootstrap, "--port", "0", "--topic", topic_name),
+            *("--bootstrap", kafka_bootstrap, "--port", "0", "--store-topic", topic_name),
         ],
         capture_output=True,
         text=True,
@@ -322,7 +322,7 @@ def serve(bootstrap: str, topic: str, node: str) -> tuple[subprocess.Popen[str],
     process = subprocess.Popen(
         [
             *(sys.executable, "-m", "yangkey.cli", "registry", "serve", "--bootstrap", bootstrap),
-            *("--port", "0", "--topic", topic, "--node-id", node),
+            *("--port", "0", "--store-topic", topic, "--node-id", node),
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

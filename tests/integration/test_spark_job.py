@@ -30,11 +30,11 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
 )
 from pyspark.sql import SparkSession
 
+from yangkey.demo.sample import generate, iter_jsonl
 from yangkey.errors import BrokerError, YangkeyError
 from yangkey.kafka.broker import free_port
 from yangkey.kafka.config import TopicSpec, ensure_topics, producer_config
 from yangkey.messages import HEADER_CONTENT_TYPE, HEADER_ERROR, HEADER_ERROR_KIND, HEADER_SOURCE
-from yangkey.sample import generate, iter_jsonl
 from yangkey.spark.config import JobConfig
 from yangkey.spark.job import run
 from yangkey.spark.planning import prepare

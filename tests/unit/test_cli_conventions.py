@@ -25,6 +25,9 @@ from click.testing import CliRunner, Result
 
 from yangkey.catalog import TopicSpec
 from yangkey.cli import main
+from yangkey.cli.options import resolve_format
+from yangkey.cli.output import emit_rows
+from yangkey.cli.profile import profile_defaults
 from yangkey.clickhouse.apply import apply
 from yangkey.clickhouse.connection import ChdbConnection
 from yangkey.clickhouse.ddl import DdlOptions, render_ddl
@@ -32,9 +35,6 @@ from yangkey.clickhouse.ingest.arrow import insert_rows
 from yangkey.clickhouse.ingest.rows import QueueRow
 from yangkey.kafkalogs import quiet_librdkafka
 from yangkey.keys import compose_key
-from yangkey.options import resolve_format
-from yangkey.output import emit_rows
-from yangkey.profile import profile_defaults
 
 pytest.importorskip("chdb")
 
@@ -397,6 +397,9 @@ def test_usage_errors_exit_2(args: list[str]) -> None:
     [
         ["--subscriptions", "missing.yaml", "--input", "x", "--dry-run"],
         ["-s", str(EXAMPLE), "--input", "kafka://raw", "-b", "127.0.0.1:1", "--stream"],
+        # option combinations are usage errors too (README: exit 2), before anything starts
+        ["-s", str(EXAMPLE), "--input", "x", "--dry-run", "--trigger-interval", "1s"],
+        ["-s", str(EXAMPLE), "--input", "x", "--dry-run", "--restart-on-failure", "1"],
     ],
 )
 def test_produce_usage_errors_exit_2(args: list[str]) -> None:

@@ -130,8 +130,9 @@ def test_badinput_config_id_strict_uint32(tmp_path: Path, value: str) -> None:
 
 def test_badinput_key_subscription_id_option_is_uint32(tmp_path: Path) -> None:
     path = write(tmp_path, "n.json", env())
-    assert run("key", "--xpath", IF, "--subscription-id", "4294967296", path).exit_code == 2
-    ok = run("key", "--xpath", IF, "--subscription-id", "4294967295", path)
+    too_big = run("key", "--xpath", IF, "--override-subscription-id", "4294967296", path)
+    assert too_big.exit_code == 2
+    ok = run("key", "--xpath", IF, "--override-subscription-id", "4294967295", path)
     assert ok.stdout_bytes == f"r1\n4294967295\n{IF}[name='eth0']".encode()
 
 

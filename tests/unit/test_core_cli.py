@@ -50,8 +50,8 @@ GOOD = envelope('{"ietf-interfaces:interfaces": {"interface": [{"name": "eth0"}]
     [
         ("envelope-interfaces.json", []),
         ("envelope-interfaces.xml", []),
-        ("netconf-interfaces.xml", ["--node", "router-nyc-01"]),
-        ("restconf-interfaces.json", ["--node", "router-nyc-01"]),
+        ("netconf-interfaces.xml", ["--override-node", "router-nyc-01"]),
+        ("restconf-interfaces.json", ["--override-node", "router-nyc-01"]),
         ("telemetry-interfaces.json", []),
         ("telemetry-interfaces.xml", []),
     ],
@@ -65,7 +65,8 @@ def test_core_cli_key_every_wrapper_same_bytes(fixture: str, extra: list[str]) -
 
 @pytest.mark.parametrize("fixture", ["yang-patch-interfaces.json", "yang-patch-interfaces.xml"])
 def test_core_cli_key_yang_patch(fixture: str) -> None:
-    result = run("key", "--xpath", IF, "--node", "router-nyc-01", str(NOTIFICATIONS / fixture))
+    path = str(NOTIFICATIONS / fixture)
+    result = run("key", "--xpath", IF, "--override-node", "router-nyc-01", path)
     assert result.exit_code == 0, result.stderr
     assert result.stdout_bytes == (
         f"router-nyc-01\n1042\n{IF}[name='eth0/1'] | {IF}[name='eth1'] | {IF}[name='lo']"
@@ -109,7 +110,9 @@ def test_core_cli_key_utf8_bytes_exact(tmp_path: Path) -> None:
 
 def test_core_cli_key_node_and_subscription_overrides(tmp_path: Path) -> None:
     path = write(tmp_path, "n.json", GOOD)
-    result = run("key", "--xpath", IF, "--node", "forced", "--subscription-id", "99", path)
+    result = run(
+        "key", "--xpath", IF, "--override-node", "forced", "--override-subscription-id", "99", path
+    )
     assert result.stdout_bytes == f"forced\n99\n{IF}[name='eth0']".encode()
 
 

@@ -162,7 +162,7 @@ def test_core_vector_key_cli(case: dict[str, Any], tmp_path: Path) -> None:
     notification.write_text(case["notification"], encoding="utf-8")
     args = ["key", *_filter_args(case, tmp_path)]
     if case.get("node"):
-        args += ["--node", case["node"]]
+        args += ["--override-node", case["node"]]
     result = CliRunner().invoke(main, [*args, str(notification)])
     assert result.exit_code == 0, result.stderr
     assert result.stdout_bytes == case["expect"].encode("utf-8")
@@ -172,7 +172,7 @@ def test_core_vector_key_cli(case: dict[str, Any], tmp_path: Path) -> None:
 def test_core_vector_key_cli_stdin(case: dict[str, Any], tmp_path: Path) -> None:
     args = ["key", *_filter_args(case, tmp_path)]
     if case.get("node"):
-        args += ["--node", case["node"]]
+        args += ["--override-node", case["node"]]
     result = CliRunner().invoke(main, [*args, "-"], input=case["notification"])
     assert result.exit_code == 0, result.stderr
     assert result.stdout_bytes == case["expect"].encode("utf-8")

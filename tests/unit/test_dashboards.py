@@ -37,7 +37,7 @@ from yangkey.clickhouse.connection import ChdbConnection
 from yangkey.dashboards.commands import dashboard_text
 from yangkey.dashboards.grafana import PLUGIN, PLUGIN_VERSION, Dashboard, catalog_dashboards
 from yangkey.dashboards.queries import Panel
-from yangkey.sample import generate
+from yangkey.demo.sample import generate
 
 ROOT = Path(__file__).resolve().parents[2]
 DB = "yangkey"

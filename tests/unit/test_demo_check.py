@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from yangkey.catalog import load_catalog
-from yangkey.demo import DemoResult, check, current_ttl
-from yangkey.sample import generate
+from yangkey.demo.pipeline import DemoResult, check, current_ttl
+from yangkey.demo.sample import generate
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "subscriptions.yaml"
 TWO_DAYS = 2 * 86400

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from yangkey.extras import missing_extra
+from yangkey.cli.extras import missing_extra
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "subscriptions.yaml"

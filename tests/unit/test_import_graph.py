@@ -82,7 +82,7 @@ def test_the_graph_sees_lazy_and_from_imports() -> None:
     graph = import_graph()
     assert "yangkey.spark.job" in graph["yangkey.spark.commands"]
     assert "yangkey.errors" in graph["yangkey.spark.runtime.session"]
-    assert "yangkey.clickhouse.ingest" in graph["yangkey.demo"]  # inside a function
+    assert "yangkey.clickhouse.ingest" in graph["yangkey.demo.pipeline"]  # inside a function
     assert "yangkey.schema" not in graph["yangkey.library"]  # under TYPE_CHECKING only
 
 
@@ -96,13 +96,6 @@ def test_no_import_cycle(package: str) -> None:
     assert find_cycle(graph) is None
 
 
-def test_command_modules_do_not_import_the_cli_back() -> None:
-    # The CLI's lazy group imports the edge commands by name; an import of yangkey.cli from
-    # one of them would be a loop that no import statement in cli.py shows.
-    importers = sorted(name for name, targets in import_graph().items() if "yangkey.cli" in targets)
-    assert importers == []
-
-
 EDGES = (
     "yangkey.clickhouse",
     "yangkey.kafka",
@@ -111,25 +104,73 @@ EDGES = (
     "yangkey.dashboards",
     "yangkey.report",
 )
-#: Top-level modules that drive the edges: the CLI's lazy command groups and ``yangkey demo``.
-EDGE_DRIVERS = {"yangkey.cli", "yangkey.demo"}
+#: What drives the edges: the CLI's root and commands (its lazy table loads the edges'
+#: commands) and ``yangkey demo``.
+EDGE_DRIVERS = ("yangkey.cli", "yangkey.demo")
+#: The CLI's support modules, which every command module (the edges' too) imports: the CLI
+#: layer below its root. They ship with the core install.
+CLI_SUPPORT = {
+    "yangkey.cli.extras",
+    "yangkey.cli.reporting",
+    "yangkey.cli.profile",
+    "yangkey.cli.output",
+    "yangkey.cli.declaration",
+    "yangkey.cli.options",
+}
 
 
 def _in(module: str, package: str) -> bool:
     return module == package or module.startswith(package + ".")
 
 
+def _is_edge_or_driver(module: str) -> bool:
+    if module in CLI_SUPPORT:
+        return False
+    return any(_in(module, package) for package in (*EDGES, *EDGE_DRIVERS))
+
+
+def test_nothing_outside_the_cli_imports_its_root_or_commands() -> None:
+    # The CLI's lazy group imports the edge commands by name; an import of the root (or of a
+    # core command) from one of them would be a loop that no import statement in the root shows.
+    graph = import_graph()
+    cli = {name for name in graph if _in(name, "yangkey.cli")}
+    assert cli > CLI_SUPPORT
+    importers = {
+        name: sorted(targets & (cli - CLI_SUPPORT))
+        for name, targets in graph.items()
+        if not _in(name, "yangkey.cli")
+    }
+    assert {name: found for name, found in importers.items() if found} == {}
+
+
+def test_the_cli_support_modules_import_only_each_other_and_the_core() -> None:
+    graph = import_graph()
+    for name in sorted(CLI_SUPPORT):
+        above = {t for t in graph[name] if _is_edge_or_driver(t)}
+        assert not above, f"{name} imports {sorted(above)}"
+
+
+def test_the_core_imports_nothing_of_the_cli_or_the_demo() -> None:
+    # The top-level modules are the core: keys, topics, the catalog, the producer's message
+    # builder. The CLI and the demo sit above them.
+    graph = import_graph()
+    core = [name for name in graph if name.count(".") == 1 and not _is_edge_or_driver(name)]
+    assert "yangkey.keys" in core
+    offenders = {
+        name: sorted(t for t in graph[name] if any(_in(t, p) for p in EDGE_DRIVERS))
+        for name in core
+    }
+    assert {name: targets for name, targets in offenders.items() if targets} == {}
+
+
 def test_core_modules_import_no_edge() -> None:
     # The core install (no extras) must work: a core module that imports an edge module, even
     # lazily, ties keys, topics and the producer to chdb / confluent-kafka / pyspark.
     graph = import_graph()
-    core = [
-        name
-        for name in graph
-        if not any(_in(name, edge) for edge in EDGES) and name not in EDGE_DRIVERS
-    ]
+    core = [name for name in graph if not _is_edge_or_driver(name)]
     assert "yangkey.records" in core
     assert "yangkey.instances" in core
+    assert "yangkey.cli.options" in core  # the CLI's support modules ship with the core
     offenders = {
         name: sorted(t for t in graph[name] if any(_in(t, edge) for edge in EDGES)) for name in core
     }
@@ -207,3 +248,18 @@ def test_test_file_basenames_are_unique() -> None:
     tests = Path(__file__).resolve().parents[1]
     names = [path.name for path in tests.rglob("test_*.py")]
     assert sorted(n for n in set(names) if names.count(n) > 1) == []
+
+
+@pytest.mark.parametrize("package", ["yangkey.cli", "yangkey.demo"])
+def test_the_module_map_of_the_package_is_true(package: str) -> None:
+    # As for yangkey.spark: the package docstring lists every module, each importing only the
+    # ones listed above it.
+    module = importlib.import_module(package)
+    listed = re.findall(rf":mod:`({re.escape(package)}\.\w+)`", module.__doc__ or "")
+    order = list(dict.fromkeys(listed))
+    graph = import_graph()
+    modules = sorted(name for name in graph if name.startswith(package + "."))
+    assert sorted(order) == modules
+    for position, name in enumerate(order):
+        later = {t for t in graph[name] if t.startswith(package + ".")} - set(order[:position])
+        assert not later, f"{name} imports {sorted(later)}, listed after it"

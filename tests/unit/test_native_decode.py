@@ -154,7 +154,7 @@ def test_native_vectors_same_notification(decoder: Any, ns_modules: dict[str, st
 def test_native_sample_shapes_same_notification(decoder: Any, ns_modules: dict[str, str]) -> None:
     """Every shape ``yangkey sample`` writes (JSON and XML, every envelope, yang-patch
     edits, the bad records it mixes in)."""
-    from yangkey.sample import generate  # noqa: PLC0415
+    from yangkey.demo.sample import generate  # noqa: PLC0415
 
     records = generate(nodes=3, interfaces=4, rounds=2, seed=3).records
     answers = [check(raw, decoder, ns_modules) for raw in records]

@@ -9,7 +9,7 @@ from pathlib import Path
 from cli_helpers import assert_one_error, run
 
 from yangkey.catalog import load_catalog
-from yangkey.demo import example_subscriptions
+from yangkey.demo.pipeline import example_subscriptions
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -160,7 +160,7 @@ def fleet():
 
 
 def test_produce_takes_the_node_name_from_the_data_over_the_default(fleet) -> None:
-    """One ``produce --node`` (the default node) must not stamp a device that names itself."""
+    """``produce --default-node`` must not stamp a device that names itself."""
     builder = MessageBuilder(fleet, default_node="collector-1")
     for name in ("huawei-ne8000-sysname.json", "huawei-ne8000-sysname.xml"):
         (message,) = builder.build(device(name), name)  # type: ignore[misc]
@@ -234,7 +234,7 @@ def test_declaration_alone_stays_a_record() -> None:
 def test_keys_reads_ncclient_output(tmp_path: Path) -> None:
     capture = device("iosxe-datastore-contents-xml.xml")
     path = write(tmp_path, "xe.xml", capture + capture)
-    result = run("keys", "--xpath", f"{IF_STATE}/statistics", "--node", "xe-1", path)
+    result = run("keys", "--xpath", f"{IF_STATE}/statistics", "--override-node", "xe-1", path)
     assert result.exit_code == 0, result.stderr
     assert len(result.stdout.splitlines()) == 2 and '"error"' not in result.stdout
 

@@ -18,6 +18,7 @@ import pytest
 import yangkey.records
 from yangkey.catalog import build_catalog, load_catalog
 from yangkey.config import parse_subscriptions
+from yangkey.demo.sample import generate
 from yangkey.errors import YangkeyError
 from yangkey.messages import (
     HEADER_CONTENT_TYPE,
@@ -30,7 +31,6 @@ from yangkey.messages import (
 )
 from yangkey.notifications import decode
 from yangkey.records import MessageBuilder, ProducerKnobs, header_bytes
-from yangkey.sample import generate
 from yangkey.spark.transform import Tally, outgoing, wire_size
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "subscriptions.yaml"

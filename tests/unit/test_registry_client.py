@@ -54,7 +54,7 @@ def test_every_derived_topic_gets_its_value_schema_registered_once(
     assert register_topic_schemas(url, catalog) == ids, "a new run looks the ids up"
     assert len(log.records) == written, "and writes nothing"
 
-    result = run("registry", "register", "--subscriptions", EXAMPLE, "--url", url)
+    result = run("registry", "register", "--subscriptions", EXAMPLE, "--schema-registry", url)
     assert result.exit_code == 0, result.output
     printed = dict(line.split("\t") for line in result.stdout.splitlines())
     assert printed == {subject_for(topic): str(schema_id) for topic, schema_id in ids.items()}

@@ -31,12 +31,12 @@ from yangkey.clickhouse.ddl import DdlOptions, render_catalog
 from yangkey.clickhouse.ingest.arrow import insert_rows
 from yangkey.clickhouse.ingest.rows import QueueRow, add_instances
 from yangkey.clickhouse.instances import CatalogFeeds
+from yangkey.demo.sample import generate
 from yangkey.keys import parse_key
 from yangkey.records import MessageBuilder
 from yangkey.report.data import Report
 from yangkey.report.page import render
 from yangkey.report.runs import produce_report, tables_report, write
-from yangkey.sample import generate
 
 ROOT = Path(__file__).resolve().parents[2]
 DB = "yangkey_report"

@@ -240,8 +240,8 @@ def test_produce_reports_a_registry_that_is_down_before_sending(tmp_path: Path) 
 
 
 def test_the_demo_check_notices_missing_or_wrong_schema_ids() -> None:
-    from yangkey.demo import DemoResult, check  # noqa: PLC0415
-    from yangkey.sample import Expected  # noqa: PLC0415
+    from yangkey.demo.pipeline import DemoResult, check  # noqa: PLC0415
+    from yangkey.demo.sample import Expected  # noqa: PLC0415
 
     def problems(stored: list[dict[str, Any]]) -> list[str]:
         result = DemoResult(0, {}, 0, {}, [], [], [], Expected(current={}, bad=0))

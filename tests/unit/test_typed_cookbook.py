@@ -1,6 +1,6 @@
 """The README cookbook queries, exactly as written there, on chdb with demo-like data.
 
-The interface state comes from the demo's own data set (:func:`yangkey.sample.generate`), whose
+The interface state comes from the demo's own data set (:func:`yangkey.demo.sample.generate`), whose
 expected outcome (last oper-status per interface, deleted interfaces) is computed independently
 of the pipeline; the counters are a series with a wrap and a counter reset whose rates the test
 computes in Python.
@@ -19,7 +19,7 @@ from typed_helpers import Pipe, envelope
 from yangkey.catalog import Catalog, load_catalog
 from yangkey.clickhouse.connection import ChdbConnection
 from yangkey.clickhouse.ingest.arrow import insert_rows
-from yangkey.sample import generate
+from yangkey.demo.sample import generate
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")

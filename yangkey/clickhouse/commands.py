@@ -17,21 +17,29 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from yangkey.clickhouse.query_commands import UINT64_MAX, history, sql_command, state
-from yangkey.clickhouse.targets import connected
-from yangkey.errors import ConfigError
-from yangkey.options import (
-    bootstrap_option,
-    catalog_topic_option,
-    database_option,
-    embedded_option,
+from yangkey.cli.declaration import Declaration, apply_all
+from yangkey.cli.options import (
+    BOOTSTRAP,
+    CATALOG_TOPIC,
+    CONSUMER_GROUP,
+    DATABASE,
+    DATABASE_FROM_URL,
+    EMBEDDED,
+    FOLLOW,
+    OUTPUT_DIR,
+    REPORT,
+    SHARED_CATALOG,
+    SHARED_CATALOG_IMPLIED,
     kafka_config_options,
-    report_option,
+    shared_catalog_servers,
     subscriptions_option,
     subscriptions_options,
     target_options,
 )
-from yangkey.reporting import load_catalog, reports_errors, skipped_summary
+from yangkey.cli.reporting import load_catalog, reports_errors, skipped_summary
+from yangkey.clickhouse.query_commands import UINT64_MAX, history, sql_command, state
+from yangkey.clickhouse.targets import connected
+from yangkey.errors import ConfigError
 
 if TYPE_CHECKING:
     from yangkey.catalog import Catalog
@@ -47,40 +55,46 @@ F = TypeVar("F", bound=Callable[..., Any])
 OUTPUT_FILES = {"server": "server.sql", "embedded": "embedded.sql"}
 
 
+CLUSTER = Declaration(
+    ("--cluster",),
+    "cluster",
+    "Cluster mode (server only): ON CLUSTER, Replicated, Distributed.",
+    metavar="NAME",
+)
+KAFKA_COLLECTION = Declaration(
+    ("--kafka-collection",),
+    "kafka_collection",
+    "Named collection with the Kafka brokers and credentials (server mode).",
+    metavar="NAME",
+    attrs={"default": "yangkey_kafka", "show_default": True},
+)
+NUM_CONSUMERS = Declaration(
+    ("--num-consumers",),
+    "num_consumers",
+    "kafka_num_consumers of each Kafka engine table (server mode): consumers per topic, at "
+    "most its partition count.",
+    attrs={"type": click.IntRange(1, UINT64_MAX), "default": 1, "show_default": True},
+)
+CURRENT_STATE = Declaration(
+    ("--current-state",),
+    "current_state",
+    "Which topics get a current-state table.",
+    attrs={"type": click.Choice(["all", "compacted"]), "default": "all", "show_default": True},
+)
+
+
 def _render_options(function: F) -> F:
-    options = [
-        database_option(),
-        click.option(
-            "--kafka-collection",
-            default="yangkey_kafka",
-            show_default=True,
-            help="Named collection with the Kafka brokers and credentials (server mode).",
-        ),
-        click.option(
-            "--consumer-group",
+    return apply_all(
+        function,
+        DATABASE.but(note=DATABASE_FROM_URL),
+        KAFKA_COLLECTION,
+        CONSUMER_GROUP.but(
             default="yangkey-clickhouse",
-            show_default=True,
-            help="Consumer group of the Kafka tables (one '<group>.<topic>' per topic).",
+            note="Of the Kafka tables (one '<group>.<topic>' per topic).",
         ),
-        click.option(
-            "--num-consumers",
-            default=1,
-            show_default=True,
-            type=click.IntRange(1, UINT64_MAX),
-            help="kafka_num_consumers of each Kafka engine table (server mode): consumers per"
-            " topic, at most its partition count.",
-        ),
-        click.option(
-            "--current-state",
-            type=click.Choice(["all", "compacted"]),
-            default="all",
-            show_default=True,
-            help="Which topics get a current-state table.",
-        ),
-    ]
-    for option in reversed(options):
-        function = option(function)
-    return function
+        NUM_CONSUMERS,
+        CURRENT_STATE,
+    )
 
 
 def _ddl_options(
@@ -112,16 +126,10 @@ def ddl() -> None:
 
 
 @ddl.command("generate")
-@subscriptions_options(
-    required=False, help_text="The subscriptions file (YAML); with --bootstrap, optional."
-)
-@click.option(
-    "--bootstrap",
-    "-b",
-    default=None,
-    help="Kafka bootstrap servers: add every subscription of the shared catalog.",
-)
-@catalog_topic_option
+@subscriptions_options(required=False, note="Optional with --shared-catalog.")
+@SHARED_CATALOG.but(note=f"add every subscription in it. {SHARED_CATALOG_IMPLIED}")
+@BOOTSTRAP.but(required=False)
+@CATALOG_TOPIC
 @click.option(
     "--mode",
     type=click.Choice(["server", "embedded", "both"]),
@@ -129,21 +137,16 @@ def ddl() -> None:
     show_default=True,
     help="Kafka engine tables (server) or Null queue tables fed by `yangkey ingest` (embedded).",
 )
-@click.option("--cluster", default=None, help="Cluster mode: ON CLUSTER, Replicated, Distributed.")
+@CLUSTER
 @_render_options
-@click.option(
-    "--output-dir",
-    "-o",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Write server.sql / embedded.sql here (default: print).",
-)
+@OUTPUT_DIR.but(default=None, note="server.sql / embedded.sql (default: print them).")
 @reports_errors
 def generate(
     *,
     subscriptions: str | None,
     yang_dirs: tuple[str, ...],
     strict: bool,
+    shared_catalog: bool,
     bootstrap: str | None,
     catalog_topic: str,
     mode: str,
@@ -162,23 +165,25 @@ def generate(
       yangkey ddl generate --subscriptions subscriptions.yaml --mode embedded
       yangkey ddl generate --subscriptions subscriptions.yaml -o ddl/
       yangkey ddl generate --subscriptions subscriptions.yaml --mode server --cluster main
-      yangkey ddl generate --bootstrap "$(yangkey kafka status --bootstrap)" --mode embedded
+      yangkey ddl generate --shared-catalog -b "$(yangkey kafka status --address)" \\
+          --mode embedded
     """
     from yangkey.clickhouse.ddl import render_catalog, render_ddl, to_script  # noqa: PLC0415
     from yangkey.clickhouse.shared_topics import SharedTopics  # noqa: PLC0415
 
-    if subscriptions is None and bootstrap is None:
-        raise click.UsageError("give --subscriptions, --bootstrap (the shared catalog) or both")
+    shared = shared_catalog_servers(shared_catalog, bootstrap)
+    if subscriptions is None and shared is None:
+        raise click.UsageError("give --subscriptions, --shared-catalog or both")
     catalog = (
         load_catalog(subscriptions, yang_dirs, strict=strict) if subscriptions is not None else None
     )
     summary = skipped_summary(catalog) if catalog is not None else ""
     follower: SharedTopics | None = None
-    if bootstrap is not None:
-        with _catalog_topic(catalog, bootstrap, catalog_topic) as reader:
+    if shared is not None:
+        with _catalog_topic(catalog, shared, catalog_topic) as reader:
             follower = SharedTopics.of(reader, catalog, yang_dirs=yang_dirs, warn=_warn)
             topics = follower.merge()
-    source = subscriptions or f"kafka://{bootstrap}/{catalog_topic}"
+    source = subscriptions or f"kafka://{shared}/{catalog_topic}"
     if mode == "both":
         modes: list[Mode] = ["server"] if cluster else ["server", "embedded"]
     else:
@@ -253,21 +258,14 @@ def _header(source: str, options: DdlOptions, count: int) -> list[str]:
 @ddl.command("apply")
 @subscriptions_option
 @target_options
-@click.option("--cluster", default=None, help="Cluster mode (server only).")
+@CLUSTER
 @_render_options
-@click.option(
-    "--bootstrap",
-    "-b",
-    default=None,
-    help="Kafka bootstrap servers: also every subscription of the shared catalog.",
-)
-@catalog_topic_option
-@click.option(
-    "--follow",
-    "-f",
-    is_flag=True,
-    help="With --bootstrap: keep following the shared catalog, creating the tables of each "
-    "new topic as a subscription brings it (server mode: the Kafka engine tables too).",
+@SHARED_CATALOG.but(note=f"also every subscription in it. {SHARED_CATALOG_IMPLIED}")
+@BOOTSTRAP.but(required=False)
+@CATALOG_TOPIC
+@FOLLOW.but(
+    note="with --shared-catalog, follow it: create the tables of each new topic as a "
+    "subscription brings it (server mode: the Kafka engine tables too)."
 )
 @reports_errors
 def apply_command(
@@ -283,6 +281,7 @@ def apply_command(
     consumer_group: str,
     num_consumers: int,
     current_state: str,
+    shared_catalog: bool,
     bootstrap: str | None,
     catalog_topic: str,
     follow: bool,
@@ -294,16 +293,17 @@ def apply_command(
       yangkey ddl apply --subscriptions subscriptions.yaml --embedded ch
       CLICKHOUSE_PASSWORD=secret yangkey ddl apply --subscriptions subscriptions.yaml \\
           --clickhouse http://yangkey@localhost:8123
-      yangkey ddl apply --subscriptions subscriptions.yaml --bootstrap localhost:9092 --follow \\
-          --clickhouse http://localhost:8123
+      yangkey ddl apply --subscriptions subscriptions.yaml --shared-catalog -b localhost:9092 \\
+          --follow --clickhouse http://localhost:8123
     """
     from yangkey.clickhouse.apply import ApplyResult, apply  # noqa: PLC0415
     from yangkey.clickhouse.connection import ServerConnection  # noqa: PLC0415
     from yangkey.clickhouse.ddl import render_catalog, render_ddl  # noqa: PLC0415
     from yangkey.clickhouse.shared_topics import SharedTopics  # noqa: PLC0415
 
-    if follow and bootstrap is None:
-        raise click.UsageError("--follow follows the shared catalog: give --bootstrap")
+    shared = shared_catalog_servers(shared_catalog, bootstrap)
+    if follow and shared is None:
+        raise click.UsageError("--follow follows the shared catalog: give --shared-catalog")
     catalog = load_catalog(subscriptions, yang_dirs, strict=strict)
 
     def report(result: ApplyResult, where: str) -> None:
@@ -328,11 +328,11 @@ def apply_command(
             num_consumers=num_consumers,
             current_state=current_state,
         )
-        if bootstrap is None:
+        if shared is None:
             report(apply(conn, render_catalog(catalog, options), db), conn.description)
             return
         # Following, it creates the catalog topic if it is the first to need it.
-        with _catalog_topic(catalog, bootstrap, catalog_topic, create=follow) as reader:
+        with _catalog_topic(catalog, shared, catalog_topic, create=follow) as reader:
             follower = SharedTopics.of(reader, catalog, yang_dirs=yang_dirs, warn=_warn)
             with_dead_letter = replace(options, dead_letter_topic=catalog.dead_letter_topic)
             statements = render_ddl(follower.merge(), with_dead_letter, follower.typed)
@@ -346,7 +346,7 @@ def apply_command(
                 for statement in apply(conn, render_ddl(topics, only, follower.typed), db).created:
                     click.echo(f"created  {statement.kind:<16} {statement.name}", err=True)
 
-            click.echo(f"following kafka://{bootstrap}/{catalog_topic} (Ctrl-C stops)", err=True)
+            click.echo(f"following kafka://{shared}/{catalog_topic} (Ctrl-C stops)", err=True)
             try:
                 follower.follow(create)
             except KeyboardInterrupt:
@@ -355,11 +355,11 @@ def apply_command(
 
 @click.command("ingest")
 @subscriptions_option
-@bootstrap_option()
-@embedded_option(required=True)
-@database_option(default="yangkey")
-@click.option("--follow", "-f", is_flag=True, help="Keep consuming (default: stop when caught up).")
-@click.option("--group", default="yangkey-embedded", show_default=True, help="Consumer group.")
+@BOOTSTRAP
+@EMBEDDED.but(required=True)
+@DATABASE.but(default="yangkey", show_default=True)
+@FOLLOW.but(note="keep consuming.")
+@CONSUMER_GROUP.but(default="yangkey-embedded")
 @click.option(
     "--batch-size",
     default=50_000,
@@ -368,16 +368,14 @@ def apply_command(
     help="Messages per INSERT (librdkafka hands out at most 1,000,000 at a time).",
 )
 @click.option("--no-dead-letter", is_flag=True, help="Do not read the dead-letter topic.")
-@click.option(
-    "--shared-catalog",
-    is_flag=True,
-    help="Also ingest the topics of every subscription in the shared catalog (learned ones "
-    "too), creating their tables before their first message.",
+@SHARED_CATALOG.but(
+    note="also ingest the topics of every subscription in it (learned ones too), creating "
+    "their tables before their first message."
 )
-@catalog_topic_option
+@CATALOG_TOPIC
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
-@kafka_config_options("consumer", aliases=("--kafka-properties",))
-@report_option()
+@kafka_config_options("consumer")
+@REPORT
 @reports_errors
 def ingest(
     *,
@@ -388,14 +386,14 @@ def ingest(
     embedded: str,
     database: str,
     follow: bool,
-    group: str,
+    consumer_group: str,
     batch_size: int,
     no_dead_letter: bool,
     shared_catalog: bool,
     catalog_topic: str,
     quiet: bool,
-    kafka_config: tuple[str, ...],
-    kafka_config_file: str | None,
+    consumer_config: tuple[str, ...],
+    consumer_config_file: str | None,
     report: Path | None,
 ) -> None:
     """Consume the catalog topics into embedded ClickHouse (creates the tables first).
@@ -416,7 +414,7 @@ def ingest(
     from yangkey.kafkalogs import quiet_librdkafka  # noqa: PLC0415
 
     catalog = load_catalog(subscriptions, yang_dirs, strict=strict)
-    overrides = client_overrides(properties_file=kafka_config_file, kv=kafka_config)
+    overrides = client_overrides(properties_file=consumer_config_file, kv=consumer_config)
     shared = None
     if shared_catalog:
         from yangkey.kafka.catalog_topic import CatalogTopic  # noqa: PLC0415
@@ -434,7 +432,7 @@ def ingest(
                 bootstrap,
                 embedded,
                 follow=follow,
-                group=group,
+                group=consumer_group,
                 batch_size=batch_size,
                 events=IngestProgress(enabled=not quiet),
                 database=database,

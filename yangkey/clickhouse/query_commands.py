@@ -11,20 +11,32 @@ from typing import Any
 
 import click
 
-from yangkey.clickhouse.targets import connected
-from yangkey.options import (
-    database_option,
+from yangkey.cli.declaration import Declaration
+from yangkey.cli.options import (
+    DATABASE,
+    DATABASE_FROM_URL,
+    TOPIC,
+    UNTIL,
     format_option,
     resolve_format,
     subscription_filter_options,
     target_options,
 )
-from yangkey.reporting import reports_errors
+from yangkey.cli.reporting import reports_errors
+from yangkey.clickhouse.targets import connected
 
 UINT64_MAX = 2**64 - 1
 """Bound of the ClickHouse columns, parameters and settings the numeric options end in (a
 {limit:UInt64} parameter would read 2**64 as 0); the same value as yangkey.clickhouse.queries,
 which is not imported here to keep `yangkey --help` light."""
+
+LIMIT = Declaration(
+    ("--limit",),
+    "limit",
+    "At most this many {what}.",
+    metavar="N",
+    attrs={"type": click.IntRange(1, UINT64_MAX)},
+)
 
 
 #: What a table shows of a stored message (the line formats carry every column).
@@ -42,8 +54,8 @@ TABLE_COLUMNS = (
 
 def emit_rows(rows: Sequence[dict[str, Any]], fmt: str | None, *, title: str = "") -> str:
     """Print stored messages in ``fmt`` (resolved for the terminal); the format used."""
+    from yangkey.cli.output import emit_rows as emit  # noqa: PLC0415
     from yangkey.clickhouse.queries import ROW_FIELDS  # noqa: PLC0415
-    from yangkey.output import emit_rows as emit  # noqa: PLC0415
 
     used = resolve_format(fmt)
     emit(
@@ -67,16 +79,11 @@ Examples:
 
 @click.command("state", epilog=STATE_EPILOG)
 @target_options
-@database_option()
+@DATABASE.but(note=DATABASE_FROM_URL)
 @subscription_filter_options("keys")
 @click.option("--xpath-prefix", "-x", default=None, help="Keep keys with an XPath starting so.")
-@click.option("--topic", "-t", default=None, help="Only this topic's current-state table.")
-@click.option(
-    "--limit",
-    type=click.IntRange(1, UINT64_MAX),
-    default=None,
-    help="At most this many keys (in message key order) [default: all].",
-)
+@TOPIC.but(what="'s current-state table")
+@LIMIT.but(what="keys", default=None, note="In message key order [default: all].")
 @format_option()
 @reports_errors
 def state(
@@ -126,21 +133,20 @@ Examples:
 
 @click.command("history", epilog=HISTORY_EPILOG)
 @target_options
-@database_option()
+@DATABASE.but(note=DATABASE_FROM_URL)
 @click.option(
     "--key", "-k", default=None, help="Full message key (use $'node\\nid\\nxpath' in a shell)."
 )
 @subscription_filter_options("messages")
-@click.option("--topic", "-t", default=None, help="Messages of this topic (its history table).")
-@click.option("--since", default=None, help="RFC 3339 time, inclusive.")
-@click.option("--until", default=None, help="RFC 3339 time, exclusive.")
+@TOPIC.but(what="'s messages (its history table)")
 @click.option(
-    "--limit",
-    type=click.IntRange(1, UINT64_MAX),
-    default=100,
-    show_default=True,
-    help="Messages per page.",
+    "--since",
+    default=None,
+    metavar="WHEN",
+    help="Where reading starts (inclusive): an RFC 3339 time.",
 )
+@UNTIL.but(note="an RFC 3339 time.")
+@LIMIT.but(what="messages per page", default=100, show_default=True)
 @click.option("--after", default=None, help="Cursor token printed by the previous page.")
 @click.option(
     "--order",
@@ -182,13 +188,13 @@ def history(
       yangkey history --key $'pe1.nyc\\n2001\\n/ietf-system:system/clock' --embedded ch
       yangkey history --node pe1.nyc --embedded ch --after TOKEN   # the next page
     """
+    from yangkey.cli.output import emit_cursor  # noqa: PLC0415
     from yangkey.clickhouse.queries import (  # noqa: PLC0415
         check_time,
         decode_cursor,
         encode_cursor,
     )
     from yangkey.clickhouse.queries import history as read_history  # noqa: PLC0415
-    from yangkey.output import emit_cursor  # noqa: PLC0415
 
     if key is None and node is None and topic is None:
         raise click.UsageError("give --key, --node or --topic")
@@ -233,7 +239,7 @@ def sql_command(
     *, clickhouse: str | None, embedded: str | None, fmt: str | None, query: str
 ) -> None:
     """Run one ad-hoc query (QUERY, or - / nothing: read it from stdin) and print its rows."""
-    from yangkey.output import emit_rows as emit  # noqa: PLC0415
+    from yangkey.cli.output import emit_rows as emit  # noqa: PLC0415
 
     text = sys.stdin.read() if query == "-" else query
     text = text.strip().rstrip(";").strip()

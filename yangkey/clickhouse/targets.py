@@ -1,5 +1,5 @@
 """The ClickHouse a command talks to: ``--clickhouse URL`` or ``--embedded PATH`` (from the
-strongest source, :func:`yangkey.options.resolve_target`), opened for the command's block.
+strongest source, :func:`yangkey.cli.options.resolve_target`), opened for the command's block.
 
 A server is given as ``http[s]://user@host:port[/database]``; the password is read from
 ``CLICKHOUSE_PASSWORD`` only (never from the command line, never printed).
@@ -12,9 +12,9 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
+from yangkey.cli.options import resolve_target
 from yangkey.clickhouse.connection import Connection, ServerConnection, connect
 from yangkey.errors import ConfigError
-from yangkey.options import resolve_target
 
 DEFAULT_DATABASE = "yangkey"
 

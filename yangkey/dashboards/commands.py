@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
+from yangkey.cli.options import DATABASE, OUTPUT_DIR, subscriptions_option
+from yangkey.cli.reporting import load_catalog, reports_errors
 from yangkey.errors import ConfigError
-from yangkey.options import database_option, subscriptions_option
-from yangkey.reporting import load_catalog, reports_errors
 
 EPILOG = """\b
 Examples:
@@ -52,14 +52,11 @@ def write_dashboards(
 
 @click.command("dashboards", epilog=EPILOG)
 @subscriptions_option
-@database_option(default="yangkey")
-@click.option(
-    "--output-dir",
-    "-o",
-    type=click.Path(file_okay=False, path_type=Path),
+@DATABASE.but(default="yangkey", show_default=True)
+@OUTPUT_DIR.but(
     default=Path("dashboards"),
     show_default=True,
-    help="Where the dashboard JSON files go (one per topic, plus the overview).",
+    note="the dashboard JSON files (one per topic, plus the overview).",
 )
 @reports_errors
 def dashboards(

@@ -18,6 +18,13 @@ from types import FrameType
 import click
 from rich.console import Console
 
+from yangkey.cli.declaration import Declaration
+from yangkey.cli.options import (
+    PORT,
+    format_option,
+    resolve_format,
+)
+from yangkey.cli.reporting import fail
 from yangkey.errors import BrokerError, YangkeyError
 from yangkey.kafka.broker import CLUSTER_HEAP, DEFAULT_HEAP, MAX_BROKERS, EmbeddedKafka
 from yangkey.kafka.config import parse_kv
@@ -31,19 +38,34 @@ from yangkey.kafka.process import (
     recorded_state_dirs,
     stop_recorded,
 )
-from yangkey.options import format_option, resolve_format
-from yangkey.reporting import fail
 
 _err = Console(stderr=True, highlight=False, soft_wrap=True)  # paths must stay copyable
 
-_state_dir_option = click.option(
-    "--state-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help=f"Where the broker is recorded ({STATE_FILE}) and keeps its data [default:"
+STATE_DIR = Declaration(
+    ("--state-dir",),
+    "state_dir",
+    f"Where the broker is recorded ({STATE_FILE}) and keeps its data [default:"
     " $XDG_STATE_HOME/yangkey/kafka, else ~/.local/state/yangkey/kafka]. Every state dir in use"
     " is registered per user, so status and stop find a broker from any directory; give"
     " different values to run several brokers.",
+    metavar="DIR",
+    attrs={"type": click.Path(file_okay=False, path_type=Path), "default": None},
+)
+TIMEOUT = Declaration(
+    ("--timeout",),
+    "timeout",
+    "Seconds to wait",
+    metavar="SECONDS",
+    attrs={"type": float, "show_default": True},
+)
+ADDRESS = Declaration(
+    ("--address",),
+    "address",
+    "Print only the HOST:PORT of the running broker (the default one, or the only one"
+    " recorded; a cluster: HOST:PORT,HOST:PORT,…); exit 1 with one error line when none"
+    " answers.",
+    aliases=("--bootstrap",),
+    attrs={"is_flag": True},
 )
 
 
@@ -95,7 +117,7 @@ def kafka() -> None:
     \b
     Typical session (from any directory: brokers are recorded per user):
       yangkey kafka start            # prints 127.0.0.1:PORT
-      yangkey kafka status --bootstrap
+      yangkey kafka status --address
       yangkey kafka stop             # also deletes the broker's data
       yangkey kafka start --brokers 3   # prints 127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3
     """
@@ -130,19 +152,13 @@ def install(kafka_version: str) -> None:
 
 
 @kafka.command()
-@click.option(
-    "--port",
-    type=click.IntRange(0, 65535),
-    default=0,
-    show_default=True,
-    help="Client port on 127.0.0.1; 0 picks a free one (the address is printed).",
-)
+@PORT.but(default=0, note="The broker's client port, on 127.0.0.1 (the address is printed).")
 @click.option(
     "--foreground",
     is_flag=True,
     help="Stay attached: run until Ctrl-C (or SIGTERM), then stop the broker.",
 )
-@_state_dir_option
+@STATE_DIR
 @click.option(
     "--set",
     "settings",
@@ -166,13 +182,7 @@ def install(kafka_version: str) -> None:
     help=f"JVM maximum heap (-Xmx) of each broker [default: {DEFAULT_HEAP}, {CLUSTER_HEAP} per"
     " node of a cluster].",
 )
-@click.option(
-    "--timeout",
-    type=float,
-    default=120.0,
-    show_default=True,
-    help="Seconds to wait for the broker to answer before giving up.",
-)
+@TIMEOUT.but(default=120.0, note="for the broker to answer before giving up.")
 @click.option(
     "--keep-data",
     is_flag=True,
@@ -200,7 +210,7 @@ def start(
     """Start the broker and print its bootstrap address (127.0.0.1:PORT).
 
     By default the broker keeps running in the background after this command returns and
-    is recorded for this user: `yangkey kafka status --bootstrap` prints its address and
+    is recorded for this user: `yangkey kafka status --address` prints its address and
     `yangkey kafka stop` stops it, from any directory. Each start begins with an empty broker:
     topics do not survive a stop. The broker log is <state-dir>/data/broker.log.
 
@@ -221,9 +231,10 @@ def start(
         properties = parse_kv(settings, source="--set")
         recorded = BrokerState.read(state_dir)
         if recorded is not None and recorded.alive():
-            raise click.ClickException(
+            raise BrokerError(
                 f"a broker is already running on {recorded.bootstrap} (pid {recorded.pid});"
-                f" `{_stop_hint(state_dir)}` first"
+                f" `{_stop_hint(state_dir)}` first",
+                source="kafka start",
             )
         if recorded is not None:
             stop_recorded(state_dir)  # a crashed broker: clear its state file and data
@@ -280,20 +291,16 @@ def _run_in_foreground(broker: EmbeddedKafka) -> None:
         with _err.status("stopping Kafka…"):
             broker.stop()
     if code is not None:
-        raise click.ClickException(f"the broker exited by itself (code {code}):\n{tail}")
+        raise BrokerError(
+            f"the broker exited by itself (code {code}):\n{tail}", source="kafka start"
+        )
     _err.print("stopped")
 
 
 @kafka.command()
-@_state_dir_option
+@STATE_DIR
 @click.option("--all", "stop_all", is_flag=True, help="Stop every broker recorded for this user.")
-@click.option(
-    "--timeout",
-    type=float,
-    default=30.0,
-    show_default=True,
-    help="Seconds to wait for a clean shutdown before SIGKILL.",
-)
+@TIMEOUT.but(default=30.0, note="for a clean shutdown before SIGKILL.")
 def stop(state_dir: Path | None, stop_all: bool, timeout: float) -> None:
     """Stop the recorded broker and delete its data (unless it was started with --keep-data).
 
@@ -334,17 +341,10 @@ STATUS_FORMATS = ("text", "json")
 
 
 @kafka.command()
-@_state_dir_option
-@click.option(
-    "--bootstrap",
-    "bootstrap_only",
-    is_flag=True,
-    help="Print only the HOST:PORT of the running broker (the default one, or the only one"
-    " recorded; a cluster: HOST:PORT,HOST:PORT,…); exit 1 with one error line when none"
-    " answers.",
-)
+@STATE_DIR
+@ADDRESS
 @format_option(STATUS_FORMATS)
-def status(state_dir: Path | None, bootstrap_only: bool, fmt: str | None) -> None:
+def status(state_dir: Path | None, address: bool, fmt: str | None) -> None:
     """List the brokers recorded for this user; exit status 0 only if they all answer.
 
     One line per broker on stderr (version, pid, state dir, log; a cluster's nodes that are
@@ -355,12 +355,12 @@ def status(state_dir: Path | None, bootstrap_only: bool, fmt: str | None) -> Non
     \b
     Examples:
       yangkey kafka status
-      export BOOTSTRAP=$(yangkey kafka status --bootstrap)
+      export BOOTSTRAP=$(yangkey kafka status --address)
       yangkey kafka status --format json
     """
     as_json = resolve_format(fmt, STATUS_FORMATS) == "json"
     with _friendly():
-        if bootstrap_only:
+        if address:
             target = _target(state_dir, "status")
             state = BrokerState.read(target)
             if state is None or not state.alive():

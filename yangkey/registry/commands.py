@@ -18,15 +18,19 @@ from typing import TYPE_CHECKING
 import click
 import orjson
 
-from yangkey.errors import ConfigError, YangkeyError
-from yangkey.kafka.config import client_overrides
-from yangkey.options import (
-    bootstrap_option,
-    schema_registry_option,
+from yangkey.cli.declaration import Declaration
+from yangkey.cli.options import (
+    BOOTSTRAP,
+    PORT,
+    SCHEMA_REGISTRY,
+    TOPIC,
+    kafka_config_options,
     subscriptions_option,
     subscriptions_options,
 )
-from yangkey.reporting import load_catalog, reports_errors
+from yangkey.cli.reporting import load_catalog, reports_errors
+from yangkey.errors import ConfigError, YangkeyError
+from yangkey.kafka.config import client_overrides
 
 if TYPE_CHECKING:
     from yangkey.registry.httpd import TLS, RegistryHTTPServer
@@ -38,8 +42,25 @@ Examples:
   yangkey registry serve --bootstrap 127.0.0.1:9092 --host 0.0.0.0 --users users.txt \\
       --tls-cert server.pem --tls-key server.key
   yangkey registry schemas --subscriptions subscriptions.yaml
-  yangkey registry register --subscriptions subscriptions.yaml --url http://127.0.0.1:8081
+  yangkey registry register --subscriptions subscriptions.yaml \\
+      --schema-registry http://127.0.0.1:8081
 """
+
+STORE_TOPIC = Declaration(
+    ("--store-topic",),
+    "store_topic",
+    "The registry's store: a compacted topic of one partition.",
+    metavar="NAME",
+    aliases=("--topic",),
+    attrs={"default": "_schemas", "show_default": True},
+)
+USERS = Declaration(
+    ("--users",),
+    "users",
+    "The registry's users file (`registry passwd` writes it):",
+    metavar="FILE",
+    attrs={"type": click.Path(dir_okay=False, path_type=Path), "default": None},
+)
 
 
 @click.group(name="registry", epilog=EXAMPLES)
@@ -49,21 +70,15 @@ def registry() -> None:
 
 
 @registry.command(name="serve", epilog=EXAMPLES)
-@bootstrap_option()
-@click.option(
-    "--port",
-    type=click.IntRange(0, 65535),
-    default=8081,
-    show_default=True,
-    help="Port to listen on; 0 picks a free one (the URL is printed).",
-)
+@BOOTSTRAP
+@PORT.but(default=8081, note="The URL is printed.")
 @click.option(
     "--host",
     default="127.0.0.1",
     show_default=True,
     help="Address to listen on. Any other than loopback wants --users (and TLS).",
 )
-@click.option("--topic", default="_schemas", show_default=True, help="The store topic.")
+@STORE_TOPIC
 @click.option(
     "--node-id",
     default=None,
@@ -87,16 +102,11 @@ def registry() -> None:
 )
 @subscriptions_options(
     required=False,
-    help_text="A subscriptions file: only the replication of internal_topics.schema_store"
-    " (and defaults) is read from it.",
+    note="Only the replication of internal_topics.schema_store (and defaults) is read from it.",
 )
-@click.option(
-    "--users",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Users file (`registry passwd` writes it): every request then needs HTTP basic "
-    "auth, and a role: read, write (register, soft delete) or admin (permanent deletes, "
-    "/config, /mode). Re-read when it changes.",
+@USERS.but(
+    note="every request then needs HTTP basic auth, and a role: read, write (register, soft "
+    "delete) or admin (permanent deletes, /config, /mode). Re-read when it changes."
 )
 @click.option(
     "--tls-cert",
@@ -139,20 +149,14 @@ def registry() -> None:
     show_default=True,
     help="Open connections served at once; more are answered 503.",
 )
-@click.option(
-    "-X",
-    "kv",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="A librdkafka property for the registry's clients (security, timeouts). Repeatable.",
-)
+@kafka_config_options("kafka")
 @click.option("--verbose", is_flag=True, help="Log every request on stderr.")
 @reports_errors
 def serve(
     bootstrap: str,
     port: int,
     host: str,
-    topic: str,
+    store_topic: str,
     node_id: str | None,
     replication_factor: int | None,
     min_insync_replicas: int | None,
@@ -166,12 +170,14 @@ def serve(
     max_body: int,
     client_timeout: float,
     max_connections: int,
-    kv: tuple[str, ...],
+    kafka_config: tuple[str, ...],
+    kafka_config_file: str | None,
     verbose: bool,
 ) -> None:
     """Serve the registry API until SIGINT or SIGTERM.
 
-    Every instance keeps all schemas in memory, rebuilt from TOPIC (one partition, compacted)
+    Every instance keeps all schemas in memory, rebuilt from its store topic (one partition,
+    compacted)
     at start; any instance serves reads and writes, and instances on one broker agree. The
     URL is printed on stdout once the store has been read. If the store topic is deleted and
     created again (or the broker comes back empty), instances notice and replay it; while the
@@ -199,12 +205,12 @@ def serve(
 
     with running_registry(
         bootstrap,
-        topic,
+        store_topic,
         host=host,
         port=port,
         node_id=node_id,
         replication=(replication_factor, min_insync_replicas),
-        overrides=client_overrides(kv=kv),
+        overrides=client_overrides(properties_file=kafka_config_file, kv=kafka_config),
         verbose=verbose,
         users=users,
         tls=tls,
@@ -219,7 +225,7 @@ def serve(
         service = server.registry
         click.echo(
             f"registry node {service.node}: {len(service.store.schemas)} schemas, "
-            f"{len(service.store.subject_names())} subjects from {topic} "
+            f"{len(service.store.subject_names())} subjects from {store_topic} "
             f"(end offset {service.store.end})",
             err=True,
         )
@@ -313,7 +319,7 @@ def running_registry(
             # Confluent's registry also defaults to _schemas; each would corrupt the other.
             raise ConfigError(
                 f"holds {service.store.foreign} records that are not this registry's "
-                "(another schema registry's store?); choose another --topic",
+                "(another schema registry's store?); choose another --store-topic",
                 source=f"topic {topic}",
             )
         server = RegistryHTTPServer(
@@ -360,12 +366,7 @@ class Background(threading.Thread):
 
 
 @registry.command(name="passwd", epilog=EXAMPLES)
-@click.option(
-    "--users",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="The users file (created if missing, readable by its owner only).",
-)
+@USERS.but(required=True, note="created if missing, readable by its owner only.")
 @click.argument("name")
 @click.option(
     "--role",
@@ -404,27 +405,30 @@ def passwd(users: Path, name: str, role: str | None, password_stdin: bool, delet
 
 @registry.command(name="schemas", epilog=EXAMPLES)
 @subscriptions_option
-@click.option("--topic", "only", default=None, help="Print only this topic's schema.")
+@TOPIC.but(what="'s schema")
 @reports_errors
-def schemas(subscriptions: str, yang_dirs: tuple[str, ...], strict: bool, only: str | None) -> None:
+def schemas(
+    subscriptions: str, yang_dirs: tuple[str, ...], strict: bool, topic: str | None
+) -> None:
     """Print the JSON Schema of every derived topic: ``{"<topic>-value": schema, ...}``."""
     from yangkey.registry.client import subject_for, topic_schemas  # noqa: PLC0415
 
     catalog = load_catalog(subscriptions, yang_dirs, strict=strict)
     found = topic_schemas(catalog, yang_dirs=yang_dirs)
-    if only is not None:
-        if only not in found:
-            raise ConfigError(f"no derived topic {only!r}", source=subscriptions)
-        found = {only: found[only]}
+    if topic is not None:
+        if topic not in found:
+            raise ConfigError(f"no derived topic {topic!r}", source=subscriptions)
+        found = {topic: found[topic]}
     out = {subject_for(topic): orjson.loads(schema) for topic, schema in found.items()}
     click.echo(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode())
 
 
 @registry.command(name="register", epilog=EXAMPLES)
 @subscriptions_option
-@schema_registry_option(
-    help_text="Any Confluent-compatible schema registry (client settings from environment"
-    " variables YANGKEY_SCHEMA_REGISTRY_<KEY>, e.g. ..._BASIC_AUTH_USER_INFO=user:pass)."
+@SCHEMA_REGISTRY.but(
+    required=True,
+    note="Client settings from environment variables YANGKEY_SCHEMA_REGISTRY_<KEY>, e.g."
+    " ..._BASIC_AUTH_USER_INFO=user:pass.",
 )
 @click.option(
     "--modules",
@@ -434,7 +438,11 @@ def schemas(subscriptions: str, yang_dirs: tuple[str, ...], strict: bool, only: 
 )
 @reports_errors
 def register(
-    subscriptions: str, url: str, yang_dirs: tuple[str, ...], strict: bool, modules: bool
+    subscriptions: str,
+    yang_dirs: tuple[str, ...],
+    strict: bool,
+    schema_registry: str,
+    modules: bool,
 ) -> None:
     """Register (or look up) each derived topic's value schema; print ``subject<TAB>id``."""
     from yangkey.registry.client import (  # noqa: PLC0415
@@ -446,7 +454,7 @@ def register(
     )
 
     catalog = load_catalog(subscriptions, yang_dirs, strict=strict)
-    ids = process_ids(RegistrySettings.from_options(url))
+    ids = process_ids(RegistrySettings.from_options(schema_registry))
     if modules:
         for module, (schema_id, _) in register_yang_modules(
             ids, catalog, yang_dirs=yang_dirs

@@ -109,7 +109,7 @@ def ensure_log_topic(
         raise ConfigError(
             f"{problem}: registered schemas would expire; the registry needs "
             "cleanup.policy=compact (kafka-configs --alter --entity-type topics --entity-name "
-            f"{topic} --add-config cleanup.policy=compact, or choose another --topic)",
+            f"{topic} --add-config cleanup.policy=compact, or choose another --store-topic)",
             source=f"topic {topic}",
         )
 

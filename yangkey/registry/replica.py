@@ -154,7 +154,7 @@ class Replica:
             self.refused = (
                 f"{self.store.foreign} records that are not this registry's appeared in the "
                 "store topic (another schema registry writes to it?); writes are refused: "
-                "restart on another --topic"
+                "restart on another --store-topic"
             )
             if not first:  # at start, the caller refuses the topic
                 log.error("registry: %s", self.refused)
@@ -183,7 +183,7 @@ class Replica:
             if fresh.foreign:
                 self.refused = (
                     f"the store topic, replayed, holds {fresh.foreign} records that are not "
-                    "this registry's; writes are refused: restart on another --topic"
+                    "this registry's; writes are refused: restart on another --store-topic"
                 )
                 log.error("registry: %s", self.refused)
         self._up()

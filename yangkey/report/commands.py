@@ -6,8 +6,14 @@ from pathlib import Path
 
 import click
 
-from yangkey.options import database_option, subscriptions_options, target_options
-from yangkey.reporting import reports_errors
+from yangkey.cli.options import (
+    DATABASE,
+    DATABASE_FROM_URL,
+    OUTPUT,
+    subscriptions_options,
+    target_options,
+)
+from yangkey.cli.reporting import reports_errors
 
 EPILOG = """\b
 Examples:
@@ -19,19 +25,15 @@ Examples:
 
 @click.command("report", epilog=EPILOG)
 @target_options
-@database_option()
+@DATABASE.but(note=DATABASE_FROM_URL)
 @subscriptions_options(
     required=False,
-    help_text="The subscriptions file (optional): its partition counts make empty partitions "
-    "count in the skew.",
+    note="Optional: its partition counts make empty partitions count in the skew.",
 )
-@click.option(
-    "--output",
-    "-o",
+@OUTPUT.but(
     type=click.Path(dir_okay=False, path_type=Path),
     default=Path("yangkey-report.html"),
-    show_default=True,
-    help="The HTML file to write.",
+    note="the HTML page.",
 )
 @click.option("--title", default="yangkey report", show_default=True, help="The page's title.")
 @reports_errors
@@ -59,7 +61,7 @@ def report(
 
     catalog = None
     if subscriptions is not None:
-        from yangkey.reporting import load_catalog  # noqa: PLC0415
+        from yangkey.cli.reporting import load_catalog  # noqa: PLC0415
 
         catalog = load_catalog(subscriptions, yang_dirs, strict=strict)
     with connected(clickhouse, embedded, database) as (conn, db):

@@ -18,10 +18,10 @@ import orjson
 from rich.console import Console
 from rich.markup import escape
 
+from yangkey.cli.options import REPORT, resolve_format
+from yangkey.cli.reporting import fail
 from yangkey.errors import YangkeyError
 from yangkey.kafkalogs import log_to_file, quiet_librdkafka
-from yangkey.options import report_option, resolve_format
-from yangkey.reporting import fail
 from yangkey.spark.config import JobConfig
 from yangkey.spark.job import run
 from yangkey.spark.options import SUMMARY_FORMATS, job_config, produce_options
@@ -83,7 +83,7 @@ idempotence, acks=all), --producer-config-file, YANGKEY_KAFKA_<KEY> environment 
 
 @click.command(epilog=EPILOG, context_settings={"max_content_width": 100})
 @produce_options
-@report_option()
+@REPORT
 def produce(fmt: str | None, report: Path | None, **options: Any) -> None:
     """Read raw YANG-Push notifications, derive message keys and topics, produce to Kafka.
 

@@ -13,18 +13,22 @@ from typing import Any
 
 import click
 
+from yangkey.cli.options import (
+    BOOTSTRAP,
+    CATALOG_TOPIC,
+    DEFAULT_NODE,
+    MASTER,
+    SCHEMA_REGISTRY,
+    SHARED_CATALOG,
+    UNTIL,
+    format_option,
+    kafka_config_options,
+    subscriptions_option,
+)
 from yangkey.config import parse_duration
 from yangkey.errors import ConfigError, YangkeyError
 from yangkey.kafka.config import client_overrides, parse_kv
 from yangkey.messages import EMPTY_UPDATES
-from yangkey.options import (
-    bootstrap_option,
-    catalog_topic_option,
-    format_option,
-    kafka_config_options,
-    schema_registry_option,
-    subscriptions_option,
-)
 from yangkey.registry.client import RegistrySettings
 from yangkey.spark.config import DEFAULT_MAX_RECORDS_PER_TASK, JobConfig
 
@@ -87,15 +91,8 @@ PRODUCE_OPTIONS: tuple[Callable[[Any], Any], ...] = (
         help="A JSON-lines / XML file, a directory of them, a Hadoop URI (hdfs://, s3a://),"
         " or kafka://TOPIC for the raw topic. Repeatable (batch only).",
     ),
-    bootstrap_option(
-        required=False,
-        help_text="Kafka bootstrap servers to produce to (and to read kafka:// from).",
-    ),
-    click.option(
-        "--master",
-        metavar="URL",
-        help="Spark master: local[*] (default), local[4], spark://host:7077, yarn, k8s://…",
-    ),
+    BOOTSTRAP.but(required=False, note="Produce to them (and read kafka:// inputs from them)."),
+    MASTER.but(note="[default: local[*]]"),
     click.option(
         "--ship-env",
         is_flag=True,
@@ -103,8 +100,8 @@ PRODUCE_OPTIONS: tuple[Callable[[Any], Any], ...] = (
         " run the executors' Python from it. Without it, executors need yangkey installed at"
         " PYSPARK_PYTHON's path, which a preflight task checks.",
     ),
-    kafka_config_options("producer", name="producer_config"),
-    kafka_config_options("consumer", short=False, name="consumer_config"),
+    kafka_config_options("producer"),
+    kafka_config_options("consumer", short=False),
     click.option(
         "--source-bootstrap",
         metavar="HOST:PORT",
@@ -115,17 +112,15 @@ PRODUCE_OPTIONS: tuple[Callable[[Any], Any], ...] = (
         "start",
         default="earliest",
         show_default=True,
-        metavar="POSITION",
+        metavar="WHEN",
         help="Where to start reading kafka:// inputs: earliest, latest, an offset,"
         " PARTITION:OFFSET pairs (0:120,1:98), an ISO-8601 time or @EPOCH_MS. With"
         " --stream only used when the checkpoint is new.",
     ),
-    click.option(
-        "--until",
+    UNTIL.but(
         default="latest",
         show_default=True,
-        metavar="POSITION",
-        help="Where batch reads of kafka:// inputs stop (exclusive), same forms as --from.",
+        note="for batch reads of kafka:// inputs, in the forms of --from.",
     ),
     click.option(
         "--no-keys",
@@ -149,14 +144,11 @@ PRODUCE_OPTIONS: tuple[Callable[[Any], Any], ...] = (
         help="Reject notifications of subscriptions missing from the file instead of"
         " learning them from telemetry-message yang-push-subscription metadata.",
     ),
-    click.option(
-        "--shared-catalog",
-        is_flag=True,
-        help="Write the subscriptions, learned ones too, through the shared catalog topic, and"
-        " learn from it the ones other producers learned (yangkey ingest --shared-catalog"
-        " creates their tables).",
+    SHARED_CATALOG.but(
+        note="write the subscriptions, learned ones too, through it, and learn from it the ones"
+        " other producers learned (yangkey ingest --shared-catalog creates their tables)."
     ),
-    catalog_topic_option,
+    CATALOG_TOPIC,
     click.option(
         "--instance-feed",
         is_flag=True,
@@ -173,20 +165,11 @@ PRODUCE_OPTIONS: tuple[Callable[[Any], Any], ...] = (
         " with empty contents) is no error: count it in the summary, or also send it to the"
         " dead-letter topic as kind empty-update.",
     ),
-    click.option(
-        "--node",
-        "default_node",
-        metavar="NAME",
-        help="Node name for notifications that carry none (no hostname, sysName or manifest"
-        " name: IOS-XE). The name a notification carries always wins.",
-    ),
-    schema_registry_option(
-        required=False,
-        name="schema_registry",
-        help_text="A Confluent-compatible schema registry (basic auth: http://user:pass@host:8081)."
-        " Each derived topic's value schema is registered (or looked up) under <topic>-value"
-        " before any message is sent (not with --dry-run), and every message carries its id in"
-        " header schema-id.",
+    DEFAULT_NODE,
+    SCHEMA_REGISTRY.but(
+        note="Basic auth: http://user:pass@host:8081. Each derived topic's value schema is"
+        " registered (or looked up) under <topic>-value before any message is sent (not with"
+        " --dry-run), and every message carries its id in header schema-id."
     ),
     _kv_field(
         "--schema-registry-config",

@@ -1,6 +1,7 @@
 """The one place a :class:`~yangkey.errors.YangkeyError` becomes what the user sees: one
 ``error:`` line on stderr (on a terminal, the offending text with a caret under it) and exit
-status 1, never a traceback. Every command module imports it; none imports the CLI."""
+status 1, never a traceback. Every command module imports it; it imports nothing of the CLI
+root."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@
 
 The file is ``yangkey.yaml`` in the working directory, or the one ``YANGKEY_PROFILES_FILE``
 names. A profile's values become the defaults of the options of the same name, below the
-command line and the environment (:mod:`yangkey.options`).
+command line and the environment (:mod:`yangkey.cli.options`).
 """
 
 from __future__ import annotations

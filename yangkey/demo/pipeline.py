@@ -6,7 +6,7 @@
 3. start the schema registry beside the broker (:mod:`yangkey.registry`, its store the
    compacted ``_schemas`` topic, served on a thread of this process) unless
    ``--schema-registry`` names one;
-4. generate a realistic data set stamped relative to now (:mod:`yangkey.sample`; the tables'
+4. generate a realistic data set stamped relative to now (:mod:`yangkey.demo.sample`; the tables'
    TTL would drop rows with a fixed old date) and run the Spark producer job over it:
    keyed messages on derived topics (created with their partitions and compaction) carrying
    their topic's registered value schema id, rejects to the dead-letter topic;
@@ -22,23 +22,19 @@ from __future__ import annotations
 import contextlib
 import importlib.resources
 import shutil
-import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import click
 import orjson
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from yangkey.errors import InputError, YangkeyError
-from yangkey.options import report_option
-from yangkey.reporting import reports_errors
-from yangkey.sample import Expected, generate, interfaces_option, iter_jsonl
+from yangkey.demo.sample import Expected, generate, iter_jsonl
+from yangkey.errors import YangkeyError
 from yangkey.topics import TopicSpec
 
 DATABASE = "yangkey"
@@ -451,136 +447,3 @@ def example_subscriptions() -> Iterator[Path]:
     resource = importlib.resources.files("yangkey.examples").joinpath(EXAMPLE)
     with importlib.resources.as_file(resource) as path:
         yield path
-
-
-@click.command()
-@click.option(
-    "--subscriptions",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The subscriptions file (default: the example that ships with yangkey, the one "
-    "`yangkey init` writes).",
-)
-@click.option(
-    "--workdir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path(".yangkey/demo"),
-    show_default=True,
-    help="Where the generated notifications and the chdb data go.",
-)
-@click.option("--bootstrap", help="Use this Kafka broker instead of starting the embedded one.")
-@click.option(
-    "--nodes",
-    type=click.IntRange(1, 10_000),
-    default=4,
-    show_default=True,
-    help="Nodes sending telemetry.",
-)
-@interfaces_option
-@click.option(
-    "--rounds",
-    type=click.IntRange(0, 10_000),
-    default=3,
-    show_default=True,
-    help="On-change rounds per node.",
-)
-@click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
-@click.option(
-    "--schema-registry",
-    metavar="URL",
-    envvar="YANGKEY_SCHEMA_REGISTRY",
-    help="Use this Confluent-compatible schema registry instead of starting one beside the broker.",
-)
-@report_option(default_help="WORKDIR/report.html")
-@reports_errors
-def demo(
-    subscriptions: Path | None,
-    workdir: Path,
-    bootstrap: str | None,
-    nodes: int,
-    interfaces: int,
-    rounds: int,
-    master: str,
-    schema_registry: str | None,
-    report: Path | None,
-) -> None:
-    """Run the whole pipeline on the embedded stack, on generated data.
-
-    Starts Apache Kafka (KRaft, loopback) and the schema registry beside it, applies the
-    ClickHouse DDL to chdb, runs the Spark producer job over generated YANG-Push notifications
-    (several nodes, interfaces, hardware, on-change yang-patch updates and deletes, a replayed
-    older message, a few bad notifications) with each topic's value schema registered, ingests
-    into chdb, prints the current state per node, the messages per topic and partition, the
-    registry's subjects and ids and the dead letters, and checks them; ends by writing the
-    run's HTML report (partitions, keys, nodes, dead letters, throughput, latency). Exit
-    status 1 if a check fails.
-
-    \b
-    Example:
-      yangkey demo --nodes 8 --interfaces 24
-    """
-    # Wide enough for XPaths when the output goes to a file or a CI log.
-    console = Console() if sys.stdout.isatty() else Console(width=200)
-    with contextlib.ExitStack() as stack:
-        if subscriptions is None:
-            subscriptions = stack.enter_context(example_subscriptions())
-        result = run_demo(
-            subscriptions,
-            workdir,
-            bootstrap=bootstrap,
-            nodes=nodes,
-            interfaces=interfaces,
-            rounds=rounds,
-            master=master,
-            # progress lines stay whole when stderr is a file or a CI log
-            console=Console(stderr=True, soft_wrap=not sys.stderr.isatty()),
-            schema_registry=schema_registry,
-        )
-    show(result, console)
-    from yangkey.report.runs import write  # noqa: PLC0415
-
-    written = write(result.report, report or workdir / "report.html")
-    console.print(f"[green]✓[/green] report: {written} (one HTML file; open it in a browser)")
-    if result.problems:
-        sys.exit(1)
-
-
-@click.command()
-@click.argument("directory", default=".", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--force", is_flag=True, help="Overwrite an existing subscriptions.yaml.")
-@reports_errors
-def init(directory: Path, force: bool) -> None:
-    """Write a starter subscriptions.yaml into DIRECTORY (default: here).
-
-    The file is commented and uses the IETF modules that ship with yangkey (interfaces,
-    counters, IPv4 addresses, hardware, system clock, DNS search list); edit it, then follow
-    the commands printed at the end.
-
-    \b
-    Example:
-      yangkey init telemetry && cd telemetry
-    """
-    target = directory / EXAMPLE
-    if target.exists() and not force:
-        raise InputError(
-            "already exists; edit it, or pass --force to overwrite", source=str(target)
-        )
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        with example_subscriptions() as example:
-            shutil.copyfile(example, target)
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror}", source=str(target)) from None
-    shown = str(target) if directory != Path(".") else EXAMPLE
-    click.echo(f"wrote {target}")
-    click.echo(
-        "next:\n"
-        "  # what each subscription compiles to (branches, key templates, topics)\n"
-        f"  yangkey catalog show --subscriptions {shown}\n"
-        "  # the whole pipeline on generated data: Kafka, Spark and ClickHouse on this machine\n"
-        f"  yangkey demo --subscriptions {shown}\n"
-        "  # notifications (JSON lines; or your own), keyed onto their topics\n"
-        "  yangkey sample -o notifications.jsonl --expected expected.json\n"
-        "  BOOTSTRAP=$(yangkey kafka start)\n"
-        f"  yangkey produce --subscriptions {shown} --input notifications.jsonl"
-        ' --bootstrap "$BOOTSTRAP" --create-topics'
-    )
