@@ -42,7 +42,7 @@ from yangkey.demo.sample import generate_count
 from yangkey.kafka.broker import EmbeddedKafka
 from yangkey.registry.commands import running_registry
 from yangkey.spark.job import run
-from yangkey.spark.splitting import split_records
+from yangkey.spark.source.splitting import split_records
 
 REPLICAS = 3
 RECORDS = 2000

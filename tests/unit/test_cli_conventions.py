@@ -28,9 +28,11 @@ from yangkey.cli import main
 from yangkey.cli.options import resolve_format
 from yangkey.cli.output import emit_rows
 from yangkey.cli.profile import profile_defaults
-from yangkey.clickhouse.apply import ChdbConnection, apply
+from yangkey.clickhouse.apply import apply
+from yangkey.clickhouse.connection import ChdbConnection
 from yangkey.clickhouse.ddl import DdlOptions, render_ddl
-from yangkey.clickhouse.ingest import QueueRow, insert_rows
+from yangkey.clickhouse.ingest.arrow import insert_rows
+from yangkey.clickhouse.ingest.rows import QueueRow
 from yangkey.kafkalogs import quiet_librdkafka
 from yangkey.keys import compose_key
 
