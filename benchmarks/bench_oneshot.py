@@ -2,8 +2,8 @@
 
 Each run is a fresh process, as a user or a script would start it. Three settings:
 
-* ``no cache``: ``YANGKEY_CACHE=off``, every run builds the schema (the behaviour before the
-  cache);
+* ``no cache``: ``YANGKEY_SCHEMA_CACHE=off``, every run builds the schema (the behaviour before
+  the cache);
 * ``cold``: an empty cache directory per run (build, then write the cache);
 * ``warm``: the cache written by a previous run (load the compiled subscription; yangson is
   not imported).
@@ -70,7 +70,7 @@ def measure(
             env.update(env_for_run)
         if fresh_dir:
             with tempfile.TemporaryDirectory(prefix="yangkey-bench-cold-") as empty:
-                env["YANGKEY_CACHE_DIR"] = empty
+                env["YANGKEY_SCHEMA_CACHE"] = empty
                 wall, cpu = run_once(notification, env)
         else:
             wall, cpu = run_once(notification, env)
@@ -92,9 +92,9 @@ def main() -> None:
         notification.write_bytes(NOTIFICATION)
         cache = Path(work) / "cache"
         print(f"yangkey key --xpath {XPATH} NOTIFICATION, {args.runs} runs each")
-        measure("no cache", args.runs, notification, {"YANGKEY_CACHE": "off"}, False)
+        measure("no cache", args.runs, notification, {"YANGKEY_SCHEMA_CACHE": "off"}, False)
         cold_wall, cold_cpu = measure("cold", args.runs, notification, None, True)
-        warm_env = {"YANGKEY_CACHE_DIR": str(cache)}
+        warm_env = {"YANGKEY_SCHEMA_CACHE": str(cache)}
         run_once(notification, {**os.environ, **warm_env})  # fill the cache
         warm_wall, warm_cpu = measure("warm", args.runs, notification, warm_env, False)
         print(

@@ -36,9 +36,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
+from yangkey.canon_types import canon_for
 from yangkey.errors import SchemaError, YangkeyError
 from yangkey.keys import Instance, compile_entries_walker, edit_plan, edit_tree, key_members
-from yangkey.values import Canon, canon_for, canon_integer
+from yangkey.values import Canon, canon_integer
 
 if TYPE_CHECKING:
     from yangson import datatype as dt

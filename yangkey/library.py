@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from yangkey.errors import InputError, SchemaError
+from yangkey.schema_build import UNDECIDED, parse_file
 from yangkey.xmlsafe import parse_xml
 
 if TYPE_CHECKING:
@@ -44,11 +45,9 @@ _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 def parse_module(info: ModuleInfo) -> Statement:
     from yangson.exceptions import YangsonException  # noqa: PLC0415 - only when building
-    from yangson.statement import ModuleParser  # noqa: PLC0415
 
     try:
-        text = info.path.read_text(encoding="utf-8")
-        return ModuleParser(text, info.name, info.revision or "").parse()
+        return parse_file(info.path, info.name, info.revision or "")
     except (OSError, UnicodeDecodeError, YangsonException) as exc:
         raise SchemaError(f"cannot parse YANG module {info.name} ({info.path}): {exc}") from None
 
@@ -282,3 +281,4 @@ def apply_features(
                 source="features",
             )
         entry["feature"] = list(dict.fromkeys(enabled))
+        entry.pop(UNDECIDED, None)

@@ -21,7 +21,7 @@ import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,10 +30,9 @@ from yangkey.library import (
     MODULES_STATE,
     ReferenceIndex,
     apply_features,
-    parse_module,
-    prefix_map,
     read_library,
 )
+from yangkey.schema_build import UNDECIDED, BuiltModel, LeftOut, build, cut
 from yangkey.schema_cache import (
     DiskCache,
     code_fingerprint,
@@ -70,17 +69,39 @@ class ModuleInfo:
     prefix: str | None
     imports: tuple[str, ...]
     includes: tuple[str, ...]
-    features: tuple[str, ...]
     identities: bool = False
     """Whether it defines an identity (identityref values may name it by its prefix)."""
 
+    @cached_property
+    def features(self) -> tuple[str, ...]:
+        """The ``feature`` statements of the file (read when a library needs them: the body of
+        a vendor module runs to megabytes, the header to a few kB)."""
+        try:
+            text = _strip_comments(self.path.read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            return ()
+        return tuple(dict.fromkeys(_FEATURE.findall(_STRING.sub('""', text))))
 
-def _strip_comments(text: str) -> str:
-    # Comments may hide statements; strings may contain "//" (URLs), so keep strings intact.
+
+_LEXEME = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'[^']*'|//[^\n]*|/\*.*?\*/", re.DOTALL)
+_REVISION_KEYWORD = re.compile(r"(?:^|[;{}])\s*revision\s")
+
+
+def _strip_comments(text: str, *, header: bool = False) -> str:
+    """``text`` without comments (strings may contain "//": they are kept intact).
+
+    ``header``: stop after the first ``revision`` statement. The module header, its imports and
+    includes come before it (RFC 7950 section 7.1.1 orders them so); the body, which is what
+    makes a vendor file megabytes long, after it."""
     out: list[str] = []
     pos = 0
-    for match in re.finditer(r"\"(?:[^\"\\]|\\.)*\"|'[^']*'|//[^\n]*|/\*.*?\*/", text, re.DOTALL):
-        out.append(text[pos : match.start()])
+    revision_seen = False
+    for match in _LEXEME.finditer(text):
+        segment = text[pos : match.start()]
+        out.append(segment)
+        if revision_seen:
+            return "".join(out)  # the revision date (a string or in the segment before) is in
+        revision_seen = header and _REVISION_KEYWORD.search(segment) is not None
         token = match.group(0)
         out.append(token if token[0] in "\"'" else " ")
         pos = match.end()
@@ -88,20 +109,30 @@ def _strip_comments(text: str) -> str:
     return "".join(out)
 
 
+def _outside_strings(pattern: re.Pattern[str], text: str, start: int = 0) -> re.Match[str] | None:
+    """The first match of ``pattern`` that is not inside a quoted string (a description may
+    say "revision 2000-01-01 {")."""
+    alternatives = rf"{_STRING.pattern}|'[^']*'|(?:{pattern.pattern})"
+    for match in re.finditer(alternatives, text[start:], pattern.flags):
+        if match.lastindex:
+            return match
+    return None
+
+
 def read_module_info(path: Path) -> ModuleInfo | None:
     try:
-        text = _strip_comments(path.read_text(encoding="utf-8", errors="replace"))
+        raw = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
+    text = _strip_comments(raw, header=True)
     header = _HEADER.search(text)
     if header is None:
         return None
-    # Only the part before the first revision/description body matters for prefix/namespace,
-    # but imports carry their own "prefix" statements: take the first prefix after the header.
-    namespace = _NAMESPACE.search(text)
-    prefix = _PREFIX.search(text, header.end())
-    revision = _REVISION.search(text)
-    body_without_strings = _STRING.sub('""', text)
+    # Imports carry their own "prefix" statements: take the first prefix after the header.
+    namespace = _outside_strings(_NAMESPACE, text)
+    prefix = _outside_strings(_PREFIX, text, header.end())
+    revision = _outside_strings(_REVISION, text)
+    without_strings = _STRING.sub('""', text)
     return ModuleInfo(
         name=header.group(2),
         kind=header.group(1),
@@ -109,10 +140,12 @@ def read_module_info(path: Path) -> ModuleInfo | None:
         revision=revision.group(1) if revision else None,
         namespace=namespace.group(1) if namespace else None,
         prefix=prefix.group(1) if prefix else None,
-        imports=tuple(dict.fromkeys(_IMPORT.findall(body_without_strings))),
-        includes=tuple(dict.fromkeys(_INCLUDE.findall(body_without_strings))),
-        features=tuple(dict.fromkeys(_FEATURE.findall(body_without_strings))),
-        identities=_IDENTITY.search(body_without_strings) is not None,
+        imports=tuple(dict.fromkeys(_IMPORT.findall(without_strings))),
+        includes=tuple(dict.fromkeys(_INCLUDE.findall(without_strings))),
+        # The whole text, comments and strings included: one regex search, where stripping
+        # them costs a Python loop over a vendor module's megabytes. A description line that
+        # starts with "identity x" only offers the module's prefix for identityref values.
+        identities=_IDENTITY.search(raw) is not None,
     )
 
 
@@ -252,6 +285,8 @@ def _library(
             "revision": info.revision or "",
             "namespace": info.namespace,
             "conformance-type": "implement" if info.name in implemented else "import",
+            # No device said which features it has (yangkey.features): --features decides.
+            UNDECIDED: True,
         }
         submodules = [index.get(name) for name in info.includes]
         if submodules:
@@ -282,50 +317,11 @@ def _missing_modules(exc: YangsonException, library: dict[str, Any]) -> list[str
     return [m for m in dict.fromkeys(named) if m not in implemented]
 
 
-def _data_model(library: dict[str, Any], search_path: tuple[str, ...]) -> DataModel:
-    """``DataModel(library)``, but with submodules processed in ``include`` order.
-
-    yangson appends a module's submodules to its processing sequence from a set, so the order
-    changes with the string hash seed; an augment in one submodule whose target another
-    submodule adds (ietf-snmp: ietf-snmp-tls augments the target that ietf-snmp-target
-    defines) is then silently dropped in some runs. This is DataModel.__init__ with an ordered
-    SchemaData."""
-    from yangson import DataModel  # noqa: PLC0415 - yangson loads only to build a schema
-    from yangson.enumerations import ContentType  # noqa: PLC0415
-    from yangson.schemadata import SchemaData  # noqa: PLC0415
-    from yangson.schemanode import SchemaTreeNode  # noqa: PLC0415
-
-    class OrderedSchemaData(SchemaData):  # type: ignore[misc]
-        def _process_imports(self) -> None:
-            unordered = {}
-            for mdata in self.modules.values():
-                if len(mdata.submodules) > 1:
-                    order = [s.argument for s in mdata.statement.find_all("include")]
-                    rank = {name: i for i, name in enumerate(order)}
-                    unordered[mdata] = mdata.submodules
-                    mdata.submodules = sorted(
-                        mdata.submodules, key=lambda mid: (rank.get(mid[0], len(rank)), mid)
-                    )
-            try:
-                super()._process_imports()
-            finally:
-                for mdata, submodules in unordered.items():
-                    mdata.submodules = submodules
-
-    model: DataModel = DataModel.__new__(DataModel)
-    model.yang_library = library
-    model.schema_data = OrderedSchemaData(library, [*search_path])
-    model.schema = SchemaTreeNode(model.schema_data)
-    model.schema._ctype = ContentType.all
-    model._build_schema()
-    model.schema.description = f"Data model ID: {library[MODULES_STATE]['module-set-id']}"
-    # The subclass matters only while building; plain SchemaData pickles (schema cache).
-    model.schema_data.__class__ = SchemaData
-    return model
-
-
-def build_data_model(library: dict[str, Any], search_path: tuple[str, ...], what: str) -> DataModel:
-    """yangson's data model for ``library``; any failure is one :class:`SchemaError`."""
+def build_data_model(
+    library: dict[str, Any], search_path: tuple[str, ...], what: str
+) -> BuiltModel:
+    """yangson's data model for ``library`` (:mod:`yangkey.schema_build`); any failure is one
+    :class:`SchemaError`."""
     # yangson is imported only to build a schema: a cached compilation needs none of it.
     from yangson.exceptions import (  # noqa: PLC0415
         InvalidLeafrefPath,
@@ -335,7 +331,7 @@ def build_data_model(library: dict[str, Any], search_path: tuple[str, ...], what
     )
 
     try:
-        return _data_model(library, search_path)
+        return build(library, search_path)
     except (YangsonException, ValueError, TypeError, KeyError, AttributeError) as exc:
         # A library of the wrong shape (an array, "module": 5) surfaces as any of these.
         missing = (
@@ -343,13 +339,16 @@ def build_data_model(library: dict[str, Any], search_path: tuple[str, ...], what
             if isinstance(exc, (InvalidLeafrefPath, NonexistentSchemaNode, ModuleNotImplemented))
             else []
         )
+        detail = cut(f"{type(exc).__name__}: {exc}", 400)
         if missing:
             raise SchemaError(
                 f"{what}: module {', '.join(missing)} is not implemented in the YANG library but "
-                f"its data nodes are referenced ({type(exc).__name__}: {exc}); list it with "
-                "conformance-type implement"
+                f"its data nodes are referenced ({detail}); list it with conformance-type "
+                "implement"
             ) from None
-        raise SchemaError(f"{what}: {type(exc).__name__}: {exc}") from None
+        raise SchemaError(f"{what}: {detail}") from None
+    except SchemaError as exc:
+        raise SchemaError(f"{what}: {exc.reason}") from None
 
 
 class SchemaContext:
@@ -367,8 +366,8 @@ class SchemaContext:
         self.search_path = search_path
         self.index = ModuleIndex.load(search_path)
         self.features: dict[str, tuple[str, ...]] = dict(features or {})
-        self._models: dict[frozenset[str], DataModel] = {}
-        self._explicit: DataModel | None = None
+        self._models: dict[frozenset[str], BuiltModel] = {}
+        self._explicit: BuiltModel | None = None
         self.explicit_library: dict[str, Any] | None = None
 
     @classmethod
@@ -402,20 +401,29 @@ class SchemaContext:
             return self.explicit_library
         return self.index.library(sorted(set(modules)), self.features)
 
-    def data_model(self, modules: Iterable[str]) -> DataModel:
+    def built(self, modules: Iterable[str]) -> BuiltModel:
+        """The data model for a subscription naming ``modules``, with what its build left out."""
         if self._explicit is not None:
             return self._explicit
         key = frozenset(modules)
-        model = self._models.get(key)
-        if model is None:
+        built = self._models.get(key)
+        if built is None:
             what = f"cannot build a schema from modules {', '.join(sorted(key))}"
             library = self.library(key)
-            model = self._models[key] = DiskCache.default().get_or_build(
+            built = self._models[key] = DiskCache.default().get_or_build(
                 "model",
                 self.library_key(library),
                 lambda: build_data_model(library, self.search_path, what),
+                valid=lambda found: isinstance(found, BuiltModel),
             )
-        return model
+        return built
+
+    def data_model(self, modules: Iterable[str]) -> DataModel:
+        return self.built(modules).model
+
+    def left_out(self, modules: Iterable[str]) -> tuple[LeftOut, ...]:
+        """The statements the schema build for ``modules`` left out."""
+        return self.built(modules).left_out
 
     def library_files(self, modules: Iterable[str]) -> list[str]:
         """The files of every module (and submodule) in the library for ``modules``."""
@@ -446,61 +454,20 @@ class SchemaContext:
         return self.data_model(modules).schema
 
     def why_missing(self, module: str, name: str, modules: Iterable[str]) -> str | None:
-        """Why ``module:name`` is not in the schema, when a disabled feature is the cause."""
+        """Why ``module:name`` is not in the schema, when a feature choice is the cause: the
+        ``if-feature`` that is false, and the setting that brings the node back."""
         if module not in self.index.modules:
             return None
-        enabled: dict[str, set[str]] = {}
-        for item in self.library(modules)[MODULES_STATE]["module"]:
-            enabled[item["name"]] = set(item.get("feature", []))
-        # Nodes named ``name`` in ``module`` (or an augment in any module of the library)
-        # behind an if-feature that the library does not enable.
-        for candidate in [module, *(m for m in enabled if m != module)]:
-            if candidate not in self.index.modules:
-                continue
-            feature = _disabled_feature(self.index, candidate, name, enabled)
-            if feature is not None:
-                return (
-                    f"it is under if-feature {feature}, which the YANG library does not "
-                    f"enable (enable it with --features {feature}, or features: in the "
-                    "subscriptions file)"
-                )
-        return None
+        library = self.library(modules)
+        decided: dict[str, set[str] | None] = {
+            item["name"]: None if item.get(UNDECIDED) else set(item.get("feature", []))
+            for item in library[MODULES_STATE]["module"]
+        }
+        from yangkey.missing import why_removed  # noqa: PLC0415 - only for an error message
 
-
-_DATA_KEYWORDS = frozenset(
-    {"container", "list", "leaf", "leaf-list", "choice", "case", "anydata", "anyxml"}
-)
-_FEATURE_REF = re.compile(r"[A-Za-z_][\w.-]*(?::[A-Za-z_][\w.-]*)?")
-
-
-def _disabled_feature(
-    index: ModuleIndex, module: str, name: str, enabled: Mapping[str, set[str]]
-) -> str | None:
-    """``module:feature`` of the first disabled if-feature above a node named ``name``."""
-    info = index.get(module)
-    for part in (info, *(index.get(s) for s in info.includes)):
-        statement = parse_module(part)
-        prefixes = prefix_map(statement, module)
-        for node in _statements_named(statement, name):
-            current = node
-            while current is not None:
-                for condition in current.find_all("if-feature"):
-                    for token in _FEATURE_REF.findall(condition.argument or ""):
-                        if token in ("and", "or", "not"):
-                            continue
-                        prefix, colon, feature = token.rpartition(":")
-                        owner = prefixes.get(prefix, prefix) if colon else module
-                        if feature not in enabled.get(owner, set()):
-                            return f"{owner}:{feature}"
-                current = current.superstmt
-    return None
-
-
-def _statements_named(statement: Any, name: str) -> Iterable[Any]:
-    for sub in statement.substatements:
-        if sub.keyword in _DATA_KEYWORDS and sub.argument == name:
-            yield sub
-        yield from _statements_named(sub, name)
+        return why_removed(
+            self.index, module, name, decided, explicit=self.explicit_library is not None
+        )
 
 
 @lru_cache(maxsize=32)

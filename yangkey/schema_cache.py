@@ -19,13 +19,15 @@ ignored: the work is done again, never a crash.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import importlib.util
 import os
 import pickle
 import sys
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -107,6 +109,22 @@ def files_digest(paths: Iterable[str]) -> str:
     return hasher.hexdigest()
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a schema is built, pickled or unpickled.
+
+    Those create hundreds of thousands of long-lived objects and no garbage; every collection
+    then walks all of them for nothing: with collection on, unpickling a Junos protocols model
+    (22 MB) took 4.0 s of CPU, without it 0.5 s."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class DiskCache:
     def __init__(self, directory: Path | None) -> None:
         self.directory = directory
@@ -123,7 +141,7 @@ class DiskCache:
         if path is None:
             return None
         try:
-            with path.open("rb") as stream:
+            with path.open("rb") as stream, gc_paused():
                 return pickle.load(stream)
         except FileNotFoundError:
             return None
@@ -141,7 +159,8 @@ class DiskCache:
             ) as stream:
                 temporary = Path(stream.name)
                 try:
-                    pickle.dump(value, stream, protocol=pickle.HIGHEST_PROTOCOL)
+                    with gc_paused():
+                        pickle.dump(value, stream, protocol=pickle.HIGHEST_PROTOCOL)
                 except Exception:
                     stream.close()
                     temporary.unlink(missing_ok=True)

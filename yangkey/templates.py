@@ -19,15 +19,17 @@ from typing import TYPE_CHECKING, Literal
 
 from yangkey.errors import FilterError, Position, SchemaError, YangkeyError
 from yangkey.schema import ModuleIndex, SchemaContext
+from yangkey.schema_build import LeftOut
 from yangkey.subtree import normalize_subtree
-from yangkey.values import Canon, canon_for, canon_string, literal_canon
+from yangkey.values import Canon, canon_string, literal_canon
 from yangkey.xpath import LocationPath, Predicate, Step, absolute_union, parse_union, quote
 
 if TYPE_CHECKING:
     from yangson.schemanode import InternalNode, LeafListNode, ListNode, SchemaNode, TerminalNode
 
 # yangson (0.25 s of imports) is imported inside the functions that walk the schema, so that a
-# compiled subscription loaded from the on-disk cache keys notifications without it.
+# compiled subscription loaded from the on-disk cache keys notifications without it; so is
+# yangkey.canon_types, which only compiling needs.
 
 TargetKind = Literal["container", "list", "leaf-list", "leaf"]
 StepKind = Literal["container", "list", "leaf-list", "leaf"]
@@ -101,6 +103,8 @@ class CompiledSubscription:
     branches: tuple[Branch, ...]
     warnings: tuple[str, ...]
     modules: tuple[str, ...]
+    left_out: tuple[LeftOut, ...] = ()
+    """Statements of the modules that the schema build kept out (yangkey.schema_build)."""
 
 
 def _module_of_prefix(
@@ -388,6 +392,8 @@ class _BranchCompiler:
                 "keyless-list policy to 'position'",
                 source=self.path.text,
             )
+        from yangkey.canon_types import canon_for  # noqa: PLC0415
+
         for key_name, key_module in node.keys:
             leaf = _leaf_child(node, key_name, key_module)
             canon = (
@@ -416,6 +422,8 @@ class _BranchCompiler:
         self, node: SchemaNode, step: Step, module: str, key_names: set[str]
     ) -> tuple[DataFilter, ...]:
         from yangson.schemanode import InternalNode  # noqa: PLC0415
+
+        from yangkey.canon_types import canon_for  # noqa: PLC0415
 
         result: list[DataFilter] = []
         for predicate in step.predicates:
@@ -459,6 +467,8 @@ class _BranchCompiler:
     def leaf_list_slot(
         self, node: LeafListNode, step: Step, module: str, pieces: list[str]
     ) -> KeySlot:
+        from yangkey.canon_types import canon_for  # noqa: PLC0415
+
         canon = canon_for(node.type, module, self.schema.index.unique_prefixes)
         for predicate in step.predicates:
             if predicate.name is None and predicate.value is not None:
@@ -496,8 +506,10 @@ def compile_subscription(
         paths = parse_union(xpath, source)
         step_modules = [_step_modules(path, schema.index, namespaces) for path in paths]
         modules = tuple(sorted({m for mods in step_modules for m in mods}))
-        root = schema.schema_root(modules)
+        built = schema.built(modules)
+        root = built.model.schema
         branches: list[Branch] = []
+        warnings.extend(built.warnings())
         for path, mods in zip(paths, step_modules, strict=True):
             compiler = _BranchCompiler(path, mods, root, schema, namespaces, keyless)
             branches.append(compiler.compile())
@@ -514,5 +526,9 @@ def compile_subscription(
         filters = tuple((f.member, f.value) for step in branch.steps for f in step.filters)
         unique.setdefault((branch.template, filters), branch)
     return CompiledSubscription(
-        xpath=xpath, branches=tuple(unique.values()), warnings=tuple(warnings), modules=modules
+        xpath=xpath,
+        branches=tuple(unique.values()),
+        warnings=tuple(warnings),
+        modules=modules,
+        left_out=built.left_out,
     )

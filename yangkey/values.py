@@ -3,9 +3,16 @@
 RFC 7950 section 9 defines the canonical forms: integers without sign ``+`` or leading zeros,
 decimal64 with one digit either side of the point and no other leading/trailing zeros, booleans
 ``true``/``false``, identityref as ``module:identity`` (RFC 7951 section 6.8 names the module, not
-an XML prefix). IPv6 addresses are written per RFC 5952 (ietf-inet-types says so).
+an XML prefix), bits in position order, binary as RFC 4648 base64. ietf-inet-types and
+ietf-yang-types (RFC 6991, RFC 9911) add theirs: IPv6 addresses per RFC 5952 (IPv4-mapped and
+-translated ones in mixed notation, whatever the Python version), prefixes with the bits
+outside the prefix cleared, MAC and hex strings, UUIDs and domain names in lowercase. A zone
+index (``%eth0``) is kept as written: the numeric form RFC 4007 prefers needs the device's
+interface table.
 
-A converter is chosen once per key leaf at compile time (Phase 2); Phase 3 only calls it.
+A converter is chosen once per key leaf at compile time (Phase 2,
+:func:`yangkey.canon_types.canon_for`); Phase 3 only calls it. Every converter pickles
+(compiled subscriptions are cached on disk).
 """
 
 from __future__ import annotations
@@ -14,12 +21,9 @@ import ipaddress
 import re
 from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from yangkey.errors import FilterError, NotificationError
-
-if TYPE_CHECKING:
-    from yangson import datatype as dt
 
 Canon = Callable[[Any], str]
 
@@ -163,22 +167,80 @@ def canon_boolean(value: Any) -> str:
     raise NotificationError(f"invalid boolean value {text!r}")
 
 
-def _ipv6(text: str) -> str:
-    address, percent, zone = text.partition("%")
+# --------------------------------------------------------------------------- addresses
+
+#: Well-known prefixes whose last 32 bits are an IPv4 address written in dotted notation
+#: (RFC 5952 section 5: IPv4-mapped ::ffff:0:0/96, RFC 4291; IPv4-translated ::ffff:0:0:0/96,
+#: RFC 2765). Python writes them in hex before 3.13 and mixed after: never rely on it.
+_MIXED = (0xFFFF, 0xFFFF0000)
+
+
+def _hextets(groups: list[int]) -> str:
+    """RFC 5952 section 4: lowercase, no leading zeros, the longest run of two or more zero
+    groups (the first of equal runs) as "::"."""
+    best_start, best_length, start = -1, 1, -1
+    for index, group in enumerate([*groups, 1]):
+        if group == 0 and start < 0:
+            start = index
+        elif group != 0 and start >= 0:
+            if index - start > best_length:
+                best_start, best_length = start, index - start
+            start = -1
+    text = [format(group, "x") for group in groups]
+    if best_start < 0:
+        return ":".join(text)
+    return ":".join(text[:best_start]) + "::" + ":".join(text[best_start + best_length :])
+
+
+def _ipv6_text(address: str, what: str = "IPv6 address") -> str:
     try:
-        canonical = ipaddress.IPv6Address(address).compressed
+        number = int(ipaddress.IPv6Address(address))
     except ValueError:
-        raise NotificationError(f"invalid IPv6 address {text!r}") from None
-    return canonical + percent + zone
+        raise NotificationError(f"invalid {what} {address!r}") from None
+    if number >> 32 in _MIXED:
+        head = _hextets([(number >> shift) & 0xFFFF for shift in range(112, 31, -16)])
+        tail = str(ipaddress.IPv4Address(number & 0xFFFFFFFF))
+        return head + tail if head.endswith("::") else f"{head}:{tail}"
+    return _hextets([(number >> shift) & 0xFFFF for shift in range(112, -1, -16)])
 
 
 def canon_ip(value: Any) -> str:
-    """ip-address / ipv6-address (with optional zone) and the -prefix variants."""
+    """ip-address, ipv4-address, ipv6-address (any zone variant), ip-address-and-prefix: the IPv6
+    address per RFC 5952 (ietf-inet-types, RFC 6991 / RFC 9911), an IPv4 address as written,
+    a zone (``%eth0``) and a prefix length (``/64``) as written, without leading zeros."""
     text = _scalar_text(value).strip()
-    if ":" not in text:
-        return text
+    address, percent, zone = text.partition("%")
+    if percent:  # a zone may contain "/" (SR Linux: fe80::1%ethernet-1/1.1); no prefix then
+        return (_ipv6_text(address) if ":" in address else address) + percent + zone
     address, slash, length = text.partition("/")
-    return _ipv6(address) + slash + length
+    if ":" in address:
+        address = _ipv6_text(address)
+    if slash and length.isdigit() and length.isascii():
+        length = str(int(length))
+    return address + slash + length
+
+
+def canon_prefix(value: Any) -> str:
+    """ietf-inet-types ip-prefix, ipv4-prefix, ipv6-prefix: the bits outside the prefix set to
+    zero (RFC 9911: "192.0.2.1/24 ... will be converted into the canonical format
+    192.0.2.0/24"), the IPv6 address per RFC 5952."""
+    text = _scalar_text(value).strip()
+    try:
+        network = ipaddress.ip_network(text, strict=False)
+    except ValueError:
+        raise NotificationError(f"invalid IP prefix {text!r}") from None
+    if network.version == 6:
+        return f"{_ipv6_text(str(network.network_address))}/{network.prefixlen}"
+    return str(network)
+
+
+def canon_lowercase(value: Any) -> str:
+    """mac-address, phys-address, hex-string, uuid, language-tag (ietf-yang-types), domain-name
+    and host-name (ietf-inet-types, RFC 9911): the canonical form uses lowercase."""
+    return _scalar_text(value).strip().lower()
+
+
+# --------------------------------------------------------------------------- other built-ins
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*", re.ASCII)
@@ -240,70 +302,37 @@ class IdentityrefCanon:
         return IdentityrefCanon, (self.module, self.local, self.shared)
 
 
-def _identity_prefixes(datatype: dt.IdentityrefType) -> dict[str, str]:
-    """YANG prefix -> module for the identities an identityref type can hold: the imports of
-    the module whose text defines the type, then the own prefixes of the modules defining
-    identities derived from its bases. Module names are never prefixes here."""
-    data = datatype.sctx.schema_data
-    names = {mid[0] for mid in data.modules}
-    # Walked here: yangson's derived_from() grows the sets of its own identity graph.
-    derived: set[tuple[str, str]] = set()
-    pending = list(datatype.bases)
-    while pending:
-        adjacent = data.identity_adjs.get(pending.pop())
-        for identity in () if adjacent is None else adjacent.derivs:
-            if identity not in derived:
-                derived.add(identity)
-                pending.append(identity)
-    owners = {module for _, module in derived}
-    prefixes: dict[str, str] = {}
-    for mdata in data.modules.values():
-        for prefix, mid in mdata.prefix_map.items():
-            if mid[0] in owners and mid == mdata.main_module:
-                prefixes.setdefault(prefix, mid[0])
-    text = data.modules.get(datatype.sctx.text_mid)
-    if text is not None:
-        prefixes.update((prefix, mid[0]) for prefix, mid in text.prefix_map.items())
-    return {prefix: module for prefix, module in prefixes.items() if prefix not in names}
+class BitsCanon:
+    """bits: the names of the set bits ordered by position, one space apart (RFC 7950 section
+    9.7.2)."""
+
+    __slots__ = ("positions",)
+
+    def __init__(self, positions: dict[str, int]) -> None:
+        self.positions = positions
+
+    def __call__(self, value: Any) -> str:
+        names = _scalar_text(value).split()
+        unknown = [name for name in names if name not in self.positions]
+        if unknown:
+            raise NotificationError(f"invalid bits value: unknown bit {unknown[0]!r}")
+        return " ".join(sorted(dict.fromkeys(names), key=self.positions.__getitem__))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return BitsCanon, (self.positions,)
 
 
-_IP_TYPEDEFS = {
-    "ip-address",
-    "ip-address-no-zone",
-    "ipv6-address",
-    "ipv6-address-no-zone",
-    "ip-prefix",
-    "ipv6-prefix",
-}
+def canon_binary(value: Any) -> str:
+    """binary: base64 as RFC 4648 writes it (RFC 7950 section 9.8.2), line breaks and other
+    white space removed."""
+    import base64  # noqa: PLC0415 - binary keys are rare
+    import binascii  # noqa: PLC0415
 
-
-def canon_for(
-    datatype: dt.DataType, module: str, prefixes: Mapping[str, str] | None = None
-) -> Canon:
-    """Pick the canonicalizer for a leaf of ``datatype`` defined in ``module``; ``prefixes``
-    (the search path's, :meth:`yangkey.schema.ModuleIndex.unique_prefixes`) resolves
-    identityref values written with a YANG prefix where the schema itself does not."""
-    from yangson import datatype as dt  # noqa: PLC0415
-
-    if datatype.name in _IP_TYPEDEFS:
-        return canon_ip
-    if isinstance(datatype, dt.LeafrefType):
-        return canon_for(datatype.ref_type, module, prefixes)
-    if isinstance(datatype, dt.IntegralType):
-        return canon_integer
-    if isinstance(datatype, dt.Decimal64Type):
-        return canon_decimal
-    if isinstance(datatype, dt.BooleanType):
-        return canon_boolean
-    if isinstance(datatype, dt.IdentityrefType):
-        return IdentityrefCanon(module, _identity_prefixes(datatype), prefixes)
-    if isinstance(datatype, dt.UnionType):
-        members = [canon_for(member, module, prefixes) for member in datatype.types]
-        if all(member is canon_integer for member in members):
-            return canon_integer
-        if any(member is canon_ip for member in members):
-            return canon_ip
-    return canon_string
+    text = "".join(_scalar_text(value).split())
+    try:
+        return base64.b64encode(base64.b64decode(text, validate=True)).decode("ascii")
+    except (binascii.Error, ValueError):
+        raise NotificationError(f"invalid binary value {text[:40]!r}: not base64") from None
 
 
 def literal_canon(canon: Canon, text: str, what: str) -> str:

@@ -23,7 +23,7 @@ from yangkey.schema import SchemaContext
 from yangkey.templates import CompiledSubscription, compile_subscription
 
 if TYPE_CHECKING:
-    from yangkey.clickhouse.apply import ChdbConnection
+    from yangkey.clickhouse.connection import ChdbConnection
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
 REPO_DIR = TESTS_DIR.parent
@@ -255,7 +255,7 @@ def fx(fx_schema: SchemaContext) -> KeyHelper:
 def conn() -> Iterator[ChdbConnection]:
     """An embedded ClickHouse (chdb) in a temporary directory, one per test module; imported
     here, not at the top, so that a core-only install still collects this conftest."""
-    from yangkey.clickhouse.apply import ChdbConnection  # noqa: PLC0415
+    from yangkey.clickhouse.connection import ChdbConnection  # noqa: PLC0415
 
     with tempfile.TemporaryDirectory() as path:
         connection = ChdbConnection(path)

@@ -42,10 +42,11 @@ from yangson.schemanode import (
     TerminalNode,
 )
 
+from yangkey.canon_types import canon_for
 from yangkey.errors import EmptyUpdate, NoMatchError, NotificationError
 from yangkey.notifications import Edit, Notification
 from yangkey.templates import Branch, CompiledSubscription
-from yangkey.values import Canon, canon_for
+from yangkey.values import Canon
 from yangkey.xpath import quote
 
 Prefixes = Mapping[str, str] | None

@@ -17,10 +17,14 @@ from hypothesis import strategies as st
 
 from yangkey.catalog import TopicSpec
 from yangkey.clickhouse import ClickHouseError
-from yangkey.clickhouse.apply import ChdbConnection, ServerConnection, apply
-from yangkey.clickhouse.ddl import DdlOptions, render_ddl, topic_tables
+from yangkey.clickhouse.apply import apply
+from yangkey.clickhouse.connection import ChdbConnection, ServerConnection
+from yangkey.clickhouse.ddl import DdlOptions, render_ddl
 from yangkey.clickhouse.identifiers import qualified
-from yangkey.clickhouse.ingest import QueueRow, consume_into, insert_rows, static_member_id
+from yangkey.clickhouse.ingest.arrow import insert_rows
+from yangkey.clickhouse.ingest.loop import IngestLoop
+from yangkey.clickhouse.ingest.offsets import static_member_id
+from yangkey.clickhouse.ingest.rows import QueueRow
 from yangkey.clickhouse.queries import (
     OffsetCursor,
     TimeCursor,
@@ -29,6 +33,7 @@ from yangkey.clickhouse.queries import (
     encode_cursor,
     history,
 )
+from yangkey.clickhouse.tables import topic_tables
 from yangkey.errors import ConfigError
 from yangkey.keys import compose_key, parse_key
 from yangkey.xpath import quote
@@ -452,9 +457,7 @@ def test_sql_key_split_matches_parse_key(
 
 def test_invalid_consumer_setting_is_one_error_not_a_traceback(conn: ChdbConnection) -> None:
     with pytest.raises(ConfigError, match=r"invalid Kafka consumer settings: .*bogus\.prop"):
-        consume_into(
-            conn, [IF_TOPIC], "127.0.0.1:1", kafka_config={"bogus.prop": "1"}, progress=False
-        )
+        IngestLoop(conn, [IF_TOPIC], "127.0.0.1:1", kafka_config={"bogus.prop": "1"}).run()
 
 
 def test_cursor_with_an_infinite_number_is_refused() -> None:

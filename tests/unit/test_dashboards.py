@@ -33,7 +33,7 @@ from grafana_emulation import ALL, Selection, interpolate
 from typed_helpers import Pipe, envelope
 
 from yangkey.catalog import Catalog, load_catalog
-from yangkey.clickhouse.apply import ChdbConnection
+from yangkey.clickhouse.connection import ChdbConnection
 from yangkey.dashboards.commands import dashboard_text
 from yangkey.dashboards.grafana import PLUGIN, PLUGIN_VERSION, Dashboard, catalog_dashboards
 from yangkey.dashboards.queries import Panel

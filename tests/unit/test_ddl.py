@@ -18,19 +18,12 @@ from click.testing import CliRunner
 
 from yangkey.catalog import TopicSpec
 from yangkey.clickhouse import ClickHouseError
-from yangkey.clickhouse.apply import ChdbConnection, _clean_message, open_embedded, validate
+from yangkey.clickhouse.apply import validate
 from yangkey.clickhouse.commands import ddl, state
 from yangkey.clickhouse.commands import history as history_command
 from yangkey.clickhouse.commands import ingest as ingest_command
-from yangkey.clickhouse.ddl import (
-    XPATH_LINE_RE,
-    DdlOptions,
-    Statement,
-    render_ddl,
-    template_names,
-    to_script,
-    topic_tables,
-)
+from yangkey.clickhouse.connection import ChdbConnection, _clean_message, open_embedded
+from yangkey.clickhouse.ddl import XPATH_LINE_RE, DdlOptions, Statement, render_ddl, to_script
 from yangkey.clickhouse.identifiers import (
     LONGEST_SUFFIX,
     escaped_file_name_length,
@@ -39,6 +32,8 @@ from yangkey.clickhouse.identifiers import (
     quote_literal,
     table_base,
 )
+from yangkey.clickhouse.tables import topic_tables
+from yangkey.clickhouse.templating import template_names
 from yangkey.errors import ConfigError
 
 

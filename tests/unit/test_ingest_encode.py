@@ -13,25 +13,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from yangkey.clickhouse import ClickHouseError
-from yangkey.clickhouse.apply import ChdbConnection, apply
-from yangkey.clickhouse.ddl import (
-    XPATH_LINE_RE,
-    XPATH_TOKEN_RE,
-    DdlOptions,
-    Statement,
-    render_ddl,
-    topic_tables,
-)
+from yangkey.clickhouse.apply import apply
+from yangkey.clickhouse.connection import ChdbConnection
+from yangkey.clickhouse.ddl import XPATH_LINE_RE, XPATH_TOKEN_RE, DdlOptions, Statement, render_ddl
 from yangkey.clickhouse.identifiers import qualified
-from yangkey.clickhouse.ingest import (
-    QUEUE_COLUMNS,
-    QUEUE_FORMAT,
-    BatchInserter,
-    QueueRow,
-    encode_rows,
-    insert_rows,
-    row_from_message,
-)
+from yangkey.clickhouse.ingest.arrow import QUEUE_COLUMNS, QUEUE_FORMAT, encode_rows, insert_rows
+from yangkey.clickhouse.ingest.inserter import BatchInserter
+from yangkey.clickhouse.ingest.rows import QueueRow, row_from_message
+from yangkey.clickhouse.tables import topic_tables
 from yangkey.topics import TopicSpec
 
 TOPIC = "netops-enc-if"

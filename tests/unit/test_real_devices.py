@@ -44,7 +44,7 @@ from yangkey.messages import (
 from yangkey.notifications import decode
 from yangkey.records import MessageBuilder, ProducerKnobs
 from yangkey.schema import SchemaContext
-from yangkey.spark.splitting import plan_ranges, read_range, split_records
+from yangkey.spark.source.splitting import plan_ranges, read_range, split_records
 from yangkey.spark.transform import Tally, outgoing
 from yangkey.templates import compile_subscription
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 from cli_helpers import assert_one_error, run
-from test_registry import MemoryLog
+from registry_memory import MemoryLog
 
 from yangkey.catalog import load_catalog
 from yangkey.registry.client import SchemaIds, register_topic_schemas, subject_for, topic_schemas

@@ -25,9 +25,11 @@ from cli_helpers import run
 from confluent_kafka import murmur2
 
 from yangkey.catalog import Catalog, load_catalog
-from yangkey.clickhouse.apply import ChdbConnection, apply
+from yangkey.clickhouse.apply import apply
+from yangkey.clickhouse.connection import ChdbConnection
 from yangkey.clickhouse.ddl import DdlOptions, render_catalog
-from yangkey.clickhouse.ingest import QueueRow, add_instances, insert_rows
+from yangkey.clickhouse.ingest.arrow import insert_rows
+from yangkey.clickhouse.ingest.rows import QueueRow, add_instances
 from yangkey.clickhouse.instances import CatalogFeeds
 from yangkey.demo.sample import generate
 from yangkey.keys import parse_key

@@ -12,8 +12,9 @@ from dataclasses import replace
 import orjson
 
 from yangkey.catalog import build_catalog
-from yangkey.clickhouse.ddl import DdlOptions, render_ddl, topic_tables
+from yangkey.clickhouse.ddl import DdlOptions, render_ddl
 from yangkey.clickhouse.instances import CatalogFeeds
+from yangkey.clickhouse.tables import topic_tables
 from yangkey.config import parse_subscriptions
 from yangkey.instances import HEADER_INSTANCES
 from yangkey.messages import HEADER_GENERATION, KeyedMessage, Rejection
@@ -314,7 +315,7 @@ def test_ingest_feeds_a_learned_topic_as_its_producer_does() -> None:
     topic = "netops-sys-system-dns-resolver-search"
 
     feeds = CatalogFeeds(build_catalog(parse_subscriptions(FILE)))
-    assert topic not in feeds.feeds
+    assert topic not in feeds.typed
     assert feeds.learn(SharedCatalog(log, "ingest").records()) == []
     assert [c.name for c in feeds.typed[topic].columns] == ["search"]
     header = feeds.header(topic, message.value, "t:1")

@@ -11,18 +11,16 @@ from confluent_kafka import KafkaError, KafkaException
 
 from yangkey.errors import BrokerError, ConfigError, InputError
 from yangkey.messages import HEADER_ERROR_KIND, KeyedMessage, Rejection
-from yangkey.spark.checkpoint import LocalCheckpoint, check_no_foreign_markers, stream_identity
-from yangkey.spark.kafka_source import KafkaRange, within_budget
-from yangkey.spark.markers import (
-    Marker,
-    decode_marker,
-    encode_marker,
-    file_range_key,
-    kafka_range_key,
+from yangkey.spark.delivery.checkpoint import (
+    LocalCheckpoint,
+    check_no_foreign_markers,
+    stream_identity,
 )
-from yangkey.spark.resume import resume_plan
-from yangkey.spark.sink import KafkaSink, SinkSpec
-from yangkey.spark.splitting import FileRange, plan_ranges
+from yangkey.spark.delivery.markers import Marker, decode_marker, encode_marker
+from yangkey.spark.delivery.resume import resume_plan
+from yangkey.spark.delivery.sink import KafkaSink, SinkSpec
+from yangkey.spark.source.kafka_source import KafkaRange, within_budget
+from yangkey.spark.source.splitting import FileRange, file_range_key, plan_ranges
 from yangkey.spark.transform import (
     HEADER_TRUNCATED,
     BuilderSpec,
@@ -55,8 +53,8 @@ def test_marker_metadata_round_trip_keeps_range_and_identity() -> None:
 
 def test_resume_produces_exactly_the_new_offsets() -> None:
     committed = {
-        0: _marker(0, kafka_range_key(KafkaRange("raw", 0, 0, 100)), 100),
-        1: _marker(1, kafka_range_key(KafkaRange("raw", 1, 0, 80)), 80),
+        0: _marker(0, KafkaRange("raw", 0, 0, 100).key, 100),
+        1: _marker(1, KafkaRange("raw", 1, 0, 80).key, 80),
     }
     plan = [KafkaRange("raw", 0, 0, 150), KafkaRange("raw", 1, 0, 80), KafkaRange("raw", 2, 0, 5)]
     resumed = resume_plan(plan, committed, 2, 1 << 20, "r")
@@ -176,7 +174,7 @@ def test_dead_letter_of_a_small_rejection_is_untouched() -> None:
 
 
 def test_kafka_range_key_names_topic_partition_and_offsets() -> None:
-    assert kafka_range_key(KafkaRange("raw", 2, 10, 20)) == "kafka:raw:2:10:20"
+    assert KafkaRange("raw", 2, 10, 20).key == "kafka:raw:2:10:20"
     key = file_range_key("a.jsonl", 0, 3, b"abc")
     assert key.startswith("file:") and key.endswith(":0:3:" + key.rsplit(":", 1)[1])
     assert key != file_range_key("a.jsonl", 0, 3, b"abd")

@@ -17,8 +17,8 @@ import pytest
 from typed_helpers import Pipe, envelope
 
 from yangkey.catalog import Catalog, load_catalog
-from yangkey.clickhouse.apply import ChdbConnection
-from yangkey.clickhouse.ingest import insert_rows
+from yangkey.clickhouse.connection import ChdbConnection
+from yangkey.clickhouse.ingest.arrow import insert_rows
 from yangkey.demo.sample import generate
 
 ROOT = Path(__file__).resolve().parents[2]

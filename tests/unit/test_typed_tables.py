@@ -19,11 +19,13 @@ from typed_helpers import IF, Pipe, edit, envelope, iface_value, patch, path
 
 from yangkey.catalog import Catalog, load_catalog
 from yangkey.clickhouse import ClickHouseError
-from yangkey.clickhouse.apply import ChdbConnection, validate
+from yangkey.clickhouse.apply import validate
 from yangkey.clickhouse.columns import derive_columns, typed_topics
-from yangkey.clickhouse.ddl import DdlOptions, render_catalog, topic_tables
-from yangkey.clickhouse.ingest import QueueRow, add_instances
+from yangkey.clickhouse.connection import ChdbConnection
+from yangkey.clickhouse.ddl import DdlOptions, render_catalog
+from yangkey.clickhouse.ingest.rows import QueueRow, add_instances
 from yangkey.clickhouse.instances import CatalogFeeds
+from yangkey.clickhouse.tables import topic_tables
 from yangkey.instances import HEADER_INSTANCES
 from yangkey.records import MessageBuilder, ProducerKnobs
 from yangkey.schema import SchemaContext

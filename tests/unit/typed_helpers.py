@@ -9,11 +9,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from yangkey.catalog import Catalog
-from yangkey.clickhouse.apply import ChdbConnection, apply
-from yangkey.clickhouse.ddl import DdlOptions, render_catalog, topic_tables
+from yangkey.clickhouse.apply import apply
+from yangkey.clickhouse.connection import ChdbConnection
+from yangkey.clickhouse.ddl import DdlOptions, render_catalog
 from yangkey.clickhouse.identifiers import qualified
-from yangkey.clickhouse.ingest import QueueRow, add_instances, insert_rows
+from yangkey.clickhouse.ingest.arrow import insert_rows
+from yangkey.clickhouse.ingest.rows import QueueRow, add_instances
 from yangkey.clickhouse.instances import CatalogFeeds
+from yangkey.clickhouse.tables import topic_tables
 from yangkey.instances import HEADER_INSTANCES
 from yangkey.records import MessageBuilder
 

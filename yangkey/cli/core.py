@@ -9,7 +9,7 @@ import contextlib
 import functools
 import sys
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -116,7 +116,11 @@ def compile_command(
     # A document for people (the walkers' source follows the table): a table even piped.
     used = resolve_format(fmt, piped="table")
     if used == "json":
-        document = {"branches": branches, "warnings": list(compiled.warnings)}
+        document = {
+            "branches": branches,
+            "warnings": list(compiled.warnings),
+            "left_out": [asdict(item) for item in compiled.left_out],
+        }
         click.echo(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode())
         return
     if used != "table":
