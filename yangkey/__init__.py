@@ -52,7 +52,26 @@ _API: dict[str, str] = {
     "to_script": "yangkey.clickhouse.ddl",
 }
 
-__all__ = ["__version__", *_API]
+__all__ = [
+    "Catalog",
+    "CompiledSubscription",
+    "DdlOptions",
+    "DerivedKey",
+    "KeyDeriver",
+    "KeyedMessage",
+    "MessageBuilder",
+    "ParsedKey",
+    "Rejection",
+    "SchemaContext",
+    "YangkeyError",
+    "__version__",
+    "compile_subscription",
+    "decode",
+    "load_catalog",
+    "parse_key",
+    "render_catalog",
+    "to_script",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -126,7 +126,7 @@ def test_produce_help_names_the_spark_submit_entry_this_installation_ships() -> 
     (``yangkey/spark/submit.py``, in the wheel with its package) and ``produce --help``
     prints where it is installed (spark-submit takes a file, not a module name)."""
     pytest.importorskip("pyspark")
-    import yangkey.spark.submit as submit  # noqa: PLC0415
+    from yangkey.spark import submit  # noqa: PLC0415
 
     result = run("produce", "--help")
     assert result.exit_code == 0

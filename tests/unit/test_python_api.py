@@ -27,6 +27,7 @@ def _section() -> str:
 def test_every_public_name_resolves_and_says_what_it_is() -> None:
     assert yangkey.__version__ == importlib.metadata.version("yangkey")
     assert len(yangkey.__all__) == len(set(yangkey.__all__)) >= 15
+    assert set(yangkey.__all__) == {"__version__", *yangkey._API}
     for name in yangkey.__all__:
         value = getattr(yangkey, name)
         if name != "__version__":

@@ -1,7 +1,8 @@
 """spark-submit entry point of the yangkey producer job; it ships in the package, so a pip
 install has it (``yangkey produce --help`` prints its path)::
 
-    spark-submit --master yarn "$(python -c 'import yangkey.spark.submit as s; print(s.__file__)')" \\
+    SUBMIT=$(python -c 'import yangkey.spark.submit as s; print(s.__file__)')
+    spark-submit --master yarn "$SUBMIT" \\
         --subscriptions subs.yaml --input kafka://yang-push-raw --bootstrap kafka:9092
 
 Takes exactly the options of ``yangkey produce``; ``--master`` is left to spark-submit
