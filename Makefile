@@ -11,8 +11,8 @@
 #   make native       build yangkey-native (native/, Rust) with maturin and install it in .venv
 #   make constraints  re-resolve constraints.txt (every dependency of .[dev], pinned) after a
 #                     change of pyproject.toml's dependencies, or to take newer versions
-#   make floors       the unit tests on the core's lowest allowed versions (pyproject.toml's
-#                     floors, uv's lowest-direct resolution) in .venv-floors
+#   make floors       the unit tests on the lowest versions pyproject.toml allows (uv's
+#                     lowest-direct resolution of .[kafka,clickhouse,test]) in .venv-floors
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -45,11 +45,12 @@ constraints:
 	$(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 \
 	    --strip-extras --quiet -o constraints.txt
 
-# The floors are true when the tests pass on them (the extras' floors are not covered: the
-# tests needing an extra skip here).
+# The floors are true when the tests pass on them; pyspark's (the spark extra) is not covered
+# here: its tests skip. Editable, as the tests run the clone's modules in subprocesses.
 floors: $(DEV)
 	rm -rf $(VENV)-floors && $(PYTHON) -m venv $(VENV)-floors
-	$(BIN)/uv pip install --quiet --python $(VENV)-floors/bin/python --resolution lowest-direct '.[test]'
+	$(BIN)/uv pip install --quiet --python $(VENV)-floors/bin/python --resolution lowest-direct \
+	    -e '.[kafka,clickhouse,test]'
 	$(VENV)-floors/bin/pytest -q -p no:cacheprovider tests/unit
 
 # The optional compiled decoder (yangkey-native): pip builds it with maturin (from PyPI) and
