@@ -50,10 +50,7 @@ if TYPE_CHECKING:
     from yangkey.schema import SchemaContext
     from yangkey.templates import Branch
 
-__all__ = ["HEADER_INSTANCES", "InstanceFeed", "Leaf", "catalog_modules", "derive_leaves"]
-
-#: The Kafka header carrying the instance feed.
-HEADER_INSTANCES = "yangkey-instances"
+__all__ = ["InstanceFeed", "Leaf", "catalog_modules", "derive_leaves"]
 
 #: Edits that end the instance (or, below the target, the leaves under their target).
 REMOVING = frozenset({"delete", "remove"})

@@ -1,7 +1,5 @@
-"""Phase 3 and the message key format (draft sections 3.1.1 and 3.1.2.3).
-
-A key is UTF-8: ``node LF subscription-id LF xpath1 | xpath2 …`` with the concrete XPaths
-de-duplicated and sorted by code point, and no trailing LF.
+"""Phase 3: the concrete XPaths of a notification's instances, and so its message key (draft
+sections 3.1.1 and 3.1.2.3; the key format itself is :class:`yangkey.messages.MessageKey`).
 
 :class:`KeyDeriver` walks a decoded data tree with the compiled branches. Descending along the
 branch, each list step reads its key leaves from the entry it is in, which is the draft's upward
@@ -13,19 +11,17 @@ from __future__ import annotations
 
 import hashlib
 import linecache
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
 from functools import partial
 from typing import Any, NamedTuple, NoReturn
 
 from yangkey.diagnosis import no_instance
 from yangkey.errors import EmptyUpdate, NoMatchError, NotificationError, YangkeyError
+from yangkey.messages import encode_key
 from yangkey.notifications import Edit, Notification, TargetStep, Wanted
 from yangkey.templates import Branch, CompiledStep, CompiledSubscription, KeySlot
-from yangkey.values import UINT32_MAX, canon_string, node_name_problem, parse_unsigned
-from yangkey.xpath import quote, split_outside_quotes
-
-XPATH_SEPARATOR = " | "
+from yangkey.values import canon_string, node_name_problem
+from yangkey.xpath import quote
 
 
 class _Deleted:
@@ -37,37 +33,6 @@ class _Deleted:
 
 
 _DELETED = _Deleted()
-
-
-def compose_key(node: str, subscription_id: int, xpaths: Iterable[str]) -> bytes:
-    problem = "is empty" if not node else node_name_problem(node)
-    if problem is not None:
-        raise NotificationError(f"node name {node!r} {problem}")
-    unique = sorted(set(xpaths))
-    if not unique:
-        raise NoMatchError("no matching instances")
-    return f"{node}\n{subscription_id}\n{XPATH_SEPARATOR.join(unique)}".encode()
-
-
-@dataclass(frozen=True, slots=True)
-class ParsedKey:
-    node: str
-    subscription_id: int
-    xpaths: tuple[str, ...]
-
-
-def parse_key(key: bytes | str) -> ParsedKey:
-    """Split on the first two LFs; split line 3 on ``" | "`` outside quotes."""
-    text = key.decode("utf-8") if isinstance(key, bytes) else key
-    parts = text.split("\n", 2)
-    if len(parts) != 3:
-        raise YangkeyError("a message key has three LF-separated fields", source="key")
-    node, subscription, xpaths = parts
-    subscription_id = parse_unsigned(subscription, UINT32_MAX)
-    if subscription_id is None:
-        reason = f"subscription id {subscription!r} is not a uint32 in ASCII decimal"
-        raise YangkeyError(reason, source="key")
-    return ParsedKey(node, subscription_id, tuple(split_outside_quotes(xpaths, XPATH_SEPARATOR)))
 
 
 def lookup(node: dict[str, Any], step: CompiledStep) -> Any:
@@ -580,14 +545,14 @@ class DerivedKey(NamedTuple):
 
     @property
     def key(self) -> bytes:
-        # xpaths are sorted and unique already and the node was checked: no compose_key checks.
-        return f"{self.node}\n{self.subscription_id}\n{XPATH_SEPARATOR.join(self.xpaths)}".encode()
+        # xpaths are sorted and unique already and the node was checked: no MessageKey.of checks.
+        return encode_key(self.node, self.subscription_id, self.xpaths)
 
     def branch_key(self, index: int) -> bytes:
         xpaths = self.branch_xpaths[index]
         if not xpaths:
             raise NoMatchError("no matching instances in this branch")
-        return f"{self.node}\n{self.subscription_id}\n{XPATH_SEPARATOR.join(xpaths)}".encode()
+        return encode_key(self.node, self.subscription_id, xpaths)
 
 
 def _merge_wanted(a: Wanted | None, b: Wanted | None) -> Wanted | None:

@@ -20,9 +20,9 @@ from yangkey.clickhouse.apply import ChdbConnection
 from yangkey.clickhouse.ddl import topic_tables
 from yangkey.clickhouse.identifiers import qualified
 from yangkey.clickhouse.ingest import ingest
-from yangkey.instances import HEADER_INSTANCES
 from yangkey.kafka.config import TopicSpec as KafkaTopic
 from yangkey.kafka.config import ensure_topics, producer_config
+from yangkey.messages import HEADER_INSTANCES
 from yangkey.records import MessageBuilder, ProducerKnobs
 
 DATABASE = "yk_typed_ingest"

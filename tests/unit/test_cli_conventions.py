@@ -32,7 +32,7 @@ from yangkey.clickhouse.apply import ChdbConnection, apply
 from yangkey.clickhouse.ddl import DdlOptions, render_ddl
 from yangkey.clickhouse.ingest import QueueRow, insert_rows
 from yangkey.kafkalogs import quiet_librdkafka
-from yangkey.keys import compose_key
+from yangkey.messages import MessageKey
 
 pytest.importorskip("chdb")
 
@@ -92,7 +92,8 @@ def store() -> Iterator[str]:
             )
             options = DdlOptions(database="yangkey", mode="embedded")
             apply(conn, render_ddl((spec,), options), "yangkey")
-            key = compose_key(NODE, 1042, ["/ietf-interfaces:interfaces/interface[name='eth0']"])
+            xpath = "/ietf-interfaces:interfaces/interface[name='eth0']"
+            key = MessageKey.of(NODE, 1042, [xpath]).encode()
             rows = [
                 QueueRow(
                     topic=TOPIC,

@@ -30,7 +30,7 @@ from yangkey.clickhouse.ddl import DdlOptions, render_catalog
 from yangkey.clickhouse.ingest import QueueRow, add_instances, insert_rows
 from yangkey.clickhouse.instances import CatalogFeeds
 from yangkey.demo.sample import generate
-from yangkey.keys import parse_key
+from yangkey.messages import MessageKey
 from yangkey.records import MessageBuilder
 from yangkey.report.data import Report
 from yangkey.report.page import render
@@ -82,7 +82,7 @@ def stored(conn: ChdbConnection, catalog: Catalog) -> Stored:
                 now_ms,
             )
             batches.setdefault(message.topic, []).append(add_instances(feeds, row))
-            key = parse_key(message.key.decode())
+            key = MessageKey.parse(message.key.decode())
             out.partitions[(message.topic, partition)] += 1
             out.keys.setdefault(message.topic, set()).add(message.key)
             out.nodes[(key.node, key.subscription_id)] += 1

@@ -15,8 +15,7 @@ from yangkey.catalog import build_catalog
 from yangkey.clickhouse.ddl import DdlOptions, render_ddl, topic_tables
 from yangkey.clickhouse.instances import CatalogFeeds
 from yangkey.config import parse_subscriptions
-from yangkey.instances import HEADER_INSTANCES
-from yangkey.messages import HEADER_GENERATION, KeyedMessage, Rejection
+from yangkey.messages import HEADER_GENERATION, HEADER_INSTANCES, KeyedMessage, Rejection
 from yangkey.records import MessageBuilder, ProducerKnobs
 from yangkey.shared_catalog import (
     CatalogState,

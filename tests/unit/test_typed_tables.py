@@ -24,7 +24,7 @@ from yangkey.clickhouse.columns import derive_columns, typed_topics
 from yangkey.clickhouse.ddl import DdlOptions, render_catalog, topic_tables
 from yangkey.clickhouse.ingest import QueueRow, add_instances
 from yangkey.clickhouse.instances import CatalogFeeds
-from yangkey.instances import HEADER_INSTANCES
+from yangkey.messages import HEADER_INSTANCES
 from yangkey.records import MessageBuilder, ProducerKnobs
 from yangkey.schema import SchemaContext
 from yangkey.templates import compile_subscription

@@ -14,7 +14,7 @@ from yangkey.clickhouse.ddl import DdlOptions, render_catalog, topic_tables
 from yangkey.clickhouse.identifiers import qualified
 from yangkey.clickhouse.ingest import QueueRow, add_instances, insert_rows
 from yangkey.clickhouse.instances import CatalogFeeds
-from yangkey.instances import HEADER_INSTANCES
+from yangkey.messages import HEADER_INSTANCES
 from yangkey.records import MessageBuilder
 
 IF = "/ietf-interfaces:interfaces/interface"

@@ -64,7 +64,7 @@ from yangkey.clickhouse.identifiers import (
     table_base,
 )
 from yangkey.errors import ConfigError
-from yangkey.instances import HEADER_INSTANCES
+from yangkey.messages import HEADER_INSTANCES
 from yangkey.topics import TopicSpec
 
 if TYPE_CHECKING:

@@ -60,10 +60,9 @@ from yangkey.clickhouse.apply import ChdbConnection, Connection, apply, open_emb
 from yangkey.clickhouse.ddl import ERRORS_TABLE, DdlOptions, render_ddl, topic_tables
 from yangkey.clickhouse.identifiers import qualified
 from yangkey.errors import BrokerError, ConfigError
-from yangkey.instances import HEADER_INSTANCES
 from yangkey.kafka.config import consumer_config, kafka_reason
 from yangkey.kafkalogs import logged
-from yangkey.messages import EXPIRED
+from yangkey.messages import EXPIRED, HEADER_INSTANCES
 
 if TYPE_CHECKING:
     from yangkey.catalog import Catalog

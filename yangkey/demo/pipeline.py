@@ -35,6 +35,7 @@ from rich.text import Text
 
 from yangkey.demo.sample import Expected, generate, iter_jsonl
 from yangkey.errors import YangkeyError
+from yangkey.messages import XPATH_SEPARATOR
 from yangkey.topics import TopicSpec
 
 DATABASE = "yangkey"
@@ -99,7 +100,7 @@ def check(result: DemoResult, now: datetime | None = None) -> tuple[list[str], l
     problems: list[str] = []
     expired: list[str] = []
     stored = {
-        (row["node"], int(row["subscription_id"]), " | ".join(row["xpaths"])): row
+        (row["node"], int(row["subscription_id"]), XPATH_SEPARATOR.join(row["xpaths"])): row
         for row in result.current
     }
     for (node, sub, xpaths), when in sorted(result.expected.current.items()):

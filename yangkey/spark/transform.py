@@ -27,8 +27,14 @@ from pathlib import Path
 from yangkey.catalog import Catalog, build_catalog
 from yangkey.config import parse_subscriptions, read_subscriptions_text
 from yangkey.errors import YangkeyError
-from yangkey.messages import EmptyUpdates, KeyedMessage, Rejection
-from yangkey.records import MessageBuilder, ProducerKnobs, header_bytes
+from yangkey.messages import (
+    EmptyUpdates,
+    KeyedMessage,
+    Rejection,
+    header_bytes,
+    truncated_headers,
+)
+from yangkey.records import MessageBuilder, ProducerKnobs
 from yangkey.spark.splitting import RawRecord
 
 # --------------------------------------------------------------------------- builder spec
@@ -263,7 +269,6 @@ DEFAULT_MAX_MESSAGE_BYTES = 1_000_000
 """librdkafka's default ``message.max.bytes`` (the broker's default limit is 1 MiB)."""
 RECORD_OVERHEAD = 1024
 """Bytes kept free for the record and batch framing around key, value and headers."""
-HEADER_TRUNCATED = "yangkey-truncated-from"
 
 
 def wire_size(message: KeyedMessage) -> int:
@@ -281,11 +286,9 @@ def dead_letter(rejection: Rejection, topic: str, max_bytes: int) -> KeyedMessag
     excess = wire_size(message) - max_bytes
     if excess <= 0:
         return message
-    original = str(len(message.value)).encode()
-    keep = max(0, len(message.value) - excess - len(HEADER_TRUNCATED) - len(original))
-    return KeyedMessage(
-        topic, None, message.value[:keep], (*message.headers, (HEADER_TRUNCATED, original))
-    )
+    truncated = truncated_headers(len(message.value))
+    keep = max(0, len(message.value) - excess - header_bytes(truncated))
+    return KeyedMessage(topic, None, message.value[:keep], message.headers + truncated)
 
 
 def outgoing(
