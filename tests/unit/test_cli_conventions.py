@@ -28,9 +28,11 @@ from yangkey.cli import main
 from yangkey.cli.options import resolve_format
 from yangkey.cli.output import emit_rows
 from yangkey.cli.profile import profile_defaults
-from yangkey.clickhouse.apply import ChdbConnection, apply
+from yangkey.clickhouse.apply import apply
+from yangkey.clickhouse.connection import ChdbConnection
 from yangkey.clickhouse.ddl import DdlOptions, render_ddl
-from yangkey.clickhouse.ingest import QueueRow, insert_rows
+from yangkey.clickhouse.ingest.arrow import insert_rows
+from yangkey.clickhouse.ingest.rows import QueueRow
 from yangkey.kafkalogs import quiet_librdkafka
 from yangkey.messages import MessageKey
 
@@ -343,7 +345,7 @@ def test_sql_formats(tmp_path: Path) -> None:
     tsv = run("sql", "--embedded", db, query)
     assert tsv.stdout == "s\txs\tnothing\na\\tb\\nc\t[1,2]\t\n", tsv.output
     csv_out = run("sql", "--embedded", db, "--format", "csv", query)
-    assert csv_out.stdout == 's,xs,nothing\na\tb\\nc,"[1,2]",\n'
+    assert csv_out.stdout == "s,xs,nothing\na\tb\\nc,\"[1,2]\",\n"
     as_json = run("sql", "--embedded", db, "--format", "json", query)
     assert json.loads(as_json.stdout) == {"s": "a\tb\nc", "xs": [1, 2], "nothing": None}
 

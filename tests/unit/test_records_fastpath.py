@@ -28,9 +28,10 @@ from yangkey.messages import (
     HEADER_SUBSCRIPTION_TYPE,
     KeyedMessage,
     Rejection,
+    header_bytes,
 )
 from yangkey.notifications import decode
-from yangkey.records import MessageBuilder, ProducerKnobs, header_bytes
+from yangkey.records import MessageBuilder, ProducerKnobs
 from yangkey.spark.transform import Tally, outgoing, wire_size
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "subscriptions.yaml"
