@@ -35,7 +35,7 @@ from yangkey.clickhouse.apply import apply
 from yangkey.clickhouse.connection import ChdbConnection
 from yangkey.clickhouse.ddl import DdlOptions, render_ddl
 from yangkey.clickhouse.identifiers import qualified, quote_identifier
-from yangkey.clickhouse.ingest.arrow import QUEUE_COLUMNS, QUEUE_FORMAT, encode_rows
+from yangkey.clickhouse.ingest.arrow import QUEUE_COLUMN_NAMES, QUEUE_FORMAT, encode_rows
 from yangkey.clickhouse.ingest.inserter import BatchInserter
 from yangkey.clickhouse.ingest.loop import DEFAULT_BATCH_SIZE
 from yangkey.clickhouse.ingest.rows import row_from_message
@@ -235,7 +235,7 @@ def main() -> None:
 
                 def insert_all(table: str) -> None:
                     for blob in blobs:
-                        conn.insert(table, QUEUE_COLUMNS, blob, QUEUE_FORMAT)
+                        conn.insert(table, QUEUE_COLUMN_NAMES, blob, QUEUE_FORMAT)
 
                 t_raw, c_raw = timed_cpu(
                     "the same bytes into the bare MergeTree", lambda: insert_all(bare)

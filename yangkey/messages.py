@@ -191,6 +191,101 @@ def header_bytes(headers: Headers) -> int:
     return size
 
 
+# -- the ClickHouse column sets -------------------------------------------------------------
+
+Column = tuple[str, str, str]
+"""A column: name, ClickHouse type, codec (``""``: none; codecs apply on MergeTree tables)."""
+
+QUEUE_VALUE_COLUMNS: tuple[Column, ...] = (("value", "String", ""),)
+"""A Kafka engine table's one column: the record's value (format RawBLOB)."""
+QUEUE_VIRTUAL_COLUMNS: tuple[Column, ...] = (
+    ("_topic", "LowCardinality(String)", ""),
+    ("_key", "String", ""),
+    ("_offset", "UInt64", ""),
+    ("_partition", "UInt64", ""),
+    ("_timestamp", "Nullable(DateTime)", ""),
+    ("_timestamp_ms", "Nullable(DateTime64(3))", ""),
+    ("_headers.name", "Array(String)", ""),
+    ("_headers.value", "Array(String)", ""),
+    ("_raw_message", "String", ""),
+    ("_error", "String", ""),
+)
+"""The virtual columns of a Kafka engine table (``kafka_handle_error_mode = 'stream'``). In
+embedded mode the queue table has them as real columns, filled by ``yangkey ingest``, so the
+same materialized views read both."""
+QUEUE_COLUMNS: tuple[Column, ...] = QUEUE_VALUE_COLUMNS + QUEUE_VIRTUAL_COLUMNS
+"""An embedded queue table's columns, in the order ``yangkey ingest`` writes them."""
+
+ROW_COLUMNS: tuple[Column, ...] = (
+    ("message_key", "String", "ZSTD(1)"),
+    ("node", "LowCardinality(String)", ""),
+    ("subscription_id", "UInt64", ""),
+    ("xpaths", "Array(String)", "ZSTD(1)"),
+    ("generation", "UInt32", ""),
+    ("event_time", "DateTime64(9, 'UTC')", "Delta, ZSTD(1)"),
+    ("sequence_number", "UInt64", ""),
+    ("schema_id", "Nullable(UInt32)", ""),
+    ("content_type", "LowCardinality(String)", ""),
+    ("subscription_type", "LowCardinality(String)", ""),
+    ("kafka_topic", "LowCardinality(String)", ""),
+    ("kafka_partition", "UInt32", ""),
+    ("kafka_offset", "UInt64", ""),
+    ("kafka_timestamp", "Nullable(DateTime64(3, 'UTC'))", ""),
+    ("payload", "String", "ZSTD(3)"),
+)
+"""One row per keyed message: the history and current-state tables (docs/design.md)."""
+VERSION_COLUMN: Column = ("version", "UInt256", "")
+"""What orders the versions of one key (generation, event time, sequence number, offset)."""
+PARSE_COLUMNS: tuple[Column, ...] = (
+    ("error", "String", ""),
+    ("error_kind", "LowCardinality(String)", ""),
+    ("kafka_key", "String", ""),
+    ("raw_message", "String", ""),
+    ("header_names", "Array(String)", ""),
+    ("header_values", "Array(String)", ""),
+    ("instances", "String", ""),
+)
+"""What a parsed table has besides a row and its version: the views on it route on ``error``."""
+INSTANCE_COLUMNS: tuple[Column, ...] = (
+    ("node", "LowCardinality(String)", ""),
+    ("subscription_id", "UInt64", ""),
+    ("instance_path", "String", "ZSTD(1)"),
+    ("operation", "LowCardinality(String)", ""),
+    ("leaves", "Array(LowCardinality(String))", ""),
+    ("generation", "UInt32", ""),
+    ("event_time", "DateTime64(9, 'UTC')", "Delta, ZSTD(1)"),
+    ("sequence_number", "UInt64", ""),
+    ("kafka_partition", "UInt32", ""),
+    ("kafka_offset", "UInt64", ""),
+    ("version", "UInt256", ""),
+)
+"""The columns of an instance history table before the typed ones."""
+ERROR_COLUMNS: tuple[Column, ...] = (
+    ("kafka_topic", "LowCardinality(String)", ""),
+    ("kafka_partition", "UInt32", ""),
+    ("kafka_offset", "UInt64", ""),
+    ("kafka_timestamp", "Nullable(DateTime64(3, 'UTC'))", ""),
+    ("kafka_key", "String", "ZSTD(1)"),
+    ("error_kind", "LowCardinality(String)", ""),
+    ("error", "String", "ZSTD(1)"),
+    ("source", "String", "ZSTD(1)"),
+    ("raw_message", "String", "ZSTD(3)"),
+    ("header_names", "Array(String)", "ZSTD(1)"),
+    ("header_values", "Array(String)", "ZSTD(1)"),
+)
+"""The errors table: every message that could not be stored, with its raw bytes."""
+
+COLUMN_SETS: dict[str, tuple[Column, ...]] = {
+    "QUEUE_VALUE_COLUMNS": QUEUE_VALUE_COLUMNS,
+    "QUEUE_VIRTUAL_COLUMNS": QUEUE_VIRTUAL_COLUMNS,
+    "ROW_COLUMNS": ROW_COLUMNS,
+    "PARSE_COLUMNS": PARSE_COLUMNS,
+    "INSTANCE_COLUMNS": INSTANCE_COLUMNS,
+    "ERROR_COLUMNS": ERROR_COLUMNS,
+}
+"""The column sets by the name the SQL templates know them by (Jinja globals)."""
+
+
 # -- error kinds on the wire ------------------------------------------------------------------
 
 REJECTION_KINDS: tuple[ErrorKind, ...] = (
