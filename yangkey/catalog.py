@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from yangkey.compiler import compile_filter
 from yangkey.config import (
     Subscription,
     SubscriptionsFile,
@@ -39,7 +40,7 @@ from yangkey.errors import NotificationError, TopicError, YangkeyError
 from yangkey.fleet import FleetIndex, Identity, describe, for_node
 from yangkey.schema import SchemaContext
 from yangkey.shared_catalog import SharedBranch, SharedSubscription
-from yangkey.templates import CompiledSubscription, compile_subscription
+from yangkey.templates import CompiledSubscription
 from yangkey.topics import TopicNamer, TopicSpec, check_collisions, replicas
 
 
@@ -292,7 +293,7 @@ class Catalog:
     ) -> CompiledSubscription:
         compiled = self._compiled.get(compile_key)
         if compiled is None:
-            compiled = self._compiled[compile_key] = compile_subscription(
+            compiled = self._compiled[compile_key] = compile_filter(
                 filter_text, self.schema(), subtree=subtree, namespaces=namespaces, source=source
             )
         return compiled
@@ -389,7 +390,7 @@ def build_catalog(
         dirs = (*yang_dirs, *resolve(subscription.yang_dirs), *resolve(defaults.yang_dirs))
         try:
             schema = SchemaContext.cached(dirs, file.features)
-            compiled = compile_subscription(
+            compiled = compile_filter(
                 subscription.filter_text,
                 schema,
                 subtree=subscription.subtree is not None,

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from yangkey.errors import FilterError, Position, SchemaError, YangkeyError
-from yangkey.schema import ModuleIndex, SchemaContext
+from yangkey.modules import ModuleIndex
+from yangkey.schema import SchemaContext
 from yangkey.schema_build import LeftOut
 from yangkey.subtree import normalize_subtree
 from yangkey.values import Canon, canon_string, literal_canon

@@ -25,20 +25,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from yangkey.dirs import user_state_home
 from yangkey.errors import BrokerError
 
 STATE_FILE = "broker.json"
 LOG_NAME = "broker.log"
 NODE_DIR_PREFIX = "node-"
 """A cluster's data dir holds one ``node-<id>`` directory per node."""
-
-
-def user_state_home() -> Path:
-    """``$XDG_STATE_HOME/yangkey``, else ``~/.local/state/yangkey`` (the XDG base directory
-    spec ignores a relative ``XDG_STATE_HOME``)."""
-    base = os.environ.get("XDG_STATE_HOME", "")
-    root = Path(base) if os.path.isabs(base) else Path.home() / ".local" / "state"
-    return root / "yangkey"
 
 
 def default_state_dir() -> Path:

@@ -21,9 +21,10 @@ from yangkey.catalog import Catalog
 from yangkey.entries import CatalogEntry
 from yangkey.errors import ConfigError
 from yangkey.kafka.config import env_overlay
+from yangkey.modules import ModuleInfo
 from yangkey.registry.errors import RegistryError
 from yangkey.registry.jsonschema import branch_schema
-from yangkey.schema import ModuleInfo, SchemaContext
+from yangkey.schema import SchemaContext
 
 NOT_FOUND = (40401, 40403)
 ENV_URL = "YANGKEY_SCHEMA_REGISTRY"

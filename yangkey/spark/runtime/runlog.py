@@ -16,7 +16,7 @@ import contextlib
 import time
 from pathlib import Path
 
-from yangkey.kafka.process import user_state_home
+from yangkey.dirs import user_state_home
 
 KEPT = 20
 PROPERTY = "yangkey.run.log"
