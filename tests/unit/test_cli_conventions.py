@@ -511,3 +511,20 @@ def test_a_servers_native_values_print_in_every_format(capsys: pytest.CaptureFix
     )
     assert out[4].startswith("2026-11-20 10:00:00.500000+00:00,1.50,")
     assert any("2001:db8::1" in line for line in out[5:])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("catalog", "show", "--shared-catalog"),
+        ("ddl", "generate", "--shared-catalog", "-o", "{out}"),
+    ],
+)
+def test_an_unreachable_shared_catalog_is_one_error_line(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    """librdkafka retries a refused connection hundreds of times while the command waits for
+    metadata; each retry was a ``kafka: FAIL …`` line above the one error."""
+    pytest.importorskip("confluent_kafka")
+    argv = [a.replace("{out}", str(tmp_path / "ddl")) for a in args]
+    assert_one_error(invoke(*argv, "--bootstrap", "127.0.0.1:1"), "127.0.0.1:1", "cannot reach")

@@ -170,6 +170,7 @@ def generate(
     """
     from yangkey.clickhouse.ddl import render_catalog, render_ddl, to_script  # noqa: PLC0415
     from yangkey.clickhouse.shared_topics import SharedTopics  # noqa: PLC0415
+    from yangkey.kafkalogs import quiet_librdkafka  # noqa: PLC0415
 
     shared = shared_catalog_servers(shared_catalog, bootstrap)
     if subscriptions is None and shared is None:
@@ -180,7 +181,7 @@ def generate(
     summary = skipped_summary(catalog) if catalog is not None else ""
     follower: SharedTopics | None = None
     if shared is not None:
-        with _catalog_topic(catalog, shared, catalog_topic) as reader:
+        with quiet_librdkafka(), _catalog_topic(catalog, shared, catalog_topic) as reader:
             follower = SharedTopics.of(reader, catalog, yang_dirs=yang_dirs, warn=_warn)
             topics = follower.merge()
     source = subscriptions or f"kafka://{shared}/{catalog_topic}"
@@ -300,6 +301,7 @@ def apply_command(
     from yangkey.clickhouse.connection import ServerConnection  # noqa: PLC0415
     from yangkey.clickhouse.ddl import render_catalog, render_ddl  # noqa: PLC0415
     from yangkey.clickhouse.shared_topics import SharedTopics  # noqa: PLC0415
+    from yangkey.kafkalogs import quiet_librdkafka  # noqa: PLC0415
 
     shared = shared_catalog_servers(shared_catalog, bootstrap)
     if follow and shared is None:
@@ -332,7 +334,10 @@ def apply_command(
             report(apply(conn, render_catalog(catalog, options), db), conn.description)
             return
         # Following, it creates the catalog topic if it is the first to need it.
-        with _catalog_topic(catalog, shared, catalog_topic, create=follow) as reader:
+        with (
+            quiet_librdkafka(),
+            _catalog_topic(catalog, shared, catalog_topic, create=follow) as reader,
+        ):
             follower = SharedTopics.of(reader, catalog, yang_dirs=yang_dirs, warn=_warn)
             with_dead_letter = replace(options, dead_letter_topic=catalog.dead_letter_topic)
             statements = render_ddl(follower.merge(), with_dead_letter, follower.typed)
