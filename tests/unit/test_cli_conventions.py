@@ -33,7 +33,7 @@ from yangkey.clickhouse.connection import ChdbConnection
 from yangkey.clickhouse.ddl import DdlOptions, render_ddl
 from yangkey.clickhouse.ingest.arrow import insert_rows
 from yangkey.clickhouse.ingest.rows import QueueRow
-from yangkey.kafkalogs import quiet_librdkafka
+from yangkey.kafka.logs import quiet_librdkafka
 from yangkey.messages import MessageKey
 
 pytest.importorskip("chdb")

@@ -170,7 +170,7 @@ def generate(
     """
     from yangkey.clickhouse.ddl import render_catalog, render_ddl, to_script  # noqa: PLC0415
     from yangkey.clickhouse.shared_topics import SharedTopics  # noqa: PLC0415
-    from yangkey.kafkalogs import quiet_librdkafka  # noqa: PLC0415
+    from yangkey.kafka.logs import quiet_librdkafka  # noqa: PLC0415
 
     shared = shared_catalog_servers(shared_catalog, bootstrap)
     if subscriptions is None and shared is None:
@@ -301,7 +301,7 @@ def apply_command(
     from yangkey.clickhouse.connection import ServerConnection  # noqa: PLC0415
     from yangkey.clickhouse.ddl import render_catalog, render_ddl  # noqa: PLC0415
     from yangkey.clickhouse.shared_topics import SharedTopics  # noqa: PLC0415
-    from yangkey.kafkalogs import quiet_librdkafka  # noqa: PLC0415
+    from yangkey.kafka.logs import quiet_librdkafka  # noqa: PLC0415
 
     shared = shared_catalog_servers(shared_catalog, bootstrap)
     if follow and shared is None:
@@ -416,7 +416,7 @@ def ingest(
     from yangkey.clickhouse.ingest import ingest as run_ingest  # noqa: PLC0415
     from yangkey.clickhouse.progress import IngestProgress  # noqa: PLC0415
     from yangkey.kafka.config import client_overrides  # noqa: PLC0415
-    from yangkey.kafkalogs import quiet_librdkafka  # noqa: PLC0415
+    from yangkey.kafka.logs import quiet_librdkafka  # noqa: PLC0415
 
     catalog = load_catalog(subscriptions, yang_dirs, strict=strict)
     overrides = client_overrides(properties_file=consumer_config_file, kv=consumer_config)

@@ -289,8 +289,8 @@ def running_registry(
     read from ``topic`` first and followed every second; stopped on exit. ``replication``: the
     store topic's replication factor and min.insync.replicas if it is created (None: the
     broker's)."""
+    from yangkey.kafka.log import KafkaLog, ensure_log_topic  # noqa: PLC0415
     from yangkey.registry.auth import Users  # noqa: PLC0415
-    from yangkey.registry.kafkalog import KafkaLog, ensure_log_topic  # noqa: PLC0415
     from yangkey.registry.registry import Registry  # noqa: PLC0415
     from yangkey.topics import replicas  # noqa: PLC0415
 

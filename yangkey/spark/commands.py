@@ -21,7 +21,7 @@ from rich.markup import escape
 from yangkey.cli.options import REPORT, resolve_format
 from yangkey.cli.reporting import fail
 from yangkey.errors import YangkeyError
-from yangkey.kafkalogs import log_to_file, quiet_librdkafka
+from yangkey.kafka.logs import log_to_file, quiet_librdkafka
 from yangkey.spark.config import JobConfig
 from yangkey.spark.job import run
 from yangkey.spark.options import SUMMARY_FORMATS, job_config, produce_options
@@ -97,7 +97,7 @@ def produce(fmt: str | None, report: Path | None, **options: Any) -> None:
         err = Console(stderr=True, highlight=False, soft_wrap=True)
         prepared: Prepared | None = None
         log: Path | None = None
-        # librdkafka's lines of the driver's clients: summarised on stderr (kafkalogs)
+        # librdkafka's lines of the driver's clients: summarised on stderr (yangkey.kafka.logs)
         logs.enter_context(quiet_librdkafka(lambda line: err.print(line, markup=False)))
         try:
             config = job_config(options)

@@ -45,7 +45,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 from yangkey.catalog import Catalog
 from yangkey.errors import BrokerError, ConfigError, InputError
 from yangkey.kafka.config import connection_settings, kafka_reason
-from yangkey.kafkalogs import logged, transactional_logger
+from yangkey.kafka.logs import logged, transactional_logger
 from yangkey.messages import Headers, KeyedMessage, schema_id_headers
 from yangkey.records import MessageBuilder
 from yangkey.registry.client import RegistrySettings, learned_topic_id
