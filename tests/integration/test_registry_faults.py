@@ -26,8 +26,8 @@ from yangkey.errors import ConfigError
 from yangkey.kafka.broker import EmbeddedKafka
 from yangkey.kafka.config import TopicSpec, ensure_topics
 from yangkey.kafka.log import ensure_log_topic
-from yangkey.registry.commands import running_registry
 from yangkey.registry.httpd import RegistryHTTPServer
+from yangkey.registry.running import running_registry
 
 FAST_CLEANING = {
     "segment.ms": "100",

@@ -23,7 +23,7 @@ from yangkey.clickhouse.tables import topic_tables
 from yangkey.kafka.config import TopicSpec as KafkaTopic
 from yangkey.kafka.config import ensure_topics, producer_config
 from yangkey.messages import HEADER_INSTANCES
-from yangkey.records import MessageBuilder, ProducerKnobs
+from yangkey.producer import MessageBuilder, ProducerKnobs
 
 DATABASE = "yk_typed_ingest"
 NS_IF = "urn:ietf:params:xml:ns:yang:ietf-interfaces"

@@ -21,7 +21,7 @@ from yangkey.errors import ConfigError, InputError, NotificationError, TopicErro
 from yangkey.keys import KeyDeriver
 from yangkey.messages import HEADER_SOURCE, KeyedMessage, MessageKey, Rejection
 from yangkey.notifications import decode
-from yangkey.records import MessageBuilder, ProducerKnobs
+from yangkey.producer import MessageBuilder, ProducerKnobs
 from yangkey.schema import SchemaContext
 from yangkey.spark.transform import Tally, outgoing
 from yangkey.templates import compile_subscription

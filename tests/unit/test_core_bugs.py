@@ -13,7 +13,7 @@ import yangkey.keys
 from yangkey.catalog import build_catalog
 from yangkey.config import parse_subscriptions
 from yangkey.messages import Rejection
-from yangkey.records import STRICT_ENV, MessageBuilder
+from yangkey.producer import STRICT_ENV, MessageBuilder
 
 IF = "/ietf-interfaces:interfaces/interface"
 SUBSCRIPTIONS = f"""

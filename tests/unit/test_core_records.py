@@ -26,7 +26,7 @@ from yangkey.messages import (
     MessageKey,
     Rejection,
 )
-from yangkey.records import MessageBuilder, ProducerKnobs
+from yangkey.producer import MessageBuilder, ProducerKnobs
 
 IF = "/ietf-interfaces:interfaces/interface"
 NS_IF = "urn:ietf:params:xml:ns:yang:ietf-interfaces"

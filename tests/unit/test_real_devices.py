@@ -43,7 +43,7 @@ from yangkey.messages import (
     Rejection,
 )
 from yangkey.notifications import decode
-from yangkey.records import MessageBuilder, ProducerKnobs
+from yangkey.producer import MessageBuilder, ProducerKnobs
 from yangkey.schema import SchemaContext
 from yangkey.spark.source.splitting import plan_ranges, read_range, split_records
 from yangkey.spark.transform import Tally, outgoing

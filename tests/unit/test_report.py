@@ -33,7 +33,7 @@ from yangkey.clickhouse.ingest.rows import QueueRow, add_instances
 from yangkey.clickhouse.instances import CatalogFeeds
 from yangkey.demo.sample import generate
 from yangkey.messages import MessageKey
-from yangkey.records import MessageBuilder
+from yangkey.producer import MessageBuilder
 from yangkey.report.data import Report
 from yangkey.report.page import render
 from yangkey.report.runs import produce_report, tables_report, write

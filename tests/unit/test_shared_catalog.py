@@ -17,7 +17,7 @@ from yangkey.clickhouse.instances import CatalogFeeds
 from yangkey.clickhouse.tables import topic_tables
 from yangkey.config import parse_subscriptions
 from yangkey.messages import HEADER_GENERATION, HEADER_INSTANCES, KeyedMessage, Rejection
-from yangkey.records import MessageBuilder, ProducerKnobs
+from yangkey.producer import MessageBuilder, ProducerKnobs
 from yangkey.shared_catalog import (
     CatalogState,
     RecordKey,

@@ -18,7 +18,7 @@ from yangkey.clickhouse.ingest.rows import QueueRow, add_instances
 from yangkey.clickhouse.instances import CatalogFeeds
 from yangkey.clickhouse.tables import topic_tables
 from yangkey.messages import HEADER_INSTANCES
-from yangkey.records import MessageBuilder
+from yangkey.producer import MessageBuilder
 
 IF = "/ietf-interfaces:interfaces/interface"
 _databases = itertools.count()

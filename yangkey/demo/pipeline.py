@@ -178,7 +178,7 @@ def _registry(url: str | None, bootstrap: str, console: Console) -> Iterator[str
     if url:
         yield url
         return
-    from yangkey.registry.commands import running_registry  # noqa: PLC0415
+    from yangkey.registry.running import running_registry  # noqa: PLC0415
 
     # Quiet like the Spark job's producers: a fresh broker's first idempotent producer logs a
     # harmless "coordinator load in progress" retry.

@@ -107,7 +107,7 @@ def topic_schemas(catalog: Catalog, *, yang_dirs: Iterable[str] = ()) -> dict[st
 
     The YANG search path is ``yang_dirs`` then the catalog's (the file's ``yang_dirs``,
     resolved against its directory), as the producer resolves modules
-    (:class:`yangkey.records.MessageBuilder`).
+    (:class:`yangkey.producer.MessageBuilder`).
     """
     schema = SchemaContext.cached(tuple(dict.fromkeys((*yang_dirs, *catalog.yang_dirs))))
     found: dict[str, str] = {}

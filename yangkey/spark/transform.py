@@ -8,7 +8,7 @@ and a builder with a shared catalog talks to that catalog's Kafka topic.
 * :class:`BuilderSpec` is what the driver ships to executors: the subscriptions file **text**
   and the producer knobs, never compiled objects (yangson models do not pickle well and would
   be shipped per task). :func:`builder_for` compiles it once per executor Python process and
-  caches the :class:`~yangkey.records.MessageBuilder` in a module-level dict.
+  caches the :class:`~yangkey.producer.MessageBuilder` in a module-level dict.
 * :func:`outgoing` is the per-record step: ``(raw bytes, source position)`` -> the records to
   produce (its keyed messages, or a dead-letter record saying why it was rejected; a record
   that yields no message at all is rejected too, as ``no-match``: nothing accepted may
@@ -36,7 +36,7 @@ from yangkey.messages import (
     header_bytes,
     truncated_headers,
 )
-from yangkey.records import MessageBuilder, ProducerKnobs
+from yangkey.producer import MessageBuilder, ProducerKnobs
 from yangkey.spark.source.splitting import RawRecord
 
 # --------------------------------------------------------------------------- builder spec

@@ -47,7 +47,7 @@ from yangkey.errors import BrokerError, ConfigError, InputError
 from yangkey.kafka.config import connection_settings, kafka_reason
 from yangkey.kafka.logs import logged, transactional_logger
 from yangkey.messages import Headers, KeyedMessage, schema_id_headers
-from yangkey.records import MessageBuilder
+from yangkey.producer import MessageBuilder
 from yangkey.registry.client import RegistrySettings, learned_topic_id
 from yangkey.spark.delivery.markers import Marker, RunScope, decode_marker, encode_marker
 from yangkey.spark.source.splitting import RawRecord
