@@ -31,7 +31,8 @@ Phases 1 and 2: a subscription compiled
     through the caches), :mod:`yangkey.topics` (topic names), :mod:`yangkey.diagnosis` (why
     a notification has no instance).
 Phase 3: a notification keyed
-    :mod:`yangkey.keys` (the walkers and the key derivation).
+    :mod:`yangkey.walker` (a generated walker per branch), :mod:`yangkey.patch` (yang-patch
+    edits), :mod:`yangkey.keys` (the key derivation).
 The catalog
     :mod:`yangkey.config` (the subscriptions file), :mod:`yangkey.shared_catalog` (the
     records of the shared catalog topic), :mod:`yangkey.entries` (a catalog entry),

@@ -38,8 +38,9 @@ import orjson
 
 from yangkey.canon_types import canon_for
 from yangkey.errors import SchemaError, YangkeyError
-from yangkey.keys import Instance, compile_entries_walker, edit_plan, edit_tree, key_members
+from yangkey.patch import edit_plan, edit_tree
 from yangkey.values import Canon, canon_integer
+from yangkey.walker import Instance, compile_entries_walker, key_members
 
 if TYPE_CHECKING:
     from yangson import datatype as dt
@@ -256,7 +257,7 @@ class InstanceFeed:
     """Builds the feed of one topic (one compiled branch and the leaves of its target).
 
     Its instances are those of the message key: Phase 3's generated walker finds them
-    (:func:`yangkey.keys.compile_entries_walker`, the variant reporting each instance's value
+    (:func:`yangkey.walker.compile_entries_walker`, the variant reporting each instance's value
     and keys), so ``@path`` is one of the key's XPaths by construction."""
 
     def __init__(self, branch: Branch, leaves: Sequence[Leaf]) -> None:

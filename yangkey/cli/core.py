@@ -103,7 +103,7 @@ def compile_command(
         for branch, topic in zip(compiled.branches, topics, strict=True)
     ]
     if show_walker:
-        from yangkey.keys import walker_source  # noqa: PLC0415
+        from yangkey.walker import walker_source  # noqa: PLC0415
 
         for item, branch in zip(branches, compiled.branches, strict=True):
             item["walker"] = walker_source(branch)
