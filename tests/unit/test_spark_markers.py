@@ -10,7 +10,7 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 
 from yangkey.errors import BrokerError, ConfigError, InputError
-from yangkey.messages import HEADER_ERROR_KIND, KeyedMessage, Rejection
+from yangkey.messages import HEADER_ERROR_KIND, HEADER_TRUNCATED_FROM, KeyedMessage, Rejection
 from yangkey.spark.delivery.checkpoint import (
     LocalCheckpoint,
     check_no_foreign_markers,
@@ -22,7 +22,6 @@ from yangkey.spark.delivery.sink import KafkaSink, SinkSpec
 from yangkey.spark.source.kafka_source import KafkaRange, within_budget
 from yangkey.spark.source.splitting import FileRange, file_range_key, plan_ranges
 from yangkey.spark.transform import (
-    HEADER_TRUNCATED_FROM,
     BuilderSpec,
     Tally,
     builder_for,
