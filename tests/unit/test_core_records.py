@@ -1,4 +1,4 @@
-"""SPEC 2.6 and 7 — records.MessageBuilder: raw bytes -> keyed messages or a Rejection."""
+"""SPEC 2.6 and 7 — producer.MessageBuilder: raw bytes -> keyed messages or a Rejection."""
 
 from __future__ import annotations
 
