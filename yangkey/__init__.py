@@ -26,8 +26,9 @@ Notifications
     :mod:`yangkey.xmlnotifications` (XML), :mod:`yangkey.notifications` (JSON, and the
     decoding entry point), :mod:`yangkey.native` (the optional compiled decoder).
 Phases 1 and 2: a subscription compiled
-    :mod:`yangkey.subtree` (subtree filter to XPath), :mod:`yangkey.templates` (XPath and
-    schema to branches and key templates), :mod:`yangkey.compiler` (the one entry point,
+    :mod:`yangkey.subtree` (subtree filter to XPath), :mod:`yangkey.compiled` (what a
+    compiled subscription is), :mod:`yangkey.templates` (XPath and schema to branches and key
+    templates), :mod:`yangkey.compiler` (the one entry point,
     through the caches), :mod:`yangkey.topics` (topic names), :mod:`yangkey.diagnosis` (why
     a notification has no instance).
 Phase 3: a notification keyed

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from yangkey.compiled import CompiledSubscription
 from yangkey.compiler import compile_filter
 from yangkey.config import (
     Subscription,
@@ -40,7 +41,6 @@ from yangkey.errors import NotificationError, TopicError, YangkeyError
 from yangkey.fleet import FleetIndex, Identity, describe, for_node
 from yangkey.schema import SchemaContext
 from yangkey.shared_catalog import SharedBranch, SharedSubscription
-from yangkey.templates import CompiledSubscription
 from yangkey.topics import TopicNamer, TopicSpec, check_collisions, replicas
 
 

@@ -16,9 +16,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from yangkey.compiled import CompiledSubscription, KeylessPolicy
 from yangkey.schema import SchemaContext
 from yangkey.schema_cache import DiskCache, code_fingerprint, digest, dirs_fingerprint, files_digest
-from yangkey.templates import CompiledSubscription, KeylessPolicy, compile_subscription
+from yangkey.templates import compile_subscription
 
 
 def compile_filter(

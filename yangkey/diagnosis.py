@@ -26,8 +26,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from yangkey.compiled import Branch, CompiledStep
 from yangkey.errors import FilteredOutError, NoMatchError, ShapeError, YangkeyError
-from yangkey.templates import Branch, CompiledStep
 from yangkey.xpath import quote
 
 _EXAMPLES = 3

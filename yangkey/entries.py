@@ -9,12 +9,12 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from yangkey.compiled import CompiledSubscription
 from yangkey.config import SubscriptionType
 from yangkey.errors import BadSubscriptionError, ConfigError, Position
 from yangkey.fleet import Identity, describe
 from yangkey.keys import KeyDeriver
 from yangkey.shared_catalog import Origin
-from yangkey.templates import CompiledSubscription
 
 TYPE_LEVELS: dict[tuple[SubscriptionType, bool], str] = {
     ("periodic", False): "stats",

@@ -47,9 +47,9 @@ if TYPE_CHECKING:
     from yangson.schemanode import InternalNode, SchemaNode
 
     from yangkey.catalog import Catalog
+    from yangkey.compiled import Branch
     from yangkey.notifications import Edit, Notification
     from yangkey.schema import SchemaContext
-    from yangkey.templates import Branch
 
 __all__ = ["InstanceFeed", "Leaf", "catalog_modules", "derive_leaves"]
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, NamedTuple
 
+from yangkey.compiled import CompiledStep, CompiledSubscription
 from yangkey.diagnosis import no_instance
 from yangkey.errors import EmptyUpdate, NoMatchError, NotificationError, YangkeyError
 from yangkey.messages import encode_key
 from yangkey.notifications import Notification, Wanted
 from yangkey.patch import edit_plan, edit_tree, edits_xpaths
-from yangkey.templates import CompiledStep, CompiledSubscription
 from yangkey.values import node_name_problem
 from yangkey.walker import compile_walker
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from yangkey.compiled import Branch, CompiledStep, KeySlot
 from yangkey.errors import NotificationError
 from yangkey.notifications import Edit, TargetStep
-from yangkey.templates import Branch, CompiledStep, KeySlot
 from yangkey.walker import DELETED, Walker, lookup
 
 

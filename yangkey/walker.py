@@ -17,8 +17,8 @@ import linecache
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from yangkey.compiled import Branch, CompiledStep, KeySlot
 from yangkey.errors import NotificationError
-from yangkey.templates import Branch, CompiledStep, KeySlot
 from yangkey.values import canon_string
 from yangkey.xpath import quote
 

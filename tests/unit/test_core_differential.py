@@ -32,6 +32,7 @@ from yangson.schemanode import (
     TerminalNode,
 )
 
+from yangkey.compiled import CompiledSubscription
 from yangkey.errors import EmptyUpdate, NoMatchError, NotificationError, YangkeyError
 from yangkey.keys import KeyDeriver
 from yangkey.messages import CONTENT_TYPE_JSON, CONTENT_TYPE_XML
@@ -43,7 +44,7 @@ from yangkey.notifications import (
     parse_target,
 )
 from yangkey.schema import SchemaContext
-from yangkey.templates import CompiledSubscription, compile_subscription
+from yangkey.templates import compile_subscription
 from yangkey.values import QNameText
 from yangkey.xmlnotifications import _converter, _fast_push_update, _xml_notification
 from yangkey.xmlsafe import parse_xml

@@ -43,12 +43,13 @@ from yangson.schemanode import (
     TerminalNode,
 )
 
+from yangkey.compiled import Branch
 from yangkey.errors import YangkeyError
 from yangkey.keys import KeyDeriver
 from yangkey.modules import ModuleIndex, default_search_path, pyang_module_dirs
 from yangkey.notifications import decode
 from yangkey.schema import SchemaContext
-from yangkey.templates import Branch, compile_subscription
+from yangkey.templates import compile_subscription
 from yangkey.topics import TopicNamer
 from yangkey.xpath import quote
 

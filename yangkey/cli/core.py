@@ -35,8 +35,8 @@ from yangkey.cli.subscription import (
 from yangkey.errors import EmptyUpdate, InputError, YangkeyError
 
 if TYPE_CHECKING:
+    from yangkey.compiled import CompiledSubscription
     from yangkey.keys import DerivedKey, KeyDeriver
-    from yangkey.templates import CompiledSubscription
 
 MAX_BYTES = Declaration(
     ("--max-bytes",),

@@ -20,7 +20,7 @@ from yangkey.cli.options import YANG_DIR
 from yangkey.errors import YangkeyError
 
 if TYPE_CHECKING:
-    from yangkey.templates import CompiledSubscription
+    from yangkey.compiled import CompiledSubscription
 
 
 def read_input(path: str, limit: int | None = None) -> bytes:

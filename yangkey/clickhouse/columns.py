@@ -48,9 +48,9 @@ if TYPE_CHECKING:
     from yangson import datatype as dt
 
     from yangkey.catalog import Catalog
+    from yangkey.compiled import Branch
     from yangkey.schema import SchemaContext
     from yangkey.shared_catalog import SharedSubscription
-    from yangkey.templates import Branch
 
 __all__ = ["Column", "TypedTopic", "derive_columns", "typed_topics"]
 
