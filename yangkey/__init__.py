@@ -23,14 +23,15 @@ The wire contract
     :mod:`yangkey.messages` (the message key, the headers, the ClickHouse column sets).
 Notifications
     :mod:`yangkey.notification_model` (a decoded notification),
-    :mod:`yangkey.xmlnotifications` (XML), :mod:`yangkey.notifications` (JSON, and the
+    :mod:`yangkey.xmltree` (XML elements to the RFC 7951 tree), :mod:`yangkey.xmlnotifications`
+    (XML), :mod:`yangkey.notifications` (JSON, and the
     decoding entry point), :mod:`yangkey.native` (the optional compiled decoder).
 Phases 1 and 2: a subscription compiled
     :mod:`yangkey.subtree` (subtree filter to XPath), :mod:`yangkey.compiled` (what a
     compiled subscription is), :mod:`yangkey.templates` (XPath and schema to branches and key
-    templates), :mod:`yangkey.compiler` (the one entry point,
-    through the caches), :mod:`yangkey.topics` (topic names), :mod:`yangkey.diagnosis` (why
-    a notification has no instance).
+    templates), :mod:`yangkey.compiler` (the one entry point, through the caches),
+    :mod:`yangkey.topics` (topic names), :mod:`yangkey.diagnosis` (why a notification has no
+    instance).
 Phase 3: a notification keyed
     :mod:`yangkey.walker` (a generated walker per branch), :mod:`yangkey.patch` (yang-patch
     edits), :mod:`yangkey.keys` (the key derivation).
