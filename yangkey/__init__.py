@@ -15,8 +15,9 @@ Foundations
     (``if-feature`` expressions).
 YANG schema
     :mod:`yangkey.modules` (module headers, the search path, the module index),
-    :mod:`yangkey.schema_cache` (the on-disk cache), :mod:`yangkey.schema_build` (a yangson
-    data model from vendor modules), :mod:`yangkey.library` (the YANG library),
+    :mod:`yangkey.schema_cache` (the on-disk cache), :mod:`yangkey.schema_data` (module files
+    parsed, yangson's schema data), :mod:`yangkey.schema_build` (a yangson data model from
+    vendor modules), :mod:`yangkey.library` (the YANG library),
     :mod:`yangkey.missing` (why a node is not in the schema), :mod:`yangkey.schema` (the
     schema context), :mod:`yangkey.canon_types` (a key leaf's canonical form).
 The wire contract

@@ -24,14 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 from yangkey.errors import InputError, SchemaError
 from yangkey.modules import ModuleIndex, ModuleInfo
-from yangkey.schema_build import UNDECIDED, parse_file
+from yangkey.schema_data import MODULES_STATE, UNDECIDED, parse_file
 from yangkey.xmlsafe import parse_xml
 
 if TYPE_CHECKING:
     from yangson.statement import Statement
 
 YANG_LIBRARY_NS = "urn:ietf:params:xml:ns:yang:ietf-yang-library"
-MODULES_STATE = "ietf-yang-library:modules-state"
 YANG_LIBRARY = "ietf-yang-library:yang-library"
 
 #: Statements whose argument names data nodes of other modules by prefix.

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from yangkey.errors import SchemaError, YangkeyError
-from yangkey.library import MODULES_STATE, apply_features, computed_library, read_library
+from yangkey.library import apply_features, computed_library, read_library
 from yangkey.modules import ModuleIndex, default_search_path
-from yangkey.schema_build import UNDECIDED, BuiltModel, LeftOut, build, cut
+from yangkey.schema_build import BuiltModel, LeftOut, build, cut
 from yangkey.schema_cache import (
     DiskCache,
     code_fingerprint,
@@ -29,6 +29,7 @@ from yangkey.schema_cache import (
     dirs_fingerprint,
     files_digest,
 )
+from yangkey.schema_data import MODULES_STATE, UNDECIDED
 
 if TYPE_CHECKING:
     from yangson import DataModel
