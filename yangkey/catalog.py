@@ -337,20 +337,7 @@ class Catalog:
                 else None
             )
             topics = tuple(self.namer.name(b, level=level) for b in compiled.branches)
-        entry = CatalogEntry(
-            id=subscription_id,
-            node_pattern=found.node_pattern,
-            subscription_type=found.subscription_type,
-            compaction=found.compaction,
-            generation=found.generation,
-            compiled=compiled,
-            topics=topics,
-            origin="learned",
-            filter_text=found.filter,
-            subtree=found.subtree,
-            content_id=found.content_id,
-            namespaces=pairs,
-        )
+        entry = CatalogEntry.of_shared(found, compiled, topics)
         self._learned[learn_key] = entry
         return entry
 
@@ -408,17 +395,7 @@ def build_catalog(
             skipped.append(_skipped(subscription, exc, file.source, line))
             first_failure = first_failure or exc.within(source)
             continue
-        entry = CatalogEntry(
-            id=subscription.id,
-            node_pattern=subscription.node,
-            subscription_type=subscription.type,
-            compaction=subscription.compaction,
-            generation=subscription.generation,
-            compiled=compiled,
-            topics=names,
-            filter_text=subscription.filter_text,
-            subtree=subscription.subtree is not None,
-        )
+        entry = CatalogEntry.of_file(subscription, compiled, names)
         entries.append(entry)
         for index, name in enumerate(names):
             by_topic.setdefault(name, []).append((entry, index))
