@@ -16,6 +16,7 @@ import datetime as dt
 import json
 import os
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,6 +125,9 @@ class ChdbConnection:
         self.description = f"embedded ClickHouse at {self.path}"
         factory: Any = session.Session
         self._session: Any = None
+        # the ingest's insert thread and its query socket share the one session
+        self._lock = threading.RLock()
+        _check_unlocked(self.path)
         try:
             self._session = factory(self.path)
         except Exception as exc:
@@ -144,9 +148,15 @@ class ChdbConnection:
         self.command("SET parallel_view_processing = 1")
 
     def _run(self, sql: str, fmt: str, params: Mapping[str, Any] | None) -> bytes:
-        formatted = {k: format_chdb_param(v) for k, v in (params or {}).items()}
+        return self.run_formatted(
+            sql, fmt, {k: format_chdb_param(v) for k, v in (params or {}).items()}
+        )
+
+    def run_formatted(self, sql: str, fmt: str, params: Mapping[str, str]) -> bytes:
+        """chdb's output in ``fmt``; ``params`` already formatted (:func:`format_chdb_param`)."""
         try:
-            result = self._session.query(sql, fmt, params=formatted or None)
+            with self._lock:
+                result = self._session.query(sql, fmt, params=dict(params) or None)
         except Exception as exc:
             raise clickhouse_error(exc, self.description) from None
         data = result.bytes()
@@ -163,9 +173,10 @@ class ChdbConnection:
         column_list = ", ".join(columns)
         statement = f"INSERT INTO {table} ({column_list})" if columns else f"INSERT INTO {table}"
         try:
-            inserter = self._session.send_insert(statement, fmt)
-            inserter.append(data)
-            inserter.finish()
+            with self._lock:
+                inserter = self._session.send_insert(statement, fmt)
+                inserter.append(data)
+                inserter.finish()
         except Exception as exc:
             raise clickhouse_error(exc, self.description, f"insert into {table}") from None
 
@@ -179,6 +190,15 @@ class ChdbConnection:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _check_unlocked(path: str) -> None:
+    """A directory another process holds is one clear error, not chdb's two raw lines."""
+    from yangkey.clickhouse.follower import lock_holder, locked_error  # noqa: PLC0415
+
+    pid = lock_holder(path)
+    if pid is not None and pid != os.getpid():
+        raise locked_error(path, pid)
 
 
 class ServerConnection:
@@ -317,13 +337,17 @@ def open_embedded(path: str | Path) -> ChdbConnection:
 
 
 def connect(*, clickhouse: str | None = None, embedded: str | Path | None = None) -> Connection:
-    """Exactly one of a server URL or an embedded data path."""
+    """Exactly one of a server URL or an embedded data path (through the ``yangkey ingest``
+    holding it, if one runs: :mod:`yangkey.clickhouse.follower`)."""
     if (clickhouse is None) == (embedded is None):
         raise ConfigError("give exactly one of --clickhouse URL or --embedded PATH")
     if clickhouse is not None:
         return open_server(clickhouse)
     assert embedded is not None
-    return open_embedded(embedded)
+    from yangkey.clickhouse.follower import follower_connection  # noqa: PLC0415
+
+    # a running `yangkey ingest` holds the directory: it answers for it
+    return follower_connection(embedded) or open_embedded(embedded)
 
 
 # -- applying ------------------------------------------------------------------------------

@@ -58,6 +58,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from yangkey.clickhouse import ClickHouseError
 from yangkey.clickhouse.apply import ChdbConnection, Connection, apply, open_embedded
 from yangkey.clickhouse.ddl import ERRORS_TABLE, DdlOptions, render_ddl, topic_tables
+from yangkey.clickhouse.follower import serve_queries
 from yangkey.clickhouse.identifiers import qualified
 from yangkey.errors import BrokerError, ConfigError
 from yangkey.instances import HEADER_INSTANCES
@@ -892,21 +893,25 @@ def ingest(
 
     try:
         apply(conn, statements, database)
-        return consume_into(
-            conn,
-            topics,
-            bootstrap,
-            database=database,
-            follow=follow,
-            group=group,
-            batch_size=batch_size,
-            progress=progress,
-            kafka_config=kafka_config,
-            log=log,
-            should_stop=should_stop,
-            feeds=feeds,
-            refresh=refresh if shared is not None else None,
-        )
+        # the directory is ours until we return: the other commands query through us
+        with serve_queries(conn, embedded_path, log if progress else None) as served:
+            if served is not None and follow and progress:
+                log(f"ingest: answering `yangkey state|history|sql --embedded {embedded_path}`")
+            return consume_into(
+                conn,
+                topics,
+                bootstrap,
+                database=database,
+                follow=follow,
+                group=group,
+                batch_size=batch_size,
+                progress=progress,
+                kafka_config=kafka_config,
+                log=log,
+                should_stop=should_stop,
+                feeds=feeds,
+                refresh=refresh if shared is not None else None,
+            )
     finally:
         if feeds is not None and feeds.failures and progress:
             log(
