@@ -82,6 +82,16 @@ LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
         "report",
         "Write an HTML report of the data in ClickHouse (partitions, keys, nodes, latency).",
     ),
+    "doctor": (
+        "yangkey.inspection.commands",
+        "doctor",
+        "Check the installation and what it is pointed at (Java, extras, Kafka, ClickHouse).",
+    ),
+    "tail": (
+        "yangkey.inspection.commands",
+        "tail",
+        "Print a topic's messages: key, headers and decoded value (like kcat).",
+    ),
     "sample": (
         "yangkey.demo.commands",
         "sample",
