@@ -31,18 +31,16 @@ from typing import Any
 from confluent_kafka import Message
 
 from yangkey.catalog import TopicSpec
-from yangkey.clickhouse.apply import ChdbConnection, apply
-from yangkey.clickhouse.ddl import DdlOptions, render_ddl, topic_tables
+from yangkey.clickhouse.apply import apply
+from yangkey.clickhouse.connection import ChdbConnection
+from yangkey.clickhouse.ddl import DdlOptions, render_ddl
 from yangkey.clickhouse.identifiers import qualified, quote_identifier
-from yangkey.clickhouse.ingest import (
-    DEFAULT_BATCH_SIZE,
-    QUEUE_COLUMNS,
-    QUEUE_FORMAT,
-    BatchInserter,
-    encode_rows,
-    row_from_message,
-)
+from yangkey.clickhouse.ingest.arrow import QUEUE_COLUMNS, QUEUE_FORMAT, encode_rows
+from yangkey.clickhouse.ingest.inserter import BatchInserter
+from yangkey.clickhouse.ingest.loop import DEFAULT_BATCH_SIZE
+from yangkey.clickhouse.ingest.rows import row_from_message
 from yangkey.clickhouse.queries import current_state
+from yangkey.clickhouse.tables import topic_tables
 
 TOPIC = "netops-current-state-if-interfaces-interface"
 DB = "bench"

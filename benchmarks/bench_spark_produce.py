@@ -44,7 +44,6 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -59,8 +58,8 @@ from yangkey.spark.config import JobConfig
 from yangkey.spark.job import run
 from yangkey.spark.planning import prepare
 from yangkey.spark.preflight import topic_specs
-from yangkey.spark.session import WORKER_DAEMON_CONF, build_session
-from yangkey.spark.splitting import split_records
+from yangkey.spark.runtime.session import WORKER_DAEMON_CONF, build_session
+from yangkey.spark.source.splitting import split_records
 from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing
 
 REPO = Path(__file__).resolve().parents[1]
@@ -321,7 +320,7 @@ def main() -> None:
             {k.replace("bench-plain-", "bench-spark-"): v for k, v in tally.produced.items()}
         )
 
-        base = JobConfig(
+        base = JobConfig.of(
             subscriptions=str(spark_subs),
             inputs=(str(data),),
             bootstrap=bootstrap,
@@ -330,7 +329,7 @@ def main() -> None:
             delivery=args.delivery,
             spark_conf={"spark.ui.enabled": "false", **WORKER_DAEMON_CONF, **spark_conf},
         )
-        spark = build_session(base)
+        spark = build_session(base.spark)
         spark.sparkContext.parallelize([0], 1).count()  # JVM and Python daemon up
         if broker is not None:
             warm_coordinators(bootstrap, f"bench-spark-{tag}-dead-letter", tag)
@@ -348,7 +347,7 @@ def main() -> None:
                 # 3. plain single-process produce loop of the pre-computed messages, with the
                 # producer settings the job's tasks use (minus the transaction)
                 job_producer = prepare(
-                    JobConfig(
+                    JobConfig.of(
                         subscriptions=str(plain_subs),
                         inputs=(str(data),),
                         bootstrap=bootstrap,
@@ -363,7 +362,7 @@ def main() -> None:
                 plain_cpu = plain_after - plain_before
                 # 1. the Spark job (session started before the clock), a new run each time
                 run_id = re.sub(r"[^A-Za-z0-9_.]", "_", f"bench{tag}{name}{repeat}")
-                config = replace(base, producer_overrides=producer, run_id=run_id)
+                config = base.but(producer_overrides=producer, run_id=run_id)
                 job_before, broker_before = job_and_broker_cpu(broker_pid)
                 summary = run(config, spark)
                 job_after, broker_after = job_and_broker_cpu(broker_pid)

@@ -33,7 +33,6 @@ import sys
 import tempfile
 import time
 import uuid
-from dataclasses import replace
 from pathlib import Path
 
 from bench_spark_produce import (
@@ -53,7 +52,7 @@ from yangkey.spark.job import run
 from yangkey.spark.planning import prepare
 from yangkey.spark.preflight import topic_specs
 from yangkey.spark.progress import Summary
-from yangkey.spark.session import build_session
+from yangkey.spark.runtime.session import build_session
 from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing
 
 
@@ -128,7 +127,7 @@ def main() -> None:
         tally = Tally()
         positioned = ((raw, f"raw:{n}") for n, raw in enumerate(records))
         messages = list(outgoing(positioned, builder, builder.catalog.dead_letter_topic, tally))
-        base = JobConfig(
+        base = JobConfig.of(
             subscriptions=str(spark_subs),
             inputs=(f"kafka://{raw_topic}",),
             bootstrap=bootstrap,
@@ -137,19 +136,18 @@ def main() -> None:
             spark_conf={"spark.ui.enabled": "false", **spark_conf},
         )
         plain_config = prepare(
-            JobConfig(
+            JobConfig.of(
                 subscriptions=str(plain_subs),
                 inputs=(f"kafka://{raw_topic}",),
                 bootstrap=bootstrap,
                 delivery="at-least-once",
             )
         ).sink.producer_config
-        spark = build_session(base)
+        spark = build_session(base.spark)
         spark.sparkContext.parallelize([0], 1).count()  # JVM and Python daemon up
         for repeat in range(args.repeat):
             run_id = re.sub(r"[^A-Za-z0-9_.]", "_", f"bs{tag}s{repeat}")
-            stream_config = replace(
-                base,
+            stream_config = base.but(
                 stream=True,
                 available_now=True,
                 checkpoint=str(work / f"checkpoint-{repeat}"),
@@ -172,7 +170,7 @@ def main() -> None:
             rows["stream"].append(stream_rate)
             rows["stream_cpu"].append(stream_cpu * 1e6 / max(1, stream.tally.records))
             if not args.no_batch:
-                batch_config = replace(base, run_id=f"bb{tag}b{repeat}")
+                batch_config = base.but(run_id=f"bb{tag}b{repeat}")
                 batch, batch_cpu = timed(batch_config, spark, broker_pid)
                 batch_rate = batch.tally.records / batch.seconds
                 rows["batch"].append(batch_rate)

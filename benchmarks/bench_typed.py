@@ -33,10 +33,12 @@ from pathlib import Path
 from typing import Any
 
 from yangkey.catalog import load_catalog
-from yangkey.clickhouse.apply import ChdbConnection, apply
-from yangkey.clickhouse.ddl import DdlOptions, render_catalog, topic_tables
+from yangkey.clickhouse.apply import apply
+from yangkey.clickhouse.connection import ChdbConnection
+from yangkey.clickhouse.ddl import DdlOptions, render_catalog
 from yangkey.clickhouse.identifiers import qualified
 from yangkey.clickhouse.instances import CatalogFeeds
+from yangkey.clickhouse.tables import topic_tables
 from yangkey.notifications import decode
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -244,7 +246,8 @@ def main() -> None:
                     f"x {args.per_message} interfaces"
                 )
                 feeds = CatalogFeeds(catalog)
-                feed = feeds.feeds[TOPIC]
+                feed = feeds.feed(TOPIC)
+                assert feed is not None
                 raws = [notification(n, args.per_message) for n in range(args.feed_notifications)]
                 notes = [decode(raw, "bench", feeds.ns_modules) for raw in raws]
                 t_feed = timed(

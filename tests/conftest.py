@@ -98,16 +98,14 @@ def _schema_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
-    from yangkey.spark.config import JobConfig  # noqa: PLC0415 - lazy: no JVM
-    from yangkey.spark.session import build_session  # noqa: PLC0415
+    from yangkey.spark.config import SparkRuntime  # noqa: PLC0415 - lazy: no JVM
+    from yangkey.spark.runtime.session import build_session  # noqa: PLC0415
 
     session = build_session(
-        JobConfig(
-            subscriptions="",
-            inputs=(),
+        SparkRuntime(
             master=SPARK_TEST_MASTER,
             app_name="yangkey-tests",
-            spark_conf={
+            conf={
                 "spark.ui.enabled": "false",
                 "spark.sql.shuffle.partitions": "2",
                 "spark.default.parallelism": "2",

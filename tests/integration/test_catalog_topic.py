@@ -25,10 +25,10 @@ from confluent_kafka.admin import AdminClient, ConfigResource
 
 from yangkey.catalog import Catalog, build_catalog
 from yangkey.cli import main
-from yangkey.clickhouse.apply import ChdbConnection
-from yangkey.clickhouse.ddl import topic_tables
+from yangkey.clickhouse.connection import ChdbConnection
 from yangkey.clickhouse.identifiers import qualified
 from yangkey.clickhouse.ingest import ingest
+from yangkey.clickhouse.tables import topic_tables
 from yangkey.config import parse_subscriptions
 from yangkey.kafka.catalog_topic import CatalogTopic
 from yangkey.kafka.config import ensure_topics, producer_config
@@ -238,10 +238,6 @@ def chdb_conn() -> Iterator[ChdbConnection]:
             conn.close()
 
 
-def quiet(_line: str) -> None:
-    pass
-
-
 def produce_notifications(
     bootstrap: str, catalog: Catalog, notifications: list[bytes]
 ) -> dict[str, int]:
@@ -297,11 +293,9 @@ def test_ingest_creates_tables_of_a_learned_subscription_before_inserting(
         kafka_bootstrap,
         "",
         group=f"g-{topic_name}",
-        progress=False,
         database=DATABASE,
         dead_letter=False,
         connection=chdb_conn,
-        log=quiet,
         shared=open_catalog(shared, kafka_bootstrap, topic, "ingest"),
     )
     assert result.messages == {file_topic: 3, learned_topic: 5}
@@ -367,11 +361,9 @@ def test_ingest_following_picks_up_a_subscription_learned_mid_run(
         "",
         follow=True,
         group=f"g-{topic_name}",
-        progress=False,
         database=DATABASE,
         dead_letter=False,
         connection=chdb_conn,
-        log=quiet,
         shared=ingest_shared,
         should_stop=lambda: time.monotonic() > deadline or (produced.is_set() and stored() >= 4),
     )
@@ -400,7 +392,7 @@ def test_a_spark_executor_learns_and_ingest_stores_without_errors(
     data = tmp_path / "in.jsonl"
     notes = [telemetry(777, DNS, [f"s{i}.example"], i) for i in range(6)]
     data.write_bytes(b"".join(note + b"\n" for note in notes))
-    config = JobConfig(
+    config = JobConfig.of(
         subscriptions=str(file),
         inputs=(str(data),),
         bootstrap=kafka_bootstrap,
@@ -417,10 +409,8 @@ def test_a_spark_executor_learns_and_ingest_stores_without_errors(
         kafka_bootstrap,
         "",
         group=f"g-{topic_name}",
-        progress=False,
         database=DATABASE,
         connection=chdb_conn,
-        log=quiet,
         shared=open_catalog(shared, kafka_bootstrap, topic, "ingest"),
     )
     assert result.messages == {learned_topic: 6}

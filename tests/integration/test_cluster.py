@@ -6,10 +6,16 @@ partition leader; two of three brokers away past the delivery timeout fail it wi
 line (the rerun completes it); a broker whose disk is replaced loses nothing. Each check reads
 back with its own read_committed consumer and compares with the core's answer over the input
 (test_spark_job.reference): nothing lost, nothing twice.
+
+The schema registry on the same cluster (issue 31, item 7): a running instance whose store's
+leader is killed recovers by itself, with one replica (reads from memory, writes 503 until the
+broker is back) and with the default three (a new leader, a short pause).
 """
 
 from __future__ import annotations
 
+import http.client
+import json
 import subprocess
 import sys
 import threading
@@ -17,8 +23,10 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, TopicPartition
@@ -34,7 +42,7 @@ from yangkey.demo.sample import generate_count
 from yangkey.kafka.broker import EmbeddedKafka
 from yangkey.registry.commands import running_registry
 from yangkey.spark.job import run
-from yangkey.spark.splitting import split_records
+from yangkey.spark.source.splitting import split_records
 
 REPLICAS = 3
 RECORDS = 2000
@@ -294,3 +302,211 @@ def test_a_broker_whose_disk_is_replaced_loses_nothing(
     other = next(node.node_id for node in cluster.nodes if node.node_id != replaced)
     cluster.stop_node(other)  # its partitions move to the in-sync replicas, the new disk's
     assert in_kafka(cluster, setup) == expected(setup, data)
+
+
+# --------------------------------------------------------------------------- the registry's store
+
+
+def registry_call(url: str, method: str, path: str, body: object = None) -> tuple[int, Any]:
+    """One request on its own connection: (status, JSON answer)."""
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+    try:
+        data = None if body is None else json.dumps(body).encode()
+        connection.request(method, path, body=data)
+        response = connection.getresponse()
+        return response.status, json.loads(response.read() or b"null")
+    finally:
+        connection.close()
+
+
+def json_schema(name: str) -> dict[str, str]:
+    return {"schema": json.dumps({"type": "object", "title": name}), "schemaType": "JSON"}
+
+
+@dataclass
+class Traffic:
+    """A reader and a writer against a registry instance, every answer kept: (status, error
+    code, seconds it took, when it was sent)."""
+
+    url: str
+    known: list[str]
+    """Subjects registered before: their reads must answer from memory."""
+    reads: list[tuple[int, int, float, float]] = field(default_factory=list)
+    writes: list[tuple[int, int, float, float]] = field(default_factory=list)
+    acknowledged: dict[str, int] = field(default_factory=dict)
+    refusals: list[str] = field(default_factory=list)
+    """The messages of writes not acknowledged, in order."""
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def _timed(self, method: str, path: str, body: object = None) -> tuple[int, Any, float]:
+        started = time.monotonic()
+        status, answer = registry_call(self.url, method, path, body)
+        return status, answer, time.monotonic() - started
+
+    def _code(self, status: int, answer: Any) -> int:
+        return int(answer.get("error_code", 0)) if status != 200 else 0
+
+    def read(self) -> None:
+        index = 0
+        while not self.stop.is_set():
+            subject = self.known[index % len(self.known)]
+            for method, path, body in (
+                ("GET", "/schemas/ids/1", None),
+                ("GET", f"/subjects/{subject}/versions/latest", None),
+                ("GET", "/subjects", None),  # reads the log first, when it can
+                ("POST", f"/subjects/{subject}", json_schema(subject)),  # a lookup, the same
+            ):
+                sent = time.monotonic()
+                status, answer, took = self._timed(method, path, body)
+                self.reads.append((status, self._code(status, answer), took, sent))
+            index += 1
+            time.sleep(0.05)
+
+    def write(self) -> None:
+        index = 0
+        while not self.stop.is_set():
+            subject = f"w{index}"
+            sent = time.monotonic()
+            status, answer, took = self._timed(
+                "POST", f"/subjects/{subject}/versions", json_schema(subject)
+            )
+            self.writes.append((status, self._code(status, answer), took, sent))
+            if status == 200:
+                self.acknowledged[subject] = answer["id"]
+            else:
+                self.refusals.append(str(answer))
+            index += 1
+            time.sleep(0.1)
+
+    def __enter__(self) -> Traffic:
+        self.threads = [threading.Thread(target=self.read), threading.Thread(target=self.write)]
+        for thread in self.threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop.set()
+        for thread in self.threads:
+            thread.join(120)
+
+    def writes_ok_after(self, moment: float) -> bool:
+        return any(status == 200 and sent > moment for status, _, _, sent in self.writes)
+
+
+def until(condition: Callable[[], bool], seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {seconds:.0f}s: {what}"
+        time.sleep(0.2)
+
+
+def registry_view(url: str) -> dict[str, int]:
+    """{subject: id of its version 1} as an instance answers it."""
+    return {
+        subject: registry_call(url, "GET", f"/subjects/{subject}/versions/1")[1]["id"]
+        for subject in registry_call(url, "GET", "/subjects")[1]
+    }
+
+
+def test_the_registry_recovers_by_itself_when_its_single_replica_stores_leader_returns(
+    cluster: EmbeddedKafka, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 31, item 7: a store topic with one replica (replication_factor 1, as an operator
+    may set it), its only broker killed under a write and restarted with its data. Reads
+    answer from memory throughout, writes are refused with 503/50003 while the store is away
+    (the one in flight too) and work again once it is back, all without restarting the
+    instance; nothing acknowledged is lost."""
+    topic = f"_schemas-{uuid.uuid4().hex[:8]}"
+    known = ["a", "b", "c"]
+    with running_registry(
+        cluster.bootstrap, topic, replication=(1, None), overrides={"log_level": 0}
+    ) as registry:
+        url = registry.url
+        for subject in known:
+            assert registry_call(url, "POST", f"/subjects/{subject}/versions",
+                                 json_schema(subject))[0] == 200
+        metadata = admin(cluster).list_topics(topic, timeout=10).topics[topic].partitions[0]
+        assert metadata.replicas == [metadata.leader], "one replica"
+        store = registry.registry.log
+        append = store.append
+        killed: list[float] = []
+
+        def killing_append(key: bytes, value: bytes | None, *, store_end: int = 0) -> int:
+            if not killed:  # the leader dies with this write on its way
+                cluster.kill_node(metadata.leader)
+                killed.append(time.monotonic())
+            return append(key, value, store_end=store_end)
+
+        with Traffic(url, known) as traffic:
+            until(lambda: traffic.writes_ok_after(0), 30, "a write before the fault")
+            monkeypatch.setattr(store, "append", killing_append)
+            until(lambda: bool(killed), 30, "the leader killed under a write")
+            until(lambda: registry.registry.unavailable is not None, 60, "the store known away")
+            known_away = time.monotonic()
+            until(lambda: traffic.writes[-1][3] > killed[0], 60, "the write in flight answered")
+            time.sleep(2)  # the store away for a while: requests keep coming
+            cluster.start_nodes(metadata.leader)
+            back = time.monotonic()
+            until(lambda: traffic.writes_ok_after(back), 60, "writes after the leader returned")
+            until(lambda: sum(s == 200 and t > back for s, _, _, t in traffic.writes) >= 5, 30,
+                  "more writes")
+        assert registry.registry.unavailable is None, "the store answers again"
+
+        # Reads: always answered (from memory while the store was away), never waiting for
+        # Kafka again once it was known away.
+        assert {status for status, *_ in traffic.reads} == {200}, Counter(traffic.reads)
+        slow = [(round(sent - killed[0], 1), round(took, 1)) for _, _, took, sent in traffic.reads
+                if sent > known_away + 0.1 and took > 2]
+        assert not slow, f"reads waited for the store (sent after the kill, seconds): {slow}"
+        # Writes: the one in flight and those while the store was away refused with the clear
+        # "store unavailable" (then at once), nothing else.
+        before = [(s, c) for s, c, _, sent in traffic.writes if sent < killed[0]]
+        in_flight = before.pop()
+        assert set(before) == {(200, 0)}, before
+        assert in_flight == (503, 50003), traffic.refusals[:1]
+        during = Counter((s, c) for s, c, _, sent in traffic.writes if killed[0] < sent < back)
+        assert set(during) == {(503, 50003)}, during
+        refused = [took for status, _, took, sent in traffic.writes
+                   if status == 503 and sent > known_away + 0.1]
+        assert refused and max(refused) < 2, f"writes refused at once: {refused}"
+
+        # Nothing acknowledged lost: a fresh instance replays the same store.
+        with running_registry(cluster.bootstrap, topic, overrides={"log_level": 0}) as fresh:
+            seen = registry_view(fresh.url)
+        assert registry_view(url) == seen
+        assert {s: seen.get(s) for s in traffic.acknowledged} == traffic.acknowledged
+
+
+def test_the_registry_writes_on_through_a_new_leader_of_its_replicated_store(
+    cluster: EmbeddedKafka,
+) -> None:
+    """The default store (the cluster's 3 replicas): its leader killed, a new one is elected
+    and writes go on after a short pause; nothing acknowledged is lost."""
+    topic = f"_schemas-{uuid.uuid4().hex[:8]}"
+    known = ["a", "b", "c"]
+    with running_registry(cluster.bootstrap, topic, overrides={"log_level": 0}) as registry:
+        url = registry.url
+        for subject in known:
+            assert registry_call(url, "POST", f"/subjects/{subject}/versions",
+                                 json_schema(subject))[0] == 200
+        metadata = admin(cluster).list_topics(topic, timeout=10).topics[topic].partitions[0]
+        assert len(metadata.replicas) == REPLICAS
+        with Traffic(url, known) as traffic:
+            until(lambda: traffic.writes_ok_after(0), 30, "a write before the fault")
+            killed = time.monotonic()
+            cluster.kill_node(metadata.leader)
+            until(lambda: traffic.writes_ok_after(killed + 1), 60, "writes through a new leader")
+            resumed = time.monotonic()
+            until(lambda: sum(sent > resumed for *_, sent in traffic.writes) >= 5, 30,
+                  "writes after the pause")
+        assert leader_of(cluster, topic) not in (metadata.leader, -1)
+        assert {status for status, *_ in traffic.reads} == {200}, Counter(traffic.reads)
+        assert {(s, c) for s, c, *_ in traffic.writes} <= {(200, 0), (503, 50003)}
+        late = [status for status, _, _, sent in traffic.writes if sent > resumed]
+        assert set(late) == {200}, "once the new leader took over, every write succeeds"
+
+        with running_registry(cluster.bootstrap, topic, overrides={"log_level": 0}) as fresh:
+            seen = registry_view(fresh.url)
+        assert registry_view(url) == seen
+        assert {s: seen.get(s) for s in traffic.acknowledged} == traffic.acknowledged

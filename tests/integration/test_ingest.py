@@ -20,11 +20,13 @@ import pytest
 from confluent_kafka import KafkaError, Message, Producer
 
 from yangkey.catalog import TopicSpec
-from yangkey.clickhouse.apply import ChdbConnection
-from yangkey.clickhouse.ddl import topic_tables
+from yangkey.clickhouse.connection import ChdbConnection
 from yangkey.clickhouse.identifiers import qualified
-from yangkey.clickhouse.ingest import consume_into, ingest
+from yangkey.clickhouse.ingest import ingest
+from yangkey.clickhouse.ingest.loop import IngestLoop
+from yangkey.clickhouse.progress import IngestProgress
 from yangkey.clickhouse.queries import current_state, history
+from yangkey.clickhouse.tables import topic_tables
 from yangkey.kafka.config import TopicSpec as KafkaTopic
 from yangkey.kafka.config import ensure_topics, producer_config
 from yangkey.keys import compose_key
@@ -137,8 +139,9 @@ def test_ingest_end_to_end(
     catalog = FakeCatalog(topics=(spec(topic_name), spec(missing)), dead_letter_topic=dead_letter)
 
     group = f"g-{topic_name}"
-    result = ingest(catalog, bootstrap, "", group=group, batch_size=3, progress=True,
-                    database=DATABASE, connection=chdb_conn, log=quiet)
+    result = ingest(catalog, bootstrap, "", group=group, batch_size=3,
+                    events=IngestProgress(log=quiet),
+                    database=DATABASE, connection=chdb_conn)
     assert result.messages == {topic_name: 6, dead_letter: 1}  # the aborted one never arrives
     assert result.missing_topics == [missing]
     assert result.decode_errors == 1  # the non-UTF-8 key, flagged by the bridge
@@ -163,13 +166,13 @@ def test_ingest_end_to_end(
     assert errors[2]["source"] == "raw@0:42"
 
     # offsets were committed: a second run with the same group reads nothing
-    again = ingest(catalog, bootstrap, "", group=group, progress=False,
-                   database=DATABASE, connection=chdb_conn, log=quiet)
+    again = ingest(catalog, bootstrap, "", group=group, database=DATABASE,
+                   connection=chdb_conn)
     assert again.total == 0
 
     # at-least-once: a new group replays everything; answers do not change
-    replay = ingest(catalog, bootstrap, "", group=f"{group}-replay", progress=False,
-                    database=DATABASE, connection=chdb_conn, log=quiet)
+    replay = ingest(catalog, bootstrap, "", group=f"{group}-replay", database=DATABASE,
+                    connection=chdb_conn)
     assert replay.messages[topic_name] == 6
     assert current_state(chdb_conn, DATABASE) == state
     page = history(chdb_conn, DATABASE, key=eth0.decode())
@@ -180,10 +183,10 @@ def test_ingest_end_to_end(
         (topic_name, eth1, b'{"oper":"testing"}', headers("2026-11-20T10:01:00Z", 7)),
     ])
     deadline = time.monotonic() + 8
-    followed = consume_into(
+    followed = IngestLoop(
         chdb_conn, [topic_name], bootstrap, database=DATABASE, follow=True, group=group,
-        progress=False, poll_timeout=0.5, should_stop=lambda: time.monotonic() > deadline,
-    )
+        poll_timeout=0.5, should_stop=lambda: time.monotonic() > deadline,
+    ).run()
     assert followed.messages == {topic_name: 1}
     now = {r["message_key"]: r["payload"] for r in current_state(chdb_conn, DATABASE)}
     assert now[eth1.decode()] == '{"oper":"testing"}'
@@ -204,8 +207,9 @@ def test_rows_older_than_retention_are_counted_as_expired(
     one_day = replace(spec(topic_name), compaction=False, retention_seconds=86400)
     catalog = FakeCatalog(topics=(one_day,), dead_letter_topic=f"{topic_name}-dl")
     database = "yk_expired"
-    result = ingest(catalog, bootstrap, "", group=f"g-{topic_name}", progress=True,
-                    database=database, connection=chdb_conn, log=quiet, dead_letter=False)
+    result = ingest(catalog, bootstrap, "", group=f"g-{topic_name}",
+                    events=IngestProgress(log=quiet),
+                    database=database, connection=chdb_conn, dead_letter=False)
     assert result.messages == {topic_name: 2}
     assert result.expired == {topic_name: 1}
     assert result.errors == {}
@@ -241,8 +245,8 @@ def test_older_replay_without_event_time_cannot_win(
     produce(bootstrap, [(topic_name, eth0, b'{"oper":"up"}', no_time(7))])  # the replay
     catalog = FakeCatalog(topics=(spec(topic_name),), dead_letter_topic=f"{topic_name}-dl")
     database = "yk_replay"
-    result = ingest(catalog, bootstrap, "", group=f"g-{topic_name}", progress=False,
-                    database=database, connection=chdb_conn, log=quiet, dead_letter=False)
+    result = ingest(catalog, bootstrap, "", group=f"g-{topic_name}", database=database,
+                    connection=chdb_conn, dead_letter=False)
     assert result.messages == {topic_name: 3} and result.errors == {}
     (state,) = current_state(chdb_conn, database, topic=topic_name)
     assert state["payload"] == '{"oper":"down"}' and state["kafka_offset"] == 1

@@ -45,7 +45,7 @@ from confluent_kafka import (
 )
 
 from yangkey.catalog import Catalog, load_catalog
-from yangkey.clickhouse.apply import open_embedded
+from yangkey.clickhouse.connection import open_embedded
 from yangkey.clickhouse.queries import current_state
 from yangkey.demo.sample import generate
 from yangkey.kafka.config import ensure_topics, producer_config
@@ -64,7 +64,7 @@ BATCH_SIZE = 1_000
 PAUSE_BEFORE_COMMIT = r"""
 import sys, time
 from confluent_kafka import Consumer
-import yangkey.clickhouse.ingest as ingest_module
+import yangkey.clickhouse.ingest.loop as ingest_module
 from yangkey.cli import main
 
 marker = sys.argv[1]

@@ -99,7 +99,7 @@ def test_every_message_carries_its_topic_schema_id(
     records = [*sample_records(nodes=2), learned_notification("pe9", "up")]
     records.append(learned_notification("pe9", "down"))
     data = write_jsonl(tmp_path / "in.jsonl", records)
-    config = JobConfig(
+    config = JobConfig.of(
         subscriptions=str(subscriptions),
         inputs=(str(data),),
         bootstrap=kafka_bootstrap,
@@ -146,7 +146,7 @@ def test_every_message_carries_its_topic_schema_id(
 
     # A second run (another run id) finds every subject and registers nothing new.
     versions = {subject: client.get_versions(subject) for subject in client.get_subjects()}
-    rerun = run(JobConfig(**{**config.__dict__, "run_id": "again"}), spark)
+    rerun = run(config.but(run_id="again"), spark)
     assert rerun.tally.records == summary.tally.records
     fresh = SchemaRegistryClient({"url": registry_url})
     assert {s: fresh.get_versions(s) for s in fresh.get_subjects()} == versions

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from yangkey.kafka.java import find_java
-from yangkey.spark.classdata import (
+from yangkey.spark.runtime.classdata import (
     DYNAMIC_MAGIC,
     SETTLE_SECONDS,
     records_archives,
@@ -24,11 +24,10 @@ pytestmark = pytest.mark.needs("spark")
 
 SESSION = """
 import json
-from yangkey.spark.config import JobConfig
-from yangkey.spark.session import build_session
+from yangkey.spark.config import SparkRuntime
+from yangkey.spark.runtime.session import build_session
 
-session = build_session(JobConfig(subscriptions="", inputs=(), master="local[1]",
-                                  spark_conf={"spark.ui.enabled": "false"}))
+session = build_session(SparkRuntime(master="local[1]", conf={"spark.ui.enabled": "false"}))
 bean = session.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
 with open(f"/proc/{bean.getPid()}/maps", encoding="utf-8") as maps:
     mapped = sorted({line.split()[-1] for line in maps if line.rstrip().endswith(".jsa")})

@@ -20,7 +20,7 @@ from test_spark_job import consume, make_setup, reference, sample_records, tripl
 
 from yangkey.kafka.process import parent_death_hook, terminate
 from yangkey.kafka.properties import free_port
-from yangkey.spark.splitting import split_records
+from yangkey.spark.source.splitting import split_records
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 YANGKEY = Path(sys.executable).parent / "yangkey"

@@ -36,12 +36,11 @@ from test_spark_job import (
 
 from yangkey.errors import ConfigError, InputError
 from yangkey.kafka.config import TopicSpec, ensure_topics, producer_config
+from yangkey.spark.delivery.markers import MarkerStore, RunScope
 from yangkey.spark.job import run
-from yangkey.spark.markers import MarkerStore
 from yangkey.spark.planning import prepare
-from yangkey.spark.preflight import admin_for
 from yangkey.spark.progress import Summary
-from yangkey.spark.splitting import split_records
+from yangkey.spark.source.splitting import split_records
 from yangkey.spark.transform import HEADER_TRUNCATED
 
 
@@ -67,7 +66,7 @@ def test_resumed_raw_topic_run_produces_exactly_the_appended_records(
     assert one.tally.records == len(first) and one.skipped == 0
 
     append_raw(kafka_bootstrap, topic_name, second)
-    config.max_records_per_task = 7  # a different cut changes nothing already committed
+    config = config.but(max_records_per_task=7)  # a different cut changes nothing committed
     two = run(config, spark)  # the same command: the same (derived) run id
     assert two.run_id == one.run_id
     produced_now = two.tally.records - one.tally.records
@@ -86,7 +85,7 @@ def test_resumed_file_run_after_growth_fails_loudly_when_committed_bytes_change(
     one = run(config, spark)
     with data.open("ab") as stream:
         stream.write(write_jsonl(tmp_path / "more.jsonl", records[40:]).read_bytes())
-    config.split_size = 1 << 20
+    config = config.but(split_size=1 << 20)
     two = run(config, spark)
     assert two.tally.records - one.tally.records == len(records) - 40
     expected, _ = reference(setup, split_records(data.read_bytes(), str(data)))
@@ -124,8 +123,8 @@ def test_crashed_run_is_resumed_and_its_open_transaction_aborted(
     run_id = prepared.sink.run_id
     # The crashed run had handed out tasks 0..n-1; task 0 left a transaction open on a topic
     # the resumed run writes, which blocks read_committed readers until it is aborted.
-    store = MarkerStore(admin_for(prepared.sink.producer_config), {
-        "bootstrap.servers": kafka_bootstrap}, "yangkey", run_id, setup.dead_letter)
+    store = MarkerStore(RunScope.of(
+        {"bootstrap.servers": kafka_bootstrap}, "yangkey", run_id, setup.dead_letter))
     store.record(len(prepared.plan))
     topic = setup.topics[0]
     subprocess.run(
@@ -200,8 +199,7 @@ def test_stream_on_a_reset_checkpoint_is_a_new_run_and_foreign_markers_refuse(
     assert everything(kafka_bootstrap, setup) == expected
 
     # The old run id forced onto a fresh checkpoint: its markers are ahead -> refuse.
-    config.run_id = one.run_id
-    config.checkpoint = str(tmp_path / "another")
+    config = config.but(run_id=one.run_id, checkpoint=str(tmp_path / "another"))
     with pytest.raises(ConfigError, match="another checkpoint"):
         run(config, spark)
     assert everything(kafka_bootstrap, setup) == expected

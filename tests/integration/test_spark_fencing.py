@@ -27,12 +27,13 @@ from test_spark_job import (
 
 from yangkey.kafka.config import connection_settings
 from yangkey.spark.config import SPARK_PRODUCER_DEFAULTS
-from yangkey.spark.fencing import DONE, FENCED, RUNNING, Runs, heartbeat_for
+from yangkey.spark.delivery.fencing import DONE, FENCED, RUNNING, Runs, heartbeat_for
+from yangkey.spark.delivery.markers import RunScope
+from yangkey.spark.delivery.sink import KafkaSink, SinkSpec
 from yangkey.spark.job import run
 from yangkey.spark.planning import prepare
-from yangkey.spark.preflight import admin_for, check_topics, topic_specs
-from yangkey.spark.sink import KafkaSink, SinkSpec
-from yangkey.spark.splitting import split_records
+from yangkey.spark.preflight import check_topics, topic_specs
+from yangkey.spark.source.splitting import split_records
 from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing
 
 STALE_AFTER = 3.0
@@ -42,10 +43,10 @@ TRANSACTION_TIMEOUT = float(str(SPARK_PRODUCER_DEFAULTS["transaction.timeout.ms"
 # task 1 is mid-transaction when the driver is SIGKILLed.
 _RUN_A = """
 import sys, time
-from yangkey.spark.fencing import heartbeat_for
-from yangkey.spark.sink import KafkaSink, SinkSpec, produce_partition
+from yangkey.spark.delivery.fencing import heartbeat_for
+from yangkey.spark.delivery.sink import KafkaSink, SinkSpec, produce_partition
 from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing
-from yangkey.spark.splitting import split_records
+from yangkey.spark.source.splitting import split_records
 
 bootstrap, run_id, subscriptions, dead_letter, committed, left_open = sys.argv[1:7]
 spec = SinkSpec({"bootstrap.servers": bootstrap, "transaction.timeout.ms": 600000},
@@ -78,7 +79,7 @@ def _expected(setup: Setup, path: Path) -> Counter[Triple]:
 
 def _runs(bootstrap: str, setup: Setup, run_id: str) -> Runs:
     settings = {"bootstrap.servers": bootstrap}
-    return Runs(admin_for(settings), settings, "yangkey", run_id, setup.dead_letter, STALE_AFTER)
+    return Runs(RunScope.of(settings, "yangkey", run_id, setup.dead_letter), STALE_AFTER)
 
 
 def _state_of(bootstrap: str, setup: Setup, run_id: str) -> str:

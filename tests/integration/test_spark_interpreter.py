@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from yangkey.spark.session import worker_python
+from yangkey.spark.runtime.session import worker_python
 
 _PROBE = """\
 import json, sys
-from yangkey.spark.config import JobConfig
-from yangkey.spark.session import build_session
+from yangkey.spark.config import SparkRuntime
+from yangkey.spark.runtime.session import build_session
 
 def probe(_):
     import sys
@@ -33,8 +33,7 @@ def probe(_):
         importable = False
     return sys.executable, importable
 
-session = build_session(JobConfig(subscriptions="", inputs=(), master="local[1]",
-                                  spark_conf={"spark.ui.enabled": "false"}))
+session = build_session(SparkRuntime(master="local[1]", conf={"spark.ui.enabled": "false"}))
 try:
     rows = session.sparkContext.parallelize([0], 1).map(probe).collect()
 finally:

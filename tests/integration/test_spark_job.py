@@ -37,10 +37,10 @@ from yangkey.kafka.config import TopicSpec, ensure_topics, producer_config
 from yangkey.messages import HEADER_CONTENT_TYPE, HEADER_ERROR, HEADER_ERROR_KIND, HEADER_SOURCE
 from yangkey.spark.config import JobConfig
 from yangkey.spark.job import run
-from yangkey.spark.kafka_source import resolve_offsets
 from yangkey.spark.planning import prepare
 from yangkey.spark.progress import Summary
-from yangkey.spark.splitting import split_records
+from yangkey.spark.source.kafka_source import resolve_offsets
+from yangkey.spark.source.splitting import split_records
 from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing
 
 REPO = Path(__file__).resolve().parents[2]
@@ -61,16 +61,14 @@ class Setup:
     """Every derived topic of the catalog, sorted."""
 
     def config(self, bootstrap: str, inputs: Iterable[str], **changes: Any) -> JobConfig:
-        config = JobConfig(
-            subscriptions=str(self.subscriptions),
-            inputs=tuple(inputs),
-            bootstrap=bootstrap,
-            create_topics=True,
-            producer_overrides={"linger.ms": 5},
-        )
-        for key, value in changes.items():
-            setattr(config, key, value)
-        return config
+        fields: dict[str, object] = {
+            "subscriptions": str(self.subscriptions),
+            "inputs": tuple(inputs),
+            "bootstrap": bootstrap,
+            "create_topics": True,
+            "producer_overrides": {"linger.ms": 5},
+        }
+        return JobConfig.of(**{**fields, **changes})
 
 
 def make_setup(directory: Path, partitions: int = PARTITIONS) -> Setup:
@@ -318,8 +316,7 @@ def test_task_retry_makes_no_duplicates_visible(
     assert summary.tally.messages + summary.tally.rejections == sum(expected.values())
 
     # The same run id again: every partition finds its commit marker and produces nothing.
-    config.fail_after = None
-    config.run_id = summary.run_id
+    config = config.but(fail_after=None, run_id=summary.run_id)
     again = run(config, spark)
     assert again.skipped == again.partitions == summary.partitions
     assert again.tally == summary.tally

@@ -16,7 +16,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from yangkey.spark.progress import Progress, reporting
-from yangkey.spark.splitting import RawRecord
+from yangkey.spark.source.splitting import RawRecord
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "subscriptions.yaml"

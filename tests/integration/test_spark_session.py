@@ -9,7 +9,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from yangkey.spark.session import LOCAL_JIT
+from yangkey.spark.runtime.session import LOCAL_JIT
 
 
 def _jvm_arguments(session: SparkSession) -> list[str]:
@@ -27,10 +27,10 @@ def test_a_local_masters_jvm_compiles_with_c1_only_and_starts_quiet(spark: Spark
 
 def test_a_local_session_starts_without_sparks_shell_chatter() -> None:
     script = (
-        "from yangkey.spark.config import JobConfig\n"
-        "from yangkey.spark.session import build_session\n"
-        "session = build_session(JobConfig(subscriptions='', inputs=(), master='local[1]',"
-        " spark_conf={'spark.ui.enabled': 'false'}))\n"
+        "from yangkey.spark.config import SparkRuntime\n"
+        "from yangkey.spark.runtime.session import build_session\n"
+        "session = build_session(SparkRuntime(master='local[1]',"
+        " conf={'spark.ui.enabled': 'false'}))\n"
         "assert session.sparkContext.parallelize(range(3), 1).count() == 3\n"
         "session.stop()\n"
     )

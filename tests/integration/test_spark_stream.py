@@ -23,8 +23,8 @@ from test_spark_job import (
 )
 
 from yangkey.spark.job import run
-from yangkey.spark.kafka_source import KafkaRange, RawKafkaSource, chunk_ranges, watermarks
 from yangkey.spark.progress import Summary
+from yangkey.spark.source.kafka_source import KafkaRange, RawKafkaSource, chunk_ranges, watermarks
 
 
 def _highs(bootstrap: str, topic: str) -> dict[int, int]:

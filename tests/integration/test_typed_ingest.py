@@ -16,10 +16,10 @@ import pytest
 from confluent_kafka import KafkaError, Message, Producer
 
 from yangkey.catalog import Catalog, load_catalog
-from yangkey.clickhouse.apply import ChdbConnection
-from yangkey.clickhouse.ddl import topic_tables
+from yangkey.clickhouse.connection import ChdbConnection
 from yangkey.clickhouse.identifiers import qualified
 from yangkey.clickhouse.ingest import ingest
+from yangkey.clickhouse.tables import topic_tables
 from yangkey.instances import HEADER_INSTANCES
 from yangkey.kafka.config import TopicSpec as KafkaTopic
 from yangkey.kafka.config import ensure_topics, producer_config
@@ -114,7 +114,7 @@ def test_ingest_fills_the_instance_tables(
                              headers=list(message.headers), on_delivery=on_delivery)
     assert producer.flush(30) == 0 and not errors, errors
 
-    result = ingest(catalog, bootstrap, "", group=f"g-{topic}", progress=False,
+    result = ingest(catalog, bootstrap, "", group=f"g-{topic}",
                     database=DATABASE, connection=chdb_conn)
     assert sum(result.messages.values()) == 4
     tables = topic_tables(topic, DATABASE)

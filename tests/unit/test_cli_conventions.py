@@ -28,9 +28,11 @@ from yangkey.cli import main
 from yangkey.cli.options import resolve_format
 from yangkey.cli.output import emit_rows
 from yangkey.cli.profile import profile_defaults
-from yangkey.clickhouse.apply import ChdbConnection, apply
+from yangkey.clickhouse.apply import apply
+from yangkey.clickhouse.connection import ChdbConnection
 from yangkey.clickhouse.ddl import DdlOptions, render_ddl
-from yangkey.clickhouse.ingest import QueueRow, insert_rows
+from yangkey.clickhouse.ingest.arrow import insert_rows
+from yangkey.clickhouse.ingest.rows import QueueRow
 from yangkey.kafkalogs import quiet_librdkafka
 from yangkey.keys import compose_key
 
@@ -342,7 +344,7 @@ def test_sql_formats(tmp_path: Path) -> None:
     tsv = run("sql", "--embedded", db, query)
     assert tsv.stdout == "s\txs\tnothing\na\\tb\\nc\t[1,2]\t\n", tsv.output
     csv_out = run("sql", "--embedded", db, "--format", "csv", query)
-    assert csv_out.stdout == 's,xs,nothing\na\tb\\nc,"[1,2]",\n'
+    assert csv_out.stdout == "s,xs,nothing\na\tb\\nc,\"[1,2]\",\n"
     as_json = run("sql", "--embedded", db, "--format", "json", query)
     assert json.loads(as_json.stdout) == {"s": "a\tb\nc", "xs": [1, 2], "nothing": None}
 
@@ -508,3 +510,20 @@ def test_a_servers_native_values_print_in_every_format(capsys: pytest.CaptureFix
     )
     assert out[4].startswith("2026-11-20 10:00:00.500000+00:00,1.50,")
     assert any("2001:db8::1" in line for line in out[5:])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("catalog", "show", "--shared-catalog"),
+        ("ddl", "generate", "--shared-catalog", "-o", "{out}"),
+    ],
+)
+def test_an_unreachable_shared_catalog_is_one_error_line(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    """librdkafka retries a refused connection hundreds of times while the command waits for
+    metadata; each retry was a ``kafka: FAIL …`` line above the one error."""
+    pytest.importorskip("confluent_kafka")
+    argv = [a.replace("{out}", str(tmp_path / "ddl")) for a in args]
+    assert_one_error(invoke(*argv, "--bootstrap", "127.0.0.1:1"), "127.0.0.1:1", "cannot reach")

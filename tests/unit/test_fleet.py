@@ -21,9 +21,11 @@ import pytest
 from cli_helpers import assert_one_error, run
 
 from yangkey.catalog import build_catalog, load_catalog
-from yangkey.clickhouse.apply import ChdbConnection, apply
+from yangkey.clickhouse.apply import apply
+from yangkey.clickhouse.connection import ChdbConnection
 from yangkey.clickhouse.ddl import DdlOptions, render_catalog
-from yangkey.clickhouse.ingest import QueueRow, insert_rows
+from yangkey.clickhouse.ingest.arrow import insert_rows
+from yangkey.clickhouse.ingest.rows import QueueRow
 from yangkey.clickhouse.queries import current_state, history
 from yangkey.config import parse_subscriptions
 from yangkey.errors import ConfigError, YangkeyError
@@ -38,7 +40,7 @@ from yangkey.shared_catalog import (
     SharedCatalog,
     SharedSubscription,
 )
-from yangkey.spark.splitting import split_records
+from yangkey.spark.source.splitting import split_records
 from yangkey.templates import compile_subscription
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-import yangkey.spark
-
 PACKAGE = Path(__file__).resolve().parents[2] / "yangkey"
 
 
@@ -83,7 +81,7 @@ def test_find_cycle_sees_a_cycle_and_a_dag() -> None:
 def test_the_graph_sees_lazy_and_from_imports() -> None:
     graph = import_graph()
     assert "yangkey.spark.job" in graph["yangkey.spark.commands"]
-    assert "yangkey.errors" in graph["yangkey.spark.session"]
+    assert "yangkey.errors" in graph["yangkey.spark.runtime.session"]
     assert "yangkey.clickhouse.ingest" in graph["yangkey.demo.pipeline"]  # inside a function
     assert "yangkey.schema" not in graph["yangkey.library"]  # under TYPE_CHECKING only
 
@@ -179,17 +177,69 @@ def test_core_modules_import_no_edge() -> None:
     assert {name: targets for name, targets in offenders.items() if targets} == {}
 
 
-def test_the_spark_module_map_is_true() -> None:
-    # The package docstring is the newcomer's reading order: every module of yangkey.spark,
-    # each importing only the ones listed above it.
-    listed = re.findall(r":mod:`(yangkey\.spark\.\w+)`", yangkey.spark.__doc__ or "")
-    order = list(dict.fromkeys(listed))
+def _listed(package: str) -> list[str]:
+    """The module map of ``package``'s docstring: its direct children, in the order given."""
+    doc = importlib.import_module(package).__doc__ or ""
+    pattern = rf":mod:`({re.escape(package)}\.\w+)`"
+    return list(dict.fromkeys(re.findall(pattern, doc)))
+
+
+def _children(graph: dict[str, set[str]], package: str) -> list[str]:
+    depth = package.count(".") + 1
+    found = {name.split(".")[depth] for name in graph if name.startswith(package + ".")}
+    return sorted(f"{package}.{child}" for child in found)
+
+
+def _reading_order(graph: dict[str, set[str]], package: str) -> list[str]:
+    """Every module under ``package`` in its map's order, a subpackage's in its own map's."""
+    listed = _listed(package)
+    assert sorted(listed) == _children(graph, package), f"{package}'s module map"
+    order: list[str] = []
+    for name in listed:
+        order.extend(_reading_order(graph, name) if name + ".__init__" in _INITS else [name])
+    return order
+
+
+_INITS = {
+    _module_name(path.parent) + ".__init__" for path in PACKAGE.rglob("__init__.py")
+}
+
+
+def out_of_order(graph: dict[str, set[str]], package: str) -> list[str]:
+    """``module imports [...]`` for each module under ``package`` that imports a spark module
+    listed after it (in the reading order of the whole of ``yangkey.spark``)."""
+    spark = _reading_order(graph, "yangkey.spark")
+    found = []
+    for name in _reading_order(graph, package):
+        before = set(spark[: spark.index(name)])
+        later = {t for t in graph[name] if t.startswith("yangkey.spark.")} - before
+        if later:
+            found.append(f"{name} imports {sorted(later)}")
+    return found
+
+
+@pytest.mark.parametrize(
+    "package",
+    ["yangkey.spark", "yangkey.spark.source", "yangkey.spark.delivery", "yangkey.spark.runtime"],
+)
+def test_the_spark_module_maps_are_true(package: str) -> None:
+    # The package docstrings are the newcomer's reading order: every module of yangkey.spark
+    # (a subpackage's in its own docstring), each importing only the ones listed above it,
+    # the subpackages included: source before the transform, delivery, the runtime and the
+    # driver's orchestration.
     graph = import_graph()
-    modules = sorted(name for name in graph if name.startswith("yangkey.spark."))
-    assert sorted(order) == modules
-    for position, name in enumerate(order):
-        later = {t for t in graph[name] if t.startswith("yangkey.spark.")} - set(order[:position])
-        assert not later, f"{name} imports {sorted(later)}, listed after it"
+    order = _reading_order(graph, package)
+    modules = sorted(name for name in graph if name.startswith(package + "."))
+    assert sorted(order) == sorted(m for m in modules if m + ".__init__" not in _INITS)
+    assert out_of_order(graph, package) == []
+
+
+def test_the_module_map_check_sees_an_import_against_the_order() -> None:
+    graph = import_graph()
+    graph["yangkey.spark.source.splitting"] = {"yangkey.spark.tasks"}
+    assert out_of_order(graph, "yangkey.spark.source") == [
+        "yangkey.spark.source.splitting imports ['yangkey.spark.tasks']"
+    ]
 
 
 def test_test_file_basenames_are_unique() -> None:

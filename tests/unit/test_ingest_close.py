@@ -1,11 +1,11 @@
-"""A stop never hangs on a consumer whose broker is gone (clickhouse/ingest.close_within)."""
+"""A stop never hangs on a consumer whose broker is gone (clickhouse/ingest/loop.close_within)."""
 
 from __future__ import annotations
 
 import threading
 import time
 
-from yangkey.clickhouse.ingest import close_within
+from yangkey.clickhouse.ingest.loop import close_within
 
 
 class _Consumer:

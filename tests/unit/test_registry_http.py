@@ -179,6 +179,16 @@ def test_subject_names_in_paths(server: RegistryHTTPServer) -> None:
     # Invalid UTF-8 is refused: %FF and %FE would both decode to U+FFFD.
     assert call(server, "POST", "/subjects/u-%FF/versions", SCHEMA)[1]["error_code"] == 42208
     assert call(server, "GET", "/subjects/u-%FE/versions")[0] == 422
+    # So is a % that starts no escape: kept as sent, u-% would alias u-%25.
+    for malformed in ("u-%", "u-%G1", "u-%4"):
+        message = f"The specified subject '{malformed}' is not a valid."
+        assert call(server, "POST", f"/subjects/{malformed}/versions", SCHEMA)[:2] == (
+            422,
+            {"error_code": 42208, "message": message},
+        )
+        assert call(server, "GET", f"/subjects/{malformed}/versions")[1]["error_code"] == 42208
+    assert call(server, "GET", "/schemas/ids/1%G1")[0] == 404
+    assert call(server, "GET", "/subjects/u-%25/versions")[1]["error_code"] == 40401, "valid"
     # %2F stays in the name: no route is reached through it.
     status, body, _ = call(server, "POST", "/subjects/..%2F..%2Fconfig/versions", SCHEMA)
     assert (status, body["subject"]) == (200, "../../config")

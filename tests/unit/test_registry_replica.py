@@ -6,7 +6,9 @@ imports; subject names. Over the in-memory log of test_registry."""
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from collections.abc import Callable
 
 import orjson
 import pytest
@@ -14,6 +16,7 @@ from registry_memory import MemoryLog
 from test_registry import FOO_V1, FOO_V2, INT, STRING, json_schema, state
 
 from yangkey.registry.errors import RegistryError
+from yangkey.registry.kafkalog import KafkaLog
 from yangkey.registry.registry import Registry
 
 
@@ -292,3 +295,75 @@ def test_the_store_records_modes_and_ids_as_json() -> None:
     replayed = _replay(log)
     assert replayed.mode("m", fallback=False) == "READONLY"
     assert replayed.store.next_id == 2
+
+
+def test_while_the_watch_follows_a_store_found_away_no_request_waits_for_it() -> None:
+    """Item 7 on a 3-broker cluster: once the store is known away, reads answer from memory
+    and writes are refused without touching the log (where each attempt waits its timeout);
+    the watch alone tries it, and clears the state when the store is back."""
+    log = MemoryLog()
+    registry = Registry(log, "A")
+    found = registry.register("a", FOO_V1)
+    asked: list[str] = []
+    end_offset = log.end_offset
+
+    def counted(timeout: float | None = None, *, store_end: int = 0) -> int:
+        asked.append(threading.current_thread().name)
+        return end_offset(timeout, store_end=store_end)
+
+    log.end_offset = counted  # type: ignore[method-assign]
+    stop = registry.watch(interval=0.05)
+    try:
+        log.down = True
+        until(lambda: registry.unavailable is not None)
+        registry._failed_at = 0  # past RETRY_AFTER: without the watch, requests would try
+        asked.clear()
+        assert registry.subjects() == ["a"]
+        assert registry.lookup("a", FOO_V1, deleted=False).id == found.id
+        assert code(lambda: registry.register("b", FOO_V2)) == 50003
+        assert "MainThread" not in asked, "no request asked the store"
+        until(lambda: "registry-watch" in asked)  # the watch does
+
+        log.down = False
+        until(lambda: registry.unavailable is None)
+        assert registry.register("b", FOO_V2).version == 1
+    finally:
+        stop()
+
+
+def until(condition: Callable[[], bool], seconds: float = 5) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "not in time"
+        time.sleep(0.01)
+    return True
+
+
+def test_a_reader_rebuilding_its_clients_leaves_the_writers_producer_alone() -> None:
+    """Readers and the writer run in different threads: a reader's rebuild after a failure
+    must not close the producer a writer may be waiting on (nor the writer's the consumer)."""
+    log = KafkaLog("127.0.0.1:1", "_schemas", overrides={"log_level": 0})
+    closed: list[str] = []
+
+    class Producer:
+        def purge(self) -> None:
+            closed.append("purge")
+
+        def flush(self, timeout: float) -> int:
+            return 0
+
+        def close(self) -> None:
+            closed.append("close")
+
+    try:
+        consumer = log.consumer
+        log._producer = Producer()  # type: ignore[assignment]
+        log._failed("the store is away")
+        log._heal(5)
+        assert log.consumer is not consumer, "the reading clients are new"
+        assert closed == [], "the producer was left alone"
+        log._write_failed("no acknowledgement")
+        assert closed == ["purge", "close"] and log._producer is None
+        assert not log._broken, "the readers were left alone"
+    finally:
+        log.close()

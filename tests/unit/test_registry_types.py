@@ -229,9 +229,11 @@ def test_avro_renders_namespaces_props_and_named_types_once() -> None:
         ({"type": "nope"}, "unknown type"),
         ({"type": "enum", "name": "E", "symbols": ["a", "a"]}, "unique"),
         ({"type": "record", "name": "X", "fields": [{"name": "a", "type": "Missing"}]}, "Missing"),
-        ({"type": "record", "name": "X", "fields": 5}, ""),
+        ({"type": "record", "name": "X", "fields": 5}, "wrong kind of value"),
         ({"type": "fixed", "name": "F"}, ""),
-        (5, ""),
+        ({"type": "map"}, "a required field is missing: 'values'"),
+        ({"type": "array", "items": 5}, "wrong kind of value"),
+        (5, "wrong kind of value"),
     ],
 )
 def test_invalid_avro_is_a_422(schema: Any, reason: str) -> None:

@@ -149,7 +149,7 @@ def test_a_learned_topic_is_registered_once_per_process(served: Served, tmp_path
 def test_the_sink_adds_the_topic_schema_id_and_none_to_dead_letters(
     served: Served, tmp_path: Path
 ) -> None:
-    from yangkey.spark.sink import KafkaSink, SinkSpec  # noqa: PLC0415
+    from yangkey.spark.delivery.sink import KafkaSink, SinkSpec  # noqa: PLC0415
 
     catalog = learning_catalog(tmp_path)
     settings = RegistrySettings(served.url)
@@ -220,18 +220,11 @@ def test_produce_reports_a_registry_that_is_down_before_sending(tmp_path: Path) 
         "cannot reach the registry",
     )
     assert "s3cret" not in line
-    assert_one_error(
-        run(
-            *common,
-            "--bootstrap",
-            "127.0.0.1:1",
-            "--schema-registry",
-            nowhere,
-            "--single-topic",
-            "all",
-        ),
-        "--single-topic",
+    mixed = run(
+        *common, "--bootstrap", "127.0.0.1:1", "--schema-registry", nowhere, "--single-topic", "a"
     )
+    assert mixed.exit_code == 2  # a usage error: the combination makes no run
+    assert "Error: --single-topic mixes every subscription branch" in mixed.stderr
     assert_one_error(
         run(
             *common,

@@ -12,8 +12,9 @@ from dataclasses import replace
 import orjson
 
 from yangkey.catalog import build_catalog
-from yangkey.clickhouse.ddl import DdlOptions, render_ddl, topic_tables
+from yangkey.clickhouse.ddl import DdlOptions, render_ddl
 from yangkey.clickhouse.instances import CatalogFeeds
+from yangkey.clickhouse.tables import topic_tables
 from yangkey.config import parse_subscriptions
 from yangkey.instances import HEADER_INSTANCES
 from yangkey.messages import HEADER_GENERATION, KeyedMessage, Rejection
@@ -131,9 +132,8 @@ def test_record_round_trips_and_digest_ignores_learned_generation() -> None:
     replicated = replace(record, replication_factor=3, min_insync_replicas=2)
     assert SharedSubscription.from_json(orjson.loads(replicated.encode())) == replicated
     # A record written before min_insync_replicas existed: the broker's setting.
-    older = {
-        k: v for k, v in orjson.loads(replicated.encode()).items() if k != "min_insync_replicas"
-    }
+    older = {k: v for k, v in orjson.loads(replicated.encode()).items()
+             if k != "min_insync_replicas"}
     assert SharedSubscription.from_json(older).min_insync_replicas is None
 
 
@@ -211,13 +211,8 @@ def test_tombstone_of_the_winning_key_removes_the_subscription() -> None:
 
 def test_topic_specs_merge_by_name() -> None:
     one = learned()
-    two = replace(
-        learned(sub_id=778),
-        partitions=6,
-        retention_seconds=60,
-        replication_factor=3,
-        min_insync_replicas=2,
-    )
+    two = replace(learned(sub_id=778), partitions=6, retention_seconds=60,
+                  replication_factor=3, min_insync_replicas=2)
     (spec,) = topic_specs([one, two])
     assert spec.name == "t-dns" and spec.subscription_ids == (777, 778)
     assert spec.partitions == 6 and spec.retention_seconds == 3600
@@ -320,7 +315,7 @@ def test_ingest_feeds_a_learned_topic_as_its_producer_does() -> None:
     topic = "netops-sys-system-dns-resolver-search"
 
     feeds = CatalogFeeds(build_catalog(parse_subscriptions(FILE)))
-    assert topic not in feeds.feeds
+    assert topic not in feeds.typed
     assert feeds.learn(SharedCatalog(log, "ingest").records()) == []
     assert [c.name for c in feeds.typed[topic].columns] == ["search"]
     header = feeds.header(topic, message.value, "t:1")

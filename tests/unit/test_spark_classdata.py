@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from yangkey.spark import classdata
-from yangkey.spark.classdata import DYNAMIC_MAGIC, SETTLE_SECONDS, cds_options
+from yangkey.spark.runtime import classdata
+from yangkey.spark.runtime.classdata import DYNAMIC_MAGIC, SETTLE_SECONDS, cds_options
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -10,13 +9,13 @@ import pytest
 from click.testing import CliRunner
 
 from yangkey.spark.commands import main, produce
-from yangkey.spark.config import JobConfig
+from yangkey.spark.config import FLAT, JobConfig
 from yangkey.spark.options import job_config
 from yangkey.spark.transform import BuilderSpec
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "subscriptions.yaml"
-REQUIRED = ["--subscriptions", str(EXAMPLE), "--input", "in.jsonl"]
+REQUIRED = ["--subscriptions", str(EXAMPLE), "--input", "in.jsonl", "--bootstrap", "h:1"]
 
 
 def _options(*args: str) -> dict[str, Any]:
@@ -31,7 +30,7 @@ def test_option_defaults_are_the_job_configs_defaults() -> None:
     # Two sources of defaults (click's and the dataclass's) must not drift apart: the
     # spark-submit entry, the demo and the tests build JobConfig without click.
     from_cli = job_config(_options())
-    from_code = JobConfig(subscriptions=str(EXAMPLE), inputs=("in.jsonl",))
+    from_code = JobConfig.of(subscriptions=str(EXAMPLE), inputs=("in.jsonl",), bootstrap="h:1")
     assert from_cli == from_code
 
 
@@ -59,22 +58,25 @@ def test_every_option_lands_in_a_field() -> None:
             "--spark-log-level",
             "warn",
             "--stream",
+            "--checkpoint",
+            "ck",
             "--trigger-interval",
             "10s",
         )
     )
     assert config.keys is False and config.learn is False
-    assert config.topic_configs == {"min.insync.replicas": "2"}
-    assert config.spark_conf == {"spark.executor.memory": "4g"}
-    assert config.split_size == 2048 and config.outage_budget == 3.0
-    assert config.transactional_prefix == "acl"
-    assert config.producer_overrides == {"compression.type": "zstd"}
-    assert config.consumer_overrides == {"fetch.min.bytes": "1"}
-    assert config.delivery == "at-least-once" and config.spark_log_level == "WARN"
-    assert config.stream and config.trigger_interval == "10s"
+    assert config.delivery.topic_configs == {"min.insync.replicas": "2"}
+    assert config.spark.conf == {"spark.executor.memory": "4g"}
+    assert config.source.split_size == 2048 and config.source.outage_budget == 3.0
+    assert config.delivery.transactional_prefix == "acl"
+    assert config.delivery.producer_overrides == {"compression.type": "zstd"}
+    assert config.source.consumer_overrides == {"fetch.min.bytes": "1"}
+    assert config.delivery.mode == "at-least-once" and config.spark.log_level == "WARN"
+    assert config.stream.enabled and config.stream.trigger_interval == "10s"
+    assert config.stream.checkpoint == "ck"
     # No option is left over nor invented: every destination but --json and --report (the
     # run's outputs) is a field (the client settings through their overrides).
-    fields = {f.name for f in dataclasses.fields(JobConfig)}
+    fields = set(FLAT) | set(JobConfig.model_fields)
     merged = {"producer_config", "producer_config_file", "consumer_config", "consumer_config_file"}
     merged |= {"shared_catalog", "schema_registry_config"}  # folded into other fields
     destinations = {p.name for p in produce.params if p.expose_value} - {"fmt", "report"}
@@ -89,7 +91,7 @@ def test_properties_file_and_options_make_one_field(tmp_path: Path) -> None:
             "--producer-config-file", str(properties), "--producer-config", "compression.type=zstd"
         )
     )
-    assert config.producer_overrides == {"linger.ms": "5", "compression.type": "zstd"}
+    assert config.delivery.producer_overrides == {"linger.ms": "5", "compression.type": "zstd"}
 
 
 @pytest.mark.parametrize(

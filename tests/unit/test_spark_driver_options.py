@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from yangkey.spark import runlog
-from yangkey.spark.session import LOCAL_JIT, driver_java_options
+from yangkey.spark.runtime import runlog
+from yangkey.spark.runtime.session import LOCAL_JIT, driver_java_options
 
 
 def test_a_clusters_driver_keeps_the_default_jit() -> None:

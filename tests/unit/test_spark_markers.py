@@ -11,18 +11,16 @@ from confluent_kafka import KafkaError, KafkaException
 
 from yangkey.errors import BrokerError, ConfigError, InputError
 from yangkey.messages import HEADER_ERROR_KIND, KeyedMessage, Rejection
-from yangkey.spark.checkpoint import LocalCheckpoint, check_no_foreign_markers, stream_identity
-from yangkey.spark.kafka_source import KafkaRange, within_budget
-from yangkey.spark.markers import (
-    Marker,
-    decode_marker,
-    encode_marker,
-    file_range_key,
-    kafka_range_key,
+from yangkey.spark.delivery.checkpoint import (
+    LocalCheckpoint,
+    check_no_foreign_markers,
+    stream_identity,
 )
-from yangkey.spark.resume import resume_plan
-from yangkey.spark.sink import KafkaSink, SinkSpec
-from yangkey.spark.splitting import FileRange, plan_ranges
+from yangkey.spark.delivery.markers import Marker, decode_marker, encode_marker
+from yangkey.spark.delivery.resume import resume_plan
+from yangkey.spark.delivery.sink import KafkaSink, SinkSpec
+from yangkey.spark.source.kafka_source import KafkaRange, within_budget
+from yangkey.spark.source.splitting import FileRange, file_range_key, plan_ranges
 from yangkey.spark.transform import (
     HEADER_TRUNCATED,
     BuilderSpec,
@@ -55,8 +53,8 @@ def test_marker_metadata_round_trip_keeps_range_and_identity() -> None:
 
 def test_resume_produces_exactly_the_new_offsets() -> None:
     committed = {
-        0: _marker(0, kafka_range_key(KafkaRange("raw", 0, 0, 100)), 100),
-        1: _marker(1, kafka_range_key(KafkaRange("raw", 1, 0, 80)), 80),
+        0: _marker(0, KafkaRange("raw", 0, 0, 100).key, 100),
+        1: _marker(1, KafkaRange("raw", 1, 0, 80).key, 80),
     }
     plan = [KafkaRange("raw", 0, 0, 150), KafkaRange("raw", 1, 0, 80), KafkaRange("raw", 2, 0, 5)]
     resumed = resume_plan(plan, committed, 2, 1 << 20, "r")
@@ -90,7 +88,7 @@ def test_resume_of_a_grown_file_plans_only_the_new_lines(tmp_path: Path) -> None
     # another --split-size on the resumed run changes nothing already produced
     resumed = resume_plan(_plan(path, 5000), committed, len(first), 5000, "r")
     assert [task for task, _ in resumed.plan] == [len(first)]
-    ((_, rest),) = resumed.plan
+    (_, rest), = resumed.plan
     assert isinstance(rest, FileRange)
     assert (rest.start, rest.end, rest.first_line) == (first[-1].end, path.stat().st_size, 101)
     assert len(resumed.committed) == len(first)
@@ -110,7 +108,7 @@ def test_resume_refuses_a_last_line_that_grew(tmp_path: Path) -> None:
     path.write_bytes(b'{"n": 1}\n{"n": 2')
     committed = _committed(path, _plan(path, 1 << 20))
     with path.open("ab") as stream:
-        stream.write(b"3}\n")
+        stream.write(b'3}\n')
     with pytest.raises(InputError, match="incomplete"):
         resume_plan(_plan(path, 1 << 20), committed, 1, 1 << 20, "r")
 
@@ -152,11 +150,8 @@ def test_oversized_message_is_dead_lettered_truncated_and_the_rest_goes_on() -> 
     builder = builder_for(BuilderSpec.from_file(EXAMPLE))
     small, big = _notification(10), _notification(5000)
     tally = Tally()
-    out = list(
-        outgoing(
-            [(small, "f:1"), (big, "f:2"), (small, "f:3")], builder, "dlq", tally, max_bytes=3000
-        )
-    )
+    out = list(outgoing([(small, "f:1"), (big, "f:2"), (small, "f:3")], builder, "dlq", tally,
+                        max_bytes=3000))
     assert tally.records == 3 and tally.rejected == Counter({"oversized": 1})
     assert tally.messages == len([m for m in out if m.topic != "dlq"]) >= 2
     letters = [m for m in out if m.topic == "dlq"]
@@ -179,19 +174,15 @@ def test_dead_letter_of_a_small_rejection_is_untouched() -> None:
 
 
 def test_kafka_range_key_names_topic_partition_and_offsets() -> None:
-    assert kafka_range_key(KafkaRange("raw", 2, 10, 20)) == "kafka:raw:2:10:20"
+    assert KafkaRange("raw", 2, 10, 20).key == "kafka:raw:2:10:20"
     key = file_range_key("a.jsonl", 0, 3, b"abc")
     assert key.startswith("file:") and key.endswith(":0:3:" + key.rsplit(":", 1)[1])
     assert key != file_range_key("a.jsonl", 0, 3, b"abd")
 
 
 def test_task_skips_only_a_marker_of_its_own_range_and_checkpoint() -> None:
-    spec = SinkSpec(
-        producer_config={"bootstrap.servers": "127.0.0.1:1"},
-        dead_letter_topic="d",
-        run_id="r",
-        identity="me",
-    )
+    spec = SinkSpec(producer_config={"bootstrap.servers": "127.0.0.1:1"}, dead_letter_topic="d",
+                    run_id="r", identity="me")
     sink = KafkaSink(spec, 0, 0, 0, "kafka:t:0:0:10")
     try:
         done = sink._already_done(Marker(0, 1, Tally(records=10), "kafka:t:0:0:10", "me"))

@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def producer(overrides: dict[str, object]) -> dict[str, object]:
-    config = JobConfig(
+    config = JobConfig.of(
         subscriptions=str(REPO / "examples" / "subscriptions.yaml"),
         inputs=(str(REPO / "tests" / "fixtures" / "notifications"),),
         bootstrap="h:1",

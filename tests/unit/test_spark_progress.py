@@ -13,7 +13,7 @@ import pytest
 
 from yangkey.spark import progress as progress_module
 from yangkey.spark.progress import REPORT, Progress, every, reporting
-from yangkey.spark.stopping import Stopper
+from yangkey.spark.runtime.stopping import Stopper
 
 
 def _progress(

@@ -15,8 +15,8 @@ from confluent_kafka import KafkaError
 
 from yangkey.errors import BrokerError
 from yangkey.messages import KeyedMessage
-from yangkey.spark import sink as sink_module
-from yangkey.spark.sink import (
+from yangkey.spark.delivery import sink as sink_module
+from yangkey.spark.delivery.sink import (
     POLL_EVERY,
     PREFETCH_MESSAGES,
     KafkaSink,
@@ -180,12 +180,12 @@ def test_sink_batches_longer_than_the_cli_unless_told(delivery: str) -> None:
     repo = Path(__file__).resolve().parents[2]
 
     def producer(overrides: dict[str, object]) -> dict[str, object]:
-        config = JobConfig(
+        config = JobConfig.of(
             subscriptions=str(repo / "examples" / "subscriptions.yaml"),
             inputs=(str(repo / "tests" / "fixtures" / "notifications"),),
             bootstrap="h:1",
             preflight=False,
-            delivery=delivery,  # type: ignore[arg-type]
+            delivery=delivery,
             producer_overrides=overrides,
         )
         return dict(prepare(config).sink.producer_config)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from yangkey.spark.fencing import (
+from yangkey.spark.delivery.fencing import (
     DONE,
     FAILED,
     FENCED,

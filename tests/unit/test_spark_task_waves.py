@@ -9,7 +9,7 @@ import pytest
 
 from yangkey.spark.config import JobConfig
 from yangkey.spark.planning import balanced_split, plan_inputs, task_slots
-from yangkey.spark.splitting import FileRange
+from yangkey.spark.source.splitting import FileRange
 
 MB = 1 << 20
 
@@ -34,8 +34,8 @@ def _plan(tmp_path: Path, master: str) -> list[FileRange]:
     data = tmp_path / "in.jsonl"
     if not data.exists():
         data.write_bytes(b"".join(b'{"n": %d, "pad": "%s"}\n' % (i, b"x" * 60) for i in range(900)))
-    config = JobConfig(
-        subscriptions="s.yaml", inputs=(str(data),), master=master, split_size=25_000
+    config = JobConfig.of(
+        subscriptions="s.yaml", inputs=(str(data),), master=master, split_size=25_000, dry_run=True
     )
     plan, remote = plan_inputs(config, {})
     assert not remote

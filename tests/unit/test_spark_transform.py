@@ -30,27 +30,29 @@ from yangkey.messages import (
 )
 from yangkey.spark import job as job_module
 from yangkey.spark import preflight as preflight_module
-from yangkey.spark import sink as sink_module
 from yangkey.spark import transform as transform_module
 from yangkey.spark.commands import produce
 from yangkey.spark.config import JobConfig
-from yangkey.spark.files import plan_files
+from yangkey.spark.delivery import markers as markers_module
+from yangkey.spark.delivery import sink as sink_module
+from yangkey.spark.delivery.sink import SinkSpec, produce_partition
 from yangkey.spark.job import run
-from yangkey.spark.kafka_source import chunk_ranges, parse_kafka_input, parse_offset_spec
 from yangkey.spark.options import parse_size
 from yangkey.spark.planning import prepare
 from yangkey.spark.preflight import topic_specs
-from yangkey.spark.session import spark_failure
-from yangkey.spark.sink import SinkSpec, produce_partition
-from yangkey.spark.splitting import (
+from yangkey.spark.runtime.session import spark_failure
+from yangkey.spark.source.files import plan_files
+from yangkey.spark.source.kafka_source import chunk_ranges, parse_kafka_input, parse_offset_spec
+from yangkey.spark.source.splitting import (
     FileRange,
     detect_layout,
     plan_ranges,
     read_range,
     split_records,
 )
+from yangkey.spark.source.units import PlannedUnits
 from yangkey.spark.tasks import partition_task
-from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing, transform
+from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "subscriptions.yaml"
@@ -121,18 +123,15 @@ def test_subscription_compile_errors_name_the_file(tmp_path: Path) -> None:
     assert caught.value.message().startswith(f"{path}: subscription 7")
 
 
-def test_transform_one_result_per_record(spec: BuilderSpec) -> None:
+def test_outgoing_keys_each_record_or_dead_letters_it(spec: BuilderSpec) -> None:
     builder = builder_for(spec)
     records = [
         (envelope("r1", 1042, ["eth0", "eth1"]), "f:1"),
         (b"{not json", "f:2"),
         (envelope("r1", 9999, ["eth0"]), "f:3"),
     ]
-    results = list(transform(records, builder))
-    assert len(results) == 3
-    ok, bad_json, unknown = results
-    assert isinstance(ok, list) and len(ok) == 1
-    message = ok[0]
+    tally = Tally()
+    message, bad_json, unknown = list(outgoing(records, builder, "dlq", tally))
     assert message.topic == "netops-current-state-if-interfaces-interface"
     assert message.key == (
         b"r1\n1042\n/ietf-interfaces:interfaces/interface[name='eth0'] | "
@@ -140,19 +139,29 @@ def test_transform_one_result_per_record(spec: BuilderSpec) -> None:
     )
     assert message.value == records[0][0]
     assert message.header(HEADER_CONTENT_TYPE) == "application/yang-data+json"
-    assert isinstance(bad_json, Rejection) and bad_json.source == "f:2"
-    assert bad_json.kind == "input"
-    assert isinstance(unknown, Rejection) and "unknown subscription id 9999" in unknown.reason
+    assert bad_json.topic == "dlq" and bad_json.header(HEADER_SOURCE) == "f:2"
+    assert bad_json.header(HEADER_ERROR_KIND) == "input"
+    assert unknown.topic == "dlq" and "unknown subscription id 9999" in str(
+        unknown.header(HEADER_ERROR)
+    )
+    assert tally.records == 3 and tally.messages == 1 and tally.rejections == 2
 
 
-def test_empty_result_becomes_a_rejection() -> None:
+def test_empty_result_becomes_a_no_match_rejection() -> None:
     class Empty:
+        header_bytes = 0
+
         def build(self, raw: bytes, source: str) -> list[KeyedMessage]:
             return []
 
-    (result,) = transform([(b"{}", "x:1")], Empty())  # type: ignore[arg-type]
-    assert isinstance(result, Rejection)
-    assert result.kind == "no-match" and result.source == "x:1"
+        def counts_only(self, rejection: Rejection) -> bool:
+            return False
+
+    tally = Tally()
+    (dead,) = outgoing([(b"{}", "x:1")], Empty(), "dlq", tally)  # type: ignore[arg-type]
+    assert dead.topic == "dlq" and dead.value == b"{}"
+    assert dead.header(HEADER_ERROR_KIND) == "no-match" and dead.header(HEADER_SOURCE) == "x:1"
+    assert tally.rejected == Counter({"no-match": 1}) and tally.messages == 0
 
 
 def test_outgoing_routes_rejections_to_the_dead_letter_topic(spec: BuilderSpec) -> None:
@@ -175,13 +184,12 @@ def test_outgoing_routes_rejections_to_the_dead_letter_topic(spec: BuilderSpec) 
 def test_knobs_no_keys_and_single_topic() -> None:
     raw = envelope("r1", 1042, ["eth0"])
     no_keys = builder_for(BuilderSpec.from_file(EXAMPLE, keys=False))
-    (result,) = transform([(raw, "a:1")], no_keys)
-    assert isinstance(result, list) and result[0].key is None
+    (message,) = outgoing([(raw, "a:1")], no_keys, "dlq", Tally())
+    assert message.topic != "dlq" and message.key is None
     single = builder_for(BuilderSpec.from_file(EXAMPLE, single_topic="all-yang"))
-    (result,) = transform([(raw, "a:1")], single)
-    assert isinstance(result, list)
-    assert [m.topic for m in result] == ["all-yang"]
-    assert result[0].key is not None and result[0].key.startswith(b"r1\n1042\n")
+    (message,) = outgoing([(raw, "a:1")], single, "dlq", Tally())
+    assert message.topic == "all-yang"
+    assert message.key is not None and message.key.startswith(b"r1\n1042\n")
 
 
 def test_tally_merge_and_json_round_trip() -> None:
@@ -207,11 +215,8 @@ def test_tally_merge_and_json_round_trip() -> None:
         (b'{\n  "a": 1\n}\n', "document"),
         (b'{"a": \n{"b": 2}\n', "lines"),  # broken first line, but JSON lines after it
         (b"<n><x/></n>\n<n/>\n", "lines"),
-        (
-            b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e "v">]><x>&e;</x>\n'
-            b'<notification xmlns="urn:ietf:params:xml:ns:netconf:notification:1.0"/>\n',
-            "lines",
-        ),
+        (b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e "v">]><x>&e;</x>\n'
+         b'<notification xmlns="urn:ietf:params:xml:ns:netconf:notification:1.0"/>\n', "lines"),
         (b"<notification>\n<x/>\n</notification>\n", "document"),
         (b'<?xml version="1.0"?>\n<notification>\n  <x/>\n</notification>\n', "document"),
         (b'<?xml version="1.0"?><n><x/></n>\n', "lines"),
@@ -230,8 +235,7 @@ def test_split_records_positions_skip_blank_lines_and_crlf() -> None:
         (b'{"a":3}', "d.jsonl:5"),
     ]
     assert next(split_records(data, "d.jsonl", "lines", first_line=41)) == (
-        b'{"a":1}',
-        "d.jsonl:41",
+        b'{"a":1}', "d.jsonl:41",
     )
     pretty = b"<notification>\n  <x/>\n</notification>\n"
     assert list(split_records(pretty, "n.xml")) == [(pretty, "n.xml")]
@@ -299,10 +303,7 @@ def test_parse_offset_spec_rejects_nonsense() -> None:
 def test_chunk_ranges_split_by_max_records() -> None:
     ranges = chunk_ranges("raw", {0: 0, 1: 10, 2: 5}, {0: 25, 1: 10, 2: 6}, 10)
     assert [(r.partition, r.start, r.end) for r in ranges] == [
-        (0, 0, 10),
-        (0, 10, 20),
-        (0, 20, 25),
-        (2, 5, 6),
+        (0, 0, 10), (0, 10, 20), (0, 20, 25), (2, 5, 6),
     ]
 
 
@@ -335,21 +336,17 @@ def test_spark_failure_recovers_the_task_error() -> None:
     assert "failed 2 times" in error.message()
     plain = spark_failure(RuntimeError("java.lang.OutOfMemoryError: heap\nmore"))
     assert plain.message() == "spark: the Spark job failed: java.lang.OutOfMemoryError: heap"
-    python_bug = spark_failure(
-        RuntimeError(
-            'Traceback (most recent call last):\n  File "x.py", line 3, in f\n'
-            "    raise ZeroDivisionError('division by zero')\n"
-            "ZeroDivisionError: division by zero\n"
-        )
-    )
+    python_bug = spark_failure(RuntimeError(
+        "Traceback (most recent call last):\n  File \"x.py\", line 3, in f\n"
+        "    raise ZeroDivisionError('division by zero')\n"
+        "ZeroDivisionError: division by zero\n"
+    ))
     assert python_bug.message().endswith("failed: ZeroDivisionError: division by zero")
     # an edge's own error (the registry's) comes back as its own line
-    registry = spark_failure(
-        RuntimeError(
-            "Lost task 0.0 in stage 1.0: org.apache.spark.api.python.PythonException: Traceback\n"
-            "yangkey.registry.errors.RegistryError: http://reg:8081: schema incompatible\n"
-        )
-    )
+    registry = spark_failure(RuntimeError(
+        "Lost task 0.0 in stage 1.0: org.apache.spark.api.python.PythonException: Traceback\n"
+        "yangkey.registry.errors.RegistryError: http://reg:8081: schema incompatible\n"
+    ))
     assert registry.message() == "http://reg:8081: schema incompatible"
 
 
@@ -357,12 +354,11 @@ def test_spark_failure_recovers_the_task_error() -> None:
 
 
 def _config(**changes: object) -> JobConfig:
-    config = JobConfig(
-        subscriptions=str(EXAMPLE), inputs=(str(NOTIFICATIONS),), bootstrap="h:1", preflight=False
-    )
-    for key, value in changes.items():
-        setattr(config, key, value)
-    return config
+    fields: dict[str, object] = {
+        "subscriptions": str(EXAMPLE), "inputs": (str(NOTIFICATIONS),), "bootstrap": "h:1",
+        "preflight": False,
+    }
+    return JobConfig.of(**{**fields, **changes})
 
 
 def test_prepare_builds_transactional_sink_defaults() -> None:
@@ -396,25 +392,17 @@ def test_prepare_long_message_timeout_raises_the_default_transaction_timeout() -
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"producer_overrides": {"transactional.id": "x"}}, "transactional.id is derived"),
-        ({"producer_overrides": {"acks": "1"}}, "exactly-once delivery needs acks=all"),
-        (
-            {
-                "producer_overrides": {
-                    "message.timeout.ms": "2000",
-                    "transaction.timeout.ms": "1000",
-                }
-            },
-            "message.timeout.ms .2000. must not exceed transaction.timeout.ms .1000.",
-        ),
+        ({"producer_overrides": {"message.timeout.ms": "2000", "transaction.timeout.ms": "1000"}},
+         "message.timeout.ms .2000. must not exceed transaction.timeout.ms .1000."),
         ({"producer_overrides": {"message.timeout.ms": "2m"}}, "expected a number of millisec"),
-        ({"stream": True}, "--stream needs --checkpoint"),
-        ({"inputs": ()}, "at least one --input"),
     ],
 )
-def test_prepare_rejects_bad_combinations(changes: dict[str, object], message: str) -> None:
+def test_prepare_rejects_timeouts_librdkafka_would_refuse(
+    changes: dict[str, object], message: str
+) -> None:
+    config = _config(**changes)  # legal options (test_spark_config.py), refused settings
     with pytest.raises(ConfigError, match=message):
-        prepare(_config(**changes))
+        prepare(config)
 
 
 def test_stream_run_id_is_stable_per_checkpoint(tmp_path: Path) -> None:
@@ -456,13 +444,8 @@ def test_topic_specs_include_compaction_and_dead_letter() -> None:
 
 def test_marker_consumer_gets_connection_settings_only() -> None:
     spec = SinkSpec(
-        producer_config={
-            "bootstrap.servers": "h:1",
-            "sasl.username": "u",
-            "linger.ms": 5,
-            "security.protocol": "SASL_SSL",
-            "compression.type": "lz4",
-        },
+        producer_config={"bootstrap.servers": "h:1", "sasl.username": "u", "linger.ms": 5,
+                         "security.protocol": "SASL_SSL", "compression.type": "lz4"},
         dead_letter_topic="dlq",
         run_id="r",
     )
@@ -486,14 +469,10 @@ def test_preflight_admin_client_gets_the_producer_connection_settings(
         seen.update(config)
         raise _Stop
 
-    monkeypatch.setattr(preflight_module, "AdminClient", admin)
+    monkeypatch.setattr(markers_module, "AdminClient", admin)
     monkeypatch.setattr(preflight_module, "_any_reachable", lambda bootstrap: True)
-    overrides = {
-        "security.protocol": "SSL",
-        "enable.ssl.certificate.verification": "false",
-        "ssl_engine_id": "e",
-        "linger.ms": "5",
-    }
+    overrides = {"security.protocol": "SSL", "enable.ssl.certificate.verification": "false",
+                 "ssl_engine_id": "e", "linger.ms": "5"}
     with pytest.raises(_Stop):
         prepare(_config(producer_overrides=overrides, preflight=True))
     assert seen["bootstrap.servers"] == "h:1" and seen["security.protocol"] == "SSL"
@@ -544,12 +523,8 @@ def test_partition_closes_its_producer(
             self.fail = fail
 
     monkeypatch.setattr(sink_module, "Producer", Producer)
-    sink = SinkSpec(
-        producer_config={"bootstrap.servers": "h:1"},
-        dead_letter_topic="dlq",
-        run_id="r",
-        exactly_once=False,
-    )
+    sink = SinkSpec(producer_config={"bootstrap.servers": "h:1"}, dead_letter_topic="dlq",
+                    run_id="r", exactly_once=False)
     records = [(envelope("r1", 1042, ["eth0"]), "a:1")]
     if fail:
         with pytest.raises(BrokerError, match="cannot produce"):
@@ -563,7 +538,7 @@ def test_partition_closes_its_producer(
 
 
 def test_spark_that_cannot_start_is_one_error_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(config: JobConfig) -> None:
+    def broken(*_args: object) -> None:
         raise RuntimeError(
             "[JAVA_GATEWAY_EXITED] Java gateway process exited before sending its port number."
         )
@@ -605,7 +580,7 @@ def test_a_plan_task_reads_its_partition_to_the_end(spec: BuilderSpec, tmp_path:
     class Shipped:
         value = spec
 
-    task = partition_task(Shipped, sink, 0, "plan", {}, "lines")
+    task = partition_task(Shipped, sink, 0, PlannedUnits({}))
     (result,) = list(task(0, partition()))
     assert state["done"]
     assert result.partition == 3 and result.tally.records == 2 and result.tally.messages == 2
@@ -617,15 +592,8 @@ def test_a_plan_task_reads_its_partition_to_the_end(spec: BuilderSpec, tmp_path:
 def test_produce_help_teaches_with_examples() -> None:
     result = CliRunner().invoke(produce, ["--help"])
     assert result.exit_code == 0
-    for expected in (
-        "--subscriptions",
-        "kafka://TOPIC",
-        "--stream",
-        "--create-topics",
-        "Examples:",
-        "read_committed",
-        "--producer-config",
-    ):
+    for expected in ("--subscriptions", "kafka://TOPIC", "--stream", "--create-topics",
+                     "Examples:", "read_committed", "--producer-config"):
         assert expected in result.output
 
 

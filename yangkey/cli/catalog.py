@@ -74,9 +74,10 @@ def catalog_show(
     servers = shared_catalog_servers(shared_catalog, bootstrap)
     if servers is not None:
         from yangkey.kafka.catalog_topic import CatalogTopic  # noqa: PLC0415
+        from yangkey.kafkalogs import quiet_librdkafka  # noqa: PLC0415
         from yangkey.shared_catalog import topic_specs  # noqa: PLC0415
 
-        with CatalogTopic(servers, catalog_topic, create=False) as shared:
+        with quiet_librdkafka(), CatalogTopic(servers, catalog_topic, create=False) as shared:
             records = shared.records()
         selected = used_by([(r.node_pattern, r.id) for r in records], node, subscription_id)
         records = [r for r in records if (r.node_pattern, r.id) in selected]

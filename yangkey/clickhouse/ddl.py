@@ -46,23 +46,22 @@ topic's queue view (which starts Kafka consumption in server mode) comes last fo
 
 from __future__ import annotations
 
-import importlib.resources
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-import jinja2
-
 from yangkey import messages
 from yangkey.clickhouse.columns import TypedTopic, feed_tuple_type
-from yangkey.clickhouse.identifiers import (
-    check_database_name,
-    qualified,
-    quote_identifier,
-    quote_literal,
-    table_base,
+from yangkey.clickhouse.identifiers import check_database_name, table_base
+from yangkey.clickhouse.tables import (
+    CURRENT_MERGE_TABLE,
+    ERRORS_TABLE,
+    HISTORY_MERGE_TABLE,
+    TopicTables,
+    topic_tables,
 )
+from yangkey.clickhouse.templating import environment
 from yangkey.errors import ConfigError
 from yangkey.instances import HEADER_INSTANCES
 from yangkey.topics import TopicSpec
@@ -79,18 +78,10 @@ XPATH_TOKEN_RE = r"""(?:[^'"|]|'[^']*'|"[^"]*")+"""
 #: The whole third line: tokens joined by `` | ``.
 XPATH_LINE_RE = rf"^{XPATH_TOKEN_RE}(?: \| {XPATH_TOKEN_RE})*$"
 
-ERRORS_TABLE = "errors"
-HISTORY_MERGE_TABLE = "history"
-CURRENT_MERGE_TABLE = "current_state"
 DEFAULT_ERRORS_RETENTION = 30 * 86400
-
 #: Kafka engine settings that carry credentials (``kafka_sasl_password``, ...): they belong in
 #: the named collection, and DDL never holds a secret.
 _SECRET_SETTING = re.compile(r"password|secret|credential|token|sasl|ssl_key", re.IGNORECASE)
-
-
-TopicLike = TopicSpec
-"""What the renderer reads: the one topic type, :class:`yangkey.topics.TopicSpec`."""
 
 
 @dataclass(frozen=True)
@@ -162,110 +153,6 @@ class Statement:
     """The object created, ``database.object`` (unquoted, for display)."""
     sql: str
     topic: str | None = None
-
-
-@dataclass(frozen=True)
-class TopicTables:
-    """The names of every object of one topic (unquoted)."""
-
-    topic: str
-    queue: str
-    parsed: str
-    history: str
-    """What readers and views use: the distributed table in cluster mode."""
-    history_local: str
-    current: str
-    current_local: str
-    mv_parse: str
-    mv_history: str
-    mv_current: str
-    mv_errors: str
-    ihist: str
-    """Instance history (typed, one row per instance per message)."""
-    ihist_local: str
-    istate: str
-    """Instance state (per-leaf yang-patch merge; read through ``instances``)."""
-    istate_local: str
-    instances: str
-    """View: the live instances now."""
-    iparsed: str
-    """Null table: the instance feed read, one row per instance."""
-    mv_iparse: str
-    mv_ihist: str
-    mv_istate: str
-
-
-def topic_tables(topic: str, database: str, *, cluster: bool = False) -> TopicTables:
-    """The tables of ``topic`` in ``database`` (whose name bounds theirs: :func:`table_base`)."""
-    base = table_base(topic, database)
-    local = "_local" if cluster else ""
-    return TopicTables(
-        topic=topic,
-        queue=f"{base}__queue",
-        parsed=f"{base}__parsed",
-        history=f"{base}__history",
-        history_local=f"{base}__history{local}",
-        current=f"{base}__current",
-        current_local=f"{base}__current{local}",
-        mv_parse=f"{base}__mv_parse",
-        mv_history=f"{base}__mv_history",
-        mv_current=f"{base}__mv_current",
-        mv_errors=f"{base}__mv_errors",
-        ihist=f"{base}__ihist",
-        ihist_local=f"{base}__ihist{local}",
-        istate=f"{base}__istate",
-        istate_local=f"{base}__istate{local}",
-        instances=f"{base}__instances",
-        iparsed=f"{base}__iparsed",
-        mv_iparse=f"{base}__mv_iparse",
-        mv_ihist=f"{base}__mv_ihist",
-        mv_istate=f"{base}__mv_istate",
-    )
-
-
-def _setting_value(value: object) -> str:
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    if isinstance(value, int):
-        return str(value)
-    return quote_literal(str(value))
-
-
-_ENVIRONMENT: jinja2.Environment | None = None
-
-
-def environment() -> jinja2.Environment:
-    """The Jinja environment over the packaged templates (``yangkey.sql_templates``)."""
-    global _ENVIRONMENT  # noqa: PLW0603 - one lazily built environment per process
-    if _ENVIRONMENT is None:
-        env = jinja2.Environment(
-            loader=jinja2.FunctionLoader(_load_template),
-            autoescape=False,  # SQL, not HTML: values go through the ident/literal filters
-            undefined=jinja2.StrictUndefined,
-            trim_blocks=True,
-            lstrip_blocks=True,
-            keep_trailing_newline=False,
-        )
-        env.filters["ident"] = quote_identifier
-        env.filters["literal"] = quote_literal
-        env.filters["qualified"] = qualified
-        env.filters["setting"] = _setting_value
-        _ENVIRONMENT = env
-    return _ENVIRONMENT
-
-
-def _load_template(name: str) -> str:
-    resource = importlib.resources.files("yangkey.sql_templates").joinpath(name)
-    try:
-        return resource.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise jinja2.TemplateNotFound(name) from None
-
-
-def template_names() -> list[str]:
-    """Every packaged ``*.sql.j2`` template."""
-    root = importlib.resources.files("yangkey.sql_templates")
-    return sorted(item.name for item in root.iterdir() if item.name.endswith(".sql.j2"))
 
 
 _HEADERS = {
@@ -340,6 +227,12 @@ class _Renderer:
                 sharding_key=sharding_key,
             )
 
+    def view(
+        self, spec: TopicSpec, view: str, template: str, source: str, **context: object
+    ) -> None:
+        """A materialized view of ``spec``'s from ``source`` (into ``target``, if it has one)."""
+        self.add("view", view, template, for_topic=spec.name, view=view, source=source, **context)
+
     def kafka_settings(self, topic: str) -> list[tuple[str, object]]:
         o = self.options
         group = f"{o.consumer_group}.{topic}" if o.group_per_topic else o.consumer_group
@@ -376,7 +269,7 @@ class _Renderer:
             kafka_settings=self.kafka_settings(topic),
         )
 
-    def topic(self, spec: TopicLike) -> None:
+    def topic(self, spec: TopicSpec) -> None:
         o = self.options
         names = topic_tables(spec.name, o.database, cluster=o.cluster is not None)
         with_current = o.current_state == "all" or spec.compaction
@@ -402,32 +295,16 @@ class _Renderer:
         self.add(
             "table", names.parsed, "parsed_table.sql.j2", for_topic=spec.name, table=names.parsed
         )
-        self.add(
-            "view",
-            names.mv_history,
-            "mv_history.sql.j2",
-            for_topic=spec.name,
-            view=names.mv_history,
-            source=names.parsed,
-            target=names.history,
-        )
+        self.view(spec, names.mv_history, "mv_history.sql.j2", names.parsed, target=names.history)
         if with_current:
-            self.add(
-                "view",
-                names.mv_current,
-                "mv_current.sql.j2",
-                for_topic=spec.name,
-                view=names.mv_current,
-                source=names.parsed,
-                target=names.current,
+            self.view(
+                spec, names.mv_current, "mv_current.sql.j2", names.parsed, target=names.current
             )
-        self.add(
-            "view",
+        self.view(
+            spec,
             names.mv_errors,
             "mv_errors.sql.j2",
-            for_topic=spec.name,
-            view=names.mv_errors,
-            source=names.parsed,
+            names.parsed,
             target=errors,
             retention_seconds=spec.retention_seconds,
             # a compacted topic's current-state table has no TTL (see above)
@@ -437,17 +314,9 @@ class _Renderer:
         if typed is not None:
             self.instance_tables(spec, names, typed)
         self.queue(names.queue, spec.name)
-        self.add(
-            "view",
-            names.mv_parse,
-            "mv_parse.sql.j2",
-            for_topic=spec.name,
-            view=names.mv_parse,
-            source=names.queue,
-            target=names.parsed,
-        )
+        self.view(spec, names.mv_parse, "mv_parse.sql.j2", names.queue, target=names.parsed)
 
-    def instance_tables(self, spec: TopicLike, names: TopicTables, typed: TypedTopic) -> None:
+    def instance_tables(self, spec: TopicSpec, names: TopicTables, typed: TypedTopic) -> None:
         """Instance history, instance state, the view over it, and their views from parsed."""
         key_columns = [c for c in typed.columns if c.kind == "key"]
         value_columns = [c for c in typed.columns if c.kind != "key"]
@@ -488,15 +357,7 @@ class _Renderer:
             "key_columns": key_columns,
             "value_columns": value_columns,
         }
-        self.add(
-            "view",
-            names.instances,
-            "instances_view.sql.j2",
-            for_topic=spec.name,
-            view=names.instances,
-            source=names.istate,
-            **columns,
-        )
+        self.view(spec, names.instances, "instances_view.sql.j2", names.istate, **columns)
         typed_columns = [(c.name, c.type) for c in typed.columns]
         self.add(
             "table",
@@ -506,33 +367,27 @@ class _Renderer:
             table=names.iparsed,
             typed_columns=typed_columns,
         )
-        self.add(
-            "view",
+        self.view(
+            spec,
             names.mv_ihist,
             "mv_instance_history.sql.j2",
-            for_topic=spec.name,
-            view=names.mv_ihist,
-            source=names.iparsed,
+            names.iparsed,
             target=names.ihist,
             typed_columns=typed_columns,
         )
-        self.add(
-            "view",
+        self.view(
+            spec,
             names.mv_istate,
             "mv_instance_state.sql.j2",
-            for_topic=spec.name,
-            view=names.mv_istate,
-            source=names.iparsed,
+            names.iparsed,
             target=names.istate,
             columns=typed.columns,
         )
-        self.add(
-            "view",
+        self.view(
+            spec,
             names.mv_iparse,
             "mv_instance_parse.sql.j2",
-            for_topic=spec.name,
-            view=names.mv_iparse,
-            source=names.parsed,
+            names.parsed,
             target=names.iparsed,
             columns=typed.columns,
             tuple_type=feed_tuple_type(typed.columns),
@@ -580,7 +435,7 @@ class _Renderer:
 
 
 def render_ddl(
-    topics: Sequence[TopicLike],
+    topics: Sequence[TopicSpec],
     options: DdlOptions,
     typed: Mapping[str, TypedTopic] | None = None,
 ) -> list[Statement]:

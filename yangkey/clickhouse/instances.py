@@ -3,13 +3,14 @@ the ``yangkey-instances`` header to a record that lacks it (the feed: :mod:`yang
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from yangkey.clickhouse.columns import TypedTopic, shared_branches, typed_branches
 from yangkey.errors import YangkeyError
 from yangkey.instances import InstanceFeed, catalog_modules
 from yangkey.notifications import decode
+from yangkey.schema import SchemaContext
 
 if TYPE_CHECKING:
     from yangkey.catalog import Catalog
@@ -18,14 +19,22 @@ if TYPE_CHECKING:
 
 
 class CatalogFeeds:
-    """The instance feed of every derived topic of a catalog."""
+    """The typed columns and the instance feed of every derived topic of a catalog (none:
+    of the shared catalog's topics only, against the schema of ``yang_dirs``). A topic's feed
+    is built when its first record asks for it: DDL needs the columns only."""
 
-    def __init__(self, catalog: Catalog) -> None:
-        self.schema = catalog.schema()
-        self.modules = catalog_modules(catalog)
+    def __init__(self, catalog: Catalog | None = None, *, yang_dirs: Sequence[str] = ()) -> None:
+        if catalog is None:
+            self.schema = SchemaContext.cached(tuple(yang_dirs))
+            self.modules: tuple[str, ...] = ()
+        else:
+            self.schema, self.modules = catalog.schema(), catalog_modules(catalog)
         self.typed: dict[str, TypedTopic] = {}
+        self.branches: dict[str, Branch] = {}
         self.feeds: dict[str, InstanceFeed] = {}
-        self._add(typed_branches(catalog))
+        """The feeds built so far."""
+        if catalog is not None:
+            self._add(typed_branches(catalog))
         self.untyped: dict[str, str] = {}
         """Shared-catalog topics without typed columns here, and why."""
         self.ns_modules = self.schema.index.by_namespace
@@ -35,14 +44,14 @@ class CatalogFeeds:
     def _add(self, branches: dict[str, tuple[TypedTopic, Branch]]) -> None:
         for topic, (typed, branch) in branches.items():
             self.typed[topic] = typed
-            self.feeds[topic] = InstanceFeed(branch, typed.columns)
+            self.branches[topic] = branch
 
     def learn(self, records: Iterable[SharedSubscription]) -> list[str]:
         """Typed columns and a feed for each topic of shared-catalog ``records`` that this
         lacks (:func:`yangkey.clickhouse.columns.shared_branches`); one warning line per topic
         whose schema is not here (it keeps the message-level tables), said once."""
         branches, untyped = shared_branches(
-            records, self.schema, self.modules, known=(*self.feeds, *self.untyped)
+            records, self.schema, self.modules, known=(*self.typed, *self.untyped)
         )
         self._add(branches)
         self.untyped.update(untyped)
@@ -51,10 +60,17 @@ class CatalogFeeds:
             for topic, why in untyped.items()
         ]
 
+    def feed(self, topic: str) -> InstanceFeed | None:
+        """The instance feed of ``topic`` (None: no typed columns here)."""
+        feed = self.feeds.get(topic)
+        if feed is None and topic in self.branches:
+            feed = self.feeds[topic] = InstanceFeed(self.branches[topic], self.typed[topic].columns)
+        return feed
+
     def header(self, topic: str, value: bytes, source: str) -> bytes | None:
         """The feed of one record of ``topic``; None for a topic without one, or for a value
         that does not decode (counted in :attr:`failures`: the views then store no instance)."""
-        feed = self.feeds.get(topic)
+        feed = self.feed(topic)
         if feed is None:
             return None
         try:

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from yangkey.clickhouse import ClickHouseError
-from yangkey.clickhouse.apply import Connection
-from yangkey.clickhouse.ddl import CURRENT_MERGE_TABLE, HISTORY_MERGE_TABLE, topic_tables
+from yangkey.clickhouse.connection import Connection
 from yangkey.clickhouse.identifiers import qualified
+from yangkey.clickhouse.tables import CURRENT_MERGE_TABLE, HISTORY_MERGE_TABLE, topic_tables
 from yangkey.errors import ConfigError
 
 #: Columns of a returned row, in order.

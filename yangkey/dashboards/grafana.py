@@ -17,8 +17,8 @@ from typing import Any
 
 from yangkey.catalog import Catalog
 from yangkey.clickhouse.columns import TypedTopic
-from yangkey.clickhouse.ddl import HISTORY_MERGE_TABLE, topic_tables
 from yangkey.clickhouse.identifiers import qualified
+from yangkey.clickhouse.tables import HISTORY_MERGE_TABLE, topic_tables
 from yangkey.dashboards import queries
 from yangkey.dashboards.charts import chart_topic, derivation_chains
 from yangkey.dashboards.queries import Panel

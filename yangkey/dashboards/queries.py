@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from yangkey.clickhouse.columns import Column, TypedTopic
-from yangkey.clickhouse.ddl import ERRORS_TABLE, HISTORY_MERGE_TABLE, topic_tables
 from yangkey.clickhouse.identifiers import qualified, quote_identifier, quote_literal
+from yangkey.clickhouse.tables import ERRORS_TABLE, HISTORY_MERGE_TABLE, topic_tables
 from yangkey.dashboards.charts import Charted
 
 __all__ = ["NODE_FILTER", "Panel", "PanelKind"]

@@ -224,13 +224,15 @@ def run_demo(
     topics of their own on a shared broker); ``schema_registry`` is a registry to use instead of
     starting one beside the broker."""
     from yangkey.catalog import load_catalog  # noqa: PLC0415
-    from yangkey.clickhouse.apply import apply, open_embedded  # noqa: PLC0415
+    from yangkey.clickhouse.apply import apply  # noqa: PLC0415
+    from yangkey.clickhouse.connection import open_embedded  # noqa: PLC0415
     from yangkey.clickhouse.ddl import DdlOptions, render_catalog  # noqa: PLC0415
     from yangkey.clickhouse.ingest import ingest  # noqa: PLC0415
+    from yangkey.clickhouse.progress import IngestProgress  # noqa: PLC0415
     from yangkey.clickhouse.queries import current_state  # noqa: PLC0415
     from yangkey.registry.client import RegistrySettings  # noqa: PLC0415
     from yangkey.report.runs import ingest_figures, run_figures, tables_report  # noqa: PLC0415
-    from yangkey.spark.config import JobConfig  # noqa: PLC0415
+    from yangkey.spark.config import Delivery, JobConfig, Source, SparkRuntime  # noqa: PLC0415
     from yangkey.spark.job import run  # noqa: PLC0415
 
     console = console or Console(stderr=True)
@@ -268,14 +270,17 @@ def run_demo(
                     spark=spark,
                     config=JobConfig(
                         subscriptions=str(subscriptions),
-                        inputs=(str(inputs),),
                         bootstrap=servers,
-                        master=master,
-                        create_topics=True,
-                        schema_registry=RegistrySettings.from_options(registry_url),
-                        # The first transactional producer on a fresh broker logs a harmless
-                        # "coordinator load in progress" retry; keep the demo output clean.
-                        producer_overrides={"log_level": 3},
+                        source=Source(inputs=(str(inputs),)),
+                        spark=SparkRuntime(master=master),
+                        registry=RegistrySettings.from_options(registry_url),
+                        delivery=Delivery(
+                            create_topics=True,
+                            # The first transactional producer on a fresh broker logs a
+                            # harmless "coordinator load in progress" retry; keep the demo
+                            # output clean.
+                            producer_overrides={"log_level": 3},
+                        ),
                     ),
                 )
             produced = dict(summary.tally.produced)
@@ -291,7 +296,7 @@ def run_demo(
                 store,
                 connection=connection,
                 database=DATABASE,
-                progress=console.is_terminal,
+                events=IngestProgress(enabled=console.is_terminal),
             )
             console.print(
                 f"[green]✓[/green] ingested {ingested.total} messages into ClickHouse "

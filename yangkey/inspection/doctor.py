@@ -242,7 +242,7 @@ def check_clickhouse(url: str | None, embedded: str | None, source: str) -> Chec
 
 
 def _check_server(url: str, source: str) -> Check:
-    from yangkey.clickhouse.apply import open_server  # noqa: PLC0415
+    from yangkey.clickhouse.connection import open_server  # noqa: PLC0415
 
     try:
         conn = open_server(url)
@@ -261,7 +261,7 @@ def _check_server(url: str, source: str) -> Check:
 
 
 def _check_embedded(directory: str, source: str) -> Check:
-    from yangkey.clickhouse.follower import (  # noqa: PLC0415
+    from yangkey.clickhouse.query_socket import (  # noqa: PLC0415
         follower_connection,
         lock_holder,
         locked_error,

@@ -225,6 +225,62 @@ def admin_config(
     return _with_bootstrap({}, bootstrap, overrides)
 
 
+def _milliseconds(config: Mapping[str, object], key: str) -> int:
+    try:
+        return int(str(config[key]))
+    except ValueError:
+        raise ConfigError(
+            f"{key}={config[key]!r}: expected a number of milliseconds", source="producer config"
+        ) from None
+
+
+def reconcile_timeouts(
+    defaults: Mapping[str, object],
+    overrides: Mapping[str, object],
+    *,
+    transactional: bool,
+) -> dict[str, object]:
+    """``defaults`` under ``overrides``, with librdkafka's timeout rules kept: the value the
+    operator set wins and the default of the other one adjusts to it; two values the operator
+    set that break a rule are a :class:`ConfigError`.
+
+    librdkafka refuses ``message.timeout.ms`` > ``transaction.timeout.ms`` (a transactional
+    producer) and ``linger.ms`` >= ``message.timeout.ms`` (0: no timeout). ``defaults`` must
+    hold ``message.timeout.ms`` and ``linger.ms`` (and ``transaction.timeout.ms`` when
+    ``transactional``)."""
+    merged = {**defaults, **overrides}
+    message_ms = _milliseconds(merged, "message.timeout.ms")
+    if transactional:
+        transaction_ms = _milliseconds(merged, "transaction.timeout.ms")
+        if message_ms > transaction_ms:
+            if "message.timeout.ms" not in overrides:
+                message_ms = transaction_ms
+                merged["message.timeout.ms"] = message_ms
+            elif "transaction.timeout.ms" not in overrides:
+                merged["transaction.timeout.ms"] = message_ms
+            else:
+                raise ConfigError(
+                    f"message.timeout.ms ({message_ms}) must not exceed transaction.timeout.ms"
+                    f" ({transaction_ms})",
+                    source="producer config",
+                )
+    try:
+        linger_ms = float(str(merged["linger.ms"]))  # librdkafka takes fractions here
+    except ValueError:
+        raise ConfigError(
+            f"linger.ms={merged['linger.ms']!r}: expected a number of milliseconds",
+            source="producer config",
+        ) from None
+    if message_ms and linger_ms >= message_ms:
+        if "linger.ms" in overrides:
+            raise ConfigError(
+                f"linger.ms ({linger_ms:g}) must be less than message.timeout.ms ({message_ms})",
+                source="producer config",
+            )
+        merged["linger.ms"] = message_ms // 2
+    return merged
+
+
 # --------------------------------------------------------------------------- topics
 
 

@@ -3,9 +3,14 @@
 Besides reading and appending, the log answers two questions the registry asks to notice a
 store that changed under it (issue 31, item 4): the partition's end offset, and the topic's
 identity (Kafka's topic id, new whenever a topic of that name is created again, so also after
-a broker came back empty). After any client error the log rebuilds its Kafka clients before
-the next call, at the position the caller has read to, so a broker that comes back (or a new
-leader) is picked up without a restart (item 7).
+a broker came back empty). After a client error the log rebuilds the clients that failed
+before their next use (the readers at the position the caller has read to; the producer),
+so a broker that comes back (or a new leader) is picked up without a restart (item 7).
+
+Readers (end offsets, reading) and the writer are used by different threads: the registry
+serialises each kind, not the two together. So each kind rebuilds only its own clients: a
+reader closing the producer under a writer's wait for its acknowledgement (or a writer the
+consumer under a read) would free a client another thread is inside.
 """
 
 from __future__ import annotations
@@ -171,6 +176,7 @@ class KafkaLog:
         self.admin_config = {"log_level": 0, **admin_config(bootstrap, overrides)}
         self._producer: Producer | None = None
         self._broken = False
+        """The reading clients failed: rebuilt before the next read."""
         self._clients_lock = threading.Lock()
         self._connect(OFFSET_BEGINNING)
 
@@ -192,15 +198,20 @@ class KafkaLog:
 
     def _failed(self, reason: str, *, timed_out: bool = False) -> RegistryError:
         # The clients may be stuck (e.g. "Unknown partition" after a leader came back):
-        # whatever the cause, the next call starts with new ones.
+        # whatever the cause, the next read starts with new ones.
         self._broken = True
         if timed_out:
             return store_timeout(reason)
         return store_unavailable(reason)
 
     def _heal(self, store_end: int) -> None:
+        """New reading clients if they failed (the producer is the writer's to rebuild)."""
         if self._broken:
-            self.reset(store_end if store_end > 0 else OFFSET_BEGINNING)
+            with self._clients_lock:
+                self.consumer.close()
+                self.ends.close()
+                self._connect(store_end if store_end > 0 else OFFSET_BEGINNING)
+                self._broken = False
 
     # ------------------------------------------------------------------ reading
 
@@ -300,7 +311,6 @@ class KafkaLog:
         return self._producer
 
     def append(self, key: bytes, value: bytes | None, *, store_end: int = 0) -> int:
-        self._heal(store_end)
         outcome: list[tuple[KafkaError | None, int]] = []
 
         def delivered(error: KafkaError | None, message: Message) -> None:
@@ -310,35 +320,44 @@ class KafkaLog:
         try:
             self.producer.produce(self.topic, value, key, partition=0, on_delivery=delivered)
         except (KafkaException, BufferError) as exc:
-            raise self._failed(f"cannot write to {self.topic}: {exc}") from None
+            raise self._write_failed(f"cannot write to {self.topic}: {exc}") from None
         self.producer.flush(self.timeout)
         if not outcome:
             # Not sent later, when the broker is back: the caller was told it failed (one
-            # already on its way may still land; a retry then finds it).
-            self.producer.purge()
-            raise self._failed(
-                f"no acknowledgement from {self.topic} in {self.timeout:.0f}s", timed_out=True
-            )
+            # already on its way may still land; a retry then finds it). The store is away
+            # (its leader gone, seen on a 3-broker cluster): 503, as for the writes after it.
+            raise self._write_failed(f"no acknowledgement from {self.topic} in {self.timeout:.0f}s")
         error, offset = outcome[0]
         if error is not None:
             if error.code() == KafkaError.MSG_SIZE_TOO_LARGE:
                 raise RegistryError(
                     422, 42209, "Write failed because schema is too large for the store topic"
                 )
-            raise self._failed(f"writing to {self.topic}: {error.str()}")
+            raise self._write_failed(f"writing to {self.topic}: {error.str()}")
         return offset
+
+    def _write_failed(self, reason: str) -> RegistryError:
+        """Drop the producer, its unacknowledged record with it: the next write starts a new
+        one (only writers use it, one at a time)."""
+        if self._producer is not None:
+            self._drop_producer()
+        return store_unavailable(reason)
+
+    def _drop_producer(self) -> None:
+        assert self._producer is not None
+        # Unacknowledged records of a failed write are dropped, not sent later.
+        self._producer.purge()
+        self._producer.flush(0)
+        # Else its threads live on until garbage collection, reconnecting to (and logging
+        # about) a broker that may be gone by then.
+        self._producer.close()
+        self._producer = None
 
     # ------------------------------------------------------------------ closing
 
     def _close_clients(self) -> None:
         if self._producer is not None:
-            # Unacknowledged records of a failed write are dropped, not sent later.
-            self._producer.purge()
-            self._producer.flush(0)
-            # Else its threads live on until garbage collection, reconnecting to (and logging
-            # about) a broker that may be gone by then.
-            self._producer.close()
-            self._producer = None
+            self._drop_producer()
         self.consumer.close()
         self.ends.close()
 

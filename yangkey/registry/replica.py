@@ -14,8 +14,11 @@ replay the topic, as a fresh instance would, so all instances agree with the top
 third refuses writes until an operator moves the registry to another topic.
 
 When the store cannot be reached, reads are answered from memory (after one bounded attempt
-to read the log, at most every :data:`RETRY_AFTER` seconds) and writes fail at once with
-503/50003; the log rebuilds its Kafka clients, and the first successful read clears the state.
+to read the log) and writes fail at once with 503/50003; the log rebuilds its Kafka clients,
+and the first successful read clears the state. Once the store is known away, requests never
+wait for it: the watch alone tries it again (every second), else one request every
+:data:`RETRY_AFTER` seconds, and the others answer meanwhile (a 3-broker cluster showed reads
+held 3-10 s behind the watch's attempt, then their own, each time the retry window ran out).
 """
 
 from __future__ import annotations
@@ -34,8 +37,8 @@ from yangkey.registry.store import RecordKey, Store
 log = logging.getLogger("yangkey.registry")
 
 RETRY_AFTER = 2.0
-"""Seconds a failed store access is remembered: meanwhile reads use memory without waiting
-and writes are refused at once."""
+"""Seconds a failed store access is remembered when no watch runs: meanwhile reads use memory
+without waiting and writes are refused at once (with the watch: until it reaches the store)."""
 UNAVAILABLE = (50002, 50003)
 
 
@@ -111,12 +114,19 @@ class Replica:
 
     # ------------------------------------------------------------------ following the log
 
-    def sync(self, *, verify: bool = False, timeout: float | None = None) -> None:
+    def sync(
+        self, *, verify: bool = False, timeout: float | None = None, patient: bool = True
+    ) -> None:
         """Read the log to its end. ``verify``: also check it is still the topic read so far
-        (new records are always checked). A changed store is replayed from the start."""
+        (new records are always checked). A changed store is replayed from the start.
+        ``patient=False``: return at once if the store was found away while this call waited
+        for another reader (memory answers; the caller need not try again)."""
         generation = self.reloads
+        asked = time.monotonic()
         try:
             with self._read_lock:
+                if not patient and self.unavailable is not None and self._failed_at >= asked:
+                    return
                 self._follow(verify=verify, timeout=timeout)
         except StoreChanged as changed:
             self._reload(changed.why, generation)
@@ -213,13 +223,18 @@ class Replica:
     def recently_down(self) -> bool:
         return self.unavailable is not None and time.monotonic() - self._failed_at < RETRY_AFTER
 
+    def away(self) -> bool:
+        """The store is known away and someone else finds out when it is back: the watch, or
+        the next request after :data:`RETRY_AFTER` seconds."""
+        return self.unavailable is not None and (self._watching or self.recently_down())
+
     def refresh(self) -> None:
         """Read the log before answering from memory; when the store is away, memory answers
-        (Confluent's and Redpanda's followers answer from their cache too)."""
-        if self.recently_down():
+        at once (Confluent's and Redpanda's followers answer from their cache too)."""
+        if self.away():
             return
         try:
-            self.sync(timeout=self.read_timeout)
+            self.sync(timeout=self.read_timeout, patient=False)
         except RegistryError as exc:
             if exc.code not in UNAVAILABLE:
                 raise
@@ -255,7 +270,7 @@ class Replica:
         """Refuse a write the store cannot take now, with the reason."""
         if self.refused is not None:
             raise store_error(self.refused)
-        if self.recently_down():
+        if self.away():
             raise store_unavailable(self.unavailable or "")
 
     def sequenced(
@@ -265,6 +280,7 @@ class Replica:
 
         ``fresh``: the caller has just read the log, the first decision need not read it
         again (a stale one only loses its race: its record lands at another offset)."""
+        self.writable()  # not queued behind a write waiting for a store found away meanwhile
         with self._write_lock:
             self.writable()
             for attempt in range(self.max_attempts):
@@ -315,6 +331,7 @@ class Replica:
     def unsequenced(self, records: list[tuple[bytes, bytes | None]]) -> None:
         """Append records every reader applies wherever they land (tombstones, id records),
         then read them back."""
+        self.writable()
         with self._write_lock:
             self.writable()
             self.sync(verify=True)

@@ -155,6 +155,13 @@ def _guarded(
         raise
     except RecursionError:
         raise invalid_schema(f"{kind.name} schema nests too deeply") from None
+    # A parser's own lookups on a document missing a field or holding the wrong kind of
+    # value: its bare message ("'values'") would not say which.
+    except KeyError as exc:
+        raise invalid_schema(f"{kind.name}: a required field is missing: {exc}") from None
+    except (TypeError, AttributeError) as exc:
+        reason = f"{kind.name}: a field holds the wrong kind of value ({exc})"
+        raise invalid_schema(reason) from None
     except Exception as exc:  # parsers raise anything on hostile input; never a 500
         raise invalid_schema(f"{kind.name}: {exc}") from None
 

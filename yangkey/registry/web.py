@@ -160,15 +160,21 @@ def parse_body(raw: bytes, charset: str) -> Any:
 # ---------------------------------------------------------------------- the application
 
 
+_BAD_ESCAPE = re.compile("%(?![0-9A-Fa-f]{2})")
+
+
 def decode_param(name: str, value: str) -> str:
     """A path parameter as sent (``value`` holds the raw bytes as Latin-1): escapes and raw
-    bytes alike must make UTF-8."""
-    try:
-        return unquote_to_bytes(value.encode("latin-1")).decode("utf-8")
-    except UnicodeDecodeError:
-        if name == "subject":
-            raise invalid_subject(value) from None
-        raise RegistryError(404, 404, "HTTP 404 Not Found") from None
+    bytes alike must make UTF-8, and a ``%`` starts an escape (RFC 3986, 2.1): else ``u-%``
+    and ``u-%G1`` would be kept as they are and alias ``u-%25`` and ``u-%25G1``."""
+    if "%" not in value or not _BAD_ESCAPE.search(value):
+        try:
+            return unquote_to_bytes(value.encode("latin-1")).decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    if name == "subject":
+        raise invalid_subject(value)
+    raise RegistryError(404, 404, "HTTP 404 Not Found")
 
 
 class Endpoint:

@@ -56,7 +56,7 @@ def report(
     by insert time) and latency percentiles (device event time -> Kafka -> ClickHouse). The
     charts are drawn by plotly.js, inlined: the page opens without a network.
     """
-    from yangkey.clickhouse.commands import _connect  # noqa: PLC0415
+    from yangkey.clickhouse.targets import connected  # noqa: PLC0415
     from yangkey.report.runs import tables_report, write  # noqa: PLC0415
 
     catalog = None
@@ -64,11 +64,6 @@ def report(
         from yangkey.cli.reporting import load_catalog  # noqa: PLC0415
 
         catalog = load_catalog(subscriptions, yang_dirs, strict=strict)
-    conn, url_database = _connect(clickhouse, embedded)
-    try:
-        data = tables_report(
-            conn, database or url_database or "yangkey", title=title, catalog=catalog
-        )
-    finally:
-        conn.close()
+    with connected(clickhouse, embedded, database) as (conn, db):
+        data = tables_report(conn, db, title=title, catalog=catalog)
     click.echo(f"wrote {write(data, output)}", err=True)

@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from yangkey.clickhouse.ddl import ERRORS_TABLE, HISTORY_MERGE_TABLE
 from yangkey.clickhouse.identifiers import qualified
+from yangkey.clickhouse.tables import ERRORS_TABLE, HISTORY_MERGE_TABLE
 
 if TYPE_CHECKING:
-    from yangkey.clickhouse.apply import Connection
+    from yangkey.clickhouse.connection import Connection
 
 __all__ = ["Latency", "Report", "Skew", "from_tables"]
 

@@ -18,7 +18,7 @@ from yangkey.report.data import Report, from_tables
 
 if TYPE_CHECKING:
     from yangkey.catalog import Catalog
-    from yangkey.clickhouse.apply import Connection
+    from yangkey.clickhouse.connection import Connection
 
 __all__ = ["ingest_figures", "produce_report", "run_figures", "tables_report", "write"]
 

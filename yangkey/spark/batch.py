@@ -9,16 +9,19 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from yangkey.spark.config import JobConfig
-from yangkey.spark.kafka_source import KafkaRange
+from yangkey.spark.delivery.sink import PartitionResult
 from yangkey.spark.planning import Prepared
 from yangkey.spark.progress import Progress, Summary
-from yangkey.spark.session import spark_failure
-from yangkey.spark.sink import PartitionResult
+from yangkey.spark.runtime.session import spark_failure
+from yangkey.spark.source.units import BinaryFiles, PartitionReader, PlannedUnits
 from yangkey.spark.tasks import partition_task
 
 
-def _source_rdd(session: SparkSession, prepared: Prepared) -> tuple[Any, str] | None:
-    """The batch input as (RDD, kind); None when there is nothing to read."""
+def _source_rdd(
+    session: SparkSession, config: JobConfig, prepared: Prepared
+) -> tuple[Any, PartitionReader] | None:
+    """The batch input as (RDD, how its partitions are read); None when there is nothing to
+    read."""
     if prepared.remote:
         frame = (
             session.read.format("binaryFile")
@@ -26,10 +29,11 @@ def _source_rdd(session: SparkSession, prepared: Prepared) -> tuple[Any, str] | 
             .load(prepared.remote)
             .select("path", "content")
         )
-        return frame.rdd, "files"
+        return frame.rdd, BinaryFiles(config.source.layout)
     if not prepared.plan:
         return None
-    return session.sparkContext.parallelize(prepared.plan, len(prepared.plan)), "plan"
+    rdd = session.sparkContext.parallelize(prepared.plan, len(prepared.plan))
+    return rdd, PlannedUnits(prepared.source_config)
 
 
 def committed_results(prepared: Prepared) -> list[PartitionResult]:
@@ -51,14 +55,14 @@ def run_batch(
         skipped_subscriptions=len(prepared.catalog.skipped),
     )
     try:
-        source = _source_rdd(session, prepared)
+        source = _source_rdd(session, config, prepared)
     except Exception as exc:  # spark_failure passes a YangkeyError through as it is
         raise spark_failure(exc, "reading the input") from None
     if source is None:
         summary.add(committed_results(prepared))
         summary.seconds = time.monotonic() - started
         return summary
-    rdd, kind = source
+    rdd, reader = source
     summary.add(committed_results(prepared))
     context = session.sparkContext
     broadcast = context.broadcast(prepared.builder_spec)
@@ -68,18 +72,10 @@ def run_batch(
             session,
             update,
             total_units=sum(r.end - r.start for r in ranges),
-            units_are_records=bool(ranges) and all(isinstance(r, KafkaRange) for r in ranges),
+            units_are_records=bool(ranges) and all(r.counts_records for r in ranges),
             started=started,  # the summary's rate counts from here too
         ) as progress:
-            task = partition_task(
-                broadcast,
-                prepared.sink,
-                0,
-                kind,
-                prepared.source_config,
-                config.layout,
-                progress.channel,
-            )
+            task = partition_task(broadcast, prepared.sink, 0, reader, progress.channel)
             try:
                 results: list[PartitionResult] = rdd.mapPartitionsWithIndex(task).collect()
             except Exception as exc:

@@ -20,16 +20,16 @@ from rich.markup import escape
 
 from yangkey.cli.options import REPORT, resolve_format
 from yangkey.cli.reporting import fail
-from yangkey.errors import ConfigError, YangkeyError
+from yangkey.errors import YangkeyError
 from yangkey.kafkalogs import log_to_file, quiet_librdkafka
-from yangkey.spark import runlog
 from yangkey.spark.config import JobConfig
 from yangkey.spark.job import run
 from yangkey.spark.options import SUMMARY_FORMATS, job_config, produce_options
 from yangkey.spark.planning import Prepared, prepare
 from yangkey.spark.progress import Summary, every
 from yangkey.spark.report import log_line, print_summary, resume_hint, start_line
-from yangkey.spark.stopping import Stopper
+from yangkey.spark.runtime import runlog
+from yangkey.spark.runtime.stopping import Stopper
 
 PIPED_PROGRESS_EVERY = 5.0
 """Seconds between progress lines when stderr is not a terminal."""
@@ -101,19 +101,11 @@ def produce(fmt: str | None, report: Path | None, **options: Any) -> None:
         logs.enter_context(quiet_librdkafka(lambda line: err.print(line, markup=False)))
         try:
             config = job_config(options)
-            if not config.bootstrap and not config.dry_run:
-                raise click.UsageError("--bootstrap is required (or use --dry-run)")
-            if config.stream and not config.checkpoint:
-                raise click.UsageError("--stream needs --checkpoint DIR")
-            if config.trigger_interval and not config.stream:
-                raise click.UsageError("--trigger-interval needs --stream")
-            if config.restart_on_failure and not config.stream:
-                raise click.UsageError("--restart-on-failure needs --stream")
             prepared = prepare(config)
-            if config.ship_env:
+            if config.spark.ship_env:
                 _ship_env(config, prepared, err)
             if not config.dry_run:
-                log = _run_log(config, prepared, logs)
+                log = _run_log(prepared, logs)
                 err.print(start_line(prepared), markup=False, highlight=False)
                 if log is not None:
                     err.print(log_line(log), markup=False, highlight=False)
@@ -138,7 +130,7 @@ def produce(fmt: str | None, report: Path | None, **options: Any) -> None:
             def on_restart(error: YangkeyError, attempt: int) -> None:
                 err.print(
                     f"warning: the stream failed ({error.message()}); restart {attempt} of"
-                    f" {config.restart_on_failure} from the checkpoint",
+                    f" {config.stream.restart_on_failure} from the checkpoint",
                     markup=False,
                     highlight=False,
                 )
@@ -165,14 +157,14 @@ def produce(fmt: str | None, report: Path | None, **options: Any) -> None:
                 def line(text: str) -> None:
                     err.print(text, markup=False, highlight=False)
 
-                if not config.stream:
+                if not config.stream.enabled:
                     line("starting Spark…")
                 summary = run(
                     config,
                     prepared=prepared,
                     on_batch=on_batch,
                     on_restart=on_restart,
-                    update=None if config.stream else every(PIPED_PROGRESS_EVERY, line),
+                    update=None if config.stream.enabled else every(PIPED_PROGRESS_EVERY, line),
                     stopper=stopper,
                 )
         except YangkeyError as error:
@@ -203,36 +195,26 @@ def _write_report(path: Path, summary: Summary, config: JobConfig, err: Console)
         fail(error)
 
 
-def _run_log(config: JobConfig, prepared: Prepared, logs: contextlib.ExitStack) -> Path | None:
-    """The run's log file (:mod:`yangkey.spark.runlog`), when yangkey starts the driver JVM
+def _run_log(prepared: Prepared, logs: contextlib.ExitStack) -> Path | None:
+    """The run's log file (:mod:`yangkey.spark.runtime.runlog`), when yangkey starts the driver JVM
     (spark-submit's has its own log4j config): the JVM's log and the local workers'
     librdkafka lines go there."""
     if "PYSPARK_GATEWAY_PORT" in os.environ:
         return None
     log = runlog.new_run_log(prepared.sink.run_id)
     if log is not None:
-        config.run_log = str(log)
+        prepared.run_log = str(log)
         logs.enter_context(log_to_file(log))
     return log
 
 
 def _ship_env(config: JobConfig, prepared: Prepared, err: Console) -> None:
     """``--ship-env``: the archive into ``spark.archives`` (executors' Python is switched to it
-    once the session exists, see :func:`yangkey.spark.executors.prepare_executors`)."""
-    from yangkey.spark.executors import is_local_master  # noqa: PLC0415
-    from yangkey.spark.ship_env import EXECUTOR_PYTHON, ship_running_env  # noqa: PLC0415
+    once the session exists, see :func:`yangkey.spark.runtime.executors.prepare_executors`)."""
+    from yangkey.spark.runtime.executors import is_local_master  # noqa: PLC0415
+    from yangkey.spark.runtime.ship_env import ship_running_env  # noqa: PLC0415
 
-    if config.stream and any(uri.startswith("kafka://") for uri in config.inputs):
-        # Tried on a standalone cluster: Spark plans Python streaming sources in a Python
-        # process the *driver* starts with the same interpreter as the executors' readers.
-        raise ConfigError(
-            "cannot serve --stream from kafka://: Spark runs the Python streaming"
-            f" source on the driver too, with the executors' {EXECUTOR_PYTHON}; install yangkey"
-            " at the same interpreter path on every node and set PYSPARK_PYTHON instead",
-            source="--ship-env",
-        )
-    if is_local_master(config.master):
-        config.ship_env = False
+    if is_local_master(config.spark.master):
         prepared.warnings.append(
             "--ship-env: a local master runs this interpreter; nothing shipped"
         )
@@ -245,10 +227,8 @@ def _ship_env(config: JobConfig, prepared: Prepared, err: Console) -> None:
     err.print(shipped.describe(), markup=False, highlight=False, soft_wrap=True)
     if shipped.code is not None:
         prepared.py_files.append(str(shipped.code))
-    config.spark_conf = {
-        **config.spark_conf,
-        **shipped.spark_conf(config.spark_conf.get("spark.archives")),
-    }
+    prepared.shipped = True
+    prepared.spark_conf.update(shipped.spark_conf(config.spark.conf.get("spark.archives")))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -4,15 +4,16 @@ Sources (``--input``, repeatable):
 
 * a local file or directory (no scheme, or ``file://``): the driver lists the files and cuts
   big ones into line-aligned ranges (counting lines as it goes, so positions are exact
-  ``path:line``); each range is one Spark partition (:mod:`yangkey.spark.files`);
+  ``path:line``); each range is one Spark partition (:mod:`yangkey.spark.source.files`);
 * any other Hadoop URI (``hdfs://``, ``s3a://``…): Spark's ``binaryFile`` source, one
   record set per file;
-* ``kafka://TOPIC``: the raw topic a YANG-Push receiver fills (:mod:`yangkey.spark.kafka_source`).
+* ``kafka://TOPIC``: the raw topic a YANG-Push receiver fills
+  (:mod:`yangkey.spark.source.kafka_source`).
 
 The path of one notification, module by module: :mod:`~yangkey.spark.planning` (driver: what
 each task reads, the run id, the topics) -> :mod:`~yangkey.spark.batch` or
 :mod:`~yangkey.spark.stream` (the Spark job) -> :mod:`~yangkey.spark.tasks` (one partition) ->
-:mod:`~yangkey.spark.transform` (keys, topics) -> :mod:`~yangkey.spark.sink` (Kafka).
+:mod:`~yangkey.spark.transform` (keys, topics) -> :mod:`~yangkey.spark.delivery.sink` (Kafka).
 The executors' preflight imports this module: it imports everything a task needs.
 """
 
@@ -21,19 +22,18 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import replace
 
 from pyspark.sql import SparkSession
 
 from yangkey.errors import ConfigError, InputError, YangkeyError
 from yangkey.spark.batch import run_batch
-from yangkey.spark.config import JobConfig
-from yangkey.spark.executors import is_local_master, prepare_executors
-from yangkey.spark.fencing import Heartbeat
+from yangkey.spark.config import JobConfig, SparkRuntime
+from yangkey.spark.delivery.fencing import Heartbeat
 from yangkey.spark.planning import Prepared, bind_checkpoint, prepare, run_heartbeat
 from yangkey.spark.progress import Summary
-from yangkey.spark.session import WORKER_DAEMON_CONF, build_session, spark_failure
-from yangkey.spark.stopping import Stopper
+from yangkey.spark.runtime.executors import is_local_master, prepare_executors
+from yangkey.spark.runtime.session import WORKER_DAEMON_CONF, build_session, spark_failure
+from yangkey.spark.runtime.stopping import Stopper
 from yangkey.spark.stream import run_stream
 
 _NOT_RESTARTED = (ConfigError, InputError)
@@ -51,17 +51,13 @@ def run(
 ) -> Summary:
     """Run the job. With ``spark`` given, that session is used and left running; otherwise
     one is built from ``config`` and stopped at the end. A stream that fails is restarted
-    from its checkpoint up to ``config.restart_on_failure`` times (``on_restart`` hears of
-    each); configuration and input errors are never retried."""
+    from its checkpoint up to ``config.stream.restart_on_failure`` times (``on_restart``
+    hears of each); configuration and input errors are never retried."""
     prepared = prepared or prepare(config)
     stopper = stopper or Stopper()
     stopper.starting = True
     try:
-        if spark is None and is_local_master(config.master):
-            # Only where executors run this interpreter: a cluster's executors may lack
-            # yangkey until --ship-env's code arrives, after the daemon has started.
-            config = replace(config, spark_conf={**WORKER_DAEMON_CONF, **config.spark_conf})
-        session = spark or build_session(config)
+        session = spark or build_session(_runtime(config, prepared), prepared.run_log)
     except Exception as exc:  # no Java, a bad --master or --spark-conf: one line, no traceback
         raise spark_failure(exc, "starting Spark") from None
     finally:
@@ -74,12 +70,12 @@ def run(
     try:
         if stopper.signum is not None:
             raise KeyboardInterrupt  # while Spark started: nothing to stop yet
-        if config.stream and prepared.stream is None:
+        if config.stream.enabled and prepared.stream is None:
             bind_checkpoint(config, prepared, session)  # the run id the heartbeat names
         heartbeat = prepared.heartbeat = run_heartbeat(config, prepared)
         heartbeat.start()
-        prepare_executors(session, config, prepared.py_files)
-        if not config.stream:
+        prepare_executors(session, prepared.shipped, prepared.py_files)
+        if not config.stream.enabled:
             return run_batch(session, config, prepared, update)
         restarts = 0
         while True:
@@ -88,7 +84,7 @@ def run(
             except _NOT_RESTARTED:
                 raise
             except YangkeyError as exc:
-                if restarts >= config.restart_on_failure or stopper.signum is not None:
+                if restarts >= config.stream.restart_on_failure or stopper.signum is not None:
                     raise
                 restarts += 1
                 if on_restart is not None:
@@ -99,3 +95,14 @@ def run(
             heartbeat.stop(failed=sys.exc_info()[0] is not None or stopper.signum is not None)
         if spark is None:
             session.stop()
+
+
+def _runtime(config: JobConfig, prepared: Prepared) -> SparkRuntime:
+    """The Spark yangkey starts: the configuration's settings over the worker daemon's on a
+    local master, with what the command added (``--ship-env``'s archive) over both."""
+    conf = {**config.spark.conf, **prepared.spark_conf}
+    if is_local_master(config.spark.master):
+        # Only where executors run this interpreter: a cluster's executors may lack
+        # yangkey until --ship-env's code arrives, after the daemon has started.
+        conf = {**WORKER_DAEMON_CONF, **conf}
+    return config.spark.model_copy(update={"conf": conf})

@@ -26,7 +26,7 @@ from yangkey.cli.options import (
     subscriptions_option,
 )
 from yangkey.config import parse_duration
-from yangkey.errors import YangkeyError
+from yangkey.errors import ConfigError, YangkeyError
 from yangkey.kafka.config import client_overrides, parse_kv
 from yangkey.messages import EMPTY_UPDATES
 from yangkey.registry.client import RegistrySettings
@@ -321,9 +321,10 @@ def produce_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def job_config(options: dict[str, Any]) -> JobConfig:
-    """``produce``'s options as a JobConfig: each option's destination is a field name and its
-    callback converts the value, except the Kafka client settings, where a properties file
-    and KEY=VALUE options (later wins) make one field each."""
+    """``produce``'s options as a JobConfig: each option's destination is a field name
+    (:data:`yangkey.spark.config.FLAT`) and its callback converts the value, except the Kafka
+    client settings, where a properties file and KEY=VALUE options (later wins) make one
+    field each. A combination of options that makes no run is a usage error."""
     fields = dict(options)
     fields.pop("profile", None)  # consumed by the profile's callback
     for client in ("producer", "consumer"):
@@ -335,4 +336,7 @@ def job_config(options: dict[str, Any]) -> JobConfig:
     fields["schema_registry"] = RegistrySettings.from_options(url, registry_config) if url else None
     if not fields.pop("shared_catalog"):
         fields["catalog_topic"] = None
-    return JobConfig(**fields)
+    try:
+        return JobConfig.of(**fields)
+    except ConfigError as error:
+        raise click.UsageError(error.reason) from None

@@ -3,7 +3,7 @@ consumer settings, the topics, the run id, and the plan of what each task reads.
 
 A configuration error found here costs no JVM. A batch run id that already has commit
 markers resumes: the plan keeps only what its markers do not cover
-(:mod:`yangkey.spark.resume`).
+(:mod:`yangkey.spark.delivery.resume`).
 """
 
 from __future__ import annotations
@@ -21,32 +21,37 @@ from pyspark.sql import SparkSession
 
 from yangkey.catalog import Catalog
 from yangkey.errors import ConfigError
-from yangkey.kafka.config import connection_settings, consumer_config, producer_config
-from yangkey.registry.client import process_ids, register_topic_schemas
-from yangkey.spark.checkpoint import (
-    HadoopCheckpoint,
-    LocalCheckpoint,
-    StreamIdentity,
-    check_no_foreign_markers,
-    stream_identity,
+from yangkey.kafka.config import (
+    connection_settings,
+    consumer_config,
+    producer_config,
+    reconcile_timeouts,
 )
+from yangkey.registry.client import process_ids, register_topic_schemas
 from yangkey.spark.config import (
     SPARK_PRODUCER_DEFAULTS,
     TEST_FAIL_AFTER_CONF,
     TEST_FAIL_AFTER_ENV,
     JobConfig,
 )
-from yangkey.spark.executors import is_local_master, local_input_warnings
-from yangkey.spark.fencing import Heartbeat, fence_stale_runs, heartbeat_for
-from yangkey.spark.files import is_local, local_path, plan_sized, sized_files
-from yangkey.spark.kafka_source import KafkaRange, parse_kafka_input, plan_kafka
-from yangkey.spark.markers import Marker, MarkerStore
-from yangkey.spark.preflight import admin_for, check_topics, topic_specs
-from yangkey.spark.resume import PlannedRange, resume_plan
-from yangkey.spark.session import DEFAULT_MASTER
-from yangkey.spark.sink import SinkSpec
-from yangkey.spark.splitting import FileRange
-from yangkey.spark.transform import DEFAULT_MAX_MESSAGE_BYTES, BuilderSpec
+from yangkey.spark.delivery.checkpoint import (
+    HadoopCheckpoint,
+    LocalCheckpoint,
+    StreamIdentity,
+    check_no_foreign_markers,
+    stream_identity,
+)
+from yangkey.spark.delivery.fencing import Heartbeat, fence_stale_runs, heartbeat_for
+from yangkey.spark.delivery.markers import Marker, MarkerStore
+from yangkey.spark.delivery.resume import resume_plan
+from yangkey.spark.delivery.sink import SinkSpec
+from yangkey.spark.preflight import check_topics, topic_specs
+from yangkey.spark.runtime.executors import is_local_master, local_input_warnings
+from yangkey.spark.runtime.session import DEFAULT_MASTER
+from yangkey.spark.source.files import is_local, local_path, plan_sized, sized_files
+from yangkey.spark.source.kafka_source import parse_kafka_input, plan_kafka
+from yangkey.spark.source.units import PlannedRange, PlannedTask
+from yangkey.spark.transform import DEFAULT_MAX_MESSAGE_BYTES, BuilderSpec, SharedCatalogSpec
 
 
 @dataclass
@@ -59,7 +64,7 @@ class Prepared:
     source_config: dict[str, object]
     warnings: list[str] = field(default_factory=list)
     created_topics: tuple[str, ...] = ()
-    plan: list[tuple[int, PlannedRange]] = field(default_factory=list)
+    plan: list[PlannedTask] = field(default_factory=list)
     """Batch: one (task number, range) per Spark partition (file ranges, raw-topic offsets)."""
     committed: list[Marker] = field(default_factory=list)
     """Batch: markers of tasks an earlier attempt of this run committed (not run again)."""
@@ -71,24 +76,22 @@ class Prepared:
     """Batch: Hadoop URIs read with Spark's binaryFile source instead."""
     py_files: list[str] = field(default_factory=list)
     """Added to the executors' Python path (``--ship-env``: an editable yangkey's code)."""
+    spark_conf: dict[str, str] = field(default_factory=dict)
+    """Spark settings the command adds over the configuration's (``--ship-env``'s archive)."""
+    shipped: bool = False
+    """``--ship-env`` packed this virtualenv for the executors (not on a local master)."""
+    run_log: str | None = None
+    """The run's log file (:mod:`yangkey.spark.runtime.runlog`): where the driver JVM yangkey
+    starts writes its log4j log instead of stderr."""
     notes: list[str] = field(default_factory=list)
     """Info lines for the start: other runs under the prefix fenced or left alone."""
     heartbeat: Heartbeat | None = None
 
 
-def _milliseconds(config: Mapping[str, object], key: str) -> int:
-    try:
-        return int(str(config[key]))
-    except ValueError:
-        raise ConfigError(
-            f"{key}={config[key]!r}: expected a number of milliseconds", source="producer config"
-        ) from None
-
-
 def _fail_after(config: JobConfig) -> int | None:
     if config.fail_after is not None:
         return config.fail_after
-    text = os.environ.get(TEST_FAIL_AFTER_ENV) or config.spark_conf.get(TEST_FAIL_AFTER_CONF)
+    text = os.environ.get(TEST_FAIL_AFTER_ENV) or config.spark.conf.get(TEST_FAIL_AFTER_CONF)
     if not text:
         return None
     try:
@@ -109,25 +112,27 @@ def legacy_stream_run_id(checkpoint: str) -> str:
 def default_run_id(config: JobConfig, subscriptions_text: str = "") -> str:
     """``--run-id``, else: batch, derived from what the command reads and writes, so running
     the same command again resumes (and produces only what is new); streaming, a placeholder
-    that the checkpoint's identity replaces (:func:`yangkey.spark.checkpoint.stream_identity`)."""
-    if config.run_id:
-        if not _RUN_ID.match(config.run_id):
+    that the checkpoint's identity replaces
+    (:func:`yangkey.spark.delivery.checkpoint.stream_identity`)."""
+    source, delivery = config.source, config.delivery
+    if delivery.run_id:
+        if not _RUN_ID.match(delivery.run_id):
             raise ConfigError(
-                f"{config.run_id!r}: use 1-64 letters, digits, '_' or '.'", source="--run-id"
+                f"{delivery.run_id!r}: use 1-64 letters, digits, '_' or '.'", source="--run-id"
             )
-        return config.run_id
-    if config.stream and config.checkpoint:
-        return legacy_stream_run_id(config.checkpoint)
+        return delivery.run_id
+    if config.stream.enabled and config.stream.checkpoint:
+        return legacy_stream_run_id(config.stream.checkpoint)
     if config.dry_run:
         return uuid.uuid4().hex[:12]
-    inputs = [uri if not is_local(uri) else str(local_path(uri).resolve()) for uri in config.inputs]
+    inputs = [uri if not is_local(uri) else str(local_path(uri).resolve()) for uri in source.inputs]
     what = {
         "subscriptions": hashlib.sha256(subscriptions_text.encode()).hexdigest(),
         "inputs": inputs,
-        "from": config.start,
-        "until": config.until,
+        "from": source.start,
+        "until": source.until,
         "bootstrap": config.bootstrap,
-        "source": config.source_bootstrap,
+        "source": source.source_bootstrap,
         "knobs": [
             config.keys,
             config.single_topic,
@@ -136,27 +141,79 @@ def default_run_id(config: JobConfig, subscriptions_text: str = "") -> str:
             # Only when set: the run ids of earlier runs stay what they were.
             *([config.empty_updates] if config.empty_updates != "count" else []),
         ],
-        "schema": config.schema_registry.shown if config.schema_registry else None,
-        "layout": config.layout,
-        "delivery": config.delivery,
+        "schema": config.registry.shown if config.registry else None,
+        "layout": source.layout,
+        "delivery": delivery.mode,
     }
     return "b" + hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:12]
 
 
 def prepare(config: JobConfig) -> Prepared:
     """Compile the catalog, build client configs, check or create topics: all on the driver,
-    before any JVM starts, so configuration errors cost nothing."""
-    if not config.inputs:
-        raise ConfigError(
-            "give at least one --input (a file, a directory or kafka://TOPIC)", source="produce"
+    before any JVM starts, so configuration errors cost nothing (the combinations of options
+    are the JobConfig's own to check: it cannot hold an illegal one)."""
+    builder_spec = _builder_spec(config)
+    catalog = builder_spec.catalog()
+    builder_spec.knobs(catalog)  # validates the knob combination early
+    producer, timeout = _producer(config)
+    schema_ids = _schema_ids(config, catalog)
+    sink = SinkSpec(
+        producer_config=producer,
+        dead_letter_topic=catalog.dead_letter_topic,
+        run_id=default_run_id(config, builder_spec.subscriptions_text),
+        transactional_prefix=config.delivery.transactional_prefix,
+        exactly_once=config.delivery.exactly_once,
+        timeout=timeout,
+        fail_after=_fail_after(config),
+        dry_run=config.dry_run,
+        schema_registry=config.registry if schema_ids else None,
+        schema_ids=schema_ids,
+    )
+    source_config: dict[str, object] = {}
+    if config.source.reads_kafka:
+        source_config = consumer_config(
+            config.source.source_bootstrap or config.bootstrap,
+            f"{sink.transactional_prefix}-reader-{sink.run_id}",
+            {"enable.partition.eof": False, **config.source.consumer_overrides},
         )
-    if config.stream and not config.checkpoint:
-        raise ConfigError(
-            "--stream needs --checkpoint DIR (where Spark records progress)", source="produce"
+    prepared = Prepared(builder_spec, catalog, sink, source_config)
+    prepared.warnings.extend(catalog.warnings)
+    prepared.warnings.extend(local_input_warnings(config))
+    on_broker = not config.dry_run and config.preflight
+    if on_broker:
+        created, warned, limit = check_topics(
+            sink.producer_config,
+            topic_specs(catalog, config.single_topic),
+            create=config.delivery.create_topics,
+            extra_configs=config.delivery.topic_configs,
         )
-    if config.stream and len(config.inputs) != 1:
-        raise ConfigError("--stream reads exactly one --input", source="produce")
-    builder_spec = BuilderSpec.from_file(
+        prepared.created_topics = created
+        prepared.warnings.extend(warned)
+        _fit_message_limit(prepared, limit)
+    if config.stream.enabled and is_local(str(config.stream.checkpoint)):
+        bind_checkpoint(config, prepared)
+    if not config.stream.enabled:
+        plan, prepared.remote = plan_inputs(config, source_config)
+        prepared.plan = [PlannedTask(task, planned) for task, planned in enumerate(plan)]
+        if sink.exactly_once and on_broker and plan:
+            _resume(config, prepared, plan)
+    if sink.exactly_once and on_broker:  # crashed runs (fencing.py)
+        prepared.notes.extend(fence_stale_runs(prepared.sink, config.delivery.stale_after))
+    return prepared
+
+
+def _builder_spec(config: JobConfig) -> BuilderSpec:
+    """What the executors compile their message builders from (the file read here)."""
+    shared = None
+    if config.catalog_topic and config.bootstrap and not config.dry_run:
+        settings = connection_settings(config.delivery.producer_overrides)
+        shared = SharedCatalogSpec(
+            config.bootstrap,
+            config.catalog_topic,
+            tuple((k, str(v)) for k, v in sorted(settings.items())),
+            config.delivery.create_topics,
+        )
+    return BuilderSpec.from_file(
         config.subscriptions,
         yang_dirs=config.yang_dirs,
         keys=config.keys,
@@ -166,138 +223,35 @@ def prepare(config: JobConfig) -> Prepared:
         empty_updates=config.empty_updates,
         default_node=config.default_node,
         strict=config.strict,
-        shared_catalog=(
-            (
-                config.bootstrap,
-                config.catalog_topic,
-                tuple(
-                    (k, str(v))
-                    for k, v in sorted(connection_settings(config.producer_overrides).items())
-                ),
-                config.create_topics,
-            )
-            if config.catalog_topic and config.bootstrap and not config.dry_run
-            else None
-        ),
+        shared_catalog=shared,
     )
-    catalog = builder_spec.catalog()
-    builder_spec.knobs(catalog)  # validates the knob combination early
-    exactly_once = config.delivery == "exactly-once"
-    overrides = dict(config.producer_overrides)
-    if "transactional.id" in overrides:
-        raise ConfigError(
-            "transactional.id is derived per task (prefix, run id, partition); set"
-            " --transactional-id-prefix or --run-id instead",
-            source="producer config",
-        )
+
+
+def _producer(config: JobConfig) -> tuple[dict[str, object], float]:
+    """The tasks' producer settings, librdkafka's timeout rules kept
+    (:func:`yangkey.kafka.config.reconcile_timeouts`), and the seconds a task waits for init,
+    flush and commit: the delivery timeout plus a margin."""
+    exactly_once = config.delivery.exactly_once
     defaults = dict(SPARK_PRODUCER_DEFAULTS)
     if not exactly_once:
         defaults.pop("transaction.timeout.ms")
-    merged = {**defaults, **overrides}
-    message_ms = _milliseconds(merged, "message.timeout.ms")
-    if exactly_once:
-        # librdkafka refuses message.timeout.ms > transaction.timeout.ms: the value the
-        # operator set wins and the default of the other one adjusts to it.
-        transaction_ms = _milliseconds(merged, "transaction.timeout.ms")
-        if message_ms > transaction_ms:
-            if "message.timeout.ms" not in overrides:
-                message_ms = merged["message.timeout.ms"] = transaction_ms
-            elif "transaction.timeout.ms" not in overrides:
-                merged["transaction.timeout.ms"] = message_ms
-            else:
-                raise ConfigError(
-                    f"message.timeout.ms ({message_ms}) must not exceed transaction.timeout.ms"
-                    f" ({transaction_ms})",
-                    source="producer config",
-                )
-    try:
-        linger_ms = float(str(merged["linger.ms"]))  # librdkafka takes fractions here
-    except ValueError:
-        raise ConfigError(
-            f"linger.ms={merged['linger.ms']!r}: expected a number of milliseconds",
-            source="producer config",
-        ) from None
-    if message_ms and linger_ms >= message_ms:  # librdkafka refuses it (0: no timeout)
-        if "linger.ms" in overrides:
-            raise ConfigError(
-                f"linger.ms ({linger_ms:g}) must be less than message.timeout.ms ({message_ms})",
-                source="producer config",
-            )
-        merged["linger.ms"] = message_ms // 2
+    overrides = config.delivery.producer_overrides
+    merged = reconcile_timeouts(defaults, overrides, transactional=exactly_once)
     if config.dry_run:
         producer = dict(merged)
         producer.setdefault("bootstrap.servers", config.bootstrap or "dry-run:9092")
     else:
         producer = producer_config(config.bootstrap, merged)
-    if exactly_once and (
-        str(producer.get("enable.idempotence", "true")).lower() == "false"
-        or str(producer.get("acks", "all")).lower() not in ("all", "-1")
-    ):
-        raise ConfigError(
-            "exactly-once delivery needs acks=all and idempotence; drop those settings or pass"
-            " --delivery at-least-once",
-            source="producer config",
-        )
-    delivery_seconds = message_ms / 1000.0
-    timeout = delivery_seconds + max(2.0, min(10.0, delivery_seconds / 4))
-    schema_ids = _schema_ids(config, catalog)
-    sink = SinkSpec(
-        producer_config=producer,
-        dead_letter_topic=catalog.dead_letter_topic,
-        run_id=default_run_id(config, builder_spec.subscriptions_text),
-        transactional_prefix=config.transactional_prefix,
-        exactly_once=exactly_once,
-        timeout=timeout,
-        fail_after=_fail_after(config),
-        dry_run=config.dry_run,
-        schema_registry=config.schema_registry if schema_ids else None,
-        schema_ids=schema_ids,
-    )
-    source_config: dict[str, object] = {}
-    if any(uri.startswith("kafka://") for uri in config.inputs):
-        source_bootstrap = config.source_bootstrap or config.bootstrap
-        source_config = consumer_config(
-            source_bootstrap,
-            f"{config.transactional_prefix}-reader-{sink.run_id}",
-            {"enable.partition.eof": False, **config.consumer_overrides},
-        )
-    prepared = Prepared(builder_spec, catalog, sink, source_config)
-    prepared.warnings.extend(catalog.warnings)
-    prepared.warnings.extend(local_input_warnings(config))
-    if not config.dry_run and config.preflight:
-        created, warned, limit = check_topics(
-            sink.producer_config,
-            topic_specs(catalog, config.single_topic),
-            create=config.create_topics,
-            extra_configs=config.topic_configs,
-        )
-        prepared.created_topics = created
-        prepared.warnings.extend(warned)
-        _fit_message_limit(prepared, limit)
-    if config.stream and is_local(str(config.checkpoint)):
-        bind_checkpoint(config, prepared)
-    if not config.stream:
-        plan, prepared.remote = plan_inputs(config, source_config)
-        prepared.plan = list(enumerate(plan))
-        if exactly_once and not config.dry_run and config.preflight and plan:
-            _resume(config, prepared, plan)
-    if exactly_once and not config.dry_run and config.preflight:  # crashed runs (fencing.py)
-        prepared.notes.extend(fence_stale_runs(prepared.sink, config.stale_after))
-    return prepared
+    delivery_seconds = int(str(merged["message.timeout.ms"])) / 1000.0
+    return producer, delivery_seconds + max(2.0, min(10.0, delivery_seconds / 4))
 
 
 def _schema_ids(config: JobConfig, catalog: Catalog) -> dict[str, int]:
     """``{topic: schema id}`` from ``--schema-registry``, registered once per run on the
     driver before any message is sent (a dry run registers nothing)."""
-    if config.schema_registry is None or config.dry_run:
+    if config.registry is None or config.dry_run:
         return {}
-    if config.single_topic is not None:
-        raise ConfigError(
-            "--single-topic mixes every subscription branch in one topic, which has no one"
-            " value schema; drop --schema-registry or --single-topic",
-            source="produce",
-        )
-    registry = process_ids(config.schema_registry)
+    registry = process_ids(config.registry)
     return register_topic_schemas(registry, catalog, yang_dirs=config.yang_dirs)
 
 
@@ -316,31 +270,26 @@ def _resume(config: JobConfig, prepared: Prepared, plan: list[PlannedRange]) -> 
     """Fence what an interrupted attempt of this run left open, then plan what its markers
     do not cover under task numbers it never used."""
     sink = prepared.sink
-    store = MarkerStore(
-        admin_for(sink.producer_config),
-        connection_settings(sink.producer_config),
-        sink.transactional_prefix,
-        sink.run_id,
-        sink.dead_letter_topic,
-    )
+    store = MarkerStore(sink.scope())
     markers, handed_out = store.read()
     open_tasks = [task for task in range(handed_out) if task not in markers]
     if open_tasks:
         prepared.fenced = store.fence(open_tasks)
         markers, handed_out = store.read()  # a commit the fenced attempt had begun completes
-    resumed = resume_plan(plan, markers, handed_out, config.split_size, sink.run_id)
+    resumed = resume_plan(plan, markers, handed_out, config.source.split_size, sink.run_id)
     prepared.plan = resumed.plan
     prepared.committed = resumed.committed
     if resumed.plan:
-        store.record(resumed.plan[-1][0] + 1)
+        store.record(resumed.plan[-1].task + 1)
 
 
 def run_heartbeat(config: JobConfig, prepared: Prepared) -> Heartbeat:
     """The run record's heartbeat, naming every task number the plan uses (fencing.py)."""
     sink = prepared.sink
     enabled = sink.exactly_once and not sink.dry_run and config.preflight
-    tasks = max((task + 1 for task, _ in prepared.plan), default=0)
-    return heartbeat_for(sink, config.stale_after, config.stream, tasks, enabled)
+    tasks = max((planned.task + 1 for planned in prepared.plan), default=0)
+    stale_after = config.delivery.stale_after
+    return heartbeat_for(sink, stale_after, config.stream.enabled, tasks, enabled)
 
 
 def task_slots(master: str | None) -> int | None:
@@ -369,39 +318,38 @@ def balanced_split(total: int, split_size: int, slots: int | None) -> int:
 
 def plan_inputs(
     config: JobConfig, source_config: Mapping[str, object]
-) -> tuple[list[FileRange | KafkaRange], list[str]]:
+) -> tuple[list[PlannedRange], list[str]]:
     """Batch inputs -> (planned ranges, Hadoop URIs for Spark's binaryFile source).
 
     Runs on the driver before Spark starts: a missing file or raw topic costs no JVM.
     """
-    plan: list[FileRange | KafkaRange] = []
+    source = config.source
+    plan: list[PlannedRange] = []
     remote: list[str] = []
     # Listed once: the sizes choose the split, then the same files are planned.
     local = {
         uri: sized_files(uri)
-        for uri in config.inputs
+        for uri in source.inputs
         if not uri.startswith("kafka://") and is_local(uri)
     }
-    total = sum(size for uri in config.inputs if uri in local for _, size in local[uri])
-    split_size = balanced_split(total, config.split_size, task_slots(config.master))
-    for uri in config.inputs:
+    total = sum(size for uri in source.inputs if uri in local for _, size in local[uri])
+    split_size = balanced_split(total, source.split_size, task_slots(config.spark.master))
+    for uri in source.inputs:
         if uri.startswith("kafka://"):
             plan.extend(
                 plan_kafka(
                     parse_kafka_input(uri),
                     source_config,
-                    config.start,
-                    config.until,
-                    config.max_records_per_task,
-                    config.outage_budget,
+                    source.start,
+                    source.until,
+                    source.max_records_per_task,
+                    source.outage_budget,
                 )
             )
         elif is_local(uri):
-            plan.extend(plan_sized(local[uri], split_size, config.layout))
+            plan.extend(plan_sized(local[uri], split_size, source.layout))
         else:
             remote.append(uri)
-    if remote and plan:
-        raise ConfigError("mix local inputs and Hadoop URIs in separate runs", source="--input")
     return plan, remote
 
 
@@ -409,26 +357,21 @@ def bind_checkpoint(
     config: JobConfig, prepared: Prepared, session: SparkSession | None = None
 ) -> StreamIdentity:
     """Tie the stream's run id to the checkpoint's identity; refuse foreign markers ahead."""
-    checkpoint = str(config.checkpoint)
+    checkpoint = str(config.stream.checkpoint)
     files: LocalCheckpoint | HadoopCheckpoint
     if is_local(checkpoint):
         files = LocalCheckpoint(checkpoint)
     else:
         files = HadoopCheckpoint(checkpoint, session)
     try:
-        identity = stream_identity(files, config.run_id, legacy_stream_run_id(checkpoint))
+        run_id = config.delivery.run_id
+        identity = stream_identity(files, run_id, legacy_stream_run_id(checkpoint))
     except OSError as exc:
         raise ConfigError(f"cannot use the checkpoint: {exc}", source=checkpoint) from None
     sink = replace(prepared.sink, run_id=identity.run_id, identity=identity.identity)
     prepared.sink = sink
     prepared.stream = identity
     if sink.exactly_once and not sink.dry_run and config.preflight:
-        store = MarkerStore(
-            admin_for(sink.producer_config),
-            connection_settings(sink.producer_config),
-            sink.transactional_prefix,
-            sink.run_id,
-            sink.dead_letter_topic,
-        )
+        store = MarkerStore(sink.scope())
         check_no_foreign_markers(store.read()[0], identity, checkpoint)
     return identity

@@ -14,13 +14,12 @@ from yangkey.config import parse_duration
 from yangkey.errors import BrokerError, ConfigError
 from yangkey.kafka.config import (
     TopicSpec,
-    admin_config,
     connection_settings,
     ensure_topics,
     kafka_reason,
     warn_under_replicated,
 )
-from yangkey.kafkalogs import logged
+from yangkey.spark.delivery.markers import admin_for
 from yangkey.topics import replicas
 
 
@@ -75,12 +74,6 @@ def _any_reachable(bootstrap: str, timeout: float = 3.0) -> bool:
         except (OSError, ValueError):
             continue
     return False
-
-
-def admin_for(producer_config: Mapping[str, object]) -> AdminClient:
-    connection = connection_settings(producer_config)
-    bootstrap = str(connection["bootstrap.servers"])
-    return AdminClient(logged(admin_config(bootstrap, connection)))
 
 
 def check_topics(

@@ -10,17 +10,33 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from pyspark.sql import SparkSession
 
-from yangkey.spark.sink import PartitionResult
-from yangkey.spark.splitting import RawRecord
+from yangkey.spark.delivery.sink import PartitionResult
+from yangkey.spark.source.splitting import RawRecord
 from yangkey.spark.transform import Tally
 
 REPORT = struct.Struct("!8sIIQQ")
 """A task's datagram: the run's token, task number, attempt, records read, work done."""
 REPORT_EVERY = 0.5
+
+
+class Channel(NamedTuple):
+    """Where a task sends its progress datagrams: the driver's socket and the run's token."""
+
+    host: str
+    port: int
+    token: bytes
+
+
+class TaskReport(NamedTuple):
+    """The last report of one task: its attempt, records read, work done."""
+
+    attempt: int
+    records: int
+    units: int
 
 
 @dataclass
@@ -96,7 +112,7 @@ class Progress:
         self.token = os.urandom(8)
         self.address: tuple[str, int] | None = None
         self._socket: socket.socket | None = None
-        self._tasks: dict[int, tuple[int, int, int]] = {}  # task -> (attempt, records, units)
+        self._tasks: dict[int, TaskReport] = {}
         self.started = started
         """The monotonic clock's reading the rate and ETA count from: the run's start (set
         on entering when not given), not the first report, which already carries half a
@@ -106,11 +122,11 @@ class Progress:
         self._thread: threading.Thread | None = None
 
     @property
-    def channel(self) -> tuple[str, int, bytes] | None:
+    def channel(self) -> Channel | None:
         """What a task needs to report (None: no live progress)."""
         if self.address is None:
             return None
-        return (*self.address, self.token)
+        return Channel(*self.address, self.token)
 
     def __enter__(self) -> Progress:
         if self.started is None:
@@ -146,16 +162,16 @@ class Progress:
             return
         _, task, attempt, records, units = REPORT.unpack(datagram)
         known = self._tasks.get(task)
-        if known is None or attempt >= known[0]:
-            self._tasks[task] = (attempt, records, units)
+        if known is None or attempt >= known.attempt:
+            self._tasks[task] = TaskReport(attempt, records, units)
             self._reported = True
 
     def line(self, now: float, tasks_done: int, tasks_total: int) -> str | None:
         """The progress line, or None while no task has reported."""
         if not self._reported:
             return None
-        records = sum(r for _, r, _ in self._tasks.values())
-        units = sum(u for _, _, u in self._tasks.values())
+        records = sum(report.records for report in self._tasks.values())
+        units = sum(report.units for report in self._tasks.values())
         parts = [f"{records:,} records"]
         if self.total_units and units:
             fraction = min(1.0, units / self.total_units)
@@ -197,7 +213,7 @@ class Progress:
 
 def reporting(
     records: Iterable[RawRecord],
-    channel: tuple[str, int, bytes] | None,
+    channel: Channel | None,
     task: int,
     attempt: int,
     weigh: Callable[[RawRecord], int],

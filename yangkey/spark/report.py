@@ -12,7 +12,7 @@ from yangkey.spark.progress import Summary
 
 
 def log_line(log: Path) -> str:
-    """Where Spark's and the Kafka clients' own lines go (:mod:`yangkey.spark.runlog`)."""
+    """Where Spark's and the Kafka clients' own lines go (:mod:`yangkey.spark.runtime.runlog`)."""
     return f"log: {log} (Spark, Kafka clients)"
 
 

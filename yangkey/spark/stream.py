@@ -13,12 +13,13 @@ from pyspark.sql import DataFrame, SparkSession
 from yangkey.config import parse_duration
 from yangkey.errors import YangkeyError
 from yangkey.spark.config import JobConfig
-from yangkey.spark.files import is_local, local_path
-from yangkey.spark.kafka_source import RawKafkaSource, parse_kafka_input
 from yangkey.spark.planning import Prepared, bind_checkpoint
 from yangkey.spark.progress import Summary
-from yangkey.spark.session import quiet_query_errors, spark_failure
-from yangkey.spark.stopping import Stopper
+from yangkey.spark.runtime.session import quiet_query_errors, spark_failure
+from yangkey.spark.runtime.stopping import Stopper
+from yangkey.spark.source.files import is_local, local_path
+from yangkey.spark.source.kafka_source import RawKafkaSource, parse_kafka_input
+from yangkey.spark.source.units import PartitionReader, StreamedFiles, StreamedRanges
 from yangkey.spark.tasks import partition_task
 
 BINARY_FILE_SCHEMA = "path string, modificationTime timestamp, length long, content binary"
@@ -26,31 +27,31 @@ BINARY_FILE_SCHEMA = "path string, modificationTime timestamp, length long, cont
 
 def _stream_frame(
     session: SparkSession, config: JobConfig, prepared: Prepared
-) -> tuple[DataFrame, str]:
-    uri = config.inputs[0]
+) -> tuple[DataFrame, PartitionReader]:
+    source, stream = config.source, config.stream
+    uri = source.inputs[0]
     if uri.startswith("kafka://"):
         session.dataSource.register(RawKafkaSource)
         options = {
             "topic": parse_kafka_input(uri),
             "config": json.dumps(prepared.source_config),
-            "start": config.start,
-            "max_per_trigger": str(config.max_per_trigger or 0),
-            "max_records_per_task": str(config.max_records_per_task),
-            "outage_budget": str(config.outage_budget),
+            "start": source.start,
+            "max_per_trigger": str(stream.max_per_trigger or 0),
+            "max_records_per_task": str(source.max_records_per_task),
+            "outage_budget": str(source.outage_budget),
         }
-        return session.readStream.format(RawKafkaSource.name()).options(**options).load(), (
-            "ranges"
-        )
+        frame = session.readStream.format(RawKafkaSource.name()).options(**options).load()
+        return frame, StreamedRanges(prepared.source_config)
     reader = (
         session.readStream.format("binaryFile")
         .schema(BINARY_FILE_SCHEMA)
         .option("recursiveFileLookup", "true")
     )
-    if config.max_per_trigger:
-        reader = reader.option("maxFilesPerTrigger", str(config.max_per_trigger))
+    if stream.max_per_trigger:
+        reader = reader.option("maxFilesPerTrigger", str(stream.max_per_trigger))
     # A scheme-less path would resolve against the cluster's default file system (HDFS).
     path = local_path(uri).resolve().as_uri() if is_local(uri) else uri
-    return reader.load(path).select("path", "content"), "files-stream"
+    return reader.load(path).select("path", "content"), StreamedFiles(source.layout)
 
 
 def run_stream(
@@ -78,25 +79,17 @@ def run_stream(
         skipped_subscriptions=len(prepared.catalog.skipped),
     )
     try:
-        frame, kind = _stream_frame(session, config, prepared)
+        frame, partitions = _stream_frame(session, config, prepared)
     except Exception as exc:
         raise spark_failure(exc, "opening the stream") from None
-    if config.spark_log_level == "ERROR":
+    if config.spark.log_level == "ERROR":
         quiet_query_errors(session)
     context = session.sparkContext
     broadcast = context.broadcast(prepared.builder_spec)
     failure: list[YangkeyError] = []
 
     def each_batch(batch: DataFrame, batch_id: int) -> None:
-        task = partition_task(
-            broadcast,
-            prepared.sink,
-            int(batch_id),
-            kind,
-            prepared.source_config,
-            config.layout,
-            None,
-        )
+        task = partition_task(broadcast, prepared.sink, int(batch_id), partitions)
         rdd = batch.rdd
         if prepared.heartbeat is not None:  # its transactional ids, before any opens
             prepared.heartbeat.grow(rdd.getNumPartitions())
@@ -121,13 +114,13 @@ def run_stream(
 
     writer = (
         frame.writeStream.foreachBatch(each_batch)
-        .option("checkpointLocation", str(config.checkpoint))
+        .option("checkpointLocation", str(config.stream.checkpoint))
         .queryName(f"yangkey-produce-{summary.run_id}")
     )
-    if config.available_now:
+    if config.stream.available_now:
         writer = writer.trigger(availableNow=True)
-    elif config.trigger_interval:
-        seconds = parse_duration(config.trigger_interval)
+    elif config.stream.trigger_interval:
+        seconds = parse_duration(config.stream.trigger_interval)
         writer = writer.trigger(processingTime=f"{seconds} seconds")
     try:
         query = writer.start()

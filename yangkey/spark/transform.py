@@ -9,11 +9,12 @@ and a builder with a shared catalog talks to that catalog's Kafka topic.
   and the producer knobs, never compiled objects (yangson models do not pickle well and would
   be shipped per task). :func:`builder_for` compiles it once per executor Python process and
   caches the :class:`~yangkey.records.MessageBuilder` in a module-level dict.
-* :func:`transform` is the per-record step: ``(raw bytes, source position)`` ->
-  ``list[KeyedMessage] | Rejection``; :func:`outgoing` flattens that into the records to
-  produce, with rejections turned into dead-letter records, counting into a :class:`Tally`.
+* :func:`outgoing` is the per-record step: ``(raw bytes, source position)`` -> the records to
+  produce (its keyed messages, or a dead-letter record saying why it was rejected; a record
+  that yields no message at all is rejected too, as ``no-match``: nothing accepted may
+  vanish), counting into a :class:`Tally`.
 
-Input bytes become records in :mod:`yangkey.spark.splitting`.
+Input bytes become records in :mod:`yangkey.spark.source.splitting`.
 """
 
 from __future__ import annotations
@@ -23,15 +24,28 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from yangkey.catalog import Catalog, build_catalog
 from yangkey.config import parse_subscriptions, read_subscriptions_text
 from yangkey.errors import YangkeyError
 from yangkey.messages import EmptyUpdates, KeyedMessage, Rejection
 from yangkey.records import MessageBuilder, ProducerKnobs, header_bytes
-from yangkey.spark.splitting import RawRecord
+from yangkey.spark.source.splitting import RawRecord
 
 # --------------------------------------------------------------------------- builder spec
+
+
+class SharedCatalogSpec(NamedTuple):
+    """The shared catalog a builder's catalog writes its subscriptions through, learned ones
+    included (:mod:`yangkey.kafka.catalog_topic`)."""
+
+    bootstrap: str
+    topic: str
+    settings: tuple[tuple[str, str], ...]
+    """The producer's connection settings (TLS, SASL), sorted."""
+    create_topics: bool
+    """Create a learned subscription's topics before its first message."""
 
 
 @dataclass(frozen=True)
@@ -60,11 +74,7 @@ class BuilderSpec:
     default_node: str | None = None
     strict: bool = False
     """Raise for a subscription that does not compile instead of skipping it."""
-    shared_catalog: tuple[str, str, tuple[tuple[str, str], ...], bool] | None = None
-    """(bootstrap, topic, connection settings, create topics) of the shared catalog the
-    catalog writes its subscriptions, learned ones included, through
-    (yangkey.kafka.catalog_topic); with create topics, a learned subscription's topics are
-    created before its first message."""
+    shared_catalog: SharedCatalogSpec | None = None
 
     @classmethod
     def from_file(
@@ -79,7 +89,7 @@ class BuilderSpec:
         empty_updates: EmptyUpdates = "count",
         default_node: str | None = None,
         strict: bool = False,
-        shared_catalog: tuple[str, str, tuple[tuple[str, str], ...], bool] | None = None,
+        shared_catalog: SharedCatalogSpec | None = None,
     ) -> BuilderSpec:
         """Read the subscriptions file on the driver; directories become absolute."""
         file = Path(path)
@@ -115,12 +125,12 @@ class BuilderSpec:
         if self.shared_catalog is not None:
             from yangkey.kafka.catalog_topic import CatalogTopic  # noqa: PLC0415
 
-            bootstrap, topic, settings, create_topics = self.shared_catalog
+            spec = self.shared_catalog
             shared = CatalogTopic(
-                bootstrap,
-                topic,
-                overrides=dict(settings),
-                create_topics=create_topics,
+                spec.bootstrap,
+                spec.topic,
+                overrides=dict(spec.settings),
+                create_topics=spec.create_topics,
                 replication=parsed.internal("catalog"),
                 warn=driver,
             )
@@ -235,30 +245,6 @@ class Tally:
 
 # --------------------------------------------------------------------------- the transform
 
-
-def transform(
-    records: Iterable[RawRecord], builder: MessageBuilder
-) -> Iterator[list[KeyedMessage] | Rejection]:
-    """One result per input record: its keyed messages, or why it was rejected.
-
-    A record that yields no message at all is a rejection too: nothing accepted may vanish.
-    """
-    for _, _, result in _results(records, builder):
-        yield result
-
-
-def _results(
-    records: Iterable[RawRecord], builder: MessageBuilder
-) -> Iterator[tuple[bytes, str, list[KeyedMessage] | Rejection]]:
-    build = builder.build
-    for raw, source in records:
-        result = build(raw, source)
-        if isinstance(result, list) and not result:
-            yield raw, source, Rejection(source, "no-match", "no subscription branch matched", raw)
-        else:
-            yield raw, source, result
-
-
 DEFAULT_MAX_MESSAGE_BYTES = 1_000_000
 """librdkafka's default ``message.max.bytes`` (the broker's default limit is 1 MiB)."""
 RECORD_OVERHEAD = 1024
@@ -304,7 +290,7 @@ def outgoing(
     produced = tally.produced
     rejected = tally.rejected
     build = builder.build
-    # _results inlined: this loop runs once per record of every Spark task.
+    # This loop runs once per record of every Spark task: lookups hoisted, nothing wrapped.
     for raw, source in records:
         tally.records += 1
         result = build(raw, source)

@@ -6,33 +6,33 @@ partition 0 of the dead-letter topic is ``batch id + 1``, and the offset metadat
 
 * the task's counts (:class:`~yangkey.spark.transform.Tally`),
 * ``k``, the exact range it read: ``kafka:<topic>:<partition>:<start>:<end>`` or
-  ``file:<path hash>:<start>:<end>:<sha-256 of those bytes>`` (empty in streaming),
+  ``file:<path hash>:<start>:<end>:<sha-256 of those bytes>`` (empty in streaming; the
+  planned ranges make them, :mod:`yangkey.spark.source.units`),
 * ``c``, the identity of the streaming checkpoint it ran under (empty in batch runs,
-  :mod:`yangkey.spark.checkpoint`).
+  :mod:`yangkey.spark.delivery.checkpoint`).
 
 :class:`MarkerStore` reads them back on the driver, keeps the run record ``<prefix>-R-run``
 (how many task numbers were handed out; its offset metadata holds the run's state and
-heartbeat, :mod:`yangkey.spark.fencing`) and fences the transactions an interrupted run left
-open. What a resumed run still has to do is :mod:`yangkey.spark.resume`.
+heartbeat, :mod:`yangkey.spark.delivery.fencing`) and fences the transactions an interrupted
+run left open. What a resumed run still has to do is :mod:`yangkey.spark.delivery.resume`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
-import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 from yangkey.errors import BrokerError
+from yangkey.kafka.config import admin_config, connection_settings
 from yangkey.kafkalogs import logged
-from yangkey.spark.kafka_source import KafkaRange
 from yangkey.spark.transform import Tally
 
 MARKER_METADATA_LIMIT = 3000
@@ -88,50 +88,60 @@ def decode_marker(task: int, offset: int, metadata: str | None) -> Marker:
     )
 
 
-def kafka_range_key(kafka_range: KafkaRange) -> str:
-    r = kafka_range
-    return f"kafka:{r.topic}:{r.partition}:{r.start}:{r.end}"
-
-
-def path_key(path: str) -> str:
-    return hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:16]
-
-
-def file_range_key(path: str, start: int, end: int, data: bytes) -> str:
-    digest = hashlib.sha256(data).hexdigest()[:32]
-    return f"file:{path_key(path)}:{start}:{end}:{digest}"
-
-
-def describe_range_key(key: str) -> str:
-    """A range key in words, for error messages."""
-    parts = key.split(":")
-    if len(parts) == 5 and parts[0] == "kafka":
-        return f"offsets {parts[3]}-{parts[4]} of kafka://{parts[1]}@{parts[2]}"
-    if len(parts) == 5 and parts[0] == "file":
-        return f"bytes {parts[2]}-{parts[3]} (sha-256 {parts[4][:12]}…)"
-    return key or "an input range recorded by an older version"
-
-
 # --------------------------------------------------------------------------- the broker side
+
+
+def admin_for(producer_config: Mapping[str, object]) -> AdminClient:
+    """An admin client of the cluster ``producer_config`` produces to."""
+    connection = connection_settings(producer_config)
+    bootstrap = str(connection["bootstrap.servers"])
+    return AdminClient(logged(admin_config(bootstrap, connection)))
+
+
+@dataclass(frozen=True)
+class RunScope:
+    """Where one run's markers, run record and transactional ids live: consumer groups and
+    transactional ids ``<prefix>-<run id>-…``, offsets on partition 0 of the dead-letter topic,
+    on the cluster the admin client and connection settings reach."""
+
+    admin: Any
+    connection: Mapping[str, object]
+    """The producer's connection settings (bootstrap, TLS, SASL) for the clients made here."""
+    prefix: str
+    run_id: str
+    dead_letter_topic: str
+
+    @classmethod
+    def of(
+        cls,
+        producer_config: Mapping[str, object],
+        prefix: str,
+        run_id: str,
+        dead_letter_topic: str,
+    ) -> RunScope:
+        """The scope of run ``run_id`` on the cluster ``producer_config`` produces to."""
+        return cls(
+            admin_for(producer_config),
+            connection_settings(producer_config),
+            prefix,
+            run_id,
+            dead_letter_topic,
+        )
+
+    def of_run(self, run_id: str) -> RunScope:
+        """Another run under the same prefix."""
+        return replace(self, run_id=run_id)
 
 
 class MarkerStore:
     """The markers, run record and transactional ids of one run, seen from the driver."""
 
-    def __init__(
-        self,
-        admin: Any,
-        connection: Mapping[str, object],
-        prefix: str,
-        run_id: str,
-        dead_letter_topic: str,
-        timeout: float = 30.0,
-    ) -> None:
-        self.admin = admin
-        self.connection = dict(connection)
-        self.prefix = f"{prefix}-{run_id}-"
-        self.run_id = run_id
-        self.partition = TopicPartition(dead_letter_topic, 0)
+    def __init__(self, scope: RunScope, timeout: float = 30.0) -> None:
+        self.admin = scope.admin
+        self.connection = dict(scope.connection)
+        self.prefix = f"{scope.prefix}-{scope.run_id}-"
+        self.run_id = scope.run_id
+        self.partition = TopicPartition(scope.dead_letter_topic, 0)
         self.timeout = timeout
 
     def retrying(self, call: Callable[[], T]) -> T:
@@ -212,7 +222,7 @@ class MarkerStore:
 
     def record(self, handed_out: int, metadata: str = "", consumer: Any = None) -> None:
         """Remember how many task numbers the run has handed out (before tasks start), with
-        the run's state (:mod:`yangkey.spark.fencing`) as metadata."""
+        the run's state (:mod:`yangkey.spark.delivery.fencing`) as metadata."""
         writer = consumer or self.record_consumer()
         offsets = [TopicPartition(self.partition.topic, 0, handed_out, metadata)]
         try:

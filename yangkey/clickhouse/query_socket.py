@@ -5,7 +5,7 @@ second process cannot open the directory. So the process that holds it (``yangke
 following or not) answers the queries of the other ``yangkey`` commands over a Unix socket,
 ``<dir>/yangkey.sock``: owner-only (mode 0600, and on Linux the peer's uid is checked), one
 request per connection. :func:`follower_connection` finds it; :class:`SocketConnection` is a
-:class:`yangkey.clickhouse.apply.Connection` over it, so ``state``, ``history``, ``sql`` and
+:class:`yangkey.clickhouse.connection.Connection` over it, so ``state``, ``history``, ``sql`` and
 ``ddl apply`` print the same rows in the same formats as when they open the directory.
 
 Protocol (version 1): the client sends one JSON line ``{"sql", "params", "fmt"}`` (parameters
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from yangkey.clickhouse import ClickHouseError
 
 if TYPE_CHECKING:
-    from yangkey.clickhouse.apply import ChdbConnection
+    from yangkey.clickhouse.connection import ChdbConnection
 
 SOCKET_NAME = "yangkey.sock"
 PROTOCOL = 1
@@ -130,7 +130,7 @@ def serve_queries(
                 raise
     except OSError as exc:
         if log is not None:
-            log(f"ingest: warning: {path}: cannot answer queries here: {exc.strerror or exc}")
+            log(f"{path}: cannot answer queries here: {exc.strerror or exc}")
         yield None
         return
     server.conn = conn
@@ -151,7 +151,7 @@ def serve_queries(
 
 
 class SocketConnection:
-    """A :class:`yangkey.clickhouse.apply.Connection` to the process holding an embedded
+    """A :class:`yangkey.clickhouse.connection.Connection` to the process holding an embedded
     directory (queries and statements; no inserts)."""
 
     def __init__(self, directory: str | Path, pid: int | None = None) -> None:
@@ -182,14 +182,14 @@ class SocketConnection:
         return bytes(data)
 
     def query(self, sql: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-        from yangkey.clickhouse.apply import format_chdb_param  # noqa: PLC0415
+        from yangkey.clickhouse.connection import format_chdb_param  # noqa: PLC0415
 
         formatted = {k: format_chdb_param(v) for k, v in (params or {}).items()}
         data = self.run_formatted(sql, "JSONEachRow", formatted)
         return [json.loads(line) for line in data.splitlines() if line.strip()]
 
     def command(self, sql: str, params: Mapping[str, Any] | None = None) -> None:
-        from yangkey.clickhouse.apply import format_chdb_param  # noqa: PLC0415
+        from yangkey.clickhouse.connection import format_chdb_param  # noqa: PLC0415
 
         self.run_formatted(sql, "TSV", {k: format_chdb_param(v) for k, v in (params or {}).items()})
 

@@ -33,7 +33,6 @@ import json
 import re
 import threading
 import time
-from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -41,10 +40,8 @@ from typing import Any, Literal
 from confluent_kafka import KafkaException
 
 from yangkey.errors import BrokerError
-from yangkey.kafka.config import connection_settings
-from yangkey.spark.markers import MarkerStore
-from yangkey.spark.preflight import admin_for
-from yangkey.spark.sink import SinkSpec
+from yangkey.spark.delivery.markers import MarkerStore, RunScope
+from yangkey.spark.delivery.sink import SinkSpec
 
 DEFAULT_STALE_AFTER = 30.0
 """Seconds without a heartbeat after which an unfinished run counts as crashed."""
@@ -148,24 +145,14 @@ class Scan:
 class Runs:
     """The run records under one transactional-id prefix, seen from one run's driver."""
 
-    def __init__(
-        self,
-        admin: Any,
-        connection: Mapping[str, object],
-        prefix: str,
-        run_id: str,
-        dead_letter_topic: str,
-        stale_after: float = DEFAULT_STALE_AFTER,
-    ) -> None:
-        self.admin = admin
-        self.connection = dict(connection)
-        self.prefix = prefix
-        self.run_id = run_id
-        self.dead_letter_topic = dead_letter_topic
+    def __init__(self, scope: RunScope, stale_after: float = DEFAULT_STALE_AFTER) -> None:
+        self.scope = scope
+        self.prefix = scope.prefix
+        self.run_id = scope.run_id
         self.stale_after = stale_after
 
     def store(self, run_id: str) -> MarkerStore:
-        return MarkerStore(self.admin, self.connection, self.prefix, run_id, self.dead_letter_topic)
+        return MarkerStore(self.scope.of_run(run_id))
 
     def others(self) -> list[RunRecord]:
         """Every other run's record under the prefix."""
@@ -316,14 +303,7 @@ class Heartbeat:
 
 def runs_of(sink: SinkSpec, stale_after: float) -> Runs:
     """The runs under ``sink``'s prefix, seen from ``sink``'s run."""
-    return Runs(
-        admin_for(sink.producer_config),
-        connection_settings(sink.producer_config),
-        sink.transactional_prefix,
-        sink.run_id,
-        sink.dead_letter_topic,
-        stale_after,
-    )
+    return Runs(sink.scope(), stale_after)
 
 
 def fence_stale_runs(sink: SinkSpec, stale_after: float) -> list[str]:

@@ -16,13 +16,13 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from yangkey.errors import YangkeyError
-from yangkey.spark import runlog
-from yangkey.spark.classdata import cds_options
-from yangkey.spark.config import JobConfig
+from yangkey.spark.config import SparkRuntime
+from yangkey.spark.runtime import runlog
+from yangkey.spark.runtime.classdata import cds_options
 
 DEFAULT_MASTER = "local[*]"
-WORKER_DAEMON_CONF = {"spark.python.daemon.module": "yangkey.spark.daemon"}
-"""Python workers that die with the JVM that started them (:mod:`yangkey.spark.daemon`)."""
+WORKER_DAEMON_CONF = {"spark.python.daemon.module": "yangkey.spark.runtime.daemon"}
+"""Python workers that die with the JVM that started them (:mod:`yangkey.spark.runtime.daemon`)."""
 
 
 def spark_failure(exc: BaseException, what: str = "the Spark job") -> YangkeyError:
@@ -159,10 +159,11 @@ def driver_java_options(log_level: str, local: bool, run_log: str | None = None)
     return f"{LOCAL_JIT} {quiet}" if local else quiet
 
 
-def build_session(config: JobConfig) -> SparkSession:
-    """``SparkSession`` for the job: ``--master`` if given, else spark-submit's, else local."""
-    builder: Any = SparkSession.builder.appName(config.app_name)
-    master = config.master
+def build_session(runtime: SparkRuntime, run_log: str | None = None) -> SparkSession:
+    """``SparkSession`` for the job: ``--master`` if given, else spark-submit's, else local;
+    a JVM yangkey launches logs into ``run_log`` (:mod:`yangkey.spark.runtime.runlog`)."""
+    builder: Any = SparkSession.builder.appName(runtime.app_name)
+    master = runtime.master
     if master is None and "PYSPARK_GATEWAY_PORT" not in os.environ:
         master = DEFAULT_MASTER  # plain Python, not spark-submit: run locally
     if master is not None:
@@ -171,7 +172,7 @@ def build_session(config: JobConfig) -> SparkSession:
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": "8",
     }
-    python = worker_python(master, config.spark_conf, os.environ)
+    python = worker_python(master, runtime.conf, os.environ)
     if python is not None:
         # Python workers run SparkContext.pythonExec, which PySpark takes from this variable
         # (else `python3` on PATH, which need not see yangkey); the builder's
@@ -179,19 +180,19 @@ def build_session(config: JobConfig) -> SparkSession:
         os.environ["PYSPARK_PYTHON"] = python
     launching = "PYSPARK_GATEWAY_PORT" not in os.environ
     local = (master or "").startswith("local")
-    if launching and "spark.driver.extraJavaOptions" not in config.spark_conf:
-        options = driver_java_options(config.spark_log_level, local, config.run_log)
+    if launching and "spark.driver.extraJavaOptions" not in runtime.conf:
+        options = driver_java_options(runtime.log_level, local, run_log)
         sharing = cds_options() if local else ""
         settings["spark.driver.extraJavaOptions"] = f"{options} {sharing}".strip()
     if launching and local:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    settings.update(config.spark_conf)
+    settings.update(runtime.conf)
     for key, value in settings.items():
         builder = builder.config(key, value)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*pandas.*", category=FutureWarning)
         session: SparkSession = builder.getOrCreate()
-    session.sparkContext.setLogLevel(config.spark_log_level)
+    session.sparkContext.setLogLevel(runtime.log_level)
     return session
 
 

@@ -1,4 +1,4 @@
-"""The query socket of :mod:`yangkey.clickhouse.follower`: the protocol, owner-only access,
+"""The query socket of :mod:`yangkey.clickhouse.query_socket`: the protocol, owner-only access,
 long directory paths, and naming the process that holds a directory (no chdb here: the
 server side is given a stand-in with ``run_formatted``; the real engine is in
 tests/integration/test_query_while_ingesting.py)."""
@@ -14,7 +14,7 @@ from typing import Any, cast
 import pytest
 
 from yangkey.clickhouse import ClickHouseError
-from yangkey.clickhouse.follower import (
+from yangkey.clickhouse.query_socket import (
     SocketConnection,
     follower_connection,
     lock_holder,

@@ -5,7 +5,7 @@ Exactly-once (the default) works like this, per Spark partition ``p`` of a run:
 1. ``transactional.id = <prefix>-<run id>-<p>``: stable across attempts of the same
    partition, so ``init_transactions`` of a retry (or of a speculative copy) **fences** the
    earlier attempt, and aborts whatever transaction that zombie left open.
-2. Right after that, the sink reads a *commit marker* (:mod:`yangkey.spark.markers`): the
+2. Right after that, the sink reads a *commit marker* (:mod:`yangkey.spark.delivery.markers`): the
    committed offset of consumer group ``<transactional.id>`` on partition 0 of the
    dead-letter topic. The marker is written by ``send_offsets_to_transaction`` in the same
    transaction as the messages, so it is visible exactly when they are. If it says this
@@ -49,8 +49,9 @@ from yangkey.kafkalogs import logged, transactional_logger
 from yangkey.messages import HEADER_SCHEMA_ID, KeyedMessage
 from yangkey.records import MessageBuilder
 from yangkey.registry.client import RegistrySettings, learned_topic_id
-from yangkey.spark.markers import Marker, decode_marker, describe_range_key, encode_marker
-from yangkey.spark.splitting import RawRecord
+from yangkey.spark.delivery.markers import Marker, RunScope, decode_marker, encode_marker
+from yangkey.spark.source.splitting import RawRecord
+from yangkey.spark.source.units import describe_range_key
 from yangkey.spark.transform import DEFAULT_MAX_MESSAGE_BYTES, Tally, outgoing
 
 _COORDINATOR_RETRY = {
@@ -101,6 +102,12 @@ class SinkSpec:
     @property
     def bootstrap(self) -> str:
         return str(self.producer_config.get("bootstrap.servers", "?"))
+
+    def scope(self) -> RunScope:
+        """Where this run's markers, run record and transactional ids live."""
+        return RunScope.of(
+            self.producer_config, self.transactional_prefix, self.run_id, self.dead_letter_topic
+        )
 
     def transactional_id(self, partition: int) -> str:
         return f"{self.transactional_prefix}-{self.run_id}-{partition}"

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from yangkey.errors import ConfigError
-from yangkey.spark.session import spark_failure
-from yangkey.spark.ship_env import EXECUTOR_PYTHON
+from yangkey.spark.runtime.session import spark_failure
+from yangkey.spark.runtime.ship_env import EXECUTOR_PYTHON
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -45,9 +45,9 @@ def is_local_master(master: str | None) -> bool | None:
 
 def local_input_warnings(config: JobConfig) -> list[str]:
     """A cluster master reads local input paths on the executors' file systems."""
-    if is_local_master(config.master) is not False:
+    if is_local_master(config.spark.master) is not False:
         return []
-    local = [uri for uri in config.inputs if "://" not in uri or uri.startswith("file://")]
+    local = [uri for uri in config.source.inputs if "://" not in uri or uri.startswith("file://")]
     if not local:
         return []
     return [
@@ -151,17 +151,15 @@ def _base_python() -> str:
     return os.path.realpath(sys.executable)
 
 
-def prepare_executors(
-    session: SparkSession, config: JobConfig, py_files: Sequence[str] = ()
-) -> None:
-    """Point executors at the shipped environment (``--ship-env``) and, on a cluster master,
-    check that they can import yangkey before the job's tasks start."""
+def prepare_executors(session: SparkSession, shipped: bool, py_files: Sequence[str] = ()) -> None:
+    """Point executors at the shipped environment (``--ship-env``, ``shipped``) and, on a
+    cluster master, check that they can import yangkey before the job's tasks start."""
     context = session.sparkContext
     if is_local_master(context.master):
         return
-    if config.ship_env:
+    if shipped:
         # Executors only: the driver JVM's own Python helpers keep this interpreter.
         context.pythonExec = EXECUTOR_PYTHON
     for path in py_files:
         context.addPyFile(path)
-    check_executors(session, shipped=config.ship_env)
+    check_executors(session, shipped=shipped)

@@ -2,7 +2,7 @@
 
 The identity is written into the checkpoint directory when the checkpoint is created
 (:func:`stream_identity`); every marker of the stream records it (``c``,
-:mod:`yangkey.spark.markers`), so markers written under another checkpoint of the same run
+:mod:`yangkey.spark.delivery.markers`), so markers written under another checkpoint of the same run
 are recognised (:func:`check_no_foreign_markers`).
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from yangkey.errors import ConfigError
-from yangkey.spark.markers import Marker
+from yangkey.spark.delivery.markers import Marker
 
 IDENTITY_FILE = "yangkey-identity.json"
 

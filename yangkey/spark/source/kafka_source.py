@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
@@ -37,6 +37,7 @@ from pyspark.sql.streaming.datasource import (
 from yangkey.errors import BrokerError, ConfigError, InputError
 from yangkey.kafka.config import kafka_reason
 from yangkey.kafkalogs import logged
+from yangkey.spark.source.splitting import RawRecord
 
 DEFAULT_OUTAGE_BUDGET = 120.0
 """Seconds a metadata or offset look-up keeps retrying while the broker is unreachable."""
@@ -73,6 +74,18 @@ class KafkaRange:
     partition: int
     start: int
     end: int
+
+    counts_records: ClassVar[bool] = True
+    """Its work is offsets, one per record."""
+
+    @property
+    def key(self) -> str:
+        """The range key its commit marker records."""
+        return f"kafka:{self.topic}:{self.partition}:{self.start}:{self.end}"
+
+    def read(self, source_config: Mapping[str, object]) -> tuple[str, Iterator[RawRecord]]:
+        """(range key, records), read by a consumer with ``source_config``."""
+        return self.key, read_kafka_range(source_config, self)
 
 
 OffsetSpec = tuple[str, Any]
@@ -237,7 +250,7 @@ def plan_kafka(
 
 def read_kafka_range(
     config: Mapping[str, object], kafka_range: KafkaRange, idle_timeout: float = 60.0
-) -> Iterator[tuple[bytes, str]]:
+) -> Iterator[RawRecord]:
     """The raw records of one offset range, with ``kafka://topic@partition:offset`` positions."""
     topic, partition, end = kafka_range.topic, kafka_range.partition, kafka_range.end
     where = f"kafka://{topic}@{partition}"

@@ -1,5 +1,6 @@
-"""File inputs: local files planned into line-aligned ranges on the driver and read back in
-the tasks, and the record sets of Spark's ``binaryFile`` source (Hadoop URIs)."""
+"""File inputs: local files planned into line-aligned ranges on the driver (each range reads
+itself back in its task: :meth:`~yangkey.spark.source.splitting.FileRange.read`), and the
+record sets of Spark's ``binaryFile`` source (Hadoop URIs)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from yangkey.errors import InputError
-from yangkey.spark.markers import file_range_key
-from yangkey.spark.splitting import FileRange, LayoutChoice, RawRecord, plan_ranges, split_records
+from yangkey.spark.source.splitting import (
+    FileRange,
+    LayoutChoice,
+    RawRecord,
+    plan_ranges,
+    split_records,
+)
 
 
 def is_local(uri: str) -> bool:
@@ -66,24 +72,6 @@ def plan_sized(
 
 def plan_files(uri: str, split_size: int, layout: LayoutChoice) -> list[FileRange]:
     return plan_sized(sized_files(uri), split_size, layout)
-
-
-def read_file_range(planned: FileRange) -> tuple[str, Iterable[RawRecord]]:
-    """(range key, records) of a planned file range: read and hashed whole first, so that the
-    key proves which bytes a commit marker covers."""
-    try:
-        with open(planned.path, "rb") as stream:
-            stream.seek(planned.start)
-            data = stream.read(planned.end - planned.start)
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", source=planned.path) from None
-    if len(data) != planned.end - planned.start:
-        raise InputError(
-            f"the file shrank while the job ran (bytes {planned.start}-{planned.end} planned)",
-            source=planned.path,
-        )
-    key = file_range_key(planned.path, planned.start, planned.end, data)
-    return key, split_records(data, planned.path, planned.layout, planned.first_line)
 
 
 def binary_files(rows: Iterable[Any], layout: LayoutChoice) -> tuple[str, list[RawRecord]]:

@@ -1,4 +1,4 @@
-"""Resuming a batch run from its commit markers (:mod:`yangkey.spark.markers`).
+"""Resuming a batch run from its commit markers (:mod:`yangkey.spark.delivery.markers`).
 
 A batch run with a run id that already has markers (a resumed run) plans only what the
 markers do not cover: raw-topic offsets beyond the committed ranges, file bytes not yet
@@ -17,18 +17,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from yangkey.errors import InputError
-from yangkey.spark.kafka_source import KafkaRange
-from yangkey.spark.markers import Marker, path_key
-from yangkey.spark.splitting import FileRange, count_newlines, cut_ranges
-
-PlannedRange = FileRange | KafkaRange
+from yangkey.spark.delivery.markers import Marker
+from yangkey.spark.source.kafka_source import KafkaRange
+from yangkey.spark.source.splitting import FileRange, count_newlines, cut_ranges, path_key
+from yangkey.spark.source.units import PlannedRange, PlannedTask
 
 
 @dataclass
 class Resumed:
     """A batch plan after the run's markers: what is left, under fresh task numbers."""
 
-    plan: list[tuple[int, PlannedRange]]
+    plan: list[PlannedTask]
     committed: list[Marker]
     """Markers of tasks whose ranges belong to this input (reported as skipped)."""
     fenced: int = 0
@@ -124,7 +123,9 @@ def resume_plan(
 ) -> Resumed:
     """The ranges of ``plan`` no marker covers, numbered from ``handed_out`` on."""
     if not markers:
-        return Resumed([(handed_out + i, r) for i, r in enumerate(plan)], [], 0, handed_out)
+        return Resumed(
+            [PlannedTask(handed_out + i, r) for i, r in enumerate(plan)], [], 0, handed_out
+        )
     left: list[PlannedRange] = []
     used: set[int] = set()
     kafka: list[KafkaRange] = [r for r in plan if isinstance(r, KafkaRange)]
@@ -139,5 +140,5 @@ def resume_plan(
         remaining_files, tasks = _remaining_file(ranges, markers.values(), split_size, run_id)
         left.extend(remaining_files)
         used |= tasks
-    numbered = [(handed_out + i, r) for i, r in enumerate(left)]
+    numbered = [PlannedTask(handed_out + i, r) for i, r in enumerate(left)]
     return Resumed(numbered, [markers[t] for t in sorted(used)], 0, handed_out)

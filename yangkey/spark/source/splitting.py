@@ -1,20 +1,23 @@
 """Raw input bytes -> records with exact positions: the file layouts and line-aligned ranges.
 
-Pure functions over bytes and open binary streams (no Spark, no Kafka), shared by the
-driver, which plans files into ranges (:mod:`yangkey.spark.files`), and the tasks, which read
-them (:mod:`yangkey.spark.tasks`).
+Functions over bytes and open binary streams (no Spark, no Kafka), shared by the driver,
+which plans files into ranges (:mod:`yangkey.spark.source.files`), and the tasks, which read
+them back (:meth:`FileRange.read`, the one place here that opens a file).
 
 * :func:`detect_layout` and :func:`split_records` turn file bytes into records with exact
   ``path:line`` positions (JSON lines, XML one per line, or one document per file);
 * :func:`plan_ranges` and :func:`cut_ranges` cut a file into :class:`FileRange` pieces at line
-  starts, :func:`read_range` reads one back.
+  starts; a range reads itself back with the key its commit marker records
+  (:func:`file_range_key`: which bytes, by hash).
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import IO, Literal
+from typing import IO, ClassVar, Literal
 
 import orjson
 
@@ -127,15 +130,52 @@ def split_records(
         number += 1
 
 
+def path_key(path: str) -> str:
+    """A file's absolute path as a short hash (range keys name files by it)."""
+    return hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:16]
+
+
+def file_range_key(path: str, start: int, end: int, data: bytes) -> str:
+    """``file:<path hash>:<start>:<end>:<sha-256 of those bytes>``."""
+    digest = hashlib.sha256(data).hexdigest()[:32]
+    return f"file:{path_key(path)}:{start}:{end}:{digest}"
+
+
 @dataclass(frozen=True)
 class FileRange:
-    """A line-aligned byte range of one file and the number of its first line."""
+    """A line-aligned byte range of one file and the number of its first line: one task of a
+    batch run (:mod:`yangkey.spark.source.units`)."""
 
     path: str
     start: int
     end: int
     first_line: int
     layout: Layout
+
+    counts_records: ClassVar[bool] = False
+    """Its work is bytes (``end - start``), not records."""
+
+    def bytes_of(self, stream: IO[bytes]) -> bytes:
+        """The range's bytes from an open ``stream`` of its file (raises if it shrank)."""
+        stream.seek(self.start)
+        data = stream.read(self.end - self.start)
+        if len(data) != self.end - self.start:
+            raise InputError(
+                f"the file shrank while the job ran (bytes {self.start}-{self.end} planned)",
+                source=self.path,
+            )
+        return data
+
+    def read(self, _source_config: object = None) -> tuple[str, Iterator[RawRecord]]:
+        """(range key, records): the bytes read and hashed whole first, so that the key
+        proves which bytes a commit marker covers."""
+        try:
+            with open(self.path, "rb") as stream:
+                data = self.bytes_of(stream)
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", source=self.path) from None
+        key = file_range_key(self.path, self.start, self.end, data)
+        return key, split_records(data, self.path, self.layout, self.first_line)
 
 
 def plan_ranges(
@@ -218,7 +258,7 @@ def count_newlines(stream: IO[bytes], start: int, end: int) -> int:
 
 
 def read_range(stream: IO[bytes], file_range: FileRange) -> Iterator[RawRecord]:
-    """The records of one planned range of an open file."""
-    stream.seek(file_range.start)
-    data = stream.read(file_range.end - file_range.start)
+    """The records of one planned range of an open file (:meth:`FileRange.read`, without the
+    key)."""
+    data = file_range.bytes_of(stream)
     yield from split_records(data, file_range.path, file_range.layout, file_range.first_line)

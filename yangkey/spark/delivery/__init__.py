@@ -1,0 +1,16 @@
+"""Exactly-once delivery into Kafka: one transaction per task attempt, a commit marker with
+it, resumes that produce only what no marker covers, and crashed runs fenced.
+
+Modules, each importing only those above it:
+
+* :mod:`yangkey.spark.delivery.markers` — a run's scope (``RunScope``), commit markers and
+  the store that reads, records and fences them;
+* :mod:`yangkey.spark.delivery.resume` — what a resumed batch run has left;
+* :mod:`yangkey.spark.delivery.checkpoint` — a stream's checkpoint identity;
+* :mod:`yangkey.spark.delivery.sink` — the confluent-kafka producer run inside each task
+  (one transaction per task attempt, commit markers, checked flush);
+* :mod:`yangkey.spark.delivery.fencing` — run records, heartbeats, crashed runs'
+  transactions aborted.
+"""
+
+from __future__ import annotations
