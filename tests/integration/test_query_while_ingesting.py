@@ -98,6 +98,8 @@ def test_state_history_sql_answered_by_the_follower_while_it_ingests(
     sock = directory / "yangkey.sock"
     assert sock.is_socket()
     assert sock.stat().st_mode & 0o777 == 0o600
+    # the first batch stored (idle is reported before the consumer's first poll, too)
+    wait_until(lambda: stored(directory) == len(first), 120, "the first batch", ingest)
 
     # state: every key of the first batch, as JSON lines and as TSV (piped, no --format)
     keys = {m.key.decode() for m in first if m.key is not None}
