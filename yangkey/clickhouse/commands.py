@@ -416,8 +416,10 @@ def ingest(
     from yangkey.clickhouse.ingest import ingest as run_ingest  # noqa: PLC0415
     from yangkey.clickhouse.progress import IngestProgress  # noqa: PLC0415
     from yangkey.kafka.config import client_overrides  # noqa: PLC0415
+    from yangkey.kafka.process import require_listening  # noqa: PLC0415
     from yangkey.kafkalogs import quiet_librdkafka  # noqa: PLC0415
 
+    require_listening(bootstrap)  # a dead broker in a second, not after the metadata timeout
     catalog = load_catalog(subscriptions, yang_dirs, strict=strict)
     overrides = client_overrides(properties_file=consumer_config_file, kv=consumer_config)
     shared = None

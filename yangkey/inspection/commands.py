@@ -75,7 +75,7 @@ def _bootstrap(bootstrap: str | None) -> tuple[str | None, str]:
 def _need_bootstrap(bootstrap: str | None) -> str:
     """The address to use; a server that refuses connections is said at once, not after
     librdkafka's retries."""
-    from yangkey.kafka.process import accepts_connections  # noqa: PLC0415
+    from yangkey.kafka.process import require_listening  # noqa: PLC0415
 
     found, source = _bootstrap(bootstrap)
     if found is None:
@@ -83,12 +83,7 @@ def _need_bootstrap(bootstrap: str | None) -> str:
             f"give --bootstrap HOST:PORT (or set {ENV_BOOTSTRAP}, a profile, or start a "
             "broker with `yangkey kafka start`)"
         )
-    if not accepts_connections(found):
-        raise BrokerError(
-            f"no Kafka broker listens there ({source}): start one (`yangkey kafka start`) or "
-            "fix the address",
-            source=f"kafka://{found}",
-        )
+    require_listening(found, f"start it (`yangkey kafka start`) or fix the address ({source})")
     return found
 
 

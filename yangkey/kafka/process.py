@@ -313,6 +313,17 @@ def accepts_connections(bootstrap: str) -> bool:
     return any(_accepts(server) for server in bootstrap.split(","))
 
 
+def require_listening(bootstrap: str, fix: str = "start it or fix --bootstrap") -> None:
+    """One :class:`BrokerError` at once when none of ``bootstrap``'s servers accepts a
+    connection, instead of librdkafka's silent retries until a metadata timeout."""
+    if not accepts_connections(bootstrap):
+        raise BrokerError(
+            f"cannot connect to any of {bootstrap} (nothing listens there, or the name does "
+            f"not resolve): {fix}",
+            source=f"kafka://{bootstrap}",
+        )
+
+
 def broker_count(bootstrap: str, timeout: float = 5.0) -> int:
     """How many brokers the cluster at ``bootstrap`` lists in its metadata (0: no answer)."""
     if not accepts_connections(bootstrap):
