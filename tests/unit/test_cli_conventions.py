@@ -375,6 +375,9 @@ def test_sql_error_is_one_line(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "args",
     [
+        ["stat"],
+        ["state", "--nod", "pe1"],
+        ["sample", "--count", "2"],
         ["state"],
         ["history", "--embedded", "db"],
         ["sql", "SELECT 1"],
@@ -389,7 +392,11 @@ def test_usage_errors_exit_2(args: list[str]) -> None:
     result = run(*args)
     assert result.exit_code == 2, (args, result.output)
     assert "Traceback" not in result.output
-    assert result.stderr.strip().splitlines()[-1].startswith("Error: ")
+    # click's own errors read as ours do: "error: …" under the usage line and the hint
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1].startswith("error: ")
+    assert lines[0].startswith("Usage: ")
+    assert "Error:" not in result.stderr
 
 
 @pytest.mark.parametrize(

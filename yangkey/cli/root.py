@@ -11,6 +11,7 @@ the reason), 2 on usage errors.
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
 
 import click
@@ -100,6 +101,17 @@ LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+def show_click_error(exc: click.ClickException) -> None:
+    """What click's ``show()`` prints, with our ``error:`` prefix."""
+    if isinstance(exc, click.UsageError) and exc.ctx is not None:
+        hint = ""
+        if exc.ctx.command.get_help_option(exc.ctx) is not None:
+            help_name = exc.ctx.help_option_names[0]
+            hint = f"Try '{exc.ctx.command_path} {help_name}' for help.\n"
+        click.echo(f"{exc.ctx.get_usage()}\n{hint}", err=True, color=exc.ctx.color)
+    click.echo(f"error: {exc.format_message()}", err=True)
+
+
 class LazyGroup(click.Group):
     """A group whose edge commands are imported on first use ("module:attribute")."""
 
@@ -133,6 +145,22 @@ class LazyGroup(click.Group):
             command: click.Command = getattr(importlib.import_module(module_name), attribute)
             return command
         return super().get_command(ctx, cmd_name)
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        """Click's own errors (usage, a bad option value) end as ours do: ``error: …`` (after
+        the usage line and the hint), not click's capitalised ``Error: …``."""
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except click.ClickException as exc:
+            show_click_error(exc)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        # standalone_mode=False returns ctx.exit()'s code; a command itself returns None
+        sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
         # Edges import their optional libraries when they load or run: a missing one is the
