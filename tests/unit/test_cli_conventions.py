@@ -71,6 +71,8 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         "YANGKEY_SUBSCRIPTIONS",
     ):
         monkeypatch.delenv(name, raising=False)
+    # no user-level profiles file but the test's own (~/.config/yangkey/yangkey.yaml)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.chdir(tmp_path)
 
 
@@ -251,6 +253,39 @@ def test_bad_profile_file_is_one_line_naming_file_and_field(
 ) -> None:
     write(tmp_path, "yangkey.yaml", text)
     assert_one_error(run("sql", "SELECT 1"), "yangkey.yaml", *needles)
+
+
+def test_profile_found_in_a_parent_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _profile_dir(tmp_path)
+    stores(tmp_path, "dev-db")
+    deeper = tmp_path / "a" / "b"
+    deeper.mkdir(parents=True)
+    monkeypatch.chdir(deeper)
+    result = run("sql", "SELECT 1 AS one")
+    assert (result.exit_code, result.stdout) == (0, "one\n1\n"), result.output
+    assert opened(tmp_path / "dev-db")  # relative to the file, not to the working directory
+
+
+def test_user_level_profiles_file_and_a_project_file_wins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user = tmp_path / "xdg-config" / "yangkey"
+    user.mkdir(parents=True)
+    write(user, "yangkey.yaml", "profiles:\n  default:\n    embedded: user-db\n")
+    stores(user, "user-db")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    result = run("sql", "SELECT 1 AS one")
+    assert (result.exit_code, result.stdout) == (0, "one\n1\n"), result.output
+    assert opened(user / "user-db")
+    # a yangkey.yaml of the project (here, or above) comes first
+    write(elsewhere, "yangkey.yaml", "profiles:\n  default:\n    embedded: project-db\n")
+    stores(elsewhere, "project-db")
+    assert run("sql", "SELECT 1").exit_code == 0
+    assert opened(elsewhere / "project-db")
 
 
 def test_profile_named_without_a_file(tmp_path: Path) -> None:
@@ -534,3 +569,37 @@ def test_an_unreachable_shared_catalog_is_one_error_line(
     pytest.importorskip("confluent_kafka")
     argv = [a.replace("{out}", str(tmp_path / "ddl")) for a in args]
     assert_one_error(invoke(*argv, "--bootstrap", "127.0.0.1:1"), "127.0.0.1:1", "cannot reach")
+
+
+# ------------------------------------------------------------------------ shell completion
+
+
+def test_shell_completion_as_the_readme_sets_it_up() -> None:
+    import os  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    assert 'eval "$(_YANGKEY_COMPLETE=bash_source yangkey)"' in readme
+    script = [sys.executable, "-c", "from yangkey.cli import main; main(prog_name='yangkey')"]
+    source = subprocess.run(
+        script,
+        env={**os.environ, "_YANGKEY_COMPLETE": "bash_source"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "complete -o nosort -F" in source.stdout
+    words = subprocess.run(
+        script,
+        env={
+            **os.environ,
+            "_YANGKEY_COMPLETE": "bash_complete",
+            "COMP_WORDS": "yangkey kafka to",
+            "COMP_CWORD": "2",
+        },
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert words.stdout.split() == ["plain,topics"]

@@ -189,7 +189,8 @@ def _load_profile(ctx: click.Context, _param: click.Parameter, value: str | None
 PROFILE = Declaration(
     ("--profile",),
     "profile",
-    "Take defaults from this profile of ./yangkey.yaml (else its default profile).",
+    "Take defaults from this profile of yangkey.yaml (the nearest in this directory or a parent,"
+    " else ~/.config/yangkey/yangkey.yaml; else its default profile).",
     envvar=ENV_PROFILE,
     metavar="NAME",
     attrs={"is_eager": True, "expose_value": False, "callback": _load_profile},
