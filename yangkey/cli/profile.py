@@ -17,8 +17,8 @@
 
 The file is the one ``YANGKEY_PROFILES_FILE`` names, else the nearest ``yangkey.yaml`` in the
 working directory or a parent, else the user's ``$XDG_CONFIG_HOME/yangkey/yangkey.yaml``
-(:func:`profiles_path`). A profile's values become the defaults of the options of the same name, below the
-command line and the environment (:mod:`yangkey.cli.options`).
+(:func:`profiles_path`). A profile's values become the defaults of the options of the same
+name, below the command line and the environment (:mod:`yangkey.cli.options`).
 """
 
 from __future__ import annotations
