@@ -316,6 +316,18 @@ def test_explicit_table_format_is_a_table(store: str) -> None:
     assert result.exit_code == 0, result.output
     assert "┃ node" in result.stdout and NODE in result.stdout
     assert "1 row(s)" in result.stderr
+    # the compact view (as the demo's): the key's parts, event time and a value summary, not
+    # every column squeezed into the terminal
+    header = next(line for line in result.stdout.splitlines() if line.startswith("┃"))
+    assert [cell.strip() for cell in header.strip("┃").split("┃")] == [
+        "node", "sub", "XPaths (key line 3)", "event time", "seq", "value",
+    ]  # fmt: skip
+    assert "kafka_topic" not in result.stdout and "generation" not in result.stdout
+    # filtered by --node: the title says which, the column is gone
+    one = run("state", "--embedded", store, "--node", NODE, "--format", "table")
+    assert f"current state of {NODE}" in one.stdout
+    header = next(line for line in one.stdout.splitlines() if line.startswith("┃"))
+    assert "node" not in header and "sub" in header
 
 
 def test_csv_record_is_one_line_and_round_trips_with_escapes(store: str) -> None:

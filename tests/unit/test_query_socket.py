@@ -14,13 +14,8 @@ from typing import Any, cast
 import pytest
 
 from yangkey.clickhouse import ClickHouseError
-from yangkey.clickhouse.query_socket import (
-    SocketConnection,
-    follower_connection,
-    lock_holder,
-    locked_error,
-    serve_queries,
-)
+from yangkey.clickhouse.connection import SocketConnection, follower_connection
+from yangkey.clickhouse.query_socket import lock_holder, locked_error, serve_queries
 
 
 class Engine:

@@ -202,6 +202,50 @@ def _check_unlocked(path: str) -> None:
         raise locked_error(path, pid)
 
 
+class SocketConnection:
+    """The process holding an embedded directory (``yangkey ingest``), queried over its socket
+    (:mod:`yangkey.clickhouse.query_socket`): queries and statements, no inserts."""
+
+    def __init__(self, directory: str | Path, pid: int | None = None) -> None:
+        from yangkey.clickhouse.query_socket import socket_path  # noqa: PLC0415
+
+        self.path = socket_path(directory)
+        self.pid = pid
+        holder = f"yangkey ingest, pid {pid}" if pid else "yangkey ingest"
+        self.description = f"embedded ClickHouse at {directory} (through {holder})"
+
+    def _run(self, sql: str, fmt: str, params: Mapping[str, Any] | None) -> bytes:
+        from yangkey.clickhouse.query_socket import request  # noqa: PLC0415
+
+        formatted = {k: format_chdb_param(v) for k, v in (params or {}).items()}
+        return request(self.path, sql, fmt, formatted, self.description)
+
+    def query(self, sql: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        data = self._run(sql, "JSONEachRow", params)
+        return [json.loads(line) for line in data.splitlines() if line.strip()]
+
+    def command(self, sql: str, params: Mapping[str, Any] | None = None) -> None:
+        self._run(sql, "TSV", params)
+
+    def insert(self, table: str, columns: Sequence[str], data: bytes, fmt: str) -> None:
+        raise ClickHouseError(
+            "the directory is held by a running `yangkey ingest`, which is the one writer: "
+            "stop it first",
+            source=self.description,
+        )
+
+    def close(self) -> None:
+        pass
+
+
+def follower_connection(directory: str | Path) -> SocketConnection | None:
+    """A connection to the ``yangkey ingest`` holding ``directory``, if one answers there."""
+    from yangkey.clickhouse.query_socket import follower_pid  # noqa: PLC0415
+
+    pid = follower_pid(directory)
+    return None if pid is None else SocketConnection(directory, pid or None)
+
+
 class ServerConnection:
     """A ClickHouse server through a clickhouse-connect client (HTTP or HTTPS).
 
@@ -345,7 +389,5 @@ def connect(*, clickhouse: str | None = None, embedded: str | Path | None = None
     if clickhouse is not None:
         return open_server(clickhouse)
     assert embedded is not None
-    from yangkey.clickhouse.query_socket import follower_connection  # noqa: PLC0415
-
     # a running `yangkey ingest` holds the directory: it answers for it
     return follower_connection(embedded) or open_embedded(embedded)

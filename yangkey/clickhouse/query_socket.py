@@ -4,12 +4,13 @@ Embedded ClickHouse (chdb) is one process per data directory: it locks ``<dir>/s
 second process cannot open the directory. So the process that holds it (``yangkey ingest``,
 following or not) answers the queries of the other ``yangkey`` commands over a Unix socket,
 ``<dir>/yangkey.sock``: owner-only (mode 0600, and on Linux the peer's uid is checked), one
-request per connection. :func:`follower_connection` finds it; :class:`SocketConnection` is a
+request per connection. :func:`yangkey.clickhouse.connection.follower_connection` finds it;
+:class:`~yangkey.clickhouse.connection.SocketConnection` is a
 :class:`yangkey.clickhouse.connection.Connection` over it, so ``state``, ``history``, ``sql`` and
 ``ddl apply`` print the same rows in the same formats as when they open the directory.
 
 Protocol (version 1): the client sends one JSON line ``{"sql", "params", "fmt"}`` (parameters
-already in chdb's text form, :func:`yangkey.clickhouse.apply.format_chdb_param`); the server
+already in chdb's text form, :func:`yangkey.clickhouse.connection.format_chdb_param`); the server
 answers one JSON line, ``{"ok": true}`` or ``{"error": reason}``, then chdb's output bytes,
 and closes. Statements run in the follower's session, one at a time, between its INSERTs.
 """
@@ -24,7 +25,7 @@ import socket
 import socketserver
 import struct
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -150,58 +151,29 @@ def serve_queries(
 # -- the client, in the other commands -----------------------------------------------------
 
 
-class SocketConnection:
-    """A :class:`yangkey.clickhouse.connection.Connection` to the process holding an embedded
-    directory (queries and statements; no inserts)."""
-
-    def __init__(self, directory: str | Path, pid: int | None = None) -> None:
-        self.path = socket_path(directory)
-        self.pid = pid
-        holder = f"yangkey ingest, pid {pid}" if pid else "yangkey ingest"
-        self.description = f"embedded ClickHouse at {directory} (through {holder})"
-
-    def run_formatted(self, sql: str, fmt: str, params: Mapping[str, str]) -> bytes:
-        request = {"v": PROTOCOL, "sql": sql, "fmt": fmt, "params": dict(params)}
-        try:
-            with _connected(self.path) as sock:
-                sock.sendall(json.dumps(request).encode("utf-8") + b"\n")
-                sock.shutdown(socket.SHUT_WR)
-                sock.settimeout(None)  # a query takes what it takes
-                with sock.makefile("rb") as stream:
-                    header = json.loads(stream.readline() or b"{}")
-                    data = stream.read()
-        except (OSError, ValueError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            raise ClickHouseError(
-                f"the ingest holding the directory stopped answering ({reason}): "
-                "run the command again",
-                source=self.description,
-            ) from None
-        if not header.get("ok"):
-            raise ClickHouseError(str(header.get("error", "no answer")), source=self.description)
-        return bytes(data)
-
-    def query(self, sql: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-        from yangkey.clickhouse.connection import format_chdb_param  # noqa: PLC0415
-
-        formatted = {k: format_chdb_param(v) for k, v in (params or {}).items()}
-        data = self.run_formatted(sql, "JSONEachRow", formatted)
-        return [json.loads(line) for line in data.splitlines() if line.strip()]
-
-    def command(self, sql: str, params: Mapping[str, Any] | None = None) -> None:
-        from yangkey.clickhouse.connection import format_chdb_param  # noqa: PLC0415
-
-        self.run_formatted(sql, "TSV", {k: format_chdb_param(v) for k, v in (params or {}).items()})
-
-    def insert(self, table: str, columns: Sequence[str], data: bytes, fmt: str) -> None:
+def request(path: Path, sql: str, fmt: str, params: Mapping[str, str], source: str) -> bytes:
+    """Run ``sql`` in the process answering on ``path``: chdb's output in ``fmt`` (``params``
+    already in chdb's text form); its refusal, or a socket that stops answering, is a
+    :class:`ClickHouseError` naming ``source``."""
+    message = {"v": PROTOCOL, "sql": sql, "fmt": fmt, "params": dict(params)}
+    try:
+        with _connected(path) as sock:
+            sock.sendall(json.dumps(message).encode("utf-8") + b"\n")
+            sock.shutdown(socket.SHUT_WR)
+            sock.settimeout(None)  # a query takes what it takes
+            with sock.makefile("rb") as stream:
+                header = json.loads(stream.readline() or b"{}")
+                data = stream.read()
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ClickHouseError(
-            "the directory is held by a running `yangkey ingest`, which is the one writer: "
-            "stop it first",
-            source=self.description,
-        )
-
-    def close(self) -> None:
-        pass
+            f"the ingest holding the directory stopped answering ({reason}): "
+            "run the command again",
+            source=source,
+        ) from None
+    if not header.get("ok"):
+        raise ClickHouseError(str(header.get("error", "no answer")), source=source)
+    return bytes(data)
 
 
 @contextlib.contextmanager
@@ -216,8 +188,9 @@ def _connected(path: Path) -> Iterator[socket.socket]:
         sock.close()
 
 
-def follower_connection(directory: str | Path) -> SocketConnection | None:
-    """A connection to the ``yangkey ingest`` holding ``directory``, if one answers there."""
+def follower_pid(directory: str | Path) -> int | None:
+    """The pid of the ``yangkey ingest`` answering for ``directory`` (0 where the platform does
+    not say), or None when nothing answers there (no socket, or a stale one)."""
     path = socket_path(directory)
     if not path.is_socket():
         return None
@@ -226,7 +199,7 @@ def follower_connection(directory: str | Path) -> SocketConnection | None:
             peer = _peer(sock)
     except OSError:
         return None  # stale (its process is gone) or not ours: the caller opens the directory
-    return SocketConnection(directory, peer[0] if peer else None)
+    return peer[0] if peer else 0
 
 
 # -- who holds a directory -----------------------------------------------------------------
@@ -278,7 +251,7 @@ def locked_error(directory: str | Path, pid: int) -> ClickHouseError:
     who = f"pid {pid}" + (f", `{command}`" if command else "") if pid else "another process"
     source = f"embedded ClickHouse at {directory}"
     stop = f"stop it (kill {pid})" if pid else "stop it"
-    if socket_path(directory).is_socket() and follower_connection(directory) is not None:
+    if follower_pid(directory) is not None:
         return ClickHouseError(
             f"in use by a running `yangkey ingest` ({who}), the directory's one writer: "
             f"{stop} first, or query through it (state, history, sql)",

@@ -261,11 +261,8 @@ def _check_server(url: str, source: str) -> Check:
 
 
 def _check_embedded(directory: str, source: str) -> Check:
-    from yangkey.clickhouse.query_socket import (  # noqa: PLC0415
-        follower_connection,
-        lock_holder,
-        locked_error,
-    )
+    from yangkey.clickhouse.connection import follower_connection  # noqa: PLC0415
+    from yangkey.clickhouse.query_socket import lock_holder, locked_error  # noqa: PLC0415
 
     where = f"{directory} ({source})"
     if not Path(directory).is_dir():
