@@ -167,8 +167,7 @@ def request(path: Path, sql: str, fmt: str, params: Mapping[str, str], source: s
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ClickHouseError(
-            f"the ingest holding the directory stopped answering ({reason}): "
-            "run the command again",
+            f"the ingest holding the directory stopped answering ({reason}): run the command again",
             source=source,
         ) from None
     if not header.get("ok"):
