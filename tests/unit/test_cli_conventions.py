@@ -615,3 +615,37 @@ def test_shell_completion_as_the_readme_sets_it_up() -> None:
         check=False,
     )
     assert words.stdout.split() == ["plain,topics"]
+
+
+# ------------------------------------------------------------------------ -v and -q
+
+
+def test_quiet_keeps_only_errors(tmp_path: Path) -> None:
+    loud = run("ddl", "apply", "-s", str(EXAMPLE), "--embedded", str(tmp_path / "a"))
+    assert loud.exit_code == 0, loud.output
+    assert "created  table" in loud.stderr
+    quiet = run("-q", "ddl", "apply", "-s", str(EXAMPLE), "--embedded", str(tmp_path / "b"))
+    assert quiet.exit_code == 0, quiet.output
+    assert quiet.stderr == ""
+    assert opened(tmp_path / "b")  # it did the work, silently
+    both = run("-v", "-q", "ddl", "apply", "-s", str(EXAMPLE), "--embedded", str(tmp_path))
+    assert both.exit_code == 2
+    assert both.stderr.strip().splitlines()[-1] == "error: give -v or -q, not both"
+
+
+def test_verbose_logs_on_stderr() -> None:
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    def stderr(*flags: str) -> str:
+        return subprocess.run(
+            [sys.executable, "-m", "yangkey.cli", *flags, "doctor", "--format", "json"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stderr
+
+    debug = "DEBUG yangkey.native: yangkey decode path: "
+    assert debug not in stderr()
+    assert debug not in stderr("-v")  # INFO and above
+    assert debug in stderr("-vv")

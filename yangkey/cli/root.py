@@ -20,6 +20,7 @@ import click
 from yangkey.cli.catalog import catalog
 from yangkey.cli.core import compile_command, key, keys, normalize, topic
 from yangkey.cli.declaration import PROFILE
+from yangkey.cli.options import QUIET, QUIET_META, VERBOSE
 from yangkey.cli.reporting import fail
 from yangkey.cli.version import VERSION
 
@@ -193,7 +194,11 @@ class LazyGroup(click.Group):
 )
 @VERSION
 @PROFILE.but(note="The command that follows takes its defaults from it.")
-def main() -> None:
+@VERBOSE.but(
+    what="-v: yangkey's log at INFO on stderr; -vv: at DEBUG, with every Kafka client line."
+)
+@QUIET.but(note="Also `yangkey -q COMMAND`'s.")
+def main(verbose: int, quiet: bool) -> None:
     """yangkey: YANG Message Keys for Message Broker Integration.
 
     Derives a deterministic Kafka message key (node, subscription id, concrete XPaths) and a
@@ -201,3 +206,20 @@ def main() -> None:
     draft-ietf-nmop-yang-message-broker-message-key. Also generates ClickHouse DDL, runs the
     Spark producer job and ingests into ClickHouse.
     """
+    if verbose and quiet:
+        raise click.UsageError("give -v or -q, not both")
+    ctx = click.get_current_context()
+    ctx.meta[QUIET_META] = quiet
+    if verbose:
+        import logging  # noqa: PLC0415
+        import os  # noqa: PLC0415
+
+        logger = logging.getLogger("yangkey")
+        if not any(handler.get_name() == "yangkey-verbose" for handler in logger.handlers):
+            handler = logging.StreamHandler()
+            handler.set_name("yangkey-verbose")
+            handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+            logger.addHandler(handler)
+        logger.setLevel(logging.DEBUG if verbose > 1 else logging.INFO)
+        if verbose > 1:
+            os.environ["YANGKEY_KAFKA_LOG"] = "1"  # librdkafka's lines, unsummarised
