@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -302,3 +303,26 @@ def test_doctor_passes_and_fails_on_what_it_is_pointed_at(
     assert bad.stderr.strip() == (
         "error: doctor: 3 check(s) failed: bootstrap, clickhouse, registry"
     )
+
+
+def test_tail_stops_on_ctrl_c_without_a_traceback(kafka_broker: Any) -> None:
+    bootstrap: str = kafka_broker.bootstrap
+    topic = f"t-tail-int-{uuid.uuid4().hex[:8]}"
+    ensure_topics(bootstrap, [TopicSpec(topic)])
+    tail = subprocess.Popen(
+        [sys.executable, "-m", "yangkey.cli", "tail", topic, "-b", bootstrap],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(5)  # following, nothing to print
+        assert tail.poll() is None
+        tail.send_signal(signal.SIGINT)
+        out, err = tail.communicate(timeout=15)
+    finally:
+        if tail.poll() is None:
+            tail.kill()
+            tail.wait(30)
+    assert tail.returncode == 0, err
+    assert (out, err) == ("", "")
