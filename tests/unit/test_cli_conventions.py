@@ -323,6 +323,10 @@ def test_explicit_table_format_is_a_table(store: str) -> None:
         "node", "sub", "XPaths (key line 3)", "event time", "seq", "value",
     ]  # fmt: skip
     assert "kafka_topic" not in result.stdout and "generation" not in result.stdout
+    import re  # noqa: PLC0415
+
+    assert re.search(r"T\d\d:\d\d:\d\d\.\d{3}Z", result.stdout)  # event time to the ms
+    assert not re.search(r"\.\d{9}Z", result.stdout)
     # filtered by --node: the title says which, the column is gone
     one = run("state", "--embedded", store, "--node", NODE, "--format", "table")
     assert f"current state of {NODE}" in one.stdout

@@ -52,10 +52,19 @@ def compact(row: dict[str, Any], *, summary_width: int) -> dict[str, Any]:
         "node": row.get("node"),
         "sub": row.get("subscription_id"),
         "XPaths (key line 3)": row.get("xpaths"),
-        "event time": row.get("event_time"),
+        "event time": _to_millis(row.get("event_time")),
         "seq": row.get("sequence_number"),
         "value": summarize(str(row.get("payload") or ""), summary_width),
     }
+
+
+def _to_millis(value: Any) -> Any:
+    """``2026-11-26T11:57:00.150000000Z`` -> ``2026-11-26T11:57:00.150Z`` (a table's width)."""
+    text = str(value) if value is not None else ""
+    head, dot, fraction = text.partition(".")
+    if dot and fraction.endswith("Z") and fraction[:-1].isdigit():
+        return f"{head}.{fraction[:3]}Z"
+    return value
 
 
 def emit_rows(
