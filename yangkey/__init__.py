@@ -44,10 +44,11 @@ The producer
     :mod:`yangkey.instances` (the instance feed), :mod:`yangkey.producer` (raw bytes to keyed
     messages or a rejection).
 For the edges
-    :mod:`yangkey.jvm` (the JDK, JVM processes).
+    :mod:`yangkey.jvm` (the JDK, JVM processes), :mod:`yangkey.summary` (a stored message in
+    one line).
 
 The packages sit above the core: the edges :mod:`yangkey.kafka`, :mod:`yangkey.registry`,
 :mod:`yangkey.spark`, :mod:`yangkey.clickhouse`, :mod:`yangkey.dashboards` and
-:mod:`yangkey.report`; above them the drivers, :mod:`yangkey.cli` (its support modules ship
-with the core) and :mod:`yangkey.demo`.
+:mod:`yangkey.report`, :mod:`yangkey.inspection` (doctor, topics, tail); above them the
+drivers, :mod:`yangkey.cli` (its support modules ship with the core) and :mod:`yangkey.demo`.
 """

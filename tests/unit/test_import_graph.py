@@ -94,8 +94,8 @@ EDGES = (
     "yangkey.report",
 )
 #: What drives the edges: the CLI's root and commands (its lazy table loads the edges'
-#: commands) and ``yangkey demo``.
-EDGE_DRIVERS = ("yangkey.cli", "yangkey.demo")
+#: commands), ``yangkey demo`` and ``yangkey doctor``/``tail`` (they look at every edge).
+EDGE_DRIVERS = ("yangkey.cli", "yangkey.demo", "yangkey.inspection")
 #: The CLI's support modules, which every command module (the edges' too) imports: the CLI
 #: layer below its root. They ship with the core install.
 CLI_SUPPORT = {

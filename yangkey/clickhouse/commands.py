@@ -27,6 +27,7 @@ from yangkey.cli.options import (
     EMBEDDED,
     FOLLOW,
     OUTPUT_DIR,
+    QUIET,
     REPORT,
     SHARED_CATALOG,
     SHARED_CATALOG_IMPLIED,
@@ -35,6 +36,9 @@ from yangkey.cli.options import (
     subscriptions_option,
     subscriptions_options,
     target_options,
+)
+from yangkey.cli.options import (
+    quiet as quiet_globally,
 )
 from yangkey.cli.reporting import load_catalog, reports_errors, skipped_summary
 from yangkey.clickhouse.query_commands import UINT64_MAX, history, sql_command, state
@@ -309,6 +313,8 @@ def apply_command(
     catalog = load_catalog(subscriptions, yang_dirs, strict=strict)
 
     def report(result: ApplyResult, where: str) -> None:
+        if quiet_globally():
+            return  # `yangkey -q ddl apply`: errors only
         for statement in result.existing:
             click.echo(f"exists   {statement.kind:<16} {statement.name}", err=True)
         for statement in result.created:
@@ -378,7 +384,7 @@ def apply_command(
     "their tables before their first message."
 )
 @CATALOG_TOPIC
-@click.option("--quiet", "-q", is_flag=True, help="No progress output.")
+@QUIET
 @kafka_config_options("consumer")
 @REPORT
 @reports_errors
@@ -417,7 +423,10 @@ def ingest(
     from yangkey.clickhouse.progress import IngestProgress  # noqa: PLC0415
     from yangkey.kafka.config import client_overrides  # noqa: PLC0415
     from yangkey.kafka.logs import quiet_librdkafka  # noqa: PLC0415
+    from yangkey.kafka.process import require_listening  # noqa: PLC0415
 
+    quiet = quiet or quiet_globally()  # `yangkey -q ingest …` as `ingest -q`
+    require_listening(bootstrap)  # a dead broker in a second, not after the metadata timeout
     catalog = load_catalog(subscriptions, yang_dirs, strict=strict)
     overrides = client_overrides(properties_file=consumer_config_file, kv=consumer_config)
     shared = None

@@ -257,9 +257,26 @@ def broker_answers(bootstrap: str, timeout: float = 5.0, *, brokers: int = 1) ->
     return broker_count(bootstrap, timeout) >= brokers
 
 
+def accepts_connections(bootstrap: str) -> bool:
+    """True if any of ``bootstrap``'s servers accepts a TCP connection within a second: a
+    quick "nothing listens there" before librdkafka retries for its whole timeout."""
+    return any(_accepts(server) for server in bootstrap.split(","))
+
+
+def require_listening(bootstrap: str, fix: str = "start it or fix --bootstrap") -> None:
+    """One :class:`BrokerError` at once when none of ``bootstrap``'s servers accepts a
+    connection, instead of librdkafka's silent retries until a metadata timeout."""
+    if not accepts_connections(bootstrap):
+        raise BrokerError(
+            f"cannot connect to any of {bootstrap} (nothing listens there, or the name does "
+            f"not resolve): {fix}",
+            source=f"kafka://{bootstrap}",
+        )
+
+
 def broker_count(bootstrap: str, timeout: float = 5.0) -> int:
     """How many brokers the cluster at ``bootstrap`` lists in its metadata (0: no answer)."""
-    if not any(_accepts(server) for server in bootstrap.split(",")):
+    if not accepts_connections(bootstrap):
         return 0  # skip librdkafka: it would log a connection-refused line per attempt
     from confluent_kafka import KafkaException  # noqa: PLC0415 - only `status` and waits need it
     from confluent_kafka.admin import AdminClient  # noqa: PLC0415

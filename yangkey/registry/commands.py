@@ -21,6 +21,7 @@ from yangkey.cli.options import (
     PORT,
     SCHEMA_REGISTRY,
     TOPIC,
+    VERBOSE,
     kafka_config_options,
     subscriptions_option,
     subscriptions_options,
@@ -148,7 +149,7 @@ def registry() -> None:
     help="Open connections served at once; more are answered 503.",
 )
 @kafka_config_options("kafka")
-@click.option("--verbose", is_flag=True, help="Log every request on stderr.")
+@VERBOSE.but(what="Log every request on stderr.")
 @reports_errors
 def serve(
     bootstrap: str,
@@ -170,7 +171,7 @@ def serve(
     max_connections: int,
     kafka_config: tuple[str, ...],
     kafka_config_file: str | None,
-    verbose: bool,
+    verbose: int,
 ) -> None:
     """Serve the registry API until SIGINT or SIGTERM.
 
@@ -187,7 +188,7 @@ def serve(
     if (tls_cert is None) != (tls_key is None) or (tls_client_ca and not tls_cert):
         raise ConfigError("--tls-cert and --tls-key go together (and --tls-client-ca needs them)")
     tls = TLS(tls_cert, tls_key, tls_client_ca) if tls_cert and tls_key else None
-    _log_to_stderr(verbose)
+    _log_to_stderr(verbose > 0)
     for warning in exposure_warnings(host, users is not None, tls is not None):
         click.echo(f"warning: {warning}", err=True)
     stop = threading.Event()
@@ -209,7 +210,7 @@ def serve(
         node_id=node_id,
         replication=(replication_factor, min_insync_replicas),
         overrides=client_overrides(properties_file=kafka_config_file, kv=kafka_config),
-        verbose=verbose,
+        verbose=verbose > 0,
         users=users,
         tls=tls,
         max_body=max_body,

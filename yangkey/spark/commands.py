@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from yangkey.cli.options import REPORT, resolve_format
+from yangkey.cli.options import quiet as quiet_globally
 from yangkey.cli.reporting import fail
 from yangkey.errors import YangkeyError
 from yangkey.kafka.logs import log_to_file, quiet_librdkafka
@@ -95,6 +96,8 @@ def produce(fmt: str | None, report: Path | None, **options: Any) -> None:
     """
     with Stopper().installed() as stopper, contextlib.ExitStack() as logs:
         err = Console(stderr=True, highlight=False, soft_wrap=True)
+        # progress and notes; `yangkey -q produce` keeps only warnings, errors, the summary
+        info = Console(stderr=True, highlight=False, soft_wrap=True, quiet=quiet_globally())
         prepared: Prepared | None = None
         log: Path | None = None
         # librdkafka's lines of the driver's clients: summarised on stderr (yangkey.kafka.logs)
@@ -106,11 +109,11 @@ def produce(fmt: str | None, report: Path | None, **options: Any) -> None:
                 _ship_env(config, prepared, err)
             if not config.dry_run:
                 log = _run_log(prepared, logs)
-                err.print(start_line(prepared), markup=False, highlight=False)
+                info.print(start_line(prepared), markup=False, highlight=False)
                 if log is not None:
-                    err.print(log_line(log), markup=False, highlight=False)
+                    info.print(log_line(log), markup=False, highlight=False)
             if prepared.sink.schema_registry is not None:
-                err.print(
+                info.print(
                     f"schema registry {prepared.sink.schema_registry.shown}:"
                     f" {len(prepared.sink.schema_ids)} subject(s) <topic>-value registered or"
                     " found",
@@ -118,11 +121,11 @@ def produce(fmt: str | None, report: Path | None, **options: Any) -> None:
                     highlight=False,
                 )
             for note in prepared.notes:
-                err.print(note, markup=False, highlight=False)
+                info.print(note, markup=False, highlight=False)
             for warning in prepared.warnings:
                 err.print(f"[yellow]warning:[/yellow] {escape(warning)}")
             if prepared.created_topics:
-                err.print(
+                info.print(
                     f"created {len(prepared.created_topics)} topic(s): "
                     + ", ".join(prepared.created_topics)
                 )
@@ -136,12 +139,12 @@ def produce(fmt: str | None, report: Path | None, **options: Any) -> None:
                 )
 
             def on_batch(batch_id: int, part: Summary) -> None:
-                err.print(
+                info.print(
                     f"batch {batch_id}: {part.tally.records:,} records ->"
                     f" {part.tally.messages:,} messages, {part.tally.rejections:,} rejected"
                 )
 
-            if err.is_terminal:
+            if err.is_terminal and not quiet_globally():
                 with err.status("starting Spark…") as status:
                     summary = run(
                         config,
@@ -155,7 +158,7 @@ def produce(fmt: str | None, report: Path | None, **options: Any) -> None:
                 # A pipe or a log gets a progress line every few seconds (a stream has its
                 # batch lines instead).
                 def line(text: str) -> None:
-                    err.print(text, markup=False, highlight=False)
+                    info.print(text, markup=False, highlight=False)
 
                 if not config.stream.enabled:
                     line("starting Spark…")
