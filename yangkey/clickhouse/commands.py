@@ -48,7 +48,6 @@ from yangkey.errors import ConfigError
 if TYPE_CHECKING:
     from yangkey.catalog import Catalog
     from yangkey.clickhouse.ddl import DdlOptions, Mode
-    from yangkey.clickhouse.ingest.events import IngestResult
     from yangkey.kafka.catalog_topic import CatalogTopic
     from yangkey.topics import TopicSpec
 
@@ -458,36 +457,17 @@ def ingest(
         if shared is not None:
             shared.close()
     if report is not None:
-        _ingest_report(report, embedded, database, catalog, result, quiet)
+        from yangkey.report.runs import write_ingest_report  # noqa: PLC0415
+
+        written = write_ingest_report(report, embedded, database, catalog, result)
+        if not quiet:
+            click.echo(f"report: {written}", err=True)
     if quiet:
         return
     if result.missing_topics:
         click.echo(f"{len(result.missing_topics)} topic(s) not found in Kafka", err=True)
     if catalog.skipped:
         click.echo(f"ingest: {skipped_summary(catalog)}", err=True)
-
-
-def _ingest_report(
-    path: Path, embedded: str, database: str, catalog: Catalog, result: IngestResult, quiet: bool
-) -> None:
-    """``--report``: the tables ingest filled, with the run's figures on top."""
-    from yangkey.clickhouse.connection import open_embedded  # noqa: PLC0415
-    from yangkey.report.runs import ingest_figures, tables_report, write  # noqa: PLC0415
-
-    conn = open_embedded(embedded)
-    try:
-        data = tables_report(
-            conn,
-            database,
-            title="yangkey ingest",
-            catalog=catalog,
-            figures=ingest_figures(result),
-        )
-    finally:
-        conn.close()
-    written = write(data, path)
-    if not quiet:
-        click.echo(f"report: {written}", err=True)
 
 
 COMMANDS: tuple[click.Command, ...] = (ddl, ingest, state, history, sql_command)
