@@ -33,8 +33,8 @@ from yangkey.clickhouse.connection import ChdbConnection
 from yangkey.clickhouse.ddl import DdlOptions, render_ddl
 from yangkey.clickhouse.ingest.arrow import insert_rows
 from yangkey.clickhouse.ingest.rows import QueueRow
-from yangkey.kafkalogs import quiet_librdkafka
-from yangkey.keys import compose_key
+from yangkey.kafka.logs import quiet_librdkafka
+from yangkey.messages import MessageKey
 
 pytest.importorskip("chdb")
 
@@ -71,6 +71,8 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         "YANGKEY_SUBSCRIPTIONS",
     ):
         monkeypatch.delenv(name, raising=False)
+    # no user-level profiles file but the test's own (~/.config/yangkey/yangkey.yaml)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.chdir(tmp_path)
 
 
@@ -94,7 +96,8 @@ def store() -> Iterator[str]:
             )
             options = DdlOptions(database="yangkey", mode="embedded")
             apply(conn, render_ddl((spec,), options), "yangkey")
-            key = compose_key(NODE, 1042, ["/ietf-interfaces:interfaces/interface[name='eth0']"])
+            xpath = "/ietf-interfaces:interfaces/interface[name='eth0']"
+            key = MessageKey.of(NODE, 1042, [xpath]).encode()
             rows = [
                 QueueRow(
                     topic=TOPIC,
@@ -253,6 +256,39 @@ def test_bad_profile_file_is_one_line_naming_file_and_field(
     assert_one_error(run("sql", "SELECT 1"), "yangkey.yaml", *needles)
 
 
+def test_profile_found_in_a_parent_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _profile_dir(tmp_path)
+    stores(tmp_path, "dev-db")
+    deeper = tmp_path / "a" / "b"
+    deeper.mkdir(parents=True)
+    monkeypatch.chdir(deeper)
+    result = run("sql", "SELECT 1 AS one")
+    assert (result.exit_code, result.stdout) == (0, "one\n1\n"), result.output
+    assert opened(tmp_path / "dev-db")  # relative to the file, not to the working directory
+
+
+def test_user_level_profiles_file_and_a_project_file_wins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user = tmp_path / "xdg-config" / "yangkey"
+    user.mkdir(parents=True)
+    write(user, "yangkey.yaml", "profiles:\n  default:\n    embedded: user-db\n")
+    stores(user, "user-db")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    result = run("sql", "SELECT 1 AS one")
+    assert (result.exit_code, result.stdout) == (0, "one\n1\n"), result.output
+    assert opened(user / "user-db")
+    # a yangkey.yaml of the project (here, or above) comes first
+    write(elsewhere, "yangkey.yaml", "profiles:\n  default:\n    embedded: project-db\n")
+    stores(elsewhere, "project-db")
+    assert run("sql", "SELECT 1").exit_code == 0
+    assert opened(elsewhere / "project-db")
+
+
 def test_profile_named_without_a_file(tmp_path: Path) -> None:
     assert_one_error(run("--profile", "dev", "sql", "SELECT 1"), "yangkey.yaml", "'dev'")
 
@@ -281,6 +317,22 @@ def test_explicit_table_format_is_a_table(store: str) -> None:
     assert result.exit_code == 0, result.output
     assert "┃ node" in result.stdout and NODE in result.stdout
     assert "1 row(s)" in result.stderr
+    # the compact view (as the demo's): the key's parts, event time and a value summary, not
+    # every column squeezed into the terminal
+    header = next(line for line in result.stdout.splitlines() if line.startswith("┃"))
+    assert [cell.strip() for cell in header.strip("┃").split("┃")] == [
+        "node", "sub", "XPaths (key line 3)", "event time", "seq", "value",
+    ]  # fmt: skip
+    assert "kafka_topic" not in result.stdout and "generation" not in result.stdout
+    import re  # noqa: PLC0415
+
+    assert re.search(r"T\d\d:\d\d:\d\d\.\d{3}Z", result.stdout)  # event time to the ms
+    assert not re.search(r"\.\d{9}Z", result.stdout)
+    # filtered by --node: the title says which, the column is gone
+    one = run("state", "--embedded", store, "--node", NODE, "--format", "table")
+    assert f"current state of {NODE}" in one.stdout
+    header = next(line for line in one.stdout.splitlines() if line.startswith("┃"))
+    assert "node" not in header and "sub" in header
 
 
 def test_csv_record_is_one_line_and_round_trips_with_escapes(store: str) -> None:
@@ -375,6 +427,9 @@ def test_sql_error_is_one_line(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "args",
     [
+        ["stat"],
+        ["state", "--nod", "pe1"],
+        ["sample", "--count", "2"],
         ["state"],
         ["history", "--embedded", "db"],
         ["sql", "SELECT 1"],
@@ -389,7 +444,11 @@ def test_usage_errors_exit_2(args: list[str]) -> None:
     result = run(*args)
     assert result.exit_code == 2, (args, result.output)
     assert "Traceback" not in result.output
-    assert result.stderr.strip().splitlines()[-1].startswith("Error: ")
+    # click's own errors read as ours do: "error: …" under the usage line and the hint
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1].startswith("error: ")
+    assert lines[0].startswith("Usage: ")
+    assert "Error:" not in result.stderr
 
 
 @pytest.mark.parametrize(
@@ -527,3 +586,71 @@ def test_an_unreachable_shared_catalog_is_one_error_line(
     pytest.importorskip("confluent_kafka")
     argv = [a.replace("{out}", str(tmp_path / "ddl")) for a in args]
     assert_one_error(invoke(*argv, "--bootstrap", "127.0.0.1:1"), "127.0.0.1:1", "cannot reach")
+
+
+# ------------------------------------------------------------------------ shell completion
+
+
+def test_shell_completion_as_the_readme_sets_it_up() -> None:
+    import os  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    assert 'eval "$(_YANGKEY_COMPLETE=bash_source yangkey)"' in readme
+    script = [sys.executable, "-c", "from yangkey.cli import main; main(prog_name='yangkey')"]
+    source = subprocess.run(
+        script,
+        env={**os.environ, "_YANGKEY_COMPLETE": "bash_source"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "complete -o nosort -F" in source.stdout
+    words = subprocess.run(
+        script,
+        env={
+            **os.environ,
+            "_YANGKEY_COMPLETE": "bash_complete",
+            "COMP_WORDS": "yangkey kafka to",
+            "COMP_CWORD": "2",
+        },
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert words.stdout.split() == ["plain,topics"]
+
+
+# ------------------------------------------------------------------------ -v and -q
+
+
+def test_quiet_keeps_only_errors(tmp_path: Path) -> None:
+    loud = run("ddl", "apply", "-s", str(EXAMPLE), "--embedded", str(tmp_path / "a"))
+    assert loud.exit_code == 0, loud.output
+    assert "created  table" in loud.stderr
+    quiet = run("-q", "ddl", "apply", "-s", str(EXAMPLE), "--embedded", str(tmp_path / "b"))
+    assert quiet.exit_code == 0, quiet.output
+    assert quiet.stderr == ""
+    assert opened(tmp_path / "b")  # it did the work, silently
+    both = run("-v", "-q", "ddl", "apply", "-s", str(EXAMPLE), "--embedded", str(tmp_path))
+    assert both.exit_code == 2
+    assert both.stderr.strip().splitlines()[-1] == "error: give -v or -q, not both"
+
+
+def test_verbose_logs_on_stderr() -> None:
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    def stderr(*flags: str) -> str:
+        return subprocess.run(
+            [sys.executable, "-m", "yangkey.cli", *flags, "doctor", "--format", "json"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stderr
+
+    debug = "DEBUG yangkey.native: yangkey decode path: "
+    assert debug not in stderr()
+    assert debug not in stderr("-v")  # INFO and above
+    assert debug in stderr("-vv")

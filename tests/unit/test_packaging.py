@@ -123,10 +123,10 @@ def test_every_design_citation_in_the_code_resolves() -> None:
 
 def test_produce_help_names_the_spark_submit_entry_this_installation_ships() -> None:
     """A pip user has no clone: the spark-submit entry is a module of the package
-    (``yangkey/spark/submit.py``, in the wheel with its package) and ``produce --help``
+    (``yangkey/cli/spark_submit.py``, in the wheel with its package) and ``produce --help``
     prints where it is installed (spark-submit takes a file, not a module name)."""
     pytest.importorskip("pyspark")
-    from yangkey.spark import submit  # noqa: PLC0415
+    from yangkey.cli import spark_submit as submit  # noqa: PLC0415
 
     result = run("produce", "--help")
     assert result.exit_code == 0

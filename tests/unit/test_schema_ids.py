@@ -224,7 +224,7 @@ def test_produce_reports_a_registry_that_is_down_before_sending(tmp_path: Path) 
         *common, "--bootstrap", "127.0.0.1:1", "--schema-registry", nowhere, "--single-topic", "a"
     )
     assert mixed.exit_code == 2  # a usage error: the combination makes no run
-    assert "Error: --single-topic mixes every subscription branch" in mixed.stderr
+    assert "error: --single-topic mixes every subscription branch" in mixed.stderr
     assert_one_error(
         run(
             *common,

@@ -40,9 +40,9 @@ from yangkey.errors import EmptyUpdate, InputError, NotificationError, YangkeyEr
 
 if TYPE_CHECKING:
     from yangkey.catalog import Catalog
+    from yangkey.compiled import CompiledSubscription
     from yangkey.keys import DerivedKey, KeyDeriver
     from yangkey.notification_model import Notification
-    from yangkey.templates import CompiledSubscription
 
 MAX_BYTES = Declaration(
     ("--max-bytes",),
@@ -109,7 +109,7 @@ def compile_command(
         for branch, topic in zip(compiled.branches, topics, strict=True)
     ]
     if show_walker:
-        from yangkey.keys import walker_source  # noqa: PLC0415
+        from yangkey.walker import walker_source  # noqa: PLC0415
 
         for item, branch in zip(branches, compiled.branches, strict=True):
             item["walker"] = walker_source(branch)

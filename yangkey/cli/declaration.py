@@ -26,6 +26,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 ENV_PROFILE = "YANGKEY_PROFILE"
 PROFILE_META = "yangkey.profile"
+PROFILE_USED = "yangkey.profile_used"
 
 #: What a command may change of a declaration when it applies it.
 _ADJUSTABLE = frozenset({"default", "required", "show_default", "type"})
@@ -158,10 +159,17 @@ def _load_profile(ctx: click.Context, _param: click.Parameter, value: str | None
     if isinstance(ctx.command, click.Group):
         # yangkey --profile NAME <command>: the command's own --profile reads it from meta.
         ctx.meta[PROFILE_META] = value
+        if value:
+            cmdline = ctx.get_parameter_source("profile") is ParameterSource.COMMANDLINE
+            ctx.meta[PROFILE_USED] = (value, "--profile" if cmdline else ENV_PROFILE)
         return
     name = value
-    if ctx.get_parameter_source("profile") is not ParameterSource.COMMANDLINE:
+    if ctx.get_parameter_source("profile") is ParameterSource.COMMANDLINE:
+        ctx.meta[PROFILE_USED] = (value, "--profile")
+    else:
         name = ctx.meta.get(PROFILE_META) or value
+        if PROFILE_USED not in ctx.meta:
+            ctx.meta[PROFILE_USED] = (name, ENV_PROFILE if name else "")
     try:
         options = {
             flag: param.name
@@ -181,7 +189,8 @@ def _load_profile(ctx: click.Context, _param: click.Parameter, value: str | None
 PROFILE = Declaration(
     ("--profile",),
     "profile",
-    "Take defaults from this profile of ./yangkey.yaml (else its default profile).",
+    "Take defaults from this profile of yangkey.yaml (the nearest in this directory or a parent,"
+    " else ~/.config/yangkey/yangkey.yaml; else its default profile).",
     envvar=ENV_PROFILE,
     metavar="NAME",
     attrs={"is_eager": True, "expose_value": False, "callback": _load_profile},

@@ -441,3 +441,27 @@ def resolve_format(
     if ctx is not None and ctx.meta.get(_FORMAT_META):
         return str(ctx.meta[_FORMAT_META])
     return choices[0] if sys.stdout.isatty() else _piped(choices, piped)
+
+
+# ------------------------------------------------------------------------- verbosity
+
+QUIET_META = "yangkey.quiet"
+
+QUIET = Declaration(
+    ("--quiet", "-q"),
+    "quiet",
+    "No progress lines (warnings and errors still show).",
+    attrs={"is_flag": True},
+)
+VERBOSE = Declaration(
+    ("--verbose", "-v"),
+    "verbose",
+    "{what}",
+    attrs={"count": True},
+)
+
+
+def quiet() -> bool:
+    """``yangkey -q``: progress and informational lines off (warnings and errors stay)."""
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and ctx.meta.get(QUIET_META))

@@ -15,9 +15,10 @@
         clickhouse: https://yangkey@clickhouse:8443/telemetry
         schema_registry: http://registry:8081
 
-The file is ``yangkey.yaml`` in the working directory, or the one ``YANGKEY_PROFILES_FILE``
-names. A profile's values become the defaults of the options of the same name, below the
-command line and the environment (:mod:`yangkey.cli.options`).
+The file is the one ``YANGKEY_PROFILES_FILE`` names, else the nearest ``yangkey.yaml`` in the
+working directory or a parent, else the user's ``$XDG_CONFIG_HOME/yangkey/yangkey.yaml``
+(:func:`profiles_path`). A profile's values become the defaults of the options of the same
+name, below the command line and the environment (:mod:`yangkey.cli.options`).
 """
 
 from __future__ import annotations
@@ -62,9 +63,28 @@ class ProfilesFile(BaseModel):
     profiles: dict[str, Profile]
 
 
+def user_profiles_path() -> Path:
+    """The user-level file: ``$XDG_CONFIG_HOME/yangkey/yangkey.yaml`` (default
+    ``~/.config/yangkey/yangkey.yaml``)."""
+    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(config) / "yangkey" / FILE_NAME
+
+
 def profiles_path(cwd: Path | None = None) -> Path:
+    """The profiles file in use: the one ``YANGKEY_PROFILES_FILE`` names, else the nearest
+    ``yangkey.yaml`` in the working directory or one of its parents (as git finds its
+    repository), else the user-level file (:func:`user_profiles_path`); when there is none,
+    ``./yangkey.yaml`` (which does not exist), for messages."""
     named = os.environ.get(ENV_FILE)
-    return Path(named) if named else (cwd or Path.cwd()) / FILE_NAME
+    if named:
+        return Path(named)
+    here = (cwd or Path.cwd()).absolute()
+    for directory in (here, *here.parents):
+        candidate = directory / FILE_NAME
+        if candidate.is_file():
+            return candidate
+    user = user_profiles_path()
+    return user if user.is_file() else here / FILE_NAME
 
 
 def _reason(error: ValidationError) -> str:
@@ -118,7 +138,9 @@ def profile_defaults(name: str | None, options: Mapping[str, str]) -> dict[str, 
     if not path.is_file():
         if name:
             raise ConfigError(
-                f"no {FILE_NAME} here to take profile {name!r} from", source=str(path)
+                f"no {FILE_NAME} here, in a parent directory or at {user_profiles_path()} to "
+                f"take profile {name!r} from",
+                source=str(path),
             )
         return {}
     profile = select(load_profiles(path), name, path)

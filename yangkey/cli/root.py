@@ -11,6 +11,8 @@ the reason), 2 on usage errors.
 from __future__ import annotations
 
 import importlib
+import sys
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -18,6 +20,7 @@ import click
 from yangkey.cli.catalog import catalog
 from yangkey.cli.core import compile_command, key, keys, normalize, topic
 from yangkey.cli.declaration import PROFILE
+from yangkey.cli.options import QUIET, QUIET_META, VERBOSE
 from yangkey.cli.reporting import fail
 from yangkey.cli.version import VERSION
 
@@ -82,12 +85,33 @@ LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
         "report",
         "Write an HTML report of the data in ClickHouse (partitions, keys, nodes, latency).",
     ),
+    "doctor": (
+        "yangkey.inspection.commands",
+        "doctor",
+        "Check the installation and what it is pointed at (Java, extras, Kafka, ClickHouse).",
+    ),
+    "tail": (
+        "yangkey.inspection.commands",
+        "tail",
+        "Print a topic's messages: key, headers and decoded value (like kcat).",
+    ),
     "sample": (
         "yangkey.demo.commands",
         "sample",
         "Write example notifications (JSON lines) and their expected outcome.",
     ),
 }
+
+
+def show_click_error(exc: click.ClickException) -> None:
+    """What click's ``show()`` prints, with our ``error:`` prefix."""
+    if isinstance(exc, click.UsageError) and exc.ctx is not None:
+        hint = ""
+        if exc.ctx.command.get_help_option(exc.ctx) is not None:
+            help_name = exc.ctx.help_option_names[0]
+            hint = f"Try '{exc.ctx.command_path} {help_name}' for help.\n"
+        click.echo(f"{exc.ctx.get_usage()}\n{hint}", err=True, color=exc.ctx.color)
+    click.echo(f"error: {exc.format_message()}", err=True)
 
 
 class LazyGroup(click.Group):
@@ -124,6 +148,29 @@ class LazyGroup(click.Group):
             return command
         return super().get_command(ctx, cmd_name)
 
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Click's own errors (usage, a bad option value) end as ours do: ``error: …`` (after
+        the usage line and the hint), not click's capitalised ``Error: …``."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.ClickException as exc:
+            show_click_error(exc)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        # standalone_mode=False returns ctx.exit()'s code; a command itself returns None
+        sys.exit(code if isinstance(code, int) else 0)
+
     def invoke(self, ctx: click.Context) -> Any:
         # Edges import their optional libraries when they load or run: a missing one is the
         # user's install, not a bug, so it gets the error line naming the extra to install.
@@ -147,7 +194,11 @@ class LazyGroup(click.Group):
 )
 @VERSION
 @PROFILE.but(note="The command that follows takes its defaults from it.")
-def main() -> None:
+@VERBOSE.but(
+    what="-v: yangkey's log at INFO on stderr; -vv: at DEBUG, with every Kafka client line."
+)
+@QUIET.but(note="Also `yangkey -q COMMAND`'s.")
+def main(verbose: int, quiet: bool) -> None:
     """yangkey: YANG Message Keys for Message Broker Integration.
 
     Derives a deterministic Kafka message key (node, subscription id, concrete XPaths) and a
@@ -155,3 +206,20 @@ def main() -> None:
     draft-ietf-nmop-yang-message-broker-message-key. Also generates ClickHouse DDL, runs the
     Spark producer job and ingests into ClickHouse.
     """
+    if verbose and quiet:
+        raise click.UsageError("give -v or -q, not both")
+    ctx = click.get_current_context()
+    ctx.meta[QUIET_META] = quiet
+    if verbose:
+        import logging  # noqa: PLC0415
+        import os  # noqa: PLC0415
+
+        logger = logging.getLogger("yangkey")
+        if not any(handler.get_name() == "yangkey-verbose" for handler in logger.handlers):
+            handler = logging.StreamHandler()
+            handler.set_name("yangkey-verbose")
+            handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+            logger.addHandler(handler)
+        logger.setLevel(logging.DEBUG if verbose > 1 else logging.INFO)
+        if verbose > 1:
+            os.environ["YANGKEY_KAFKA_LOG"] = "1"  # librdkafka's lines, unsummarised

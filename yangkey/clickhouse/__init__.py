@@ -10,6 +10,8 @@
 * :mod:`yangkey.clickhouse.instances` — the instance feed ingest computes;
 * :mod:`yangkey.clickhouse.shared_topics` — the one follower of the shared catalog;
 * :mod:`yangkey.clickhouse.ingest` — Kafka into embedded ClickHouse (chdb), a package;
+  :mod:`yangkey.clickhouse.query_socket` — the queries of other processes, answered by the
+  ingest holding the directory;
 * :mod:`yangkey.clickhouse.queries` — current state and history;
 * :mod:`yangkey.clickhouse.targets`, :mod:`yangkey.clickhouse.progress`,
   :mod:`yangkey.clickhouse.query_commands`, :mod:`yangkey.clickhouse.commands` — the

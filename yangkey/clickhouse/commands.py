@@ -27,6 +27,7 @@ from yangkey.cli.options import (
     EMBEDDED,
     FOLLOW,
     OUTPUT_DIR,
+    QUIET,
     REPORT,
     SHARED_CATALOG,
     SHARED_CATALOG_IMPLIED,
@@ -36,6 +37,9 @@ from yangkey.cli.options import (
     subscriptions_options,
     target_options,
 )
+from yangkey.cli.options import (
+    quiet as quiet_globally,
+)
 from yangkey.cli.reporting import load_catalog, reports_errors, skipped_summary
 from yangkey.clickhouse.query_commands import UINT64_MAX, history, sql_command, state
 from yangkey.clickhouse.targets import connected
@@ -44,7 +48,6 @@ from yangkey.errors import ConfigError
 if TYPE_CHECKING:
     from yangkey.catalog import Catalog
     from yangkey.clickhouse.ddl import DdlOptions, Mode
-    from yangkey.clickhouse.ingest.events import IngestResult
     from yangkey.kafka.catalog_topic import CatalogTopic
     from yangkey.topics import TopicSpec
 
@@ -170,7 +173,7 @@ def generate(
     """
     from yangkey.clickhouse.ddl import render_catalog, render_ddl, to_script  # noqa: PLC0415
     from yangkey.clickhouse.shared_topics import SharedTopics  # noqa: PLC0415
-    from yangkey.kafkalogs import quiet_librdkafka  # noqa: PLC0415
+    from yangkey.kafka.logs import quiet_librdkafka  # noqa: PLC0415
 
     shared = shared_catalog_servers(shared_catalog, bootstrap)
     if subscriptions is None and shared is None:
@@ -301,7 +304,7 @@ def apply_command(
     from yangkey.clickhouse.connection import ServerConnection  # noqa: PLC0415
     from yangkey.clickhouse.ddl import render_catalog, render_ddl  # noqa: PLC0415
     from yangkey.clickhouse.shared_topics import SharedTopics  # noqa: PLC0415
-    from yangkey.kafkalogs import quiet_librdkafka  # noqa: PLC0415
+    from yangkey.kafka.logs import quiet_librdkafka  # noqa: PLC0415
 
     shared = shared_catalog_servers(shared_catalog, bootstrap)
     if follow and shared is None:
@@ -309,6 +312,8 @@ def apply_command(
     catalog = load_catalog(subscriptions, yang_dirs, strict=strict)
 
     def report(result: ApplyResult, where: str) -> None:
+        if quiet_globally():
+            return  # `yangkey -q ddl apply`: errors only
         for statement in result.existing:
             click.echo(f"exists   {statement.kind:<16} {statement.name}", err=True)
         for statement in result.created:
@@ -378,7 +383,7 @@ def apply_command(
     "their tables before their first message."
 )
 @CATALOG_TOPIC
-@click.option("--quiet", "-q", is_flag=True, help="No progress output.")
+@QUIET
 @kafka_config_options("consumer")
 @REPORT
 @reports_errors
@@ -416,8 +421,11 @@ def ingest(
     from yangkey.clickhouse.ingest import ingest as run_ingest  # noqa: PLC0415
     from yangkey.clickhouse.progress import IngestProgress  # noqa: PLC0415
     from yangkey.kafka.config import client_overrides  # noqa: PLC0415
-    from yangkey.kafkalogs import quiet_librdkafka  # noqa: PLC0415
+    from yangkey.kafka.logs import quiet_librdkafka  # noqa: PLC0415
+    from yangkey.kafka.process import require_listening  # noqa: PLC0415
 
+    quiet = quiet or quiet_globally()  # `yangkey -q ingest …` as `ingest -q`
+    require_listening(bootstrap)  # a dead broker in a second, not after the metadata timeout
     catalog = load_catalog(subscriptions, yang_dirs, strict=strict)
     overrides = client_overrides(properties_file=consumer_config_file, kv=consumer_config)
     shared = None
@@ -449,36 +457,17 @@ def ingest(
         if shared is not None:
             shared.close()
     if report is not None:
-        _ingest_report(report, embedded, database, catalog, result, quiet)
+        from yangkey.report.runs import write_ingest_report  # noqa: PLC0415
+
+        written = write_ingest_report(report, embedded, database, catalog, result)
+        if not quiet:
+            click.echo(f"report: {written}", err=True)
     if quiet:
         return
     if result.missing_topics:
         click.echo(f"{len(result.missing_topics)} topic(s) not found in Kafka", err=True)
     if catalog.skipped:
         click.echo(f"ingest: {skipped_summary(catalog)}", err=True)
-
-
-def _ingest_report(
-    path: Path, embedded: str, database: str, catalog: Catalog, result: IngestResult, quiet: bool
-) -> None:
-    """``--report``: the tables ingest filled, with the run's figures on top."""
-    from yangkey.clickhouse.connection import open_embedded  # noqa: PLC0415
-    from yangkey.report.runs import ingest_figures, tables_report, write  # noqa: PLC0415
-
-    conn = open_embedded(embedded)
-    try:
-        data = tables_report(
-            conn,
-            database,
-            title="yangkey ingest",
-            catalog=catalog,
-            figures=ingest_figures(result),
-        )
-    finally:
-        conn.close()
-    written = write(data, path)
-    if not quiet:
-        click.echo(f"report: {written}", err=True)
 
 
 COMMANDS: tuple[click.Command, ...] = (ddl, ingest, state, history, sql_command)

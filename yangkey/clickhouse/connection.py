@@ -7,7 +7,9 @@ query parameters (``{name:Type}`` placeholders), never spliced into the SQL.
 
 chdb quirk: one process holds at most one chdb data path at a time (the embedded server is
 process-wide; opening a second path fails until every session on the first is closed).
-:func:`open_embedded` turns that into a clear :class:`ClickHouseError`.
+:func:`open_embedded` turns that into a clear :class:`ClickHouseError`. So does another
+process holding the directory (chdb locks ``<dir>/status``); :func:`connect` then queries
+through the ``yangkey ingest`` holding it (:mod:`yangkey.clickhouse.query_socket`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import datetime as dt
 import json
 import os
 import re
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,6 +126,9 @@ class ChdbConnection:
         self.description = f"embedded ClickHouse at {self.path}"
         factory: Any = session.Session
         self._session: Any = None
+        # the ingest's insert thread and its query socket share the one session
+        self._lock = threading.RLock()
+        _check_unlocked(self.path)
         try:
             self._session = factory(self.path)
         except Exception as exc:
@@ -143,9 +149,15 @@ class ChdbConnection:
         self.command("SET parallel_view_processing = 1")
 
     def _run(self, sql: str, fmt: str, params: Mapping[str, Any] | None) -> bytes:
-        formatted = {k: format_chdb_param(v) for k, v in (params or {}).items()}
+        return self.run_formatted(
+            sql, fmt, {k: format_chdb_param(v) for k, v in (params or {}).items()}
+        )
+
+    def run_formatted(self, sql: str, fmt: str, params: Mapping[str, str]) -> bytes:
+        """chdb's output in ``fmt``; ``params`` already formatted (:func:`format_chdb_param`)."""
         try:
-            result = self._session.query(sql, fmt, params=formatted or None)
+            with self._lock:
+                result = self._session.query(sql, fmt, params=dict(params) or None)
         except Exception as exc:
             raise clickhouse_error(exc, self.description) from None
         data = result.bytes()
@@ -162,9 +174,10 @@ class ChdbConnection:
         column_list = ", ".join(columns)
         statement = f"INSERT INTO {table} ({column_list})" if columns else f"INSERT INTO {table}"
         try:
-            inserter = self._session.send_insert(statement, fmt)
-            inserter.append(data)
-            inserter.finish()
+            with self._lock:
+                inserter = self._session.send_insert(statement, fmt)
+                inserter.append(data)
+                inserter.finish()
         except Exception as exc:
             raise clickhouse_error(exc, self.description, f"insert into {table}") from None
 
@@ -178,6 +191,59 @@ class ChdbConnection:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _check_unlocked(path: str) -> None:
+    """A directory another process holds is one clear error, not chdb's two raw lines."""
+    from yangkey.clickhouse.query_socket import lock_holder, locked_error  # noqa: PLC0415
+
+    pid = lock_holder(path)
+    if pid is not None and pid != os.getpid():
+        raise locked_error(path, pid)
+
+
+class SocketConnection:
+    """The process holding an embedded directory (``yangkey ingest``), queried over its socket
+    (:mod:`yangkey.clickhouse.query_socket`): queries and statements, no inserts."""
+
+    def __init__(self, directory: str | Path, pid: int | None = None) -> None:
+        from yangkey.clickhouse.query_socket import socket_path  # noqa: PLC0415
+
+        self.path = socket_path(directory)
+        self.pid = pid
+        holder = f"yangkey ingest, pid {pid}" if pid else "yangkey ingest"
+        self.description = f"embedded ClickHouse at {directory} (through {holder})"
+
+    def _run(self, sql: str, fmt: str, params: Mapping[str, Any] | None) -> bytes:
+        from yangkey.clickhouse.query_socket import request  # noqa: PLC0415
+
+        formatted = {k: format_chdb_param(v) for k, v in (params or {}).items()}
+        return request(self.path, sql, fmt, formatted, self.description)
+
+    def query(self, sql: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        data = self._run(sql, "JSONEachRow", params)
+        return [json.loads(line) for line in data.splitlines() if line.strip()]
+
+    def command(self, sql: str, params: Mapping[str, Any] | None = None) -> None:
+        self._run(sql, "TSV", params)
+
+    def insert(self, table: str, columns: Sequence[str], data: bytes, fmt: str) -> None:
+        raise ClickHouseError(
+            "the directory is held by a running `yangkey ingest`, which is the one writer: "
+            "stop it first",
+            source=self.description,
+        )
+
+    def close(self) -> None:
+        pass
+
+
+def follower_connection(directory: str | Path) -> SocketConnection | None:
+    """A connection to the ``yangkey ingest`` holding ``directory``, if one answers there."""
+    from yangkey.clickhouse.query_socket import follower_pid  # noqa: PLC0415
+
+    pid = follower_pid(directory)
+    return None if pid is None else SocketConnection(directory, pid or None)
 
 
 class ServerConnection:
@@ -316,10 +382,12 @@ def open_embedded(path: str | Path) -> ChdbConnection:
 
 
 def connect(*, clickhouse: str | None = None, embedded: str | Path | None = None) -> Connection:
-    """Exactly one of a server URL or an embedded data path."""
+    """Exactly one of a server URL or an embedded data path (through the ``yangkey ingest``
+    holding it, if one runs: :mod:`yangkey.clickhouse.query_socket`)."""
     if (clickhouse is None) == (embedded is None):
         raise ConfigError("give exactly one of --clickhouse URL or --embedded PATH")
     if clickhouse is not None:
         return open_server(clickhouse)
     assert embedded is not None
-    return open_embedded(embedded)
+    # a running `yangkey ingest` holds the directory: it answers for it
+    return follower_connection(embedded) or open_embedded(embedded)

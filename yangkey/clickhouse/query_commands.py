@@ -39,33 +39,53 @@ LIMIT = Declaration(
 )
 
 
-#: What a table shows of a stored message (the line formats carry every column).
-TABLE_COLUMNS = (
-    "node",
-    "subscription_id",
-    "xpaths",
-    "event_time",
-    "sequence_number",
-    "generation",
-    "kafka_topic",
-    "payload",
-)
+#: The compact table of stored messages (the line formats carry every column): the key's
+#: parts and a one-line summary of the payload, as ``yangkey demo`` shows current state.
+TABLE_COLUMNS = ("node", "sub", "XPaths (key line 3)", "event time", "seq", "value")
 
 
-def emit_rows(rows: Sequence[dict[str, Any]], fmt: str | None, *, title: str = "") -> str:
-    """Print stored messages in ``fmt`` (resolved for the terminal); the format used."""
+def compact(row: dict[str, Any], *, summary_width: int) -> dict[str, Any]:
+    """A stored message as a row of the compact table."""
+    from yangkey.summary import summarize  # noqa: PLC0415
+
+    return {
+        "node": row.get("node"),
+        "sub": row.get("subscription_id"),
+        "XPaths (key line 3)": row.get("xpaths"),
+        "event time": _to_millis(row.get("event_time")),
+        "seq": row.get("sequence_number"),
+        "value": summarize(str(row.get("payload") or ""), summary_width),
+    }
+
+
+def _to_millis(value: Any) -> Any:
+    """``2026-11-26T11:57:00.150000000Z`` -> ``2026-11-26T11:57:00.150Z`` (a table's width)."""
+    text = str(value) if value is not None else ""
+    head, dot, fraction = text.partition(".")
+    if dot and fraction.endswith("Z") and fraction[:-1].isdigit():
+        return f"{head}.{fraction[:3]}Z"
+    return value
+
+
+def emit_rows(
+    rows: Sequence[dict[str, Any]], fmt: str | None, *, title: str = "", node: str | None = None
+) -> str:
+    """Print stored messages in ``fmt`` (resolved for the terminal); the format used. A table
+    is the compact view, without the node column when ``node`` filtered the rows."""
+    import shutil  # noqa: PLC0415
+
     from yangkey.cli.output import emit_rows as emit  # noqa: PLC0415
     from yangkey.clickhouse.queries import ROW_FIELDS  # noqa: PLC0415
 
     used = resolve_format(fmt)
-    emit(
-        rows,
-        used,
-        columns=ROW_FIELDS,
-        table_columns=TABLE_COLUMNS,
-        title=title,
-        truncate={"payload": 120},
-    )
+    if used != "table":
+        emit(rows, used, columns=ROW_FIELDS, title=title)
+        return used
+    columns = [c for c in TABLE_COLUMNS if not (node is not None and c == "node")]
+    # the value gets what the terminal has left after the key columns (at least 30)
+    width = max(30, shutil.get_terminal_size((120, 24)).columns - 90)
+    table = [compact(row, summary_width=width) for row in rows]
+    emit(table, used, columns=columns, title=f"{title} of {node}" if node else title)
     return used
 
 
@@ -119,7 +139,7 @@ def state(
             topic=topic,
             limit=limit,
         )
-    emit_rows(rows, fmt, title="current state")
+    emit_rows(rows, fmt, title="current state", node=node)
 
 
 HISTORY_EPILOG = """\b
@@ -217,7 +237,7 @@ def history(
             order=order,
             current_generation=current_generation,
         )
-    used = emit_rows(page.rows, fmt, title="history")
+    used = emit_rows(page.rows, fmt, title="history", node=node)
     emit_cursor(None if page.next_cursor is None else encode_cursor(page.next_cursor), used)
 
 

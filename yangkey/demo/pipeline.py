@@ -30,13 +30,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import orjson
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from yangkey.demo.sample import Expected, generate, iter_jsonl
-from yangkey.errors import YangkeyError
+from yangkey.messages import XPATH_SEPARATOR
+from yangkey.summary import summarize
 from yangkey.topics import TopicSpec
 
 DATABASE = "yangkey"
@@ -103,7 +103,7 @@ def check(result: DemoResult, now: datetime | None = None) -> tuple[list[str], l
     problems: list[str] = []
     expired: list[str] = []
     stored = {
-        (row["node"], int(row["subscription_id"]), " | ".join(row["xpaths"])): row
+        (row["node"], int(row["subscription_id"]), XPATH_SEPARATOR.join(row["xpaths"])): row
         for row in result.current
     }
     for (node, sub, xpaths), when in sorted(result.expected.current.items()):
@@ -190,7 +190,7 @@ def _registry(url: str | None, bootstrap: str, console: Console) -> Iterator[str
     if url:
         yield url
         return
-    from yangkey.registry.commands import running_registry  # noqa: PLC0415
+    from yangkey.registry.running import running_registry  # noqa: PLC0415
 
     # Quiet like the Spark job's producers: a fresh broker's first idempotent producer logs a
     # harmless "coordinator load in progress" retry.
@@ -356,34 +356,6 @@ def run_demo(
     )
     result.problems, result.expired = check(result)
     return result
-
-
-def summarize(payload: str, limit: int = 70) -> str:
-    """What a stored message says, in one line: the data of a push-update, or the
-    operation and target of each yang-patch edit."""
-    from yangkey.notifications import decode  # noqa: PLC0415
-    from yangkey.schema import SchemaContext  # noqa: PLC0415
-
-    try:
-        note = decode(payload.encode(), "payload", SchemaContext.cached().index.by_namespace)
-    except YangkeyError:
-        return payload[:limit]
-    if note.kind == "push-change-update":
-        parts = []
-        for edit in note.edits:
-            leaves = [
-                f"{k}={v}"
-                for entry in (edit.value or {}).values()
-                for item in (entry if isinstance(entry, list) else [entry])
-                if isinstance(item, dict)
-                for k, v in item.items()
-                if not isinstance(v, dict | list) and k != "name"
-            ]
-            parts.append(f"{edit.operation} {' '.join(leaves)}".strip())
-        text = "; ".join(parts)
-    else:
-        text = orjson.dumps(note.data).decode()
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def show(result: DemoResult, console: Console) -> None:

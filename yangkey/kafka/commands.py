@@ -27,6 +27,7 @@ from yangkey.cli.options import (
 )
 from yangkey.cli.reporting import fail
 from yangkey.errors import BrokerError, YangkeyError
+from yangkey.inspection.commands import topics
 from yangkey.kafka.broker import CLUSTER_HEAP, DEFAULT_HEAP, MAX_BROKERS, EmbeddedKafka
 from yangkey.kafka.config import parse_kv
 from yangkey.kafka.install import KAFKA_VERSION, install_kafka, installed_jars, terminal_progress
@@ -461,6 +462,9 @@ def _status_of(
     if answers:
         click.echo(state.bootstrap if state is not None else "")
     return entry, answers and not down
+
+
+kafka.add_command(topics)
 
 
 if __name__ == "__main__":  # scripts/kafka.sh, before the main CLI registers the group

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from yangkey.dirs import cache_root
 from yangkey.errors import BrokerError
 from yangkey.kafka.repository import WHERE_TO_GET_ONE, Repository, find_repository
-from yangkey.schema_cache import cache_root
 
 KAFKA_VERSION = "4.3.1"
 """Newest Kafka 4.x whose whole runtime resolves from Maven Central (4.x brokers need Java 17+).

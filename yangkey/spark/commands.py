@@ -1,6 +1,6 @@
 """``yangkey produce``: the Spark producer job from the command line.
 
-The same command is the entry point of :mod:`yangkey.spark.submit` under spark-submit.
+The same command is the entry point of :mod:`yangkey.cli.spark_submit` under spark-submit.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from yangkey.cli.options import REPORT, resolve_format
+from yangkey.cli.options import quiet as quiet_globally
 from yangkey.cli.reporting import fail
 from yangkey.errors import YangkeyError
-from yangkey.kafkalogs import log_to_file, quiet_librdkafka
+from yangkey.kafka.logs import log_to_file, quiet_librdkafka
 from yangkey.spark.config import JobConfig
 from yangkey.spark.job import run
 from yangkey.spark.options import SUMMARY_FORMATS, job_config, produce_options
@@ -83,7 +84,7 @@ idempotence, acks=all), --producer-config-file, YANGKEY_KAFKA_<KEY> environment 
 
 
 #: The spark-submit entry file of this installation (``produce --help`` prints it).
-SUBMIT = Path(__file__).with_name("submit.py")
+SUBMIT = Path(__file__).parents[1] / "cli" / "spark_submit.py"
 
 
 @click.command(
@@ -102,9 +103,11 @@ def produce(fmt: str | None, report: Path | None, **options: Any) -> None:
     """
     with Stopper().installed() as stopper, contextlib.ExitStack() as logs:
         err = Console(stderr=True, highlight=False, soft_wrap=True)
+        # progress and notes; `yangkey -q produce` keeps only warnings, errors, the summary
+        info = Console(stderr=True, highlight=False, soft_wrap=True, quiet=quiet_globally())
         prepared: Prepared | None = None
         log: Path | None = None
-        # librdkafka's lines of the driver's clients: summarised on stderr (kafkalogs)
+        # librdkafka's lines of the driver's clients: summarised on stderr (yangkey.kafka.logs)
         logs.enter_context(quiet_librdkafka(lambda line: err.print(line, markup=False)))
         try:
             config = job_config(options)
@@ -113,11 +116,11 @@ def produce(fmt: str | None, report: Path | None, **options: Any) -> None:
                 _ship_env(config, prepared, err)
             if not config.dry_run:
                 log = _run_log(prepared, logs)
-                err.print(start_line(prepared), markup=False, highlight=False)
+                info.print(start_line(prepared), markup=False, highlight=False)
                 if log is not None:
-                    err.print(log_line(log), markup=False, highlight=False)
+                    info.print(log_line(log), markup=False, highlight=False)
             if prepared.sink.schema_registry is not None:
-                err.print(
+                info.print(
                     f"schema registry {prepared.sink.schema_registry.shown}:"
                     f" {len(prepared.sink.schema_ids)} subject(s) <topic>-value registered or"
                     " found",
@@ -125,11 +128,11 @@ def produce(fmt: str | None, report: Path | None, **options: Any) -> None:
                     highlight=False,
                 )
             for note in prepared.notes:
-                err.print(note, markup=False, highlight=False)
+                info.print(note, markup=False, highlight=False)
             for warning in prepared.warnings:
                 err.print(f"[yellow]warning:[/yellow] {escape(warning)}")
             if prepared.created_topics:
-                err.print(
+                info.print(
                     f"created {len(prepared.created_topics)} topic(s): "
                     + ", ".join(prepared.created_topics)
                 )
@@ -143,12 +146,12 @@ def produce(fmt: str | None, report: Path | None, **options: Any) -> None:
                 )
 
             def on_batch(batch_id: int, part: Summary) -> None:
-                err.print(
+                info.print(
                     f"batch {batch_id}: {part.tally.records:,} records ->"
                     f" {part.tally.messages:,} messages, {part.tally.rejections:,} rejected"
                 )
 
-            if err.is_terminal:
+            if err.is_terminal and not quiet_globally():
                 with err.status("starting Spark…") as status:
                     summary = run(
                         config,
@@ -162,7 +165,7 @@ def produce(fmt: str | None, report: Path | None, **options: Any) -> None:
                 # A pipe or a log gets a progress line every few seconds (a stream has its
                 # batch lines instead).
                 def line(text: str) -> None:
-                    err.print(text, markup=False, highlight=False)
+                    info.print(text, markup=False, highlight=False)
 
                 if not config.stream.enabled:
                     line("starting Spark…")
@@ -239,12 +242,12 @@ def _ship_env(config: JobConfig, prepared: Prepared, err: Console) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``spark-submit …/yangkey/spark/submit.py --subscriptions … --input … --bootstrap …``:
+    """``spark-submit …/yangkey/cli/spark_submit.py --subscriptions … --input … --bootstrap …``:
     the same options as ``yangkey produce``."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         # Standalone: click reports usage errors itself and always ends with SystemExit.
-        produce.main(args=args, prog_name="yangkey/spark/submit.py")
+        produce.main(args=args, prog_name="yangkey/cli/spark_submit.py")
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     return 0

@@ -31,6 +31,7 @@ from yangkey.spark.config import JobConfig, SparkRuntime
 from yangkey.spark.delivery.fencing import Heartbeat
 from yangkey.spark.planning import Prepared, bind_checkpoint, prepare, run_heartbeat
 from yangkey.spark.progress import Summary
+from yangkey.spark.runtime import driver
 from yangkey.spark.runtime.executors import is_local_master, prepare_executors
 from yangkey.spark.runtime.session import WORKER_DAEMON_CONF, build_session, spark_failure
 from yangkey.spark.runtime.stopping import Stopper
@@ -95,6 +96,7 @@ def run(
             heartbeat.stop(failed=sys.exc_info()[0] is not None or stopper.signum is not None)
         if spark is None:
             session.stop()
+            driver.finish()  # the JVM gone before we return, not seconds after
 
 
 def _runtime(config: JobConfig, prepared: Prepared) -> SparkRuntime:

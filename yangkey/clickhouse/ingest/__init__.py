@@ -40,6 +40,7 @@ from yangkey.clickhouse.connection import ChdbConnection, open_embedded
 from yangkey.clickhouse.ddl import DdlOptions, render_ddl
 from yangkey.clickhouse.ingest.events import IngestEvents, IngestResult, Silent
 from yangkey.clickhouse.ingest.loop import DEFAULT_BATCH_SIZE, DEFAULT_GROUP, IngestLoop
+from yangkey.clickhouse.query_socket import serve_queries
 
 if TYPE_CHECKING:
     from yangkey.catalog import Catalog
@@ -107,20 +108,24 @@ def ingest(
 
     try:
         apply(conn, statements, database)
-        return IngestLoop(
-            conn,
-            topics,
-            bootstrap,
-            database=database,
-            follow=follow,
-            group=group,
-            batch_size=batch_size,
-            kafka_config=kafka_config,
-            events=heard,
-            should_stop=should_stop,
-            feeds=feeds,
-            refresh=refresh if followed is not None else None,
-        ).run()
+        # the directory is ours until we return: the other commands query through us
+        with serve_queries(conn, embedded_path, heard.warning) as served:
+            if served is not None and follow:
+                heard.note(f"answering `yangkey state|history|sql --embedded {embedded_path}`")
+            return IngestLoop(
+                conn,
+                topics,
+                bootstrap,
+                database=database,
+                follow=follow,
+                group=group,
+                batch_size=batch_size,
+                kafka_config=kafka_config,
+                events=heard,
+                should_stop=should_stop,
+                feeds=feeds,
+                refresh=refresh if followed is not None else None,
+            ).run()
     finally:
         if feeds is not None and feeds.failures:
             heard.note(

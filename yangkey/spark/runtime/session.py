@@ -17,7 +17,7 @@ from pyspark.sql import SparkSession
 
 from yangkey.errors import YangkeyError
 from yangkey.spark.config import SparkRuntime
-from yangkey.spark.runtime import runlog
+from yangkey.spark.runtime import driver, runlog
 from yangkey.spark.runtime.classdata import cds_options
 
 DEFAULT_MASTER = "local[*]"
@@ -189,6 +189,12 @@ def build_session(runtime: SparkRuntime, run_log: str | None = None) -> SparkSes
     settings.update(runtime.conf)
     for key, value in settings.items():
         builder = builder.config(key, value)
+    if launching:
+        # the JVM started here, its stderr through yangkey's filter (driver's module doc)
+        from pyspark import SparkConf  # noqa: PLC0415
+
+        conf = SparkConf().setAppName(runtime.app_name).setAll(list(settings.items()))
+        driver.launch(conf.setMaster(master) if master is not None else conf)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*pandas.*", category=FutureWarning)
         session: SparkSession = builder.getOrCreate()

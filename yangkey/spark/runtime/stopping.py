@@ -16,6 +16,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from yangkey.spark.runtime import driver
+
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -67,6 +69,7 @@ class Stopper:
         threading.Thread(target=self._stop, name="yangkey-stop", daemon=True).start()
 
     def _stop(self) -> None:
+        driver.interrupted()  # the JVM's traces from here on are the interruption itself
         with contextlib.suppress(Exception):
             if self.session is not None:
                 # What Spark logs from here on is the interruption itself (a broadcast cut off
