@@ -247,9 +247,15 @@ def test_cli_broker_follows_the_user_across_directories(tmp_path: Path) -> None:
         assert configs["default.replication.factor"].value == "2"
         assert list(dirs["a"].iterdir()) == []  # nothing recorded in the working directory
 
+        # a second start finds the running cluster: its address again, exit 0, so
+        # BOOTSTRAP=$(yangkey kafka start) works every time; another size is an error
         again = run("start", cwd="b")
-        assert again.returncode == 1
+        assert (again.returncode, again.stdout) == (0, bootstrap + "\n"), again.stderr
         assert "already running" in again.stderr
+        other = run("start", "--brokers", "3", cwd="b")
+        assert other.returncode == 1 and other.stdout == ""
+        assert other.stderr.startswith("error: kafka start: a broker is already running")
+        assert BrokerState.read(state_dir) == state
 
         address = run("status", "--address", cwd="b")
         assert (address.returncode, address.stdout) == (0, bootstrap + "\n"), address.stderr
@@ -300,9 +306,24 @@ def test_internal_topics_take_the_replication_the_subscriptions_file_gives(
     suffix = str(time.monotonic_ns())
     store, catalog, plain = f"_schemas-{suffix}", f"_catalog-{suffix}", f"_plain-{suffix}"
     serve = subprocess.Popen(
-        [sys.executable, "-m", "yangkey.cli", "registry", "serve", "-s", str(subscriptions),
-         "--bootstrap", kafka_bootstrap, "--port", "0", "--store-topic", store],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "yangkey.cli",
+            "registry",
+            "serve",
+            "-s",
+            str(subscriptions),
+            "--bootstrap",
+            kafka_bootstrap,
+            "--port",
+            "0",
+            "--store-topic",
+            store,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         assert serve.stdout is not None

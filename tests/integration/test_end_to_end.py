@@ -8,6 +8,9 @@ dead-letter topic with its reason and source position.
 
 from __future__ import annotations
 
+import shlex
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -15,7 +18,7 @@ from typing import Any
 import orjson
 import pytest
 
-from yangkey.demo.pipeline import check, run_demo
+from yangkey.demo.pipeline import check, query_commands, run_demo
 from yangkey.demo.sample import generate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,6 +106,34 @@ def test_the_demo_report_says_what_the_run_did(outcome: Any) -> None:
     assert {lat.stage for lat in report.latency} >= {"device to Kafka", "Kafka to ClickHouse"}
     # every partition of every topic counts, the empty ones included
     assert all(s.partitions == 6 for s in report.skew())
+
+
+def test_the_commands_the_demo_ends_with_query_its_data(outcome: Any) -> None:
+    """``yangkey demo`` ends by printing where its data is and the commands that query it
+    (issue 34.6): run as printed (another process, as the user would), ``state`` answers with
+    the node's current state, ``history`` with a page of it, ``sql`` with every topic."""
+    node = min(row["node"] for row in outcome.current)
+    state, history, sql = query_commands(outcome.store, node)
+
+    def run(command: str, *more: str) -> str:
+        words = shlex.split(command)
+        assert words[0] == "yangkey"
+        done = subprocess.run(
+            [sys.executable, "-m", "yangkey.cli", *words[1:], *more],
+            capture_output=True, text=True, timeout=120, check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    rows = [orjson.loads(line) for line in run(state, "--format", "json").splitlines()]
+    wanted = [row for row in outcome.current if row["node"] == node]
+    assert sorted(r["message_key"] for r in rows) == sorted(r["message_key"] for r in wanted)
+    page = run(history, "--format", "json").splitlines()
+    assert len([line for line in page if '"node"' in line]) == 5
+    per_topic = run(sql, "--format", "json")
+    assert {orjson.loads(line)["kafka_topic"] for line in per_topic.splitlines()} == {
+        row["topic"] for row in outcome.partitions
+    }
 
 
 def test_check_notices_a_stale_current_state() -> None:

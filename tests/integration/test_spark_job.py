@@ -561,7 +561,7 @@ def test_spark_submit_entry_point(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "in.jsonl", sample_records(1))
     submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
     result = subprocess.run(
-        [str(submit), "--master", "local[1]", str(REPO / "spark_jobs" / "produce_keyed.py"),
+        [str(submit), "--master", "local[1]", str(REPO / "yangkey" / "cli" / "spark_submit.py"),
          "--subscriptions", str(setup.subscriptions), "--input", str(data), "--dry-run",
          "--json"],
         capture_output=True, text=True, timeout=300, env=_env(), check=False,

@@ -279,10 +279,11 @@ def test_core_cli_both_filters_is_usage_error(tmp_path: Path, command: str) -> N
     assert "--xpath" in result.stderr and "--subtree" in result.stderr
 
 
-@pytest.mark.parametrize("command", ["compile", "key", "topic", "keys"])
+# keys without a filter keys with a subscriptions file (test_cli_keys_file.py)
+@pytest.mark.parametrize("command", ["compile", "key", "topic"])
 def test_core_cli_no_filter_is_usage_error(tmp_path: Path, command: str) -> None:
     args = [command]
-    if command in ("key", "keys"):
+    if command == "key":
         args.append(write(tmp_path, "n.json", GOOD))
     result = run(*args)
     assert result.exit_code == 2, (result.exit_code, result.stderr)

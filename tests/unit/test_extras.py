@@ -126,3 +126,39 @@ def test_a_missing_module_that_is_no_extra_is_a_bug() -> None:
         "yangkey kafka: needs the Python package 'confluent_kafka', which is not installed: "
         "pip install 'yangkey[kafka]'"
     )
+
+
+def test_a_too_old_package_is_named_with_both_versions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pyspark 4.1 has no pyspark.sql.streaming.datasource: the user has pyspark, only too old
+    a one, and is told so rather than "not installed"."""
+    pytest.importorskip("pyspark")
+    monkeypatch.setattr(
+        "yangkey.cli.extras.installed_version",
+        lambda dist: "4.1.4" if dist == "pyspark" else "1.0",
+    )
+    exc = ModuleNotFoundError("x", name="pyspark.sql.streaming.datasource")
+    error = missing_extra(exc, "produce")
+    assert error is not None
+    assert error.message() == (
+        "yangkey produce: pyspark 4.1.4 is installed, yangkey needs pyspark>=4.2,<5: "
+        "pip install --upgrade 'yangkey[spark]'"
+    )
+    # an ImportError of a name (not a module) is the same story
+    error = missing_extra(ImportError("cannot import name", name="pyspark.sql.datasource"), None)
+    assert error is not None and "pyspark 4.1.4 is installed" in error.message()
+
+
+def test_a_fitting_version_that_fails_to_import_a_name_is_a_bug(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("pyspark")
+    monkeypatch.setattr("yangkey.cli.extras.installed_version", lambda dist: "4.3.0")
+    assert missing_extra(ImportError("cannot import name", name="pyspark.sql"), "produce") is None
+
+
+def test_every_requirement_is_read_from_the_package_metadata() -> None:
+    from yangkey.cli.extras import requirements  # noqa: PLC0415
+
+    wanted = requirements()
+    assert wanted["pyspark"] == ">=4.2,<5" or set(wanted["pyspark"].split(",")) == {">=4.2", "<5"}
+    assert "chdb" in wanted and "click" in wanted

@@ -14,7 +14,9 @@ Modules, each importing only the ones listed above it:
 * :mod:`yangkey.cli.core`: ``normalize``, ``compile``, ``topic``, ``key``, ``keys``;
 * :mod:`yangkey.cli.catalog`: ``catalog show``;
 * :mod:`yangkey.cli.root`: the ``yangkey`` group and its lazy table of edge commands;
-* :mod:`yangkey.cli.__main__`: ``python -m yangkey.cli``.
+* :mod:`yangkey.cli.__main__`: ``python -m yangkey.cli``;
+* :mod:`yangkey.cli.spark_submit`: the file ``spark-submit`` runs (``yangkey produce``'s
+  options), shipped in the package.
 
 The edges' command modules (``yangkey.kafka.commands``, ``yangkey.clickhouse.commands``, …,
 ``yangkey.demo.commands``) import the support modules (extras to options, which ship with the

@@ -5,19 +5,23 @@ so that ``--help`` stays fast.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 from collections import Counter
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 import orjson
+from click.core import ParameterSource
 
 from yangkey.cli.declaration import Declaration
 from yangkey.cli.options import (
     OVERRIDE_NODE,
     OVERRIDE_SUBSCRIPTION_ID,
+    SUBSCRIPTIONS,
     format_option,
     resolve_format,
 )
@@ -32,11 +36,13 @@ from yangkey.cli.subscription import (
     subscription_options,
     topic_options,
 )
-from yangkey.errors import EmptyUpdate, InputError, YangkeyError
+from yangkey.errors import EmptyUpdate, InputError, NotificationError, YangkeyError
 
 if TYPE_CHECKING:
+    from yangkey.catalog import Catalog
     from yangkey.compiled import CompiledSubscription
     from yangkey.keys import DerivedKey, KeyDeriver
+    from yangkey.notification_model import Notification
 
 MAX_BYTES = Declaration(
     ("--max-bytes",),
@@ -187,14 +193,61 @@ class Keying:
 
     def document(self, derived: DerivedKey) -> dict[str, Any]:
         """``--format json``'s object: {key, node, subscription_id, xpaths, topics}."""
-        found = zip(self.topics, derived.branch_xpaths, strict=True)
-        return {
-            "key": derived.key.decode("utf-8"),
-            "node": derived.node,
-            "subscription_id": derived.subscription_id,
-            "xpaths": list(derived.xpaths),
-            "topics": [topic for topic, xpaths in found if xpaths],
-        }
+        return _document(derived, self.topics)
+
+    def keyed(
+        self, note: Notification, _source: str, node: str | None, subscription_id: int | None
+    ) -> dict[str, Any]:
+        """The document of one notification (``keys``' line out)."""
+        return self.document(self.deriver.derive(note, node=node, subscription_id=subscription_id))
+
+
+def _document(derived: DerivedKey, topics: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    found = zip(topics, derived.branch_xpaths, strict=True)
+    return {
+        "key": derived.key.decode("utf-8"),
+        "node": derived.node,
+        "subscription_id": derived.subscription_id,
+        "xpaths": list(derived.xpaths),
+        "topics": [topic for topic, xpaths in found if xpaths],
+    }
+
+
+@dataclass(frozen=True)
+class FileKeying:
+    """``keys --subscriptions FILE``: each notification keyed with the file's subscription of
+    its id (and node), as ``produce`` keys it, onto that subscription's topics."""
+
+    catalog: Catalog
+    modules_by_namespace: dict[str, str]
+
+    @classmethod
+    def load(cls, path: Path, yang_dirs: tuple[str, ...]) -> FileKeying:
+        from yangkey.catalog import load_catalog  # noqa: PLC0415
+
+        catalog = load_catalog(path, yang_dirs=yang_dirs)
+        return cls(catalog, catalog.schema().index.by_namespace)
+
+    def keyed(
+        self, note: Notification, source: str, node: str | None, subscription_id: int | None
+    ) -> dict[str, Any]:
+        from yangkey.entries import SkippedSubscription  # noqa: PLC0415
+        from yangkey.fleet import for_node  # noqa: PLC0415
+
+        wanted = note.subscription_id if subscription_id is None else subscription_id
+        if wanted is None:
+            raise NotificationError("the notification carries no subscription id", source=source)
+        who = node or note.node
+        found = self.catalog.resolve(wanted, who)
+        if isinstance(found, SkippedSubscription):
+            raise found.rejection(source)
+        if found is None:
+            raise NotificationError(
+                f"unknown subscription id {wanted}{for_node(who)} ({self.catalog.known(who)})",
+                source=source,
+            )
+        derived = found.deriver.derive(note, node=node, subscription_id=subscription_id)
+        return _document(derived, found.topics)
 
 
 def _key_options(function: Any) -> Any:
@@ -256,27 +309,48 @@ def key(
         sys.stdout.buffer.flush()
 
 
+#: Options that shape the one subscription of --xpath/--subtree: a subscriptions file has its
+#: own (namespaces, library, features, topic prefix and length per subscription).
+_SINGLE_ONLY = ("namespaces", "keyless", "yang_library", "features", "prefix", "max_length")
+
+
 @click.command()
 @_key_options
+@SUBSCRIPTIONS.but(
+    required=False,
+    with_profile=False,
+    note="Key each notification with the file's subscription of its id (and node), as produce"
+    " does, instead of one --xpath or --subtree. [default, when neither is given: the example"
+    " subscriptions that ship with yangkey, the ones `yangkey init` writes and `yangkey"
+    " sample` streams]",
+)
 @click.argument("jsonl", default="-")
+@click.pass_context
 def keys(
+    ctx: click.Context,
     subscription: Subscription,
     naming: TopicNaming,
     override_node: str | None,
     override_subscription_id: int | None,
     max_bytes: int,
+    subscriptions: str | None,
     jsonl: str,
 ) -> None:
     """Batch Phase 3: one notification per line in, one JSON object per line out.
 
-    A rejected line prints {"error": ..., "kind": ..., "line": N} and the batch goes on; the
-    exit status is 1 if any line was rejected, and stderr counts them per kind (README, "Real
-    devices"). An update without data (a heartbeat) is no error: it prints {"skipped":
+    With --xpath or --subtree every line is keyed with that one subscription; with
+    --subscriptions FILE (or neither: the example subscriptions) each line with the
+    subscription of its id. A rejected line prints {"error": ..., "kind": ..., "line": N} and
+    the batch goes on; the exit status is 1 if any line was rejected, and stderr counts them
+    per kind (README, "Real devices"); `yangkey sample` mixes in 4 bad notifications on
+    purpose. An update without data (a heartbeat) is no error: it prints {"skipped":
     "empty-update", ...}. An <?xml ...?> line and the document on the next line are one
     notification (how ncclient and IOS-XE print them).
 
     \b
     Examples:
+      yangkey sample | yangkey keys
+      yangkey keys --subscriptions subscriptions.yaml notifications.jsonl
       yangkey keys --xpath /ietf-interfaces:interfaces/interface notifications.jsonl
       yangkey sample | yangkey keys --xpath /ietf-interfaces:interfaces/interface --prefix netops
     """
@@ -288,9 +362,38 @@ def keys(
     )
     from yangkey.notifications import decode  # noqa: PLC0415
 
+    single = subscription.xpath is not None or subscription.subtree is not None
+    given = ctx.get_parameter_source("subscriptions")
+    if single and given is ParameterSource.COMMANDLINE:
+        raise click.UsageError("give --xpath/--subtree or --subscriptions, not both")
+    if not single:
+        for param in ctx.command.params:
+            if param.name in _SINGLE_ONLY and (
+                ctx.get_parameter_source(param.name) is not ParameterSource.DEFAULT
+            ):
+                raise click.UsageError(
+                    f"{param.opts[0]} shapes the subscription of --xpath or --subtree; a"
+                    " subscriptions file sets it per subscription"
+                )
     try:
-        keying = Keying.of(subscription, naming)
-        keying.topics  # noqa: B018 - a bad --prefix is an error before any line is read
+        with contextlib.ExitStack() as stack:
+            keying: Keying | FileKeying
+            if single:
+                keying = Keying.of(subscription, naming)
+                keying.topics  # noqa: B018 - a bad --prefix is an error before any line is read
+            else:
+                if subscriptions is None:
+                    from yangkey.demo.pipeline import example_subscriptions  # noqa: PLC0415
+
+                    click.echo(
+                        "keys: keying with the example subscriptions that ship with yangkey"
+                        " (give --subscriptions FILE, --xpath or --subtree for yours)",
+                        err=True,
+                    )
+                    path = stack.enter_context(example_subscriptions())
+                else:
+                    path = Path(subscriptions)
+                keying = FileKeying.load(path, subscription.schema.yang_dirs)
         opened = open_input(jsonl)
     except YangkeyError as error:
         fail(error)
@@ -310,10 +413,9 @@ def keys(
                 if not line.strip():
                     continue
                 note = decode(line, source, keying.modules_by_namespace)
-                derived = keying.deriver.derive(
-                    note, node=override_node, subscription_id=override_subscription_id
+                document: dict[str, Any] = keying.keyed(
+                    note, source, override_node, override_subscription_id
                 )
-                document: dict[str, Any] = keying.document(derived)
             except EmptyUpdate as empty:
                 skipped += 1
                 document = {"skipped": empty.kind, "reason": empty.message(), "line": number}

@@ -176,7 +176,7 @@ class LazyGroup(click.Group):
         # user's install, not a bug, so it gets the error line naming the extra to install.
         try:
             return super().invoke(ctx)
-        except ModuleNotFoundError as exc:
+        except ImportError as exc:
             from yangkey.cli.extras import missing_extra  # noqa: PLC0415
 
             error = missing_extra(exc, ctx.meta.get("yangkey.lazy_command"))

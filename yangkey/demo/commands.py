@@ -4,6 +4,7 @@ and ``yangkey sample`` (:mod:`yangkey.demo.sample`)."""
 from __future__ import annotations
 
 import contextlib
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -23,7 +24,13 @@ from yangkey.cli.options import (
     SUBSCRIPTIONS,
 )
 from yangkey.cli.reporting import reports_errors
-from yangkey.demo.pipeline import EXAMPLE, example_subscriptions, run_demo, show
+from yangkey.demo.pipeline import (
+    EXAMPLE,
+    example_subscriptions,
+    run_demo,
+    show,
+    show_where,
+)
 from yangkey.demo.sample import MIN_COUNT, expected_document, generate, generate_count, iter_jsonl
 from yangkey.errors import InputError
 
@@ -123,6 +130,7 @@ def demo(
 
     written = write(result.report, report or workdir / "report.html")
     console.print(f"[green]✓[/green] report: {written} (one HTML file; open it in a browser)")
+    show_where(result, workdir, console)
     if result.problems:
         sys.exit(1)
 
@@ -153,20 +161,30 @@ def init(directory: Path, force: bool) -> None:
             shutil.copyfile(example, target)
     except OSError as exc:
         raise InputError(f"cannot write: {exc.strerror}", source=str(target)) from None
-    shown = str(target) if directory != Path(".") else EXAMPLE
+    shown = shlex.quote(str(target) if directory != Path(".") else EXAMPLE)
     click.echo(f"wrote {target}")
-    click.echo(
-        "next:\n"
-        "  # what each subscription compiles to (branches, key templates, topics)\n"
-        f"  yangkey catalog show --subscriptions {shown}\n"
-        "  # the whole pipeline on generated data: Kafka, Spark and ClickHouse on this machine\n"
-        f"  yangkey demo --subscriptions {shown}\n"
-        "  # notifications (JSON lines; or your own), keyed onto their topics\n"
-        "  yangkey sample -o notifications.jsonl --expected expected.json\n"
-        "  BOOTSTRAP=$(yangkey kafka start)\n"
-        f"  yangkey produce --subscriptions {shown} --input notifications.jsonl"
-        ' --bootstrap "$BOOTSTRAP" --create-topics'
-    )
+    click.echo("next:\n" + "\n".join(f"  {line}" for line in next_steps(shown)))
+
+
+def next_steps(subscriptions: str) -> list[str]:
+    """What ``init`` prints: from the file to current state in ClickHouse (the README's
+    walkthrough), as shell lines; ``#`` lines say what the next ones do."""
+    return [
+        "# what each subscription compiles to (branches, key templates, topics)",
+        f"yangkey catalog show --subscriptions {subscriptions}",
+        "# the whole pipeline on generated data: Kafka, Spark and ClickHouse on this machine",
+        f"yangkey demo --subscriptions {subscriptions}",
+        "# or step by step: notifications (JSON lines; or your own) keyed onto their topics",
+        "yangkey sample -o notifications.jsonl --expected expected.json",
+        "BOOTSTRAP=$(yangkey kafka start)     # a broker on 127.0.0.1 (again: the same one)",
+        f"yangkey produce --subscriptions {subscriptions} --input notifications.jsonl"
+        ' --bootstrap "$BOOTSTRAP" --create-topics',
+        "# into embedded ClickHouse (./ch), then current state and history per node",
+        f'yangkey ingest --subscriptions {subscriptions} --bootstrap "$BOOTSTRAP" --embedded ch',
+        "yangkey state --node pe1.nyc --embedded ch",
+        "yangkey history --node pe1.nyc --limit 5 --embedded ch",
+        "yangkey kafka stop",
+    ]
 
 
 @click.command("sample")

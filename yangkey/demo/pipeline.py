@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib.resources
+import os
+import shlex
 import shutil
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -64,6 +66,8 @@ class DemoResult:
     """History rows per (topic, schema_id) as ingested from the ``schema-id`` header."""
     report: Any = None
     """The run's :class:`yangkey.report.data.Report` (the tables, the run's figures)."""
+    store: Path | None = None
+    """The embedded ClickHouse directory the run leaves behind, to query afterwards."""
 
 
 def _event_time(text: str) -> str:
@@ -161,7 +165,16 @@ def _broker(bootstrap: str | None, console: Console) -> Iterator[str]:
         yield bootstrap
         return
     from yangkey.kafka.broker import EmbeddedKafka  # noqa: PLC0415 - edge, imported on use
+    from yangkey.kafka.install import (  # noqa: PLC0415
+        KAFKA_VERSION,
+        install_kafka,
+        installed_jars,
+        terminal_progress,
+    )
 
+    if installed_jars() is None and not os.environ.get("KAFKA_HOME"):
+        with terminal_progress(f"Kafka {KAFKA_VERSION}") as progress:
+            install_kafka(progress=progress)
     with console.status("starting Apache Kafka (KRaft, 127.0.0.1)…"):
         broker = EmbeddedKafka(die_with_parent=True).start()
     console.print(f"[green]✓[/green] Kafka broker at {broker.bootstrap} (pid {broker.pid})")
@@ -338,6 +351,7 @@ def run_demo(
         registry=RegistrySettings.from_options(registry_url).shown,
         subjects=subjects,
         stored_ids=stored_ids,
+        store=store,
         report=report,
     )
     result.problems, result.expired = check(result)
@@ -411,6 +425,40 @@ def show(result: DemoResult, console: Console) -> None:
             f"replay included); all {result.expected.bad} bad notifications reached the "
             "dead-letter topic with their reason"
         )
+
+
+def query_commands(store: Path, node: str) -> list[str]:
+    """The shell commands that query what a demo left in ``store`` (its chdb directory):
+    current state and a page of history of ``node``, and messages per topic in SQL."""
+    where = shlex.quote(str(store))
+    who = shlex.quote(node)
+    per_topic = (
+        f"SELECT kafka_topic, count() AS messages FROM `{DATABASE}`.`history`"
+        " GROUP BY kafka_topic ORDER BY kafka_topic"
+    )
+    return [
+        f"yangkey state --embedded {where} --node {who}",
+        f"yangkey history --embedded {where} --node {who} --limit 5",
+        f"yangkey sql --embedded {where} {shlex.quote(per_topic)}",
+    ]
+
+
+def show_where(result: DemoResult, workdir: Path, console: Console) -> None:
+    """Where the run's data stays (the broker is gone, the chdb directory is not) and the
+    exact commands that query it."""
+    if result.store is None or not result.current:
+        return
+    node = min(row["node"] for row in result.current)
+    console.print(
+        Text(
+            f"your data: ClickHouse (chdb) in {result.store}, the notifications in"
+            f" {workdir / 'notifications.jsonl'}; query it (any time, from this directory):"
+        ),
+        soft_wrap=True,
+    )
+    for command in query_commands(result.store, node):
+        # whole lines, never wrapped: they are copied into a shell
+        console.print(Text(f"  {command}"), soft_wrap=True)
 
 
 @contextlib.contextmanager

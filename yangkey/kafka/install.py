@@ -3,13 +3,12 @@
 1. ``--kafka-home`` / ``$KAFKA_HOME``: an unpacked Apache Kafka distribution; its ``libs/`` is
    used as it is (its version is read from the ``kafka_2.13-<version>.jar`` there).
 2. Otherwise ``$YANGKEY_CACHE/kafka-<version>/libs`` (default ``~/.cache/yangkey``), filled on
-   first use with a pinned list of jars, each checked against the SHA-256 in
-   ``jars-<version>.sha256`` beside this module. No Maven needed: Apache Ivy, which ships inside
-   pyspark (the ``spark`` extra), fetches them from Maven Central with its default settings;
-   ``$YANGKEY_MAVEN_REPOSITORY`` names a mirror of the same layout to download from instead. A
-   marker file makes it a no-op once complete; a file lock serialises concurrent installs
-   (parallel test runs); jars land in a temp dir renamed into place, so an interrupted install
-   never looks complete.
+   first use with a pinned list of jars downloaded straight from Maven Central (or the mirror
+   the machine's Maven settings or ``$YANGKEY_MAVEN_REPOSITORY`` name,
+   :mod:`yangkey.kafka.repository`), eight at a time, each checked against the SHA-256 in
+   ``jars-<version>.sha256`` beside this module. No Maven, Ivy or JVM runs. A marker file makes
+   it a no-op once complete; a file lock serialises concurrent installs (parallel test runs);
+   jars land in a temp dir renamed into place, so an interrupted install never looks complete.
 """
 
 from __future__ import annotations
@@ -18,23 +17,23 @@ import contextlib
 import fcntl
 import hashlib
 import importlib.resources
-import importlib.util
 import json
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from yangkey.dirs import cache_root
 from yangkey.errors import BrokerError
-from yangkey.jvm import find_java, tail
+from yangkey.kafka.repository import WHERE_TO_GET_ONE, Repository, find_repository
 
 KAFKA_VERSION = "4.3.1"
 """Newest Kafka 4.x whose whole runtime resolves from Maven Central (4.x brokers need Java 17+).
@@ -44,8 +43,6 @@ KAFKA_VERSION = "4.3.1"
 SCALA_VERSION = "2.13"
 LOG4J_VERSION = "2.24.3"
 """log4j2 is Kafka 4's logging backend; its jars are not dependencies of ``kafka_2.13``."""
-REPOSITORY_ENV = "YANGKEY_MAVEN_REPOSITORY"
-"""A Maven Central mirror (same layout) to download from instead of Ivy's default (Central)."""
 _MARKER = "install.json"
 _KAFKA_JAR = re.compile(rf"kafka_{re.escape(SCALA_VERSION)}-(\d[\w.-]*)\.jar")
 _WHAT_TO_INSTALL = (
@@ -90,8 +87,21 @@ def distribution(home: Path | str) -> tuple[Path, str]:
     return libs, versions[-1]
 
 
-def pinned(version: str) -> list[tuple[str, str]]:
-    """``(path in the repository, sha256)`` of every jar the broker of ``version`` runs on."""
+@dataclass(frozen=True)
+class Pin:
+    """One jar of the broker's runtime: its path in a Maven repository, SHA-256 and size."""
+
+    path: str
+    sha256: str
+    size: int
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+
+def pinned(version: str) -> list[Pin]:
+    """Every jar the broker of ``version`` runs on (``jars-<version>.sha256``)."""
     resource = importlib.resources.files("yangkey.kafka").joinpath(f"jars-{version}.sha256")
     try:
         text = resource.read_text(encoding="utf-8")
@@ -104,9 +114,19 @@ def pinned(version: str) -> list[tuple[str, str]]:
     pins = []
     for line in text.splitlines():
         if line.strip() and not line.startswith("#"):
-            digest, _, path = line.partition("  ")
-            pins.append((path.strip(), digest.strip()))
+            digest, size, path = line.split()
+            pins.append(Pin(path, digest, int(size)))
     return pins
+
+
+class DownloadProgress(Protocol):
+    """What a download reports as it goes (:func:`terminal_progress` draws it)."""
+
+    def begin(self, files: int, total_bytes: int, origin: str) -> None: ...
+
+    def received(self, nbytes: int) -> None: ...
+
+    def file_done(self) -> None: ...
 
 
 @contextlib.contextmanager
@@ -122,135 +142,89 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 def fetch(
-    pins: list[tuple[str, str]], out: Path, *, repository: str, timeout: float = 120.0
+    pins: list[Pin],
+    out: Path,
+    *,
+    repository: str,
+    timeout: float = 120.0,
+    progress: DownloadProgress | None = None,
 ) -> None:
-    """Download every pinned jar into ``out`` and check its SHA-256; the first failure raises."""
+    """Download every pinned jar into ``out``, eight at a time, and check its SHA-256; the
+    first failure raises."""
 
-    def one(pin: tuple[str, str]) -> None:
-        path, expected = pin
-        url = f"{repository.rstrip('/')}/{path}"
-        target = out / path.rsplit("/", 1)[-1]
+    def one(pin: Pin) -> None:
+        url = f"{repository.rstrip('/')}/{pin.path}"
         digest = hashlib.sha256()
         try:
-            with urllib.request.urlopen(url, timeout=timeout) as response, target.open("wb") as f:
+            with (
+                urllib.request.urlopen(url, timeout=timeout) as response,
+                (out / pin.name).open("wb") as f,
+            ):
                 while chunk := response.read(1 << 16):
                     digest.update(chunk)
                     f.write(chunk)
+                    if progress is not None:
+                        progress.received(len(chunk))
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", None) or exc
             raise BrokerError(f"cannot download {url}: {reason}", source="kafka install") from exc
-        if digest.hexdigest() != expected:
+        if digest.hexdigest() != pin.sha256:
             raise BrokerError(
-                f"{url}: SHA-256 {digest.hexdigest()} is not the pinned {expected}",
+                f"{url}: SHA-256 {digest.hexdigest()} is not the pinned {pin.sha256}",
                 source="kafka install",
             )
+        if progress is not None:
+            progress.file_done()
 
     with ThreadPoolExecutor(max_workers=8) as pool:
-        for future in [pool.submit(one, pin) for pin in pins]:
-            future.result()
-
-
-def ivy_jar() -> Path | None:
-    """The Apache Ivy jar pyspark ships (``pyspark/jars/ivy-*.jar``), if pyspark is installed."""
-    spec = importlib.util.find_spec("pyspark")
-    if spec is None or not spec.origin:
-        return None
-    jars = sorted((Path(spec.origin).parent / "jars").glob("ivy-*.jar"))
-    return jars[-1] if jars else None
-
-
-def fetch_with_ivy(pins: list[tuple[str, str]], out: Path, *, ivy: Path, work: Path) -> None:
-    """Every pinned jar into ``out`` through Ivy (non-transitive: the pins are the closure),
-    then the same SHA-256 check as :func:`fetch`."""
-    dependencies = []
-    for path, _digest in pins:
-        *group, module, revision, _file = path.split("/")
-        dependencies.append(
-            f'<dependency org="{".".join(group)}" name="{module}" rev="{revision}"'
-            ' transitive="false"/>'
-        )
-    ivy_xml = work / "ivy.xml"
-    ivy_xml.write_text(
-        '<ivy-module version="2.0"><info organisation="yangkey" module="kafka-runtime"/>'
-        f"<dependencies>{''.join(dependencies)}</dependencies></ivy-module>",
-        encoding="utf-8",
-    )
-    command = [
-        find_java(),
-        "-cp",
-        str(ivy),
-        "org.apache.ivy.Main",
-        *("-ivy", str(ivy_xml), "-cache", str(work / "ivy-cache"), "-types", "jar", "bundle"),
-        *("-retrieve", f"{out}/[artifact]-[revision](-[classifier]).[ext]"),
-    ]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise BrokerError(f"cannot run Apache Ivy: {exc}", source="kafka install") from None
-    if done.returncode != 0:
-        raise BrokerError(
-            "Apache Ivy could not fetch the jars: "
-            + " | ".join(tail(done.stdout + done.stderr, 3).splitlines()),
-            source="kafka install",
-        )
-    wanted = {path.rsplit("/", 1)[-1]: digest for path, digest in pins}
-    for jar in out.iterdir():
-        if jar.name not in wanted:
-            jar.unlink()  # anything Ivy retrieved beyond the pins
-    for name, expected in wanted.items():
-        jar = out / name
-        if not jar.is_file():
-            raise BrokerError(f"Apache Ivy did not retrieve {name}", source="kafka install")
-        actual = hashlib.sha256(jar.read_bytes()).hexdigest()
-        if actual != expected:
-            raise BrokerError(
-                f"{name}: SHA-256 {actual} is not the pinned {expected}", source="kafka install"
-            )
+        futures = [pool.submit(one, pin) for pin in pins]
+        try:
+            for future in futures:
+                future.result()
+        except BaseException:
+            for future in futures:
+                future.cancel()  # an error or Ctrl-C: no new downloads start
+            raise
 
 
 def install_kafka(
     version: str = KAFKA_VERSION,
     *,
     cache_dir: Path | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: DownloadProgress | None = None,
+    repository: Repository | None = None,
 ) -> Path:
     """Download Kafka's runtime jars into the cache and return the ``libs`` directory.
 
     Idempotent: returns at once when the marker file says a previous run completed.
+    ``repository`` defaults to :func:`yangkey.kafka.repository.find_repository`.
     """
     ready = installed_jars(version, cache_dir)
     if ready is not None:
         return ready
     pins = pinned(version)
-    say = progress or (lambda _message: None)
     home = kafka_home(version, cache_dir)
     with _locked(home / ".install.lock"):
         ready = installed_jars(version, cache_dir)  # another process may have finished
         if ready is not None:
             return ready
-        started = time.monotonic()
-        repository = os.environ.get(REPOSITORY_ENV)
-        ivy = None if repository else ivy_jar()
         advice = _WHAT_TO_INSTALL.format(version=version, scala=SCALA_VERSION)
-        if not repository and ivy is None:
+        repository = repository or find_repository()
+        if repository is None:
             raise BrokerError(
-                "cannot fetch Kafka's jars without Apache Ivy: pip install 'yangkey[spark]'"
-                f" (pyspark ships it), set {REPOSITORY_ENV} to a Maven repository URL, or"
+                f"no Maven repository to download Kafka's jars from: {WHERE_TO_GET_ONE}; or"
                 f" {advice}",
                 source="kafka install",
             )
+        started = time.monotonic()
         work = Path(tempfile.mkdtemp(prefix=".install-", dir=home))
         try:
             out = work / "libs"
             out.mkdir()
-            origin = repository or "Maven Central (Apache Ivy)"
-            say(f"downloading {len(pins)} jars of Kafka {version} from {origin}")
+            if progress is not None:
+                progress.begin(len(pins), sum(pin.size for pin in pins), repository.describe())
             try:
-                if repository:
-                    fetch(pins, out, repository=repository)
-                else:
-                    assert ivy is not None
-                    fetch_with_ivy(pins, out, ivy=ivy, work=work)
+                fetch(pins, out, repository=repository.url, progress=progress)
             except BrokerError as exc:
                 exc.reason += f"; or {advice}"
                 exc.args = (exc.message(),)
@@ -261,9 +235,14 @@ def install_kafka(
             out.rename(libs)
             jars = sorted(path.name for path in libs.glob("*.jar"))
             seconds = round(time.monotonic() - started, 1)
-            marker = {"version": version, "jars": jars, "seconds": seconds, "at": time.time()}
+            marker = {
+                "version": version,
+                "jars": jars,
+                "seconds": seconds,
+                "at": time.time(),
+                "repository": repository.url,
+            }
             (home / _MARKER).write_text(json.dumps(marker, indent=2), encoding="utf-8")
-            say(f"{len(jars)} jars in {libs} ({seconds}s)")
             return libs
         finally:
             shutil.rmtree(work, ignore_errors=True)
@@ -274,7 +253,7 @@ def resolve_jars(
     *,
     home: Path | str | None = None,
     cache_dir: Path | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: DownloadProgress | None = None,
 ) -> tuple[Path, str]:
     """``(libs, version)`` to run: ``home`` or ``$KAFKA_HOME`` when set, else the cache
     (installed on first use)."""
@@ -282,3 +261,69 @@ def resolve_jars(
     if home is not None:
         return distribution(home)
     return install_kafka(version, cache_dir=cache_dir, progress=progress), version
+
+
+@contextlib.contextmanager
+def terminal_progress(what: str) -> Iterator[DownloadProgress]:
+    """A progress bar on stderr (bytes, files, speed, time left) for a download, then one line
+    saying what arrived; nothing is drawn when nothing is downloaded."""
+    from rich.console import Console  # noqa: PLC0415
+    from rich.progress import (  # noqa: PLC0415
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TaskID,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+    class Bar:
+        def __init__(self) -> None:
+            self.bar: Progress | None = None
+            self.task: TaskID | None = None
+            self.files = 0
+            self.total = 0
+            self.started = 0.0
+
+        def begin(self, files: int, total_bytes: int, origin: str) -> None:
+            size = f"{total_bytes / 1e6:.1f} MB"
+            console.print(f"downloading {what}: {files} jars, {size}, from {origin}")
+            self.total, self.started = files, time.monotonic()
+            if not console.is_terminal:
+                return  # a log file gets the two lines, not a redrawn bar
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                DownloadColumn(),
+                TextColumn("{task.fields[files]}"),
+                TransferSpeedColumn(),
+                TimeRemainingColumn(),
+                console=console,
+                transient=True,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task(what, total=total_bytes, files=f"0/{files} jars")
+
+        def received(self, nbytes: int) -> None:
+            if self.bar is not None and self.task is not None:
+                self.bar.advance(self.task, nbytes)
+
+        def file_done(self) -> None:
+            self.files += 1
+            if self.bar is not None and self.task is not None:
+                self.bar.update(self.task, files=f"{self.files}/{self.total} jars")
+
+        def close(self) -> None:
+            if self.bar is not None:
+                self.bar.stop()
+
+    bar = Bar()
+    try:
+        yield bar
+    finally:
+        bar.close()
+    if bar.total and bar.files == bar.total:
+        console.print(f"downloaded {bar.files} jars in {time.monotonic() - bar.started:.1f}s")

@@ -27,7 +27,8 @@ modules the same way; tests/unit/test_import_graph.py checks both):
 * :mod:`yangkey.spark.job` — :func:`~yangkey.spark.job.run`, which starts Spark and picks one;
 * :mod:`yangkey.spark.options` — ``produce``'s options and their JobConfig;
 * :mod:`yangkey.spark.report` — ``produce``'s start line, resume hint and summary table;
-* :mod:`yangkey.spark.commands` — ``yangkey produce`` and the spark-submit ``main``.
+* :mod:`yangkey.spark.commands` — ``yangkey produce`` and the spark-submit ``main`` (the file
+  spark-submit runs is :mod:`yangkey.cli.spark_submit`, a driver like the CLI).
 
 Nothing is imported here: the CLI imports submodules only when ``produce`` runs.
 """

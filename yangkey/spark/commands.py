@@ -1,6 +1,6 @@
 """``yangkey produce``: the Spark producer job from the command line.
 
-The same command is the entry point of ``spark_jobs/produce_keyed.py`` under spark-submit.
+The same command is the entry point of :mod:`yangkey.cli.spark_submit` under spark-submit.
 """
 
 from __future__ import annotations
@@ -60,8 +60,9 @@ Examples:
       --master spark://master:7077 --ship-env
 
 \b
-  # spark-submit takes the same options
-  spark-submit --master yarn spark_jobs/produce_keyed.py --subscriptions subs.yaml ...
+  # spark-submit takes the same options; the entry file ships in this installation:
+  spark-submit --master yarn {SUBMIT} \\
+      --subscriptions subs.yaml ...
 
 \b
   # what would be produced, without Kafka
@@ -82,7 +83,13 @@ idempotence, acks=all), --producer-config-file, YANGKEY_KAFKA_<KEY> environment 
 """
 
 
-@click.command(epilog=EPILOG, context_settings={"max_content_width": 100})
+#: The spark-submit entry file of this installation (``produce --help`` prints it).
+SUBMIT = Path(__file__).parents[1] / "cli" / "spark_submit.py"
+
+
+@click.command(
+    epilog=EPILOG.replace("{SUBMIT}", str(SUBMIT)), context_settings={"max_content_width": 100}
+)
 @produce_options
 @REPORT
 def produce(fmt: str | None, report: Path | None, **options: Any) -> None:
@@ -235,12 +242,12 @@ def _ship_env(config: JobConfig, prepared: Prepared, err: Console) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``spark-submit spark_jobs/produce_keyed.py --subscriptions … --input … --bootstrap …``:
+    """``spark-submit …/yangkey/cli/spark_submit.py --subscriptions … --input … --bootstrap …``:
     the same options as ``yangkey produce``."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         # Standalone: click reports usage errors itself and always ends with SystemExit.
-        produce.main(args=args, prog_name="produce_keyed.py")
+        produce.main(args=args, prog_name="yangkey/cli/spark_submit.py")
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     return 0

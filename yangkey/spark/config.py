@@ -118,7 +118,7 @@ class SparkRuntime(_Frozen):
 
 
 class JobConfig(_Frozen):
-    """Everything ``yangkey produce`` and ``spark_jobs/produce_keyed.py`` accept."""
+    """Everything ``yangkey produce`` and ``yangkey/cli/spark_submit.py`` (spark-submit) accept."""
 
     subscriptions: str
     bootstrap: str | None = None
