@@ -75,8 +75,8 @@ unit: $(DEV)
 	$(BIN)/python -m pytest -q tests/unit
 
 lint: $(DEV)
-	$(BIN)/ruff check yangkey tests benchmarks examples
-	$(BIN)/ruff format --check yangkey benchmarks examples
+	$(BIN)/ruff check yangkey tests benchmarks spark_jobs examples
+	$(BIN)/ruff format --check yangkey benchmarks spark_jobs examples
 	$(BIN)/mypy
 
 bench: $(DEV)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 import shlex
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -133,3 +135,15 @@ def test_produce_help_names_the_spark_submit_entry_this_installation_ships() -> 
     entry = Path(submit.__file__)
     assert entry.is_file() and f"spark-submit --master yarn {entry} " in result.stdout
     assert "spark_jobs" not in result.stdout
+
+
+def test_the_clones_spark_submit_entry_is_the_produce_command() -> None:
+    """``spark_jobs/produce_keyed.py`` (the clone's entry) takes produce's options, like the
+    shipped ``yangkey/cli/spark_submit.py``."""
+    pytest.importorskip("pyspark")
+    entry = REPO / "spark_jobs" / "produce_keyed.py"
+    done = subprocess.run(
+        [sys.executable, str(entry), "--help"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "--subscriptions" in done.stdout and "--bootstrap" in done.stdout
