@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
@@ -96,52 +95,28 @@ def check_jars() -> Check:
     return Check("kafka jars", "ok", f"Kafka {KAFKA_VERSION}, {count} jars in {libs}")
 
 
-_REQUIREMENT = re.compile(
-    r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*([^;]*?)\s*(?:;\s*(.*))?$"
-)
-_EXTRA_MARKER = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
-
-
-def _release(version: str) -> tuple[int, ...]:
-    match = re.match(r"\d+(?:\.\d+)*", version)
-    return tuple(int(part) for part in match.group(0).split(".")) if match else ()
-
-
 def satisfies(version: str, specifier: str) -> bool:
-    """``version`` within ``specifier`` (``>=4.2,<5``; release numbers only, which is what
-    yangkey's own requirements use)."""
-    have = _release(version)
-    for clause in filter(None, (c.strip() for c in specifier.split(","))):
-        match = re.match(r"(>=|<=|==|!=|~=|>|<)\s*(.+)", clause)
-        if match is None:
-            continue
-        op, want = match.group(1), _release(match.group(2))
-        width = max(len(have), len(want))
-        a, b = have + (0,) * (width - len(have)), want + (0,) * (width - len(want))
-        ok = {
-            ">=": a >= b,
-            "<=": a <= b,
-            ">": a > b,
-            "<": a < b,
-            "==": a == b,
-            "!=": a != b,
-            "~=": a >= b and a[: len(want) - 1] == b[: len(want) - 1],
-        }[op]
-        if not ok:
-            return False
-    return True
+    """``version`` within ``specifier`` (``>=4.2,<5``), pre-releases included (a development
+    build of a supported version is that version)."""
+    from packaging.specifiers import SpecifierSet  # noqa: PLC0415
+
+    return SpecifierSet(specifier).contains(version, prereleases=True)
 
 
 def extra_requirements(extra: str) -> list[tuple[str, str]]:
-    """(distribution, specifier) of ``extra`` itself (not of the extras it includes)."""
+    """(distribution, specifier) of ``extra`` itself (not of the extras it includes), from the
+    installed package's metadata."""
+    from packaging.requirements import Requirement  # noqa: PLC0415
+
     found = []
     for text in metadata.requires("yangkey") or []:
-        match = _REQUIREMENT.match(text)
-        if match is None or match.group(1).lower() == "yangkey":
+        requirement = Requirement(text)
+        if requirement.name.lower() == "yangkey" or requirement.marker is None:
             continue
-        marker = _EXTRA_MARKER.search(match.group(4) or "")
-        if marker is not None and marker.group(1) == extra:
-            found.append((match.group(1), match.group(3)))
+        if requirement.marker.evaluate({"extra": extra}) and not requirement.marker.evaluate(
+            {"extra": ""}
+        ):
+            found.append((requirement.name, str(requirement.specifier)))
     return found
 
 
