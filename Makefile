@@ -5,6 +5,7 @@
 #   make demo    the whole pipeline on the embedded stack (Kafka KRaft + chdb + Spark local[*])
 #   make test    lint (ruff, mypy --strict), then unit and integration tests (starts and stops
 #                its own Kafka broker); builds the native fast path first when cargo is there
+#   make unit    the fast unit tests only (no JVM, no chdb, no broker): well under a minute
 #   make native  build yangkey-native (native/, Rust) with maturin and install it in .venv
 
 PYTHON ?= python3
@@ -41,8 +42,10 @@ demo: $(STAMP)
 test: lint native-if-cargo
 	$(BIN)/python -m pytest -q
 
+# The fast unit tests: no JVM, no chdb, no broker (the `fast` marker, set in tests/conftest.py),
+# on up to four cores (pytest-xdist).
 unit: $(STAMP)
-	$(BIN)/python -m pytest -q tests/unit
+	$(BIN)/python -m pytest -q -m fast -n auto --maxprocesses=4 tests/unit
 
 lint: $(STAMP)
 	$(BIN)/ruff check yangkey tests benchmarks spark_jobs examples
