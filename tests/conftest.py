@@ -37,6 +37,8 @@ from yangkey.cli.extras import EXTRA_OF_MODULE
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from yangkey.clickhouse.connection import ChdbConnection
+
 SPARK_TEST_MASTER = "local[2,2]"
 
 # An exception that is not a YangkeyError is a bug: tests see it raised, never as a rejection
@@ -204,3 +206,19 @@ def spark() -> Iterator[SparkSession]:
         yield session
     finally:
         session.stop()
+
+
+@pytest.fixture(scope="module")
+def chdb_conn() -> Iterator[ChdbConnection]:
+    """An embedded ClickHouse (chdb) in a temporary directory, one per test module: chdb holds
+    one data path per process, so a module's is closed before the next module opens its own.
+    Tests share it by using databases of their own. Imported here, not at the top, so that a
+    core-only install still collects this conftest."""
+    from yangkey.clickhouse.connection import ChdbConnection  # noqa: PLC0415
+
+    with tempfile.TemporaryDirectory(prefix="yangkey-test-chdb-") as path:
+        connection = ChdbConnection(path)
+        try:
+            yield connection
+        finally:
+            connection.close()

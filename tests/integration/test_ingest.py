@@ -10,13 +10,10 @@ chdb holds one data path per process: one connection for the whole module, close
 
 from __future__ import annotations
 
-import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-import pytest
 from confluent_kafka import KafkaError, Message, Producer
 
 from yangkey.catalog import TopicSpec
@@ -96,16 +93,6 @@ def produce_aborted(bootstrap: str, topic: str, key: bytes, value: bytes) -> Non
     producer.produce(topic, value=value, key=key, headers=headers("2030-01-01T00:00:00Z", 99))
     producer.flush(30)
     producer.abort_transaction(30)
-
-
-@pytest.fixture(scope="module")
-def chdb_conn() -> Iterator[ChdbConnection]:
-    with tempfile.TemporaryDirectory() as path:
-        conn = ChdbConnection(path)
-        try:
-            yield conn
-        finally:
-            conn.close()
 
 
 def quiet(_line: str) -> None:
