@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from confluent_kafka import KafkaError, Message, Producer
+from factories import topic_spec
 
 from yangkey.catalog import TopicSpec
 from yangkey.clickhouse.connection import ChdbConnection
@@ -39,17 +40,7 @@ class FakeCatalog:
 
 
 def spec(name: str) -> TopicSpec:
-    return TopicSpec(
-        name=name,
-        schema_path="/ietf-interfaces:interfaces/interface",
-        subscription_ids=(1042,),
-        subscription_type="on-change-sync",
-        compaction=True,
-        retention_seconds=0,
-        partitions=3,
-        replication_factor=1,
-        templates=("/ietf-interfaces:interfaces/interface[name='%s']",),
-    )
+    return topic_spec(name, compaction=True, partitions=3)
 
 
 def iface_key(node: str, name: str) -> bytes:

@@ -12,6 +12,7 @@ import itertools
 from collections.abc import Sequence
 
 import pytest
+from factories import topic_spec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -45,17 +46,8 @@ _databases = itertools.count()
 
 
 def spec(name: str, compaction: bool) -> TopicSpec:
-    return TopicSpec(
-        name=name,
-        schema_path="/x",
-        subscription_ids=(1042,),
-        subscription_type="on-change-sync" if compaction else "periodic",
-        compaction=compaction,
-        retention_seconds=0 if compaction else 30 * 86400,
-        partitions=3,
-        replication_factor=1,
-        templates=("/x",),
-    )
+    retention = 0 if compaction else 30 * 86400
+    return topic_spec(name, compaction=compaction, retention_seconds=retention, partitions=3)
 
 
 TOPICS = (spec(IF_TOPIC, True), spec(CLOCK_TOPIC, False))
