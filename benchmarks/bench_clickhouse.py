@@ -34,13 +34,23 @@ from yangkey.catalog import TopicSpec
 from yangkey.clickhouse.apply import apply
 from yangkey.clickhouse.connection import ChdbConnection
 from yangkey.clickhouse.ddl import DdlOptions, render_ddl
-from yangkey.clickhouse.identifiers import qualified, quote_identifier
-from yangkey.clickhouse.ingest.arrow import QUEUE_COLUMNS, QUEUE_FORMAT, encode_rows
+from yangkey.clickhouse.identifiers import qualified, quote_identifier, quote_literal
+from yangkey.clickhouse.ingest.arrow import QUEUE_COLUMN_NAMES, QUEUE_FORMAT, encode_rows
 from yangkey.clickhouse.ingest.inserter import BatchInserter
 from yangkey.clickhouse.ingest.loop import DEFAULT_BATCH_SIZE
 from yangkey.clickhouse.ingest.rows import row_from_message
 from yangkey.clickhouse.queries import current_state
 from yangkey.clickhouse.tables import topic_tables
+from yangkey.messages import (
+    HEADER_CONTENT_TYPE,
+    HEADER_EVENT_TIME,
+    HEADER_GENERATION,
+    HEADER_SEQUENCE_NUMBER,
+)
+
+#: The headers of the synthetic messages, as a producer writes them.
+HEADER_NAMES = (HEADER_CONTENT_TYPE, HEADER_EVENT_TIME, HEADER_SEQUENCE_NUMBER, HEADER_GENERATION)
+_HEADER_ARRAY = "[" + ", ".join(quote_literal(name) for name in HEADER_NAMES) + "]"
 
 TOPIC = "netops-current-state-if-interfaces-interface"
 DB = "bench"
@@ -105,8 +115,7 @@ def generated_rows(n: int, keys: int) -> str:
             number % 6 AS _partition,
             toDateTime(1790000000 + intDiv(number, 1000)) AS _timestamp,
             toDateTime64(1790000000 + number / 1000, 3) AS _timestamp_ms,
-            ['content-type', 'yangkey-event-time', 'yangkey-sequence-number',
-             'yangkey-generation'] AS `_headers.name`,
+            {_HEADER_ARRAY} AS `_headers.name`,
             ['application/yang-data+json',
              concat('2026-09-21T12:00:00.', leftPad(toString((number * 7919) % 1000000000), 9, '0'),
                     'Z'),
@@ -190,12 +199,7 @@ def main() -> None:
                 )
                 reset_pipeline(conn)
                 bare = bare_table(conn)
-                hdr_names = (
-                    "content-type",
-                    "yangkey-event-time",
-                    "yangkey-sequence-number",
-                    "yangkey-generation",
-                )
+                hdr_names = HEADER_NAMES
                 # what consumer.consume() hands the bridge
                 messages = [
                     Message(
@@ -235,7 +239,7 @@ def main() -> None:
 
                 def insert_all(table: str) -> None:
                     for blob in blobs:
-                        conn.insert(table, QUEUE_COLUMNS, blob, QUEUE_FORMAT)
+                        conn.insert(table, QUEUE_COLUMN_NAMES, blob, QUEUE_FORMAT)
 
                 t_raw, c_raw = timed_cpu(
                     "the same bytes into the bare MergeTree", lambda: insert_all(bare)

@@ -26,7 +26,7 @@ import yaml
 from bench_keys import best_rates, envelope, interfaces, xml_notification
 
 from yangkey.catalog import Catalog, load_catalog
-from yangkey.records import MessageBuilder, ProducerKnobs
+from yangkey.producer import MessageBuilder, ProducerKnobs
 
 SUBSCRIPTION_ID = 1042
 INSTANCES = (1, 10, 100, 1000)

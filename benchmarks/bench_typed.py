@@ -36,15 +36,37 @@ from yangkey.catalog import load_catalog
 from yangkey.clickhouse.apply import apply
 from yangkey.clickhouse.connection import ChdbConnection
 from yangkey.clickhouse.ddl import DdlOptions, render_catalog
-from yangkey.clickhouse.identifiers import qualified
+from yangkey.clickhouse.identifiers import qualified, quote_literal
 from yangkey.clickhouse.instances import CatalogFeeds
 from yangkey.clickhouse.tables import topic_tables
+from yangkey.messages import (
+    HEADER_CONTENT_TYPE,
+    HEADER_EVENT_TIME,
+    HEADER_GENERATION,
+    HEADER_INSTANCES,
+    HEADER_SEQUENCE_NUMBER,
+)
 from yangkey.notifications import decode
 
 ROOT = Path(__file__).resolve().parents[1]
 TOPIC = "netops-stats-if-interfaces-interface-statistics"
 DB = "yangkey"  # the README's cookbook names it
 IF = "/ietf-interfaces:interfaces/interface"
+#: The headers of the synthetic messages, as a producer with --instance-feed writes them.
+_HEADER_ARRAY = (
+    "["
+    + ", ".join(
+        quote_literal(name)
+        for name in (
+            HEADER_CONTENT_TYPE,
+            HEADER_EVENT_TIME,
+            HEADER_SEQUENCE_NUMBER,
+            HEADER_GENERATION,
+            HEADER_INSTANCES,
+        )
+    )
+    + "]"
+)
 
 
 def timed(label: str, function: Callable[[], Any]) -> float:
@@ -93,8 +115,7 @@ def queue_rows(messages: int, per_message: int, nodes: int) -> str:
             number % 6 AS _partition,
             toDateTime(1790000000 + intDiv(number, 100) * 10) AS _timestamp,
             toDateTime64(1790000000 + intDiv(number, 100) * 10, 3) AS _timestamp_ms,
-            ['content-type', 'yangkey-event-time', 'yangkey-sequence-number',
-             'yangkey-generation', 'yangkey-instances'] AS `_headers.name`,
+            {_HEADER_ARRAY} AS `_headers.name`,
             ['application/yang-data+json',
              toString(toDateTime64(now() - 86400 + intDiv(number, 100) * 10, 0, 'UTC')),
              toString(number), '1',

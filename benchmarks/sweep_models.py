@@ -113,7 +113,8 @@ def main() -> None:
     os.environ["YANGKEY_SCHEMA_CACHE"] = "off"
     import yangkey  # noqa: PLC0415 - after the environment is set
     from yangkey.errors import YangkeyError  # noqa: PLC0415
-    from yangkey.schema import SchemaContext, default_search_path  # noqa: PLC0415
+    from yangkey.modules import default_search_path  # noqa: PLC0415
+    from yangkey.schema import SchemaContext  # noqa: PLC0415
     from yangkey.templates import compile_subscription  # noqa: PLC0415
 
     dirs = model_dirs(args.models)

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 SPARK_TEST_MASTER = "local[2,2]"
 
 # An exception that is not a YangkeyError is a bug: tests see it raised, never as a rejection
-# (records.MessageBuilder; inherited by the CLI, Spark and demo processes tests start).
+# (producer.MessageBuilder; inherited by the CLI, Spark and demo processes tests start).
 os.environ.setdefault("YANGKEY_STRICT", "1")
 
 # `yangkey kafka start` records brokers per user ($XDG_STATE_HOME/yangkey): tests (and the

@@ -86,7 +86,7 @@ def canon_for(
     datatype: dt.DataType, module: str, prefixes: Mapping[str, str] | None = None
 ) -> Canon:
     """The canonicalizer for a leaf of ``datatype`` defined in ``module``; ``prefixes`` (the
-    search path's, :attr:`yangkey.schema.ModuleIndex.unique_prefixes`) resolves identityref
+    search path's, :attr:`yangkey.modules.ModuleIndex.unique_prefixes`) resolves identityref
     values written with a YANG prefix where the schema itself does not."""
     from yangson import datatype as dt  # noqa: PLC0415
 

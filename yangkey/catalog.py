@@ -27,6 +27,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from yangkey.compiled import CompiledSubscription
+from yangkey.compiler import compile_filter
 from yangkey.config import (
     Subscription,
     SubscriptionsFile,
@@ -39,7 +41,6 @@ from yangkey.errors import NotificationError, TopicError, YangkeyError
 from yangkey.fleet import FleetIndex, Identity, describe, for_node
 from yangkey.schema import SchemaContext
 from yangkey.shared_catalog import SharedBranch, SharedSubscription
-from yangkey.templates import CompiledSubscription, compile_subscription
 from yangkey.topics import TopicNamer, TopicSpec, check_collisions, replicas
 
 
@@ -292,7 +293,7 @@ class Catalog:
     ) -> CompiledSubscription:
         compiled = self._compiled.get(compile_key)
         if compiled is None:
-            compiled = self._compiled[compile_key] = compile_subscription(
+            compiled = self._compiled[compile_key] = compile_filter(
                 filter_text, self.schema(), subtree=subtree, namespaces=namespaces, source=source
             )
         return compiled
@@ -336,20 +337,7 @@ class Catalog:
                 else None
             )
             topics = tuple(self.namer.name(b, level=level) for b in compiled.branches)
-        entry = CatalogEntry(
-            id=subscription_id,
-            node_pattern=found.node_pattern,
-            subscription_type=found.subscription_type,
-            compaction=found.compaction,
-            generation=found.generation,
-            compiled=compiled,
-            topics=topics,
-            origin="learned",
-            filter_text=found.filter,
-            subtree=found.subtree,
-            content_id=found.content_id,
-            namespaces=pairs,
-        )
+        entry = CatalogEntry.of_shared(found, compiled, topics)
         self._learned[learn_key] = entry
         return entry
 
@@ -389,7 +377,7 @@ def build_catalog(
         dirs = (*yang_dirs, *resolve(subscription.yang_dirs), *resolve(defaults.yang_dirs))
         try:
             schema = SchemaContext.cached(dirs, file.features)
-            compiled = compile_subscription(
+            compiled = compile_filter(
                 subscription.filter_text,
                 schema,
                 subtree=subscription.subtree is not None,
@@ -407,17 +395,7 @@ def build_catalog(
             skipped.append(_skipped(subscription, exc, file.source, line))
             first_failure = first_failure or exc.within(source)
             continue
-        entry = CatalogEntry(
-            id=subscription.id,
-            node_pattern=subscription.node,
-            subscription_type=subscription.type,
-            compaction=subscription.compaction,
-            generation=subscription.generation,
-            compiled=compiled,
-            topics=names,
-            filter_text=subscription.filter_text,
-            subtree=subscription.subtree is not None,
-        )
+        entry = CatalogEntry.of_file(subscription, compiled, names)
         entries.append(entry)
         for index, name in enumerate(names):
             by_topic.setdefault(name, []).append((entry, index))

@@ -4,7 +4,7 @@ Phase 3's walkers (:mod:`yangkey.keys`) say only *that* no branch matched: they 
 what does not fit, to stay cheap. When a notification ends without any instance, this walks
 its data again along each branch, interpreted and slowly (rejections only), and names which
 of these it is, so that a data-loss bug can be told from noise
-(:data:`yangkey.messages.ERROR_KINDS`):
+(:data:`yangkey.errors.ERROR_KINDS`):
 
 * ``empty-update`` (:class:`~yangkey.errors.EmptyUpdate`): a push-update without data, a
   yang-patch without edits (a heartbeat; decided by the caller, before the branches);
@@ -26,8 +26,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from yangkey.compiled import Branch, CompiledStep
 from yangkey.errors import FilteredOutError, NoMatchError, ShapeError, YangkeyError
-from yangkey.templates import Branch, CompiledStep
 from yangkey.xpath import quote
 
 _EXAMPLES = 3

@@ -9,12 +9,12 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from yangkey.config import SubscriptionType
+from yangkey.compiled import CompiledSubscription
+from yangkey.config import Subscription, SubscriptionType
 from yangkey.errors import BadSubscriptionError, ConfigError, Position
 from yangkey.fleet import Identity, describe
 from yangkey.keys import KeyDeriver
-from yangkey.shared_catalog import Origin
-from yangkey.templates import CompiledSubscription
+from yangkey.shared_catalog import Origin, SharedSubscription
 
 TYPE_LEVELS: dict[tuple[SubscriptionType, bool], str] = {
     ("periodic", False): "stats",
@@ -49,6 +49,44 @@ class CatalogEntry:
     content_id: str = ""
     """The YANG library content id of a learned subscription."""
     namespaces: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of_file(
+        cls, subscription: Subscription, compiled: CompiledSubscription, topics: tuple[str, ...]
+    ) -> CatalogEntry:
+        """The entry of a subscription of the subscriptions file."""
+        return cls(
+            id=subscription.id,
+            node_pattern=subscription.node,
+            subscription_type=subscription.type,
+            compaction=subscription.compaction,
+            generation=subscription.generation,
+            compiled=compiled,
+            topics=topics,
+            filter_text=subscription.filter_text,
+            subtree=subscription.subtree is not None,
+        )
+
+    @classmethod
+    def of_shared(
+        cls, record: SharedSubscription, compiled: CompiledSubscription, topics: tuple[str, ...]
+    ) -> CatalogEntry:
+        """The entry of a shared catalog record (learned by another process or declared by a
+        file), recompiled here; ``topics`` are the ones its writer named where they fit."""
+        return cls(
+            id=record.id,
+            node_pattern=record.node_pattern,
+            subscription_type=record.subscription_type,
+            compaction=record.compaction,
+            generation=record.generation,
+            compiled=compiled,
+            topics=topics,
+            origin="learned",
+            filter_text=record.filter,
+            subtree=record.subtree,
+            content_id=record.content_id,
+            namespaces=record.namespaces,
+        )
 
     @functools.cached_property
     def deriver(self) -> KeyDeriver:

@@ -4,14 +4,81 @@ Every error names the *input* it is about (a file name, ``<subscription 1042>``,
 ``kafka://raw@3:1207``…), the *reason*, and where known the *position* in that
 input, so that the CLI can print one ``error: …`` line and the pipeline can
 route the rejected bytes to an errors destination with the same fields.
+
+Every error has a *kind*, one word of :data:`ERROR_KINDS`: the one vocabulary of what went
+wrong, which travels in the ``yangkey-error-kind`` header of a dead-letter record
+(:mod:`yangkey.messages`), in the ClickHouse errors tables and in the run summaries.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Literal
 
-from yangkey.messages import ErrorKind
+ErrorKind = Literal[
+    "input",
+    "framing",
+    "notification",
+    "shape",
+    "no-match",
+    "filtered-out",
+    "empty-update",
+    "bad-subscription",
+    "schema",
+    "filter",
+    "topic",
+    "config",
+    "oversized",
+    "bug",
+    "broker",
+    "registry",
+    "clickhouse",
+    "error",
+    "decode",
+    "key",
+    "header",
+    "expired",
+]
+"""Every error kind yangkey writes anywhere (see :data:`ERROR_KINDS`)."""
+
+ERROR_KINDS: dict[ErrorKind, str] = {
+    # A notification the producer rejects (header yangkey-error-kind; errors table
+    # "rejected:<kind>"), most specific first.
+    "input": "bytes that are no JSON or XML document, empty, or over the size limit",
+    "framing": "a document that is no YANG-Push notification yangkey reads: no push-update or"
+    " push-change-update in it, or its data in a member yangkey does not know (check the"
+    " collector's output format)",
+    "notification": "a YANG-Push notification with a field that cannot be read: node name,"
+    " subscription id, sequence number, yang-patch edit, or a key or filter value",
+    "shape": "data on the subscribed path in a shape RFC 7951 does not allow (a container sent"
+    " as an array, a list entry that is no object): a device or collector bug",
+    "no-match": "data, but none on the subscribed path: the subscription id points to another"
+    " subscription than the device streams (check the subscriptions file)",
+    "filtered-out": "data on the subscribed path, but every instance contradicts a key or a"
+    " filter the subscription pins: the device sent more than it was asked for",
+    "empty-update": "a push-update with no data (a heartbeat) or a yang-patch with no edit;"
+    " counted, and dead-lettered only with --empty-updates dead-letter",
+    "bad-subscription": "a notification of a subscription the catalog skipped because its entry"
+    " in the subscriptions file does not compile (the reason names the entry, its line and why):"
+    " fix the entry and replay the dead letters",
+    "schema": "a subscription learned from a notification that does not resolve in the schema",
+    "filter": "a subscription filter (XPath or subtree) that cannot be parsed",
+    "topic": "a derived topic name that is invalid or collides with another",
+    "config": "a subscriptions file or setting that is invalid",
+    "oversized": "a keyed message over the broker's message size limit",
+    "bug": "an internal error: a yangkey bug (please report it, with the dead-lettered bytes)",
+    # Errors of the tools around the pipeline.
+    "broker": "the local Kafka broker cannot be installed, started, reached or stopped",
+    "registry": "a schema registry error",
+    "clickhouse": "a ClickHouse error",
+    "error": "any other yangkey error",
+    # Kinds of the ClickHouse errors tables besides "rejected:<kind>" (INGEST_KINDS).
+    "decode": "a Kafka record the engine could not read",
+    "key": "a keyed message whose message key is missing or malformed",
+    "header": "a keyed message with a yangkey header that cannot be read",
+    "expired": "a message older than its topic's retention: kept in the errors table only",
+}
+"""Each error kind and what it means to an operator."""
 
 
 @dataclass(frozen=True)
@@ -46,7 +113,7 @@ class YangkeyError(Exception):
     """Root of every error yangkey raises on purpose."""
 
     kind: ClassVar[ErrorKind] = "error"
-    """Its kind in the one vocabulary of :data:`yangkey.messages.ERROR_KINDS`."""
+    """Its kind in the one vocabulary of :data:`ERROR_KINDS`."""
 
     def __init__(
         self,

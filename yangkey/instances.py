@@ -38,22 +38,20 @@ import orjson
 
 from yangkey.canon_types import canon_for
 from yangkey.errors import SchemaError, YangkeyError
-from yangkey.keys import Instance, compile_entries_walker, edit_plan, edit_tree, key_members
+from yangkey.patch import edit_plan, edit_tree
 from yangkey.values import Canon, canon_integer
+from yangkey.walker import Instance, compile_entries_walker, key_members
 
 if TYPE_CHECKING:
     from yangson import datatype as dt
     from yangson.schemanode import InternalNode, SchemaNode
 
     from yangkey.catalog import Catalog
+    from yangkey.compiled import Branch
     from yangkey.notifications import Edit, Notification
     from yangkey.schema import SchemaContext
-    from yangkey.templates import Branch
 
-__all__ = ["HEADER_INSTANCES", "InstanceFeed", "Leaf", "catalog_modules", "derive_leaves"]
-
-#: The Kafka header carrying the instance feed.
-HEADER_INSTANCES = "yangkey-instances"
+__all__ = ["InstanceFeed", "Leaf", "catalog_modules", "derive_leaves"]
 
 #: Edits that end the instance (or, below the target, the leaves under their target).
 REMOVING = frozenset({"delete", "remove"})
@@ -259,7 +257,7 @@ class InstanceFeed:
     """Builds the feed of one topic (one compiled branch and the leaves of its target).
 
     Its instances are those of the message key: Phase 3's generated walker finds them
-    (:func:`yangkey.keys.compile_entries_walker`, the variant reporting each instance's value
+    (:func:`yangkey.walker.compile_entries_walker`, the variant reporting each instance's value
     and keys), so ``@path`` is one of the key's XPaths by construction."""
 
     def __init__(self, branch: Branch, leaves: Sequence[Leaf]) -> None:

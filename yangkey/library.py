@@ -14,23 +14,23 @@ RFC 7895 (``modules-state``); yangson reads RFC 7895 JSON only, so every form is
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from yangkey.errors import InputError, SchemaError
-from yangkey.schema_build import UNDECIDED, parse_file
+from yangkey.modules import ModuleIndex, ModuleInfo
+from yangkey.schema_data import MODULES_STATE, UNDECIDED, parse_file
 from yangkey.xmlsafe import parse_xml
 
 if TYPE_CHECKING:
     from yangson.statement import Statement
 
-    from yangkey.schema import ModuleIndex, ModuleInfo
-
 YANG_LIBRARY_NS = "urn:ietf:params:xml:ns:yang:ietf-yang-library"
-MODULES_STATE = "ietf-yang-library:modules-state"
 YANG_LIBRARY = "ietf-yang-library:yang-library"
 
 #: Statements whose argument names data nodes of other modules by prefix.
@@ -282,3 +282,58 @@ def apply_features(
             )
         entry["feature"] = list(dict.fromkeys(enabled))
         entry.pop(UNDECIDED, None)
+
+
+_REFERENCES: weakref.WeakKeyDictionary[ModuleIndex, ReferenceIndex] = weakref.WeakKeyDictionary()
+
+
+def references(index: ModuleIndex) -> ReferenceIndex:
+    """The data-node references of ``index``'s modules, read once per index."""
+    found = _REFERENCES.get(index)
+    if found is None:
+        found = _REFERENCES[index] = ReferenceIndex(index)
+    return found
+
+
+def computed_library(
+    index: ModuleIndex, names: Iterable[str], features: Mapping[str, tuple[str, ...]] | None = None
+) -> dict[str, Any]:
+    """The computed YANG library (RFC 7895) for a subscription naming modules ``names``: their
+    closure, the referenced ones implemented, every feature enabled unless ``features`` names
+    a module's."""
+    names = list(dict.fromkeys(names))
+    closure = index.closure(names)
+    implemented = set(references(index).implemented(names, [m.name for m in closure]))
+    modules = [m for m in closure if m.kind == "module"]
+    document = _library(index, modules, implemented)
+    apply_features(document, features or {}, index)
+    return document
+
+
+def _library(
+    index: ModuleIndex, modules: list[ModuleInfo], implemented: set[str]
+) -> dict[str, Any]:
+    def entry(info: ModuleInfo) -> dict[str, Any]:
+        item: dict[str, Any] = {
+            "name": info.name,
+            "revision": info.revision or "",
+            "namespace": info.namespace,
+            "conformance-type": "implement" if info.name in implemented else "import",
+            # No device said which features it has (yangkey.features): --features decides.
+            UNDECIDED: True,
+        }
+        submodules = [index.get(name) for name in info.includes]
+        if submodules:
+            item["submodule"] = [{"name": s.name, "revision": s.revision or ""} for s in submodules]
+        # Import-only modules list their features too: their groupings may carry if-feature.
+        features = [*info.features, *(f for s in submodules for f in s.features)]
+        if features:
+            item["feature"] = features
+        return item
+
+    # Implemented first, then import-only, each in closure order: a stable document.
+    ordered = [m for m in modules if m.name in implemented]
+    ordered += [m for m in modules if m.name not in implemented]
+    entries = [entry(m) for m in ordered]
+    content_id = hashlib.sha256(json.dumps(entries, sort_keys=True).encode()).hexdigest()[:16]
+    return {MODULES_STATE: {"module-set-id": content_id, "module": entries}}

@@ -19,7 +19,7 @@ from yangkey.library import parse_module, prefix_map
 from yangkey.schema_build import cut
 
 if TYPE_CHECKING:
-    from yangkey.schema import ModuleIndex
+    from yangkey.modules import ModuleIndex
 
 
 def why_removed(

@@ -1,4 +1,5 @@
-"""On-disk cache of module indexes, yangson data models and compiled subscriptions.
+"""On-disk cache of module indexes, yangson data models and compiled subscriptions (the last
+through :mod:`yangkey.compiler`).
 
 A one-shot ``yangkey key`` spends almost all of its time building the schema (and importing
 yangson to do it); with a warm cache it loads the compiled subscription and never imports
@@ -30,27 +31,13 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
-if TYPE_CHECKING:
-    from yangkey.schema import SchemaContext
-    from yangkey.templates import CompiledSubscription
+from yangkey.dirs import cache_root
 
 T = TypeVar("T")
 
-CACHE_ROOT_ENV = "YANGKEY_CACHE"
 SCHEMA_CACHE_ENV = "YANGKEY_SCHEMA_CACHE"
-
-
-def cache_root() -> Path:
-    """Where yangkey caches everything (schemas, Kafka jars, packed environments):
-    ``$YANGKEY_CACHE``, else the XDG cache dir."""
-    explicit = os.environ.get(CACHE_ROOT_ENV)
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "yangkey"
 
 
 def cache_dir() -> Path | None:
@@ -184,36 +171,3 @@ class DiskCache:
         value = build()
         self.store(kind, key, value)
         return value
-
-
-def cached_compilation(
-    schema: SchemaContext,
-    request: tuple[Any, ...],
-    build: Callable[[], tuple[CompiledSubscription, SchemaContext]],
-) -> CompiledSubscription:
-    """A compiled subscription from the cache, or ``build()`` (which returns it with the schema
-    context it was compiled against) stored with the content hashes of its modules.
-
-    ``request`` is everything about the filter that changes the result (text, options, the
-    explicit library's bytes); ``schema`` gives the search path, its file listing and the
-    features."""
-    cache = DiskCache.default()
-    key = digest(
-        code_fingerprint(),
-        schema.search_path,
-        dirs_fingerprint(schema.search_path),
-        sorted(schema.features.items()),
-        request,
-    )
-
-    def current(entry: Any) -> bool:
-        files, content = entry[1], entry[2]
-        return bool(files_digest(files) == content)
-
-    found = cache.load("compiled", key)
-    if found is not None and current(found):
-        return found[0]  # type: ignore[no-any-return]
-    compiled, used = build()
-    files = used.library_files(compiled.modules)
-    cache.store("compiled", key, (compiled, files, files_digest(files)))
-    return compiled

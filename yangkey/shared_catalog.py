@@ -301,7 +301,7 @@ class CatalogState:
 
 
 class Log(Protocol):
-    """The single-partition topic (:class:`yangkey.registry.kafkalog.KafkaLog`)."""
+    """The single-partition topic (:class:`yangkey.kafka.log.KafkaLog`)."""
 
     def read(self, store: CatalogState) -> None:
         """Apply to ``store`` every record from ``store.end`` to the current end of the log."""

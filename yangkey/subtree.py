@@ -16,7 +16,7 @@ from __future__ import annotations
 from lxml import etree
 
 from yangkey.errors import FilterError
-from yangkey.schema import ModuleIndex
+from yangkey.modules import ModuleIndex
 from yangkey.xmlsafe import local_name, namespace, parse_xml
 from yangkey.xpath import quote
 

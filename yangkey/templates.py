@@ -7,19 +7,29 @@ module changes (RFC 7951 style). Every list on the path gets one predicate per k
 ``'%s'`` placeholder with an extraction spec. Predicates on non-key leaves stay as Phase 3 data
 filters and are reported as warnings.
 
-The compiled branch also carries everything Phase 3 needs (JSON member names, canonicalizers,
-rendering pieces) so that no schema lookup happens per notification.
+The compiled branch (:mod:`yangkey.compiled`) also carries everything Phase 3 needs (JSON
+member names, canonicalizers, rendering pieces) so that no schema lookup happens per
+notification.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
+from yangkey.compiled import (
+    Branch,
+    CompiledStep,
+    CompiledSubscription,
+    DataFilter,
+    KeylessPolicy,
+    KeySlot,
+    StepKind,
+    TargetKind,
+)
 from yangkey.errors import FilterError, Position, SchemaError, YangkeyError
-from yangkey.schema import ModuleIndex, SchemaContext
-from yangkey.schema_build import LeftOut
+from yangkey.modules import ModuleIndex
+from yangkey.schema import SchemaContext
 from yangkey.subtree import normalize_subtree
 from yangkey.values import Canon, canon_string, literal_canon
 from yangkey.xpath import LocationPath, Predicate, Step, absolute_union, parse_union, quote
@@ -30,81 +40,6 @@ if TYPE_CHECKING:
 # yangson (0.25 s of imports) is imported inside the functions that walk the schema, so that a
 # compiled subscription loaded from the on-disk cache keys notifications without it; so is
 # yangkey.canon_types, which only compiling needs.
-
-TargetKind = Literal["container", "list", "leaf-list", "leaf"]
-StepKind = Literal["container", "list", "leaf-list", "leaf"]
-KeylessPolicy = Literal["reject", "position"]
-
-
-@dataclass(frozen=True, slots=True)
-class KeySlot:
-    """One key predicate of a list step (or the value of a leaf-list target)."""
-
-    member: str
-    """The key leaf's JSON member name inside the list entry ("" for a leaf-list value)."""
-    canon: Canon
-    pinned: str | None
-    """Canonical pinned value, or None for an open placeholder."""
-    positional: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class DataFilter:
-    """A non-key predicate kept for Phase 3: the instance must carry this value."""
-
-    member: str
-    qualified_member: str
-    canon: Canon
-    value: str
-
-
-@dataclass(frozen=True, slots=True)
-class CompiledStep:
-    module: str
-    name: str
-    kind: StepKind
-    member: str
-    """JSON member name: qualified on the first step and where the module changes."""
-    qualified_member: str
-    keys: tuple[KeySlot, ...] = ()
-    filters: tuple[DataFilter, ...] = ()
-
-
-@dataclass(frozen=True)
-class Branch:
-    """One union member, compiled: template, extraction specs, target kind, Phase 3 plan."""
-
-    xpath: str
-    template: str
-    extractions: tuple[str, ...]
-    target: TargetKind
-    schema_path: str
-    """The template without predicates, module names as in the template."""
-    topic_base: str
-    """Topic name before organisation prefix, type level and truncation
-    (docs/design.md#topic-names)."""
-    steps: tuple[CompiledStep, ...] = field(repr=False)
-    pieces: tuple[str, ...] = field(repr=False)
-    """Literal template text around the open placeholders (len = open slots + 1)."""
-    positional: tuple[bool, ...] = field(repr=False)
-    """Per open placeholder: a position (written bare, ``[3]``) rather than a quoted value."""
-    open_after: tuple[bool, ...] = field(repr=False)
-    """open_after[i]: some step at index >= i has an open placeholder."""
-
-    @property
-    def open_slots(self) -> int:
-        return len(self.pieces) - 1
-
-
-@dataclass(frozen=True)
-class CompiledSubscription:
-    xpath: str
-    """The subscription as an XPath union (after Phase 1 for subtree filters)."""
-    branches: tuple[Branch, ...]
-    warnings: tuple[str, ...]
-    modules: tuple[str, ...]
-    left_out: tuple[LeftOut, ...] = ()
-    """Statements of the modules that the schema build kept out (yangkey.schema_build)."""
 
 
 def _module_of_prefix(

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Literal
 from yangkey.errors import TopicError
 
 if TYPE_CHECKING:
-    from yangkey.templates import Branch
+    from yangkey.compiled import Branch
 
 KAFKA_TOPIC_LIMIT = 249
 _VALID = re.compile(r"[a-zA-Z0-9._-]+")

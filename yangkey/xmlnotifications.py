@@ -7,7 +7,7 @@ encodings. :func:`yangkey.notifications.decode` sends every document starting wi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, TypeAlias
 
 from lxml import etree
@@ -20,7 +20,6 @@ from yangkey.notification_model import (
     Edit,
     Notification,
     Selector,
-    Wanted,
     _local,
     _node_name,
     _operation,
@@ -28,168 +27,9 @@ from yangkey.notification_model import (
     _subscription_id,
     parse_target,
 )
-from yangkey.values import UINT32_MAX, QNameText, node_name_problem, parse_unsigned
+from yangkey.values import UINT32_MAX, node_name_problem, parse_unsigned
 from yangkey.xmlsafe import parse_xml
-
-_TrieLevel: TypeAlias = "dict[str, tuple[str, str, _TrieLevel | None]]"
-"""A :data:`Wanted` in lxml tags: tag -> (member name, module, what to read below it; None:
-everything). Member names depend on the parent's module only, which the trie fixes."""
-
-
-class _XmlConverter:
-    """XML elements -> the JSON-shaped tree, with namespaces mapped to module names.
-
-    One per namespace map (:func:`_converter`), so the tag splits it caches serve every
-    notification."""
-
-    def __init__(self, ns_modules: Mapping[str, str]) -> None:
-        self.ns_modules = ns_modules
-        self.names: dict[tuple[str, str | None], tuple[str, str]] = {}
-        """(tag, parent module) -> (member name, module): tags repeat, each is split once."""
-        self.namespaces: dict[str, list[str]] = {}
-        for ns, module in ns_modules.items():
-            self.namespaces.setdefault(module, []).append(ns)
-        self.tries: dict[int, tuple[Wanted, _TrieLevel, tuple[str, ...]]] = {}
-
-    def module(self, ns: str) -> str:
-        return self.ns_modules.get(ns, "{" + ns + "}")
-
-    def leaf(self, element: etree._Element) -> str:
-        text = element.text or ""
-        prefix, colon, name = text.partition(":")
-        if colon and prefix and " " not in text:
-            ns = element.nsmap.get(prefix)
-            if ns is not None and ns in self.ns_modules:
-                return QNameText(text, f"{self.ns_modules[ns]}:{name}")
-        return text
-
-    def name(self, tag: str, parent_module: str | None) -> tuple[str, str]:
-        ns, local = _split(tag)
-        module = self.module(ns)
-        named = (local if module == parent_module else f"{module}:{local}", module)
-        if len(self.names) >= 100_000:
-            self.names.clear()  # tags come from the input: the cache must not grow without end
-        self.names[(tag, parent_module)] = named
-        return named
-
-    def members(
-        self, children: Iterable[etree._Element], parent_module: str | None
-    ) -> dict[str, Any]:
-        result: dict[str, Any] = {}
-        names = self.names
-        for child in children:
-            tag = child.tag
-            if type(tag) is not str:
-                continue  # the parser drops comments and PIs; parse_xml refuses entities
-            member, module = names.get((tag, parent_module)) or self.name(tag, parent_module)
-            # len() counts element children only, now that nothing else can be a child.
-            value = self.members(child, module) if len(child) else self.leaf(child)
-            if member in result:
-                _again(result, member, value)
-            else:
-                result[member] = value
-        return result
-
-    def trie(self, wanted: Wanted) -> tuple[_TrieLevel, tuple[str, ...]]:
-        """``wanted`` in tags, and every tag in it (what :meth:`pruned` asks lxml for)."""
-        cached = self.tries.get(id(wanted))
-        if cached is not None and cached[0] is wanted:
-            return cached[1], cached[2]
-        if len(self.tries) >= 1024:
-            self.tries.clear()
-        trie = self._trie(wanted, None)
-        every: dict[str, None] = {}
-        pending = [trie]
-        while pending:
-            level = pending.pop()
-            every.update(dict.fromkeys(level))
-            pending.extend(inner for _, _, inner in level.values() if inner is not None)
-        # The Wanted kept alive: its id stays its own.
-        self.tries[id(wanted)] = (wanted, trie, tuple(every))
-        return trie, tuple(every)
-
-    def _trie(self, wanted: Wanted, parent_module: str | None) -> _TrieLevel:
-        level: _TrieLevel = {}
-        for (module, local), inner in wanted.items():
-            member = local if module == parent_module else f"{module}:{local}"
-            for ns in self.namespaces.get(module, ()):
-                below = None if inner is None else self._trie(inner, module)
-                level[f"{{{ns}}}{local}"] = (member, module, below)
-        return level
-
-    def pruned(
-        self, element: etree._Element, trie: _TrieLevel, every: tuple[str, ...]
-    ) -> dict[str, Any]:
-        """:meth:`members` of ``element`` along ``trie`` only. One lxml walk, filtered by tag
-        in C, yields the elements of a tag the trie names, in document order; those whose
-        parent is not on the trie are passed over. The members no walker reads never become
-        Python objects. An element with element children is a dict and one without is text,
-        whatever is left out: the walkers' type checks see what the full conversion gives.
-        With ``every`` empty the walk yields every element, with the same result: cheaper for
-        a few elements than setting up the filter."""
-        root: dict[str, Any] = {}
-        if not trie:
-            return root
-        # parent element -> (its dict, its trie level)
-        levels: dict[etree._Element, tuple[dict[str, Any], _TrieLevel]] = {element: (root, trie)}
-        for child in element.iter(*every):
-            parent = levels.get(child.getparent())  # type: ignore[arg-type]
-            if parent is None:
-                continue
-            result, below = parent
-            spec = below.get(child.tag)
-            if spec is None:
-                continue
-            member, module, inner = spec
-            value: Any
-            if len(child):
-                if inner is None:
-                    value = self.members(child, module)
-                else:
-                    value = {}
-                    levels[child] = (value, inner)
-            else:
-                value = child.text or ""
-                if ":" in value:
-                    value = self.leaf(child)
-            if member in result:
-                _again(result, member, value)
-            else:
-                result[member] = value
-        return root
-
-
-def _again(result: dict[str, Any], member: str, value: Any) -> None:
-    """``value`` for a member already in ``result``: an element repeated (a list's entries) is
-    an array. The values are dicts and strings, never lists: a list there is that array."""
-    seen = result[member]
-    if type(seen) is list:
-        seen.append(value)
-    else:
-        result[member] = [seen, value]
-
-
-_CONVERTERS: dict[int, tuple[Mapping[str, str], _XmlConverter]] = {}
-
-
-def _converter(ns_modules: Mapping[str, str]) -> _XmlConverter:
-    """The converter of a namespace map (a schema index's, built once and never changed)."""
-    cached = _CONVERTERS.get(id(ns_modules))
-    if cached is not None and cached[0] is ns_modules:
-        return cached[1]
-    if len(_CONVERTERS) >= 64:
-        _CONVERTERS.clear()
-    converter = _XmlConverter(ns_modules)
-    _CONVERTERS[id(ns_modules)] = (ns_modules, converter)
-    return converter
-
-
-def _split(tag: Any) -> tuple[str, str]:
-    """``{namespace}local`` -> (namespace, local); string ops, as etree.QName is slow."""
-    if tag[0] == "{":
-        ns, _, local = tag[1:].partition("}")
-        return ns, local
-    return "", tag
+from yangkey.xmltree import XmlConverter, converter_for, split_tag
 
 
 def _local_tag(element: etree._Element) -> str | None:
@@ -243,10 +83,10 @@ def _xml_notification(
     element: etree._Element,
     source: str,
     note: Notification,
-    conv: _XmlConverter,
+    conv: XmlConverter,
     wanted: Selector | None = None,
 ) -> Notification:
-    namespace, local = _split(element.tag)
+    namespace, local = split_tag(element.tag)
     kids = _Children(element, source)
     if local == "message" and namespace == NS_TELEMETRY:
         manifest = kids.one("network-node-manifest")
@@ -405,7 +245,7 @@ def xml_contents(text: bytes, source: str, ns_modules: Mapping[str, str]) -> dic
     """Datastore contents written as XML text (IOS-XE's ``datastore-contents-xml`` inside a
     JSON notification) -> the JSON-shaped tree of RFC 7951."""
     contents = _parse_fragment(text, source)
-    return _converter(ns_modules).members(list(contents), None)
+    return converter_for(ns_modules).members(list(contents), None)
 
 
 _WRAPPERS = {
@@ -428,7 +268,7 @@ def _plan(tags: tuple[Any, ...]) -> _Plan | None:
     the fast path does not take that shape: the general one does, and says what is wrong."""
     if any(type(tag) is not str for tag in tags):
         return None
-    local = _split(tags[0])[1]
+    local = split_tag(tags[0])[1]
     fields = _WRAPPERS.get(local)
     if fields is None:
         return None
@@ -467,7 +307,7 @@ filter by tag (bench: equal at a 660-byte push-update holding one interface of f
 def _fast_push_update(
     root: etree._Element,
     source: str,
-    conv: _XmlConverter,
+    conv: XmlConverter,
     wanted: Selector | None,
     small: bool = False,
 ) -> Notification | None:
@@ -524,7 +364,7 @@ def decode_xml(
 ) -> Notification:
     """:func:`yangkey.notifications.decode` of an XML document."""
     root = parse_xml(data, source)
-    conv = _converter(ns_modules)
+    conv = converter_for(ns_modules)
     fast = _fast_push_update(root, source, conv, wanted, len(data) < _SMALL)
     if fast is not None:
         return fast

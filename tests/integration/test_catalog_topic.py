@@ -32,7 +32,7 @@ from yangkey.config import parse_subscriptions
 from yangkey.kafka.catalog_topic import CatalogTopic
 from yangkey.kafka.config import ensure_topics, producer_config
 from yangkey.messages import KeyedMessage
-from yangkey.records import MessageBuilder
+from yangkey.producer import MessageBuilder
 from yangkey.shared_catalog import SharedBranch, SharedSubscription, topic_specs
 from yangkey.spark.config import JobConfig
 from yangkey.spark.job import run

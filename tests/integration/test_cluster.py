@@ -40,7 +40,7 @@ from test_spark_job import Setup, Triple, _env, consume, make_setup, reference, 
 
 from yangkey.demo.sample import generate_count
 from yangkey.kafka.broker import EmbeddedKafka
-from yangkey.registry.commands import running_registry
+from yangkey.registry.running import running_registry
 from yangkey.spark.job import run
 from yangkey.spark.source.splitting import split_records
 

@@ -27,7 +27,7 @@ from yangkey.clickhouse.queries import current_state, history
 from yangkey.clickhouse.tables import topic_tables
 from yangkey.kafka.config import TopicSpec as KafkaTopic
 from yangkey.kafka.config import ensure_topics, producer_config
-from yangkey.keys import compose_key
+from yangkey.messages import MessageKey
 from yangkey.xpath import quote
 
 DATABASE = "yk_ingest"
@@ -44,7 +44,8 @@ def spec(name: str) -> TopicSpec:
 
 
 def iface_key(node: str, name: str) -> bytes:
-    return compose_key(node, 1042, [f"/ietf-interfaces:interfaces/interface[name={quote(name)}]"])
+    xpath = f"/ietf-interfaces:interfaces/interface[name={quote(name)}]"
+    return MessageKey.of(node, 1042, [xpath]).encode()
 
 
 Headers = list[tuple[str, str | bytes | None]]

@@ -50,7 +50,7 @@ from yangkey.clickhouse.queries import current_state
 from yangkey.demo.sample import generate
 from yangkey.kafka.config import ensure_topics, producer_config
 from yangkey.messages import HEADER_EVENT_TIME, HEADER_SEQUENCE_NUMBER, KeyedMessage, Rejection
-from yangkey.records import MessageBuilder
+from yangkey.producer import MessageBuilder
 from yangkey.spark.preflight import topic_specs
 
 ROOT = Path(__file__).resolve().parents[2]

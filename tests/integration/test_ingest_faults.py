@@ -27,7 +27,7 @@ from yangkey.catalog import Catalog, load_catalog
 from yangkey.demo.sample import generate
 from yangkey.kafka.config import ensure_topics
 from yangkey.messages import KeyedMessage, Rejection
-from yangkey.records import MessageBuilder
+from yangkey.producer import MessageBuilder
 from yangkey.spark.preflight import topic_specs
 
 #: librdkafka's default session.timeout.ms: how long a dead member holds its partitions.

@@ -23,10 +23,10 @@ from test_ingest_crash import produce_all, write_subscriptions
 from yangkey.catalog import load_catalog
 from yangkey.demo.sample import generate
 from yangkey.kafka.config import TopicSpec, ensure_topics
+from yangkey.kafka.log import KafkaLog, ensure_log_topic
 from yangkey.messages import KeyedMessage, Rejection
-from yangkey.records import MessageBuilder
+from yangkey.producer import MessageBuilder
 from yangkey.registry.httpd import RegistryHTTPServer
-from yangkey.registry.kafkalog import KafkaLog, ensure_log_topic
 from yangkey.registry.registry import Registry
 from yangkey.spark.preflight import topic_specs
 

@@ -20,8 +20,7 @@ from pathlib import Path
 
 from test_spark_job import consume, headers_of
 
-from yangkey.keys import parse_key
-from yangkey.messages import HEADER_ERROR_KIND
+from yangkey.messages import HEADER_ERROR_KIND, MessageKey
 
 DEVICES = Path(__file__).resolve().parents[1] / "fixtures" / "notifications" / "devices"
 IF = "/ietf-interfaces:interfaces/interface"
@@ -68,7 +67,7 @@ def test_produce_a_mixed_fleet_folder(kafka_bootstrap: str, tmp_path: Path) -> N
     keyed = [
         m for m in consume(kafka_bootstrap, [t for t in summary["produced"]]) if m.key()
     ]
-    nodes = Counter(parse_key(m.key() or b"").node for m in keyed)
+    nodes = Counter(MessageKey.parse(m.key() or b"").node for m in keyed)
     assert nodes == Counter({"MA5800-X7-OLT1": 2, "NE8000-PE1": 2, "collector-1": 4})
     dead = consume(kafka_bootstrap, ["fleet-dead-letter"])
     assert Counter(headers_of(m)[HEADER_ERROR_KIND].decode() for m in dead) == Counter(

@@ -20,8 +20,8 @@ from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 
 from yangkey.kafka.config import TopicSpec, ensure_topics
+from yangkey.kafka.log import KafkaLog, ensure_log_topic
 from yangkey.registry.httpd import RegistryHTTPServer
-from yangkey.registry.kafkalog import KafkaLog, ensure_log_topic
 from yangkey.registry.registry import Registry
 
 

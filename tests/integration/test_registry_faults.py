@@ -25,9 +25,9 @@ from confluent_kafka.admin import AdminClient
 from yangkey.errors import ConfigError
 from yangkey.kafka.broker import EmbeddedKafka
 from yangkey.kafka.config import TopicSpec, ensure_topics
-from yangkey.registry.commands import running_registry
+from yangkey.kafka.log import ensure_log_topic
 from yangkey.registry.httpd import RegistryHTTPServer
-from yangkey.registry.kafkalog import ensure_log_topic
+from yangkey.registry.running import running_registry
 
 FAST_CLEANING = {
     "segment.ms": "100",

@@ -21,8 +21,8 @@ from factories import unique_name
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from yangkey.kafka.config import TopicSpec, ensure_topics
+from yangkey.kafka.log import KafkaLog, ensure_log_topic
 from yangkey.registry.httpd import RegistryHTTPServer
-from yangkey.registry.kafkalog import KafkaLog, ensure_log_topic
 from yangkey.registry.registry import Registry
 
 pytestmark = pytest.mark.integration

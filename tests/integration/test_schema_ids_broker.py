@@ -23,7 +23,7 @@ from test_spark_job import EXAMPLE, consume, headers_of, sample_records, write_j
 from yangkey.kafka.config import TopicSpec, ensure_topics
 from yangkey.messages import HEADER_SCHEMA_ID
 from yangkey.registry.client import RegistrySettings, learned_topic_schema, topic_schemas
-from yangkey.registry.commands import running_registry
+from yangkey.registry.running import running_registry
 from yangkey.spark.config import JobConfig
 from yangkey.spark.job import run
 from yangkey.spark.transform import BuilderSpec

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from yangkey.kafka.java import find_java
+from yangkey.jvm import find_java
 from yangkey.spark.runtime.classdata import (
     DYNAMIC_MAGIC,
     SETTLE_SECONDS,

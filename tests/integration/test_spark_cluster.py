@@ -18,7 +18,7 @@ import pyspark
 import pytest
 from test_spark_job import consume, make_setup, reference, sample_records, triples, write_jsonl
 
-from yangkey.kafka.process import parent_death_hook, terminate
+from yangkey.jvm import parent_death_hook, terminate
 from yangkey.kafka.properties import free_port
 from yangkey.spark.source.splitting import split_records
 

@@ -36,12 +36,12 @@ from test_spark_job import (
 
 from yangkey.errors import ConfigError, InputError
 from yangkey.kafka.config import TopicSpec, ensure_topics, producer_config
+from yangkey.messages import HEADER_TRUNCATED_FROM
 from yangkey.spark.delivery.markers import MarkerStore, RunScope
 from yangkey.spark.job import run
 from yangkey.spark.planning import prepare
 from yangkey.spark.progress import Summary
 from yangkey.spark.source.splitting import split_records
-from yangkey.spark.transform import HEADER_TRUNCATED
 
 
 def expected_of(setup: Setup, records: list[bytes]) -> Counter[Triple]:
@@ -223,7 +223,7 @@ def _check_oversized(bootstrap: str, setup: Setup, summary: Summary, good: list[
     assert summary.tally.rejected["oversized"] == 1
     messages = consume(bootstrap, [*setup.topics, setup.dead_letter])
     letters = [m for m in messages if m.topic() == setup.dead_letter
-               and dict(m.headers() or []).get(HEADER_TRUNCATED) == str(len(big)).encode()]
+               and dict(m.headers() or []).get(HEADER_TRUNCATED_FROM) == str(len(big)).encode()]
     assert len(letters) == 1 and big.startswith(letters[0].value() or b"?")
     rest = Counter(t for t in triples(messages).elements() if t[2] != letters[0].value())
     assert rest == expected_of(setup, good), "every other record delivered exactly once"

@@ -17,10 +17,10 @@ from yangkey.clickhouse.connection import ChdbConnection
 from yangkey.clickhouse.identifiers import qualified
 from yangkey.clickhouse.ingest import ingest
 from yangkey.clickhouse.tables import topic_tables
-from yangkey.instances import HEADER_INSTANCES
 from yangkey.kafka.config import TopicSpec as KafkaTopic
 from yangkey.kafka.config import ensure_topics, producer_config
-from yangkey.records import MessageBuilder, ProducerKnobs
+from yangkey.messages import HEADER_INSTANCES
+from yangkey.producer import MessageBuilder, ProducerKnobs
 
 DATABASE = "yk_typed_ingest"
 NS_IF = "urn:ietf:params:xml:ns:yang:ietf-interfaces"

@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from lxml import etree
 
+from yangkey.compiled import CompiledSubscription
 from yangkey.keys import DerivedKey, KeyDeriver
 from yangkey.notifications import decode
 from yangkey.schema import SchemaContext
-from yangkey.templates import CompiledSubscription, compile_subscription
+from yangkey.templates import compile_subscription
 
 if TYPE_CHECKING:
     from yangkey.clickhouse.connection import ChdbConnection

@@ -43,9 +43,9 @@ from yangson.schemanode import (
 )
 
 from yangkey.canon_types import canon_for
+from yangkey.compiled import Branch, CompiledSubscription
 from yangkey.errors import EmptyUpdate, NoMatchError, NotificationError
 from yangkey.notifications import Edit, Notification
-from yangkey.templates import Branch, CompiledSubscription
 from yangkey.values import Canon
 from yangkey.xpath import quote
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from yangkey.registry.errors import store_unavailable
-from yangkey.registry.kafkalog import Replay
+from yangkey.kafka.log import LogUnavailable, Replay
 
 
 class MemoryLog:
@@ -21,7 +20,8 @@ class MemoryLog:
 
     def _reachable(self) -> None:
         if self.down:
-            raise store_unavailable("the broker is down (MemoryLog.down)")
+            # as KafkaLog does: the registry maps it to its own error at its boundary
+            raise LogUnavailable("the broker is down (MemoryLog.down)")
 
     def end_offset(self, timeout: float | None = None, *, store_end: int = 0) -> int:
         self._reachable()

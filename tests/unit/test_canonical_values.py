@@ -19,8 +19,9 @@ import pytest
 from yangkey.canon_types import UnionCanon
 from yangkey.errors import NotificationError
 from yangkey.keys import KeyDeriver
+from yangkey.modules import default_search_path
 from yangkey.notifications import decode
-from yangkey.schema import SchemaContext, default_search_path
+from yangkey.schema import SchemaContext
 from yangkey.templates import compile_subscription
 from yangkey.values import canon_decimal, canon_integer, canon_ip, canon_prefix
 

@@ -36,7 +36,7 @@ from yangkey.clickhouse.queries import (
 )
 from yangkey.clickhouse.tables import topic_tables
 from yangkey.errors import ConfigError
-from yangkey.keys import compose_key, parse_key
+from yangkey.messages import MessageKey
 from yangkey.xpath import quote
 
 IF_TOPIC = "netops-current-state-if-interfaces-interface"
@@ -68,7 +68,7 @@ def iface(name: str) -> str:
 
 
 def key(node: str, sub: int, *xpaths: str) -> bytes:
-    return compose_key(node, sub, xpaths)
+    return MessageKey.of(node, sub, xpaths).encode()
 
 
 def headers(
@@ -140,7 +140,7 @@ def test_good_rows_reach_history_and_current_state(conn: ChdbConnection, db: str
     assert first["kafka_topic"] == IF_TOPIC and first["kafka_offset"] == 0
     piped = by_key[K_PIPE.decode()]
     # " | " inside quoted values does not split the XPath line
-    assert piped["xpaths"] == list(parse_key(K_PIPE).xpaths)
+    assert piped["xpaths"] == list(MessageKey.parse(K_PIPE).xpaths)
     assert piped["xpaths"] == sorted([iface("a | b"), iface("it's | \"quoted\"")])
     assert piped["event_time"] == "2026-11-20T10:00:00.500000000Z"  # offset normalised to UTC
     pe2 = current_state(conn, db, node="pe2")
@@ -385,7 +385,7 @@ def test_same_answers_through_clickhouse_connect(conn: ChdbConnection, db: str) 
         via_server = current_state(server, db, node="pe1")
         assert via_server == current_state(conn, db, node="pe1")
         assert [r["payload"] for r in via_server] == ["b", "a"]  # by key: 'a | b' < 'eth0'
-        assert via_server[0]["xpaths"] == list(parse_key(K_PIPE).xpaths)
+        assert via_server[0]["xpaths"] == list(MessageKey.parse(K_PIPE).xpaths)
         # the replay at the same offset with an earlier time did not win
         assert via_server[0]["event_time"] == "2026-11-20T10:00:01.000000001Z"
         page_server = history(server, db, node="pe1", limit=1)
@@ -422,7 +422,7 @@ _value = st.text(
 def test_sql_key_split_matches_parse_key(
     conn: ChdbConnection, db: str, node: str, subscription_id: int, values: list[str]
 ) -> None:
-    """The views split any composed key exactly like ``yangkey.keys.parse_key``."""
+    """The views split any composed key exactly like ``yangkey.messages.MessageKey.parse``."""
     message_key = key(node, subscription_id, *(iface(v) for v in values))
     offset = next(_databases)  # unique per example
     insert_rows(conn, db, IF_TOPIC, [row(offset, message_key, b"{}",
@@ -433,7 +433,7 @@ def test_sql_key_split_matches_parse_key(
         " WHERE kafka_offset = {o:UInt64}",
         {"o": offset},
     )
-    expected = parse_key(message_key)
+    expected = MessageKey.parse(message_key)
     assert stored == [{
         "node": expected.node,
         "subscription_id": expected.subscription_id,

@@ -33,8 +33,8 @@ from yangkey.clickhouse.connection import ChdbConnection
 from yangkey.clickhouse.ddl import DdlOptions, render_ddl
 from yangkey.clickhouse.ingest.arrow import insert_rows
 from yangkey.clickhouse.ingest.rows import QueueRow
-from yangkey.kafkalogs import quiet_librdkafka
-from yangkey.keys import compose_key
+from yangkey.kafka.logs import quiet_librdkafka
+from yangkey.messages import MessageKey
 
 pytest.importorskip("chdb")
 
@@ -96,7 +96,8 @@ def store() -> Iterator[str]:
             )
             options = DdlOptions(database="yangkey", mode="embedded")
             apply(conn, render_ddl((spec,), options), "yangkey")
-            key = compose_key(NODE, 1042, ["/ietf-interfaces:interfaces/interface[name='eth0']"])
+            xpath = "/ietf-interfaces:interfaces/interface[name='eth0']"
+            key = MessageKey.of(NODE, 1042, [xpath]).encode()
             rows = [
                 QueueRow(
                     topic=TOPIC,

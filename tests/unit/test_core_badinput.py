@@ -18,10 +18,10 @@ from cli_helpers import assert_one_error, run, write
 from yangkey.catalog import build_catalog, load_catalog
 from yangkey.config import load_subscriptions_file, parse_subscriptions
 from yangkey.errors import ConfigError, InputError, NotificationError, TopicError, YangkeyError
-from yangkey.keys import KeyDeriver, compose_key, parse_key
-from yangkey.messages import HEADER_SOURCE, KeyedMessage, Rejection
+from yangkey.keys import KeyDeriver
+from yangkey.messages import HEADER_SOURCE, KeyedMessage, MessageKey, Rejection
 from yangkey.notifications import decode
-from yangkey.records import MessageBuilder, ProducerKnobs
+from yangkey.producer import MessageBuilder, ProducerKnobs
 from yangkey.schema import SchemaContext
 from yangkey.spark.transform import Tally, outgoing
 from yangkey.templates import compile_subscription
@@ -116,10 +116,10 @@ def test_badinput_integer_and_decimal_values_ascii_only() -> None:
 
 
 def test_badinput_parse_key_subscription_id_ascii_in_range() -> None:
-    assert parse_key(b"n\n7\n/a:b").subscription_id == 7
+    assert MessageKey.parse(b"n\n7\n/a:b").subscription_id == 7
     for line in ("١٠", "4294967296", "-1", "+1"):
         with pytest.raises(YangkeyError):
-            parse_key(f"n\n{line}\n/a:b")
+            MessageKey.parse(f"n\n{line}\n/a:b")
 
 
 @pytest.mark.parametrize("value", ['"1042"', "true", "1.0", "4294967296"])
@@ -169,7 +169,7 @@ def test_badinput_xml_node_name_with_line_feed(tmp_path: Path, document: str) ->
 def test_badinput_override_node_name_checked() -> None:
     note = decode(env().encode(), "n", {})
     with pytest.raises(NotificationError, match="line feed"):
-        compose_key("a\nb", 1, ["/x:y"])
+        MessageKey.of("a\nb", 1, ["/x:y"]).encode()
     deriver = KeyDeriver(compile_subscription(IF, SchemaContext.cached(())))
     with pytest.raises(NotificationError, match="line feed"):
         deriver.derive(note, node="a\nb")

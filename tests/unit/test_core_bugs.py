@@ -1,4 +1,4 @@
-"""Bugs are not rejections: records.MessageBuilder lets an exception that is not a YangkeyError
+"""Bugs are not rejections: producer.MessageBuilder lets an exception that is not a YangkeyError
 propagate when strict (the test suites set YANGKEY_STRICT=1), and otherwise keeps the pipeline
 going with a rejection of kind ``bug``, logged with its traceback."""
 
@@ -9,11 +9,11 @@ import logging
 
 import pytest
 
-import yangkey.keys
+import yangkey.walker
 from yangkey.catalog import build_catalog
 from yangkey.config import parse_subscriptions
 from yangkey.messages import Rejection
-from yangkey.records import STRICT_ENV, MessageBuilder
+from yangkey.producer import STRICT_ENV, MessageBuilder
 
 IF = "/ietf-interfaces:interfaces/interface"
 SUBSCRIPTIONS = f"""
@@ -32,7 +32,7 @@ def quote_with_a_bug(value: str) -> str:
 @pytest.fixture
 def buggy_walkers(monkeypatch: pytest.MonkeyPatch) -> None:
     """Walkers compiled from here on call a quote() that fails (on values holding a ')."""
-    monkeypatch.setattr(yangkey.keys, "quote", quote_with_a_bug)
+    monkeypatch.setattr(yangkey.walker, "quote", quote_with_a_bug)
 
 
 def builder(strict: bool | None = None) -> MessageBuilder:

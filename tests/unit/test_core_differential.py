@@ -32,6 +32,7 @@ from yangson.schemanode import (
     TerminalNode,
 )
 
+from yangkey.compiled import CompiledSubscription
 from yangkey.errors import EmptyUpdate, NoMatchError, NotificationError, YangkeyError
 from yangkey.keys import KeyDeriver
 from yangkey.messages import CONTENT_TYPE_JSON, CONTENT_TYPE_XML
@@ -43,10 +44,11 @@ from yangkey.notifications import (
     parse_target,
 )
 from yangkey.schema import SchemaContext
-from yangkey.templates import CompiledSubscription, compile_subscription
+from yangkey.templates import compile_subscription
 from yangkey.values import QNameText
-from yangkey.xmlnotifications import _converter, _fast_push_update, _xml_notification
+from yangkey.xmlnotifications import _fast_push_update, _xml_notification
 from yangkey.xmlsafe import parse_xml
+from yangkey.xmltree import converter_for
 
 SETTINGS = settings(
     max_examples=200,
@@ -531,7 +533,7 @@ def test_core_xml_pruned_passes_over_wanted_tags_off_the_path(ietf_schema, notif
     assert deriver.derive(note) == full
     assert full.xpaths == (f"{IF_PATH}[name='eth0']", f"{IF_PATH}[name='eth1']")
     # the walk over every element (small documents) passes over the same ones
-    conv = _converter(ns_modules)
+    conv = converter_for(ns_modules)
     trie, every = conv.trie(deriver.wanted)
     contents = parse_xml(xml, "x").find(".//{*}datastore-contents")
     assert contents is not None
@@ -648,14 +650,14 @@ def test_core_diff_xml_wrapper_fast_path_matches_general(ietf_schema, document) 
                 parse_xml(raw, "n.xml"),
                 "n.xml",
                 Notification("n.xml", CONTENT_TYPE_XML, "push-update"),
-                _converter(ns_modules),
+                converter_for(ns_modules),
                 wanted,
             )
         )
         assert xml_outcome(lambda wanted=wanted: decode(raw, "n.xml", ns_modules, wanted)) == (
             general
         ), document
-    taken = _fast_push_update(parse_xml(raw, "n.xml"), "n.xml", _converter(ns_modules), None)
+    taken = _fast_push_update(parse_xml(raw, "n.xml"), "n.xml", converter_for(ns_modules), None)
     event(f"fast path taken {taken is not None}")
 
 
@@ -663,7 +665,7 @@ def test_core_xml_fast_path_takes_the_usual_wrappers(ietf_schema, notif) -> None
     """The wrappers producers send are decoded by the fast path (else the test above compares
     the general path with itself), and the answer is the general path's."""
     ns_modules = ietf_schema.index.by_namespace
-    conv = _converter(ns_modules)
+    conv = converter_for(ns_modules)
     push = notif.netconf_xml(XML_DATA).split("<eventTime>")[1].split("</eventTime>")[1]
     for document in (
         notif.netconf_xml(XML_DATA),

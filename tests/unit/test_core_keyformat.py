@@ -5,30 +5,30 @@ from __future__ import annotations
 import pytest
 
 from yangkey.errors import NoMatchError, NotificationError, YangkeyError
-from yangkey.keys import compose_key, parse_key
+from yangkey.messages import MessageKey
 from yangkey.xpath import parse_path, parse_union, quote, split_outside_quotes
 
 IF = "/ietf-interfaces:interfaces/interface"
 
 
-# ---------------------------------------------------------------------------- compose_key
+# ---------------------------------------------------------------------------- MessageKey.of
 
 
 def test_core_key_three_fields_lf_no_trailing_lf() -> None:
-    key = compose_key("router-nyc-01", 1042, [f"{IF}[name='eth0']"])
+    key = MessageKey.of("router-nyc-01", 1042, [f"{IF}[name='eth0']"]).encode()
     assert key == b"router-nyc-01\n1042\n/ietf-interfaces:interfaces/interface[name='eth0']"
     assert key.count(b"\n") == 2
     assert not key.endswith(b"\n")
 
 
 def test_core_key_is_utf8_bytes() -> None:
-    key = compose_key("nœud-é", 7, [f"{IF}[name='αβγ']"])
+    key = MessageKey.of("nœud-é", 7, [f"{IF}[name='αβγ']"]).encode()
     assert isinstance(key, bytes)
     assert key == "nœud-é\n7\n/ietf-interfaces:interfaces/interface[name='αβγ']".encode()
 
 
 def test_core_key_subscription_id_decimal() -> None:
-    key = compose_key("n", 4294967295, ["/m:a"])
+    key = MessageKey.of("n", 4294967295, ["/m:a"]).encode()
     assert key.split(b"\n")[1] == b"4294967295"
 
 
@@ -36,7 +36,7 @@ def test_core_key_sorted_by_code_point_not_locale() -> None:
     # Code point order: 'B' (0x42) < 'Z' < 'a' (0x61) < 'z' < 'é' (0xe9) < 'ž' (0x17e).
     # Locale collation would interleave upper and lower case and put é next to e.
     names = ["z", "é", "a", "B", "ž", "Z", "e"]
-    key = compose_key("n", 1, [f"{IF}[name='{n}']" for n in names])
+    key = MessageKey.of("n", 1, [f"{IF}[name='{n}']" for n in names]).encode()
     xpaths = key.decode().split("\n")[2].split(" | ")
     assert [x.split("'")[1] for x in xpaths] == ["B", "Z", "a", "e", "z", "é", "ž"]
 
@@ -44,37 +44,37 @@ def test_core_key_sorted_by_code_point_not_locale() -> None:
 def test_core_key_sort_is_by_whole_string_code_points() -> None:
     # A shorter path sorts before its extensions; '[' (0x5b) sorts after '/' (0x2f).
     xpaths = [f"{IF}[name='a']", IF + "/x", IF]
-    key = compose_key("n", 1, xpaths)
+    key = MessageKey.of("n", 1, xpaths).encode()
     assert key.decode().split("\n")[2] == f"{IF} | {IF}/x | {IF}[name='a']"
 
 
 def test_core_key_deduplicates_xpaths() -> None:
     x = f"{IF}[name='eth0']"
-    key = compose_key("n", 1, [x, x, f"{IF}[name='eth1']", x])
+    key = MessageKey.of("n", 1, [x, x, f"{IF}[name='eth1']", x]).encode()
     assert key.decode().split("\n")[2] == f"{x} | {IF}[name='eth1']"
 
 
 def test_core_key_separator_is_space_pipe_space() -> None:
-    key = compose_key("n", 1, ["/m:b", "/m:a"])
+    key = MessageKey.of("n", 1, ["/m:b", "/m:a"]).encode()
     assert key == b"n\n1\n/m:a | /m:b"
 
 
 def test_core_key_empty_xpaths_is_no_match() -> None:
     with pytest.raises(NoMatchError):
-        compose_key("n", 1, [])
+        MessageKey.of("n", 1, []).encode()
 
 
 @pytest.mark.parametrize("node", ["", "a\nb"])
 def test_core_key_rejects_empty_or_multiline_node(node: str) -> None:
     with pytest.raises(NotificationError):
-        compose_key(node, 1, ["/m:a"])
+        MessageKey.of(node, 1, ["/m:a"]).encode()
 
 
-# ------------------------------------------------------------------------------ parse_key
+# ------------------------------------------------------------------------- MessageKey.parse
 
 
 def test_core_parse_key_fields() -> None:
-    parsed = parse_key(b"router-nyc-01\n1042\n/m:a[k='1'] | /m:a[k='2']")
+    parsed = MessageKey.parse(b"router-nyc-01\n1042\n/m:a[k='1'] | /m:a[k='2']")
     assert parsed.node == "router-nyc-01"
     assert parsed.subscription_id == 1042
     assert parsed.xpaths == ("/m:a[k='1']", "/m:a[k='2']")
@@ -96,28 +96,28 @@ def test_core_parse_key_fields() -> None:
 )
 def test_core_parse_compose_round_trip_tricky_values(value: str) -> None:
     xpaths = sorted({f"{IF}[name={quote(value)}]", f"{IF}[name='plain']"})
-    key = compose_key("node | with pipe", 5, xpaths)
-    parsed = parse_key(key)
+    key = MessageKey.of("node | with pipe", 5, xpaths).encode()
+    parsed = MessageKey.parse(key)
     assert parsed.node == "node | with pipe"
     assert parsed.subscription_id == 5
     assert list(parsed.xpaths) == xpaths
 
 
 def test_core_parse_key_lf_in_value_keeps_three_fields() -> None:
-    key = compose_key("n", 9, [f"{IF}[name='line1\nline2']"])
-    parsed = parse_key(key)
+    key = MessageKey.of("n", 9, [f"{IF}[name='line1\nline2']"]).encode()
+    parsed = MessageKey.parse(key)
     assert parsed.node == "n"
     assert parsed.xpaths == (f"{IF}[name='line1\nline2']",)
 
 
 def test_core_parse_key_accepts_str() -> None:
-    assert parse_key("n\n1\n/m:a").xpaths == ("/m:a",)
+    assert MessageKey.parse("n\n1\n/m:a").xpaths == ("/m:a",)
 
 
 @pytest.mark.parametrize("bad", [b"only-one-field", b"n\n1", b"n\nabc\n/m:a"])
 def test_core_parse_key_rejects_malformed(bad: bytes) -> None:
     with pytest.raises(YangkeyError):
-        parse_key(bad)
+        MessageKey.parse(bad)
 
 
 # ------------------------------------------------------------------------------ quoting 2.2

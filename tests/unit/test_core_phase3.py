@@ -887,7 +887,7 @@ def test_core_p3_walker_traceback_shows_generated_line(ietf_schema) -> None:
     generated line, under a pseudo-filename that is the same for the same branch."""
     import traceback  # noqa: PLC0415
 
-    from yangkey.keys import compile_walker, walker_filename, walker_source  # noqa: PLC0415
+    from yangkey.walker import compile_walker, walker_filename, walker_source  # noqa: PLC0415
 
     (branch,) = compile_subscription(IF, ietf_schema).branches
     walk = compile_walker(branch)

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from yangkey.keys import compose_key, parse_key
+from yangkey.messages import MessageKey
 from yangkey.subtree import normalize_subtree
 from yangkey.xpath import parse_path, parse_union, quote
 
@@ -56,13 +56,13 @@ def xpath_for(name: str, value: str) -> str:
 def test_core_prop_compose_parse_round_trip(node: str, sub_id: int, values: list[str],
                                             step: str) -> None:
     xpaths = [xpath_for(step, v) for v in values]
-    key = compose_key(node, sub_id, xpaths)
+    key = MessageKey.of(node, sub_id, xpaths).encode()
     assert not key.endswith(b"\n")  # every xpath ends with "]": no LF is ever appended
-    parsed = parse_key(key)
+    parsed = MessageKey.parse(key)
     assert parsed.node == node
     assert parsed.subscription_id == sub_id
     assert list(parsed.xpaths) == sorted(set(xpaths))
-    assert compose_key(parsed.node, parsed.subscription_id, parsed.xpaths) == key
+    assert MessageKey.of(parsed.node, parsed.subscription_id, parsed.xpaths).encode() == key
 
 
 @SETTINGS
@@ -105,7 +105,7 @@ def test_core_prop_key_invariant_under_instance_order(ietf, notif, data, names) 
     first = ietf.key(IF, notif.envelope(notif.interfaces_json(names)))
     second = ietf.key(IF, notif.envelope(notif.interfaces_json(list(shuffled))))
     assert first == second
-    assert len(parse_key(first).xpaths) == len(names)
+    assert len(MessageKey.parse(first).xpaths) == len(names)
 
 
 @SETTINGS
@@ -130,7 +130,7 @@ def test_core_prop_nested_key_invariant_under_order(fx, notif, data, sites) -> N
     shuffled = fx.key("/yk-test:top/site/rack",
                       document(list(data.draw(st.permutations(list(sites)))), True))
     assert ordered == shuffled
-    assert len(parse_key(ordered).xpaths) == sum(len(v) for v in sites.values())
+    assert len(MessageKey.parse(ordered).xpaths) == sum(len(v) for v in sites.values())
 
 
 # ------------------------------------------------------------------------- JSON/XML parity
@@ -146,7 +146,7 @@ def test_core_prop_json_xml_parity_interfaces(ietf, notif, names, data) -> None:
     key_json = ietf.key(IF, js)
     key_xml = ietf.key(IF, xml)
     assert key_json == key_xml
-    assert {x for x in parse_key(key_json).xpaths} == {f"{IF}[name={quote(n)}]" for n in names}
+    assert set(MessageKey.parse(key_json).xpaths) == {f"{IF}[name={quote(n)}]" for n in names}
 
 
 flows = st.lists(
@@ -180,7 +180,7 @@ def test_core_prop_json_xml_parity_composite_keys(fx, notif, entries, zeros, dat
         f'<top xmlns="{NS_YKT}" xmlns:t="{NS_YKT}" xmlns:a="{NS_YKA}">{"".join(body)}</top>')
     key_json = fx.key("/yk-test:top/flow", js)
     assert key_json == fx.key("/yk-test:top/flow", xml)
-    for xpath in parse_key(key_json).xpaths:
+    for xpath in MessageKey.parse(key_json).xpaths:
         assert xpath.startswith("/yk-test:top/flow[proto='yk-")
         assert "port='0" not in xpath or "port='0']" in xpath
 
@@ -196,7 +196,7 @@ def test_core_prop_json_xml_parity_leaf_list(fx, notif, values) -> None:
     )
     key = fx.key("/yk-test:top/codes", js)
     assert key == fx.key("/yk-test:top/codes", xml)
-    assert set(parse_key(key).xpaths) == {f"/yk-test:top/codes[.='{v}']" for v in values}
+    assert set(MessageKey.parse(key).xpaths) == {f"/yk-test:top/codes[.='{v}']" for v in values}
 
 
 @SETTINGS

@@ -1,4 +1,4 @@
-"""SPEC 2.6 and 7 — records.MessageBuilder: raw bytes -> keyed messages or a Rejection."""
+"""SPEC 2.6 and 7 — producer.MessageBuilder: raw bytes -> keyed messages or a Rejection."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from yangkey.catalog import build_catalog
 from yangkey.config import parse_subscriptions
-from yangkey.keys import parse_key
 from yangkey.messages import (
     CONTENT_TYPE_JSON,
     CONTENT_TYPE_XML,
@@ -24,9 +23,10 @@ from yangkey.messages import (
     HEADER_SEQUENCE_NUMBER,
     HEADER_SOURCE,
     KeyedMessage,
+    MessageKey,
     Rejection,
 )
-from yangkey.records import MessageBuilder, ProducerKnobs
+from yangkey.producer import MessageBuilder, ProducerKnobs
 
 IF = "/ietf-interfaces:interfaces/interface"
 NS_IF = "urn:ietf:params:xml:ns:yang:ietf-interfaces"
@@ -138,7 +138,7 @@ def test_core_records_default_node_for_netconf(catalog, notif) -> None:
     raw = notif.netconf_xml(notif.interfaces_xml(["e"]), sub_id=3000).encode()
     with_default = MessageBuilder(catalog, default_node="cfg-node")
     (message,) = built(with_default.build(raw, "s"))
-    assert parse_key(message.key).node == "cfg-node"  # type: ignore[arg-type]
+    assert MessageKey.parse(message.key).node == "cfg-node"  # type: ignore[arg-type]
     without = MessageBuilder(catalog).build(raw, "s")
     assert isinstance(without, Rejection)
     assert "node" in without.reason
@@ -251,7 +251,7 @@ def test_core_records_per_branch_off_single_topic(catalog, notif) -> None:
     (message,) = built(knobbed.build(notif.envelope(FIG10_DATA, hostname="h").encode(), "s"))
     assert message.topic == "yang-all"
     assert message.key is not None
-    assert parse_key(message.key).xpaths == (
+    assert MessageKey.parse(message.key).xpaths == (
         "/ietf-hardware:hardware/component[name='chassis']/serial-num",
         "/ietf-hardware:hardware/component[name='fan-1']/serial-num",
         f"{IF}[name='eth0']/oper-status",

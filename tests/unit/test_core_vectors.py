@@ -16,7 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from yangkey.cli import main
-from yangkey.keys import KeyDeriver, parse_key
+from yangkey.keys import KeyDeriver
+from yangkey.messages import MessageKey
 from yangkey.notifications import decode
 from yangkey.subtree import normalize_subtree
 from yangkey.templates import compile_subscription
@@ -115,7 +116,7 @@ def test_core_vector_key_api(case: dict[str, Any], ietf_schema: Any) -> None:
     derived = KeyDeriver(compiled).derive(note, default_node=case.get("node"))
     assert derived.key == case["expect"].encode("utf-8")
     assert not derived.key.endswith(b"\n")
-    parsed = parse_key(derived.key)
+    parsed = MessageKey.parse(derived.key)
     node, sub_id, xpaths = case["expect"].split("\n", 2)
     assert (parsed.node, parsed.subscription_id) == (node, int(sub_id))
     assert list(parsed.xpaths) == xpaths.split(" | ")

@@ -31,7 +31,7 @@ from yangkey.config import parse_subscriptions
 from yangkey.errors import ConfigError, YangkeyError
 from yangkey.fleet import FleetIndex
 from yangkey.messages import HEADER_GENERATION, HEADER_SUBSCRIPTION_TYPE, KeyedMessage, Rejection
-from yangkey.records import MessageBuilder
+from yangkey.producer import MessageBuilder
 from yangkey.schema import SchemaContext
 from yangkey.shared_catalog import (
     CatalogState,

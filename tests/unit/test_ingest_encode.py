@@ -18,7 +18,12 @@ from yangkey.clickhouse.apply import apply
 from yangkey.clickhouse.connection import ChdbConnection
 from yangkey.clickhouse.ddl import XPATH_LINE_RE, XPATH_TOKEN_RE, DdlOptions, Statement, render_ddl
 from yangkey.clickhouse.identifiers import qualified
-from yangkey.clickhouse.ingest.arrow import QUEUE_COLUMNS, QUEUE_FORMAT, encode_rows, insert_rows
+from yangkey.clickhouse.ingest.arrow import (
+    QUEUE_COLUMN_NAMES,
+    QUEUE_FORMAT,
+    encode_rows,
+    insert_rows,
+)
 from yangkey.clickhouse.ingest.inserter import BatchInserter
 from yangkey.clickhouse.ingest.rows import QueueRow, row_from_message
 from yangkey.clickhouse.tables import topic_tables
@@ -76,7 +81,7 @@ ROWS = [
 
 def test_every_queue_column_reads_back_as_the_record_had_it(tables: ChdbConnection) -> None:
     kept = qualified(DB, f"{TOPIC}__kept")
-    tables.insert(kept, QUEUE_COLUMNS, encode_rows(ROWS), QUEUE_FORMAT)
+    tables.insert(kept, QUEUE_COLUMN_NAMES, encode_rows(ROWS), QUEUE_FORMAT)
     got = tables.query(
         "SELECT hex(value) AS value, _topic, hex(_key) AS key, toString(_offset) AS offset, "
         "_partition, toUnixTimestamp(_timestamp) AS ts, toUnixTimestamp64Milli(_timestamp_ms) "

@@ -31,15 +31,17 @@ from test_core_differential import (
 from test_core_vectors import CASES
 
 from yangkey.catalog import load_catalog
+from yangkey.compiled import CompiledSubscription
 from yangkey.demo.sample import generate
 from yangkey.errors import FramingError, YangkeyError
 from yangkey.instances import InstanceFeed, derive_leaves
-from yangkey.keys import KeyDeriver, edit_plan, edit_tree
+from yangkey.keys import KeyDeriver
 from yangkey.messages import CONTENT_TYPE_JSON
 from yangkey.notifications import Notification, decode
+from yangkey.patch import edit_plan, edit_tree
 from yangkey.schema import SchemaContext
 from yangkey.subtree import normalize_subtree
-from yangkey.templates import CompiledSubscription, compile_subscription
+from yangkey.templates import compile_subscription
 
 IF = "/ietf-interfaces:interfaces/interface"
 

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from yangkey.dirs import user_state_home
 from yangkey.kafka.commands import kafka
 from yangkey.kafka.process import (
     BrokerState,
     default_state_dir,
     recorded_state_dirs,
-    user_state_home,
     write_state,
 )
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from yangkey import kafkalogs
+from yangkey.kafka import logs as kafkalogs
 
 
 def _emit(logger: logging.Logger, message: str) -> str:
@@ -63,7 +63,7 @@ def test_yangkey_kafka_log_keeps_every_line(monkeypatch: pytest.MonkeyPatch) -> 
 
 # --------------------------------------------------------------------------- every client
 
-PACKAGE = Path(kafkalogs.__file__).parent
+PACKAGE = Path(kafkalogs.__file__).parents[1]
 CLIENTS = {"Producer", "Consumer", "AdminClient"}
 
 

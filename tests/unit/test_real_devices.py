@@ -21,7 +21,9 @@ from yangkey import errors, messages
 from yangkey.catalog import build_catalog
 from yangkey.config import parse_subscriptions
 from yangkey.errors import (
+    ERROR_KINDS,
     EmptyUpdate,
+    ErrorKind,
     FilteredOutError,
     FramingError,
     NoMatchError,
@@ -31,18 +33,17 @@ from yangkey.errors import (
     YangkeyError,
 )
 from yangkey.inputs import join_declarations
-from yangkey.keys import KeyDeriver, parse_key
+from yangkey.keys import KeyDeriver
 from yangkey.messages import (
-    ERROR_KINDS,
     HEADER_ERROR_KIND,
     HEADER_SEQUENCE_NUMBER,
     INGEST_KINDS,
     REJECTION_KINDS,
-    ErrorKind,
+    MessageKey,
     Rejection,
 )
 from yangkey.notifications import decode
-from yangkey.records import MessageBuilder, ProducerKnobs
+from yangkey.producer import MessageBuilder, ProducerKnobs
 from yangkey.schema import SchemaContext
 from yangkey.spark.source.splitting import plan_ranges, read_range, split_records
 from yangkey.spark.transform import Tally, outgoing
@@ -80,17 +81,18 @@ def test_filter_keeps_instances_without_the_filtered_leaf(ietf_schema) -> None:
 def test_filter_still_drops_instances_that_contradict_it(ietf_schema) -> None:
     raw = device("huawei-ne8000-sysname.json")
     xpath = f"{IF}[type='iana-if-type:softwareLoopback']"
-    assert parse_key(key(ietf_schema, xpath, raw)).xpaths == (f"{IF}[name='LoopBack0']",)
+    assert MessageKey.parse(key(ietf_schema, xpath, raw)).xpaths == (f"{IF}[name='LoopBack0']",)
 
 
 def test_identityref_written_with_a_yang_prefix_is_resolved(ietf_schema) -> None:
     """``ianaift:gpon`` (iana-if-type's prefix) where RFC 7951 wants ``iana-if-type:gpon``."""
     raw = device("huawei-olt-gpon.json")
-    assert parse_key(key(ietf_schema, f"{IF}[type='iana-if-type:gpon']", raw)).xpaths == (
+    assert MessageKey.parse(key(ietf_schema, f"{IF}[type='iana-if-type:gpon']", raw)).xpaths == (
         f"{IF}[name='0/1/0']",
         f"{IF}[name='0/1/1']",
     )
-    assert parse_key(key(ietf_schema, f"{IF}[type='ianaift:ethernetCsmacd']", raw)).xpaths == (
+    ethernet = key(ietf_schema, f"{IF}[type='ianaift:ethernetCsmacd']", raw)
+    assert MessageKey.parse(ethernet).xpaths == (
         f"{IF}[name='0/9/0']",
     )
 
@@ -304,7 +306,7 @@ def test_produce_counts_each_kind_and_does_not_dead_letter_empty_updates(fleet) 
     assert dead == Counter({"shape": 1, "framing": 1})
     assert tally.rejected == Counter({"shape": 1, "framing": 1})
     assert tally.empty == 1
-    keyed = sorted(parse_key(m.key).node for m in sent if m.topic != "dead")  # type: ignore[arg-type]
+    keyed = sorted(MessageKey.parse(m.key).node for m in sent if m.topic != "dead")  # type: ignore[arg-type]
     assert keyed == ["MA5800-X7-OLT1", "MA5800-X7-OLT1", "NE8000-PE1", "NE8000-PE1",
                      "collector-1", "collector-1"]
     assert tally.records == len(names) == tally.messages + tally.rejections + tally.empty
@@ -332,7 +334,7 @@ def test_keys_counts_rejections_by_kind_and_skips_empty_updates(tmp_path: Path) 
 
 
 def test_error_kinds_are_one_vocabulary() -> None:
-    """Every kind yangkey writes is in messages.ERROR_KINDS, each with its meaning: the
+    """Every kind yangkey writes is in errors.ERROR_KINDS, each with its meaning: the
     exceptions' kinds, the dead-letter kinds, and the kinds the ClickHouse views write."""
     import yangkey.clickhouse  # noqa: PLC0415 - every YangkeyError subclass
     import yangkey.registry.errors  # noqa: F401, PLC0415

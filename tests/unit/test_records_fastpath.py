@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-import yangkey.records
+import yangkey.producer
 from yangkey.catalog import build_catalog, load_catalog
 from yangkey.config import parse_subscriptions
 from yangkey.demo.sample import generate
@@ -28,9 +28,10 @@ from yangkey.messages import (
     HEADER_SUBSCRIPTION_TYPE,
     KeyedMessage,
     Rejection,
+    header_bytes,
 )
 from yangkey.notifications import decode
-from yangkey.records import MessageBuilder, ProducerKnobs, header_bytes
+from yangkey.producer import MessageBuilder, ProducerKnobs
 from yangkey.spark.transform import Tally, outgoing, wire_size
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "subscriptions.yaml"
@@ -89,7 +90,7 @@ def test_records_fastpath_matches_general_path_on_demo_data(
 ) -> None:
     """The demo data set: JSON and XML, every wrapper, yang-patch, bad records; with 2 routes
     remembered at most, the memory is emptied again and again and answers stay the same."""
-    monkeypatch.setattr(yangkey.records, "MAX_ROUTES", max_routes)
+    monkeypatch.setattr(yangkey.producer, "MAX_ROUTES", max_routes)
     records = generate(nodes=3, interfaces=3, rounds=2).records
     builder = MessageBuilder(load_catalog(EXAMPLES))
     accepted = _same(builder, [(raw, f"demo:{n}") for n, raw in enumerate(records, 1)])

@@ -15,8 +15,8 @@ import pytest
 from registry_memory import MemoryLog
 from test_registry import FOO_V1, FOO_V2, INT, STRING, json_schema, state
 
+from yangkey.kafka.log import KafkaLog, LogUnavailable, RecordTooLarge
 from yangkey.registry.errors import RegistryError
-from yangkey.registry.kafkalog import KafkaLog
 from yangkey.registry.registry import Registry
 
 
@@ -190,6 +190,29 @@ def test_reads_come_from_memory_and_writes_fail_at_once_while_the_store_is_away(
     registry._failed_at = 0  # as if RETRY_AFTER had passed
     assert registry.register("a", FOO_V2).version == 2
     assert registry.unavailable is None
+
+
+def test_the_logs_errors_reach_clients_as_the_registrys_codes() -> None:
+    # KafkaLog raises broker errors (yangkey.kafka.log); the replica maps them to Confluent's
+    # codes: a write too large 422/42209, a read that did not finish in time 500/50002.
+    log = MemoryLog()
+    registry = Registry(log, "A")
+    registry.register("a", FOO_V1)
+
+    def too_large(key: bytes, value: bytes | None, *, store_end: int = 0) -> int:
+        raise RecordTooLarge("the record is too large for _schemas")
+
+    log.append = too_large  # type: ignore[method-assign]
+    assert code(lambda: registry.register("b", FOO_V2)) == 42209
+
+    def slow(store: object, high: int, *, timeout: float | None = None) -> None:
+        raise LogUnavailable("_schemas read to offset 0, end is 1", timed_out=True)
+
+    log.read_to = slow  # type: ignore[method-assign]
+    log.next_offset += 1  # a record the replica has not read yet
+    with pytest.raises(RegistryError) as caught:
+        registry.sync()
+    assert (caught.value.code, caught.value.status) == (50002, 500)
 
 
 # ------------------------------------------------------------------ modes

@@ -32,8 +32,8 @@ from yangkey.clickhouse.ingest.arrow import insert_rows
 from yangkey.clickhouse.ingest.rows import QueueRow, add_instances
 from yangkey.clickhouse.instances import CatalogFeeds
 from yangkey.demo.sample import generate
-from yangkey.keys import parse_key
-from yangkey.records import MessageBuilder
+from yangkey.messages import MessageKey
+from yangkey.producer import MessageBuilder
 from yangkey.report.data import Report
 from yangkey.report.page import render
 from yangkey.report.runs import produce_report, tables_report, write
@@ -77,7 +77,7 @@ def stored(conn: ChdbConnection, catalog: Catalog) -> Stored:
             row = QueueRow(message.topic, partition, offset, message.key, message.value,
                            list(message.headers), now_ms)
             batches.setdefault(message.topic, []).append(add_instances(feeds, row))
-            key = parse_key(message.key.decode())
+            key = MessageKey.parse(message.key.decode())
             out.partitions[(message.topic, partition)] += 1
             out.keys.setdefault(message.topic, set()).add(message.key)
             out.nodes[(key.node, key.subscription_id)] += 1

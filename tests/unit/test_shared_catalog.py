@@ -16,9 +16,8 @@ from yangkey.clickhouse.ddl import DdlOptions, render_ddl
 from yangkey.clickhouse.instances import CatalogFeeds
 from yangkey.clickhouse.tables import topic_tables
 from yangkey.config import parse_subscriptions
-from yangkey.instances import HEADER_INSTANCES
-from yangkey.messages import HEADER_GENERATION, KeyedMessage, Rejection
-from yangkey.records import MessageBuilder, ProducerKnobs
+from yangkey.messages import HEADER_GENERATION, HEADER_INSTANCES, KeyedMessage, Rejection
+from yangkey.producer import MessageBuilder, ProducerKnobs
 from yangkey.shared_catalog import (
     CatalogState,
     RecordKey,

@@ -10,7 +10,7 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 
 from yangkey.errors import BrokerError, ConfigError, InputError
-from yangkey.messages import HEADER_ERROR_KIND, KeyedMessage, Rejection
+from yangkey.messages import HEADER_ERROR_KIND, HEADER_TRUNCATED_FROM, KeyedMessage, Rejection
 from yangkey.spark.delivery.checkpoint import (
     LocalCheckpoint,
     check_no_foreign_markers,
@@ -22,7 +22,6 @@ from yangkey.spark.delivery.sink import KafkaSink, SinkSpec
 from yangkey.spark.source.kafka_source import KafkaRange, within_budget
 from yangkey.spark.source.splitting import FileRange, file_range_key, plan_ranges
 from yangkey.spark.transform import (
-    HEADER_TRUNCATED,
     BuilderSpec,
     Tally,
     builder_for,
@@ -157,7 +156,7 @@ def test_oversized_message_is_dead_lettered_truncated_and_the_rest_goes_on() -> 
     letters = [m for m in out if m.topic == "dlq"]
     assert len(letters) == 1 and wire_size(letters[0]) <= 3000
     assert letters[0].header(HEADER_ERROR_KIND) == "oversized"
-    assert letters[0].header(HEADER_TRUNCATED) == str(len(big))
+    assert letters[0].header(HEADER_TRUNCATED_FROM) == str(len(big))
     assert big.startswith(letters[0].value) and len(letters[0].value) > 1000
     assert all(wire_size(m) <= 3000 for m in out)
     # without the limit the same record is produced normally

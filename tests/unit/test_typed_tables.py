@@ -26,8 +26,8 @@ from yangkey.clickhouse.ddl import DdlOptions, render_catalog
 from yangkey.clickhouse.ingest.rows import QueueRow, add_instances
 from yangkey.clickhouse.instances import CatalogFeeds
 from yangkey.clickhouse.tables import topic_tables
-from yangkey.instances import HEADER_INSTANCES
-from yangkey.records import MessageBuilder, ProducerKnobs
+from yangkey.messages import HEADER_INSTANCES
+from yangkey.producer import MessageBuilder, ProducerKnobs
 from yangkey.schema import SchemaContext
 from yangkey.templates import compile_subscription
 

@@ -21,8 +21,9 @@ import pytest
 from cli_helpers import run
 
 from yangkey.keys import KeyDeriver
+from yangkey.modules import default_search_path
 from yangkey.notifications import decode
-from yangkey.schema import SchemaContext, default_search_path
+from yangkey.schema import SchemaContext
 from yangkey.schema_build import ECHO_LIMIT
 from yangkey.templates import compile_subscription
 
@@ -399,7 +400,7 @@ def test_the_index_reads_the_header_only_and_features_when_asked(tmp_path: Path)
     """The index stops reading a file after its first revision statement (the header, imports
     and includes come first); comments and strings that look like statements are not read as
     statements, and the features (in the body) are read when a library needs them."""
-    from yangkey.schema import read_module_info  # noqa: PLC0415
+    from yangkey.modules import read_module_info  # noqa: PLC0415
 
     path = tmp_path / "vx-tricky.yang"
     path.write_text(TRICKY_HEADER, encoding="utf-8")

@@ -43,11 +43,13 @@ from yangson.schemanode import (
     TerminalNode,
 )
 
+from yangkey.compiled import Branch
 from yangkey.errors import YangkeyError
 from yangkey.keys import KeyDeriver
+from yangkey.modules import ModuleIndex, default_search_path, pyang_module_dirs
 from yangkey.notifications import decode
-from yangkey.schema import ModuleIndex, SchemaContext, default_search_path, pyang_module_dirs
-from yangkey.templates import Branch, compile_subscription
+from yangkey.schema import SchemaContext
+from yangkey.templates import compile_subscription
 from yangkey.topics import TopicNamer
 from yangkey.xpath import quote
 
@@ -389,7 +391,7 @@ def sweep_module(module: str, search_path: tuple[str, ...], tally: Tally) -> Non
 def shipped_modules() -> list[str]:
     names: list[str] = []
     for directory in pyang_module_dirs():
-        index = ModuleIndex((directory,))
+        index = ModuleIndex.from_dirs((directory,))
         names += [m.name for m in index.modules.values() if m.kind == "module"]
     return sorted(set(names))
 

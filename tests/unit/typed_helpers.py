@@ -17,8 +17,8 @@ from yangkey.clickhouse.ingest.arrow import insert_rows
 from yangkey.clickhouse.ingest.rows import QueueRow, add_instances
 from yangkey.clickhouse.instances import CatalogFeeds
 from yangkey.clickhouse.tables import topic_tables
-from yangkey.instances import HEADER_INSTANCES
-from yangkey.records import MessageBuilder
+from yangkey.messages import HEADER_INSTANCES
+from yangkey.producer import MessageBuilder
 
 IF = "/ietf-interfaces:interfaces/interface"
 _databases = itertools.count()

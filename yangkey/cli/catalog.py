@@ -74,7 +74,7 @@ def catalog_show(
     servers = shared_catalog_servers(shared_catalog, bootstrap)
     if servers is not None:
         from yangkey.kafka.catalog_topic import CatalogTopic  # noqa: PLC0415
-        from yangkey.kafkalogs import quiet_librdkafka  # noqa: PLC0415
+        from yangkey.kafka.logs import quiet_librdkafka  # noqa: PLC0415
         from yangkey.shared_catalog import topic_specs  # noqa: PLC0415
 
         with quiet_librdkafka(), CatalogTopic(servers, catalog_topic, create=False) as shared:

@@ -35,8 +35,8 @@ from yangkey.cli.subscription import (
 from yangkey.errors import EmptyUpdate, InputError, YangkeyError
 
 if TYPE_CHECKING:
+    from yangkey.compiled import CompiledSubscription
     from yangkey.keys import DerivedKey, KeyDeriver
-    from yangkey.templates import CompiledSubscription
 
 MAX_BYTES = Declaration(
     ("--max-bytes",),
@@ -103,7 +103,7 @@ def compile_command(
         for branch, topic in zip(compiled.branches, topics, strict=True)
     ]
     if show_walker:
-        from yangkey.keys import walker_source  # noqa: PLC0415
+        from yangkey.walker import walker_source  # noqa: PLC0415
 
         for item, branch in zip(branches, compiled.branches, strict=True):
             item["walker"] = walker_source(branch)

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -21,7 +20,7 @@ from yangkey.cli.options import YANG_DIR
 from yangkey.errors import YangkeyError
 
 if TYPE_CHECKING:
-    from yangkey.templates import CompiledSubscription
+    from yangkey.compiled import CompiledSubscription
 
 
 def read_input(path: str, limit: int | None = None) -> bytes:
@@ -169,11 +168,10 @@ topic_options = bundled("naming", TopicNaming, PREFIX, MAX_LENGTH)
 
 
 def compile_request(subscription: Subscription) -> CompiledSubscription:
-    """Compile ``subscription``, through the disk cache (keyed by the request and the
-    library file's bytes)."""
-    from yangkey.schema import SchemaContext  # noqa: PLC0415 - keeps --help fast
-    from yangkey.schema_cache import cached_compilation  # noqa: PLC0415
-    from yangkey.templates import compile_subscription  # noqa: PLC0415
+    """Compile ``subscription`` (:func:`yangkey.compiler.compile_filter`: through the disk
+    cache)."""
+    from yangkey.compiler import compile_filter  # noqa: PLC0415 - keeps --help fast
+    from yangkey.schema import SchemaContext  # noqa: PLC0415
 
     xpath, subtree, schema_options_ = subscription.xpath, subscription.subtree, subscription.schema
     if (xpath is None) == (subtree is None):
@@ -184,42 +182,15 @@ def compile_request(subscription: Subscription) -> CompiledSubscription:
         if not equals or not prefix or not uri:
             raise click.UsageError(f"--namespace {item!r}: expected PREFIX=URI")
         ns_map[prefix] = uri
-    features = dict(schema_options_.features)
-    yang_library = schema_options_.yang_library
-    schema = SchemaContext.cached(schema_options_.yang_dirs, features)
+    schema = SchemaContext.cached(schema_options_.yang_dirs, dict(schema_options_.features))
     text = xpath if subtree is None else read_input(subtree).decode("utf-8", "replace")
     assert text is not None
-    library_bytes: bytes | None = None
-    if yang_library:
-        try:
-            library_bytes = Path(yang_library).read_bytes()
-        except OSError:
-            library_bytes = None  # with_library below reports it
-
-    def build() -> tuple[Any, SchemaContext]:
-        used = schema
-        if yang_library:
-            used = SchemaContext(schema.search_path, features).with_library(yang_library)
-        compiled = compile_subscription(
-            text,
-            used,
-            subtree=subtree is not None,
-            namespaces=ns_map,
-            keyless=subscription.keyless,  # type: ignore[arg-type]
-            source=subtree if subtree is not None else text,
-        )
-        return compiled, used
-
-    if yang_library and library_bytes is None:
-        compiled: CompiledSubscription = build()[0]
-        return compiled
-    request = (
+    return compile_filter(
         text,
-        subtree is not None,
-        subtree,
-        sorted(ns_map.items()),
-        subscription.keyless,
-        library_bytes,
+        schema,
+        subtree=subtree is not None,
+        namespaces=ns_map,
+        keyless=subscription.keyless,  # type: ignore[arg-type]
+        source=subtree if subtree is not None else text,
+        library_file=schema_options_.yang_library or None,
     )
-    result: CompiledSubscription = cached_compilation(schema, request, build)
-    return result

@@ -48,9 +48,9 @@ if TYPE_CHECKING:
     from yangson import datatype as dt
 
     from yangkey.catalog import Catalog
+    from yangkey.compiled import Branch
     from yangkey.schema import SchemaContext
     from yangkey.shared_catalog import SharedSubscription
-    from yangkey.templates import Branch
 
 __all__ = ["Column", "TypedTopic", "derive_columns", "typed_topics"]
 
@@ -242,7 +242,7 @@ def shared_branches(
     :meth:`yangkey.catalog.Catalog.learn` does, its branches matched to the record's topics by
     schema path. The second mapping gives, per topic left without typed columns (its modules
     are not here, or the local schema lacks its target), why."""
-    from yangkey.templates import compile_subscription  # noqa: PLC0415
+    from yangkey.compiler import compile_filter  # noqa: PLC0415
 
     typed: dict[str, tuple[TypedTopic, Branch]] = {}
     untyped: dict[str, str] = {}
@@ -254,7 +254,7 @@ def shared_branches(
         done.update(b.topic for b in wanted)
         source = f"subscription {record.id} (shared catalog)"
         try:
-            compiled = compile_subscription(
+            compiled = compile_filter(
                 record.xpath, schema, namespaces=dict(record.namespaces) or None, source=source
             )
         except YangkeyError as exc:

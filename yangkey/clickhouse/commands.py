@@ -48,7 +48,6 @@ from yangkey.errors import ConfigError
 if TYPE_CHECKING:
     from yangkey.catalog import Catalog
     from yangkey.clickhouse.ddl import DdlOptions, Mode
-    from yangkey.clickhouse.ingest.events import IngestResult
     from yangkey.kafka.catalog_topic import CatalogTopic
     from yangkey.topics import TopicSpec
 
@@ -174,7 +173,7 @@ def generate(
     """
     from yangkey.clickhouse.ddl import render_catalog, render_ddl, to_script  # noqa: PLC0415
     from yangkey.clickhouse.shared_topics import SharedTopics  # noqa: PLC0415
-    from yangkey.kafkalogs import quiet_librdkafka  # noqa: PLC0415
+    from yangkey.kafka.logs import quiet_librdkafka  # noqa: PLC0415
 
     shared = shared_catalog_servers(shared_catalog, bootstrap)
     if subscriptions is None and shared is None:
@@ -305,7 +304,7 @@ def apply_command(
     from yangkey.clickhouse.connection import ServerConnection  # noqa: PLC0415
     from yangkey.clickhouse.ddl import render_catalog, render_ddl  # noqa: PLC0415
     from yangkey.clickhouse.shared_topics import SharedTopics  # noqa: PLC0415
-    from yangkey.kafkalogs import quiet_librdkafka  # noqa: PLC0415
+    from yangkey.kafka.logs import quiet_librdkafka  # noqa: PLC0415
 
     shared = shared_catalog_servers(shared_catalog, bootstrap)
     if follow and shared is None:
@@ -422,8 +421,8 @@ def ingest(
     from yangkey.clickhouse.ingest import ingest as run_ingest  # noqa: PLC0415
     from yangkey.clickhouse.progress import IngestProgress  # noqa: PLC0415
     from yangkey.kafka.config import client_overrides  # noqa: PLC0415
+    from yangkey.kafka.logs import quiet_librdkafka  # noqa: PLC0415
     from yangkey.kafka.process import require_listening  # noqa: PLC0415
-    from yangkey.kafkalogs import quiet_librdkafka  # noqa: PLC0415
 
     quiet = quiet or quiet_globally()  # `yangkey -q ingest …` as `ingest -q`
     require_listening(bootstrap)  # a dead broker in a second, not after the metadata timeout
@@ -458,36 +457,17 @@ def ingest(
         if shared is not None:
             shared.close()
     if report is not None:
-        _ingest_report(report, embedded, database, catalog, result, quiet)
+        from yangkey.report.runs import write_ingest_report  # noqa: PLC0415
+
+        written = write_ingest_report(report, embedded, database, catalog, result)
+        if not quiet:
+            click.echo(f"report: {written}", err=True)
     if quiet:
         return
     if result.missing_topics:
         click.echo(f"{len(result.missing_topics)} topic(s) not found in Kafka", err=True)
     if catalog.skipped:
         click.echo(f"ingest: {skipped_summary(catalog)}", err=True)
-
-
-def _ingest_report(
-    path: Path, embedded: str, database: str, catalog: Catalog, result: IngestResult, quiet: bool
-) -> None:
-    """``--report``: the tables ingest filled, with the run's figures on top."""
-    from yangkey.clickhouse.connection import open_embedded  # noqa: PLC0415
-    from yangkey.report.runs import ingest_figures, tables_report, write  # noqa: PLC0415
-
-    conn = open_embedded(embedded)
-    try:
-        data = tables_report(
-            conn,
-            database,
-            title="yangkey ingest",
-            catalog=catalog,
-            figures=ingest_figures(result),
-        )
-    finally:
-        conn.close()
-    written = write(data, path)
-    if not quiet:
-        click.echo(f"report: {written}", err=True)
 
 
 COMMANDS: tuple[click.Command, ...] = (ddl, ingest, state, history, sql_command)

@@ -6,9 +6,8 @@ for a ClickHouse file name is cut and given a hash, see :func:`table_base`):
 ``T__queue``
     server mode: ``ENGINE = Kafka(<named collection>)`` reading topic ``T`` as ``RawBLOB`` with
     ``kafka_handle_error_mode = 'stream'``; embedded mode: a ``Null`` table with the Kafka
-    virtual columns (``_key``, ``_topic``, ``_partition``, ``_offset``, ``_timestamp``,
-    ``_timestamp_ms``, ``_headers.name``, ``_headers.value``, ``_raw_message``, ``_error``)
-    as real columns, filled by :mod:`yangkey.clickhouse.ingest`. The views are the same SQL.
+    virtual columns (:data:`yangkey.messages.QUEUE_VIRTUAL_COLUMNS`) as real columns, filled
+    by :mod:`yangkey.clickhouse.ingest`. The views are the same SQL.
 ``T__parsed`` + view ``T__mv_parse``
     a ``Null`` table fed from the queue: the key split into node / subscription id / XPaths, the
     headers read, ``error`` set when the row cannot be stored. Parsing happens once per row.
@@ -49,9 +48,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
-from yangkey import messages
 from yangkey.clickhouse.columns import TypedTopic, feed_tuple_type
 from yangkey.clickhouse.identifiers import check_database_name, table_base
 from yangkey.clickhouse.tables import (
@@ -63,7 +61,7 @@ from yangkey.clickhouse.tables import (
 )
 from yangkey.clickhouse.templating import environment
 from yangkey.errors import ConfigError
-from yangkey.instances import HEADER_INSTANCES
+from yangkey.messages import ROW_COLUMNS, VERSION_COLUMN, XPATH_SEPARATOR
 from yangkey.topics import TopicSpec
 
 if TYPE_CHECKING:
@@ -75,8 +73,9 @@ CurrentStatePolicy = Literal["all", "compacted"]
 #: One XPath of the key's third line: characters other than quotes and ``|``, or a quoted
 #: literal (``'…'`` or ``"…"``, which may contain ``|``, `` | `` and LF).
 XPATH_TOKEN_RE = r"""(?:[^'"|]|'[^']*'|"[^"]*")+"""
-#: The whole third line: tokens joined by `` | ``.
-XPATH_LINE_RE = rf"^{XPATH_TOKEN_RE}(?: \| {XPATH_TOKEN_RE})*$"
+#: The whole third line: tokens joined by the separator (`` | ``).
+_SEPARATOR_RE = XPATH_SEPARATOR.replace("|", r"\|")
+XPATH_LINE_RE = rf"^{XPATH_TOKEN_RE}(?:{_SEPARATOR_RE}{XPATH_TOKEN_RE})*$"
 
 DEFAULT_ERRORS_RETENTION = 30 * 86400
 #: Kafka engine settings that carry credentials (``kafka_sasl_password``, ...): they belong in
@@ -155,20 +154,6 @@ class Statement:
     topic: str | None = None
 
 
-_HEADERS = {
-    "event_time": messages.HEADER_EVENT_TIME,
-    "sequence_number": messages.HEADER_SEQUENCE_NUMBER,
-    "generation": messages.HEADER_GENERATION,
-    "schema_id": messages.HEADER_SCHEMA_ID,
-    "content_type": messages.HEADER_CONTENT_TYPE,
-    "subscription_type": messages.HEADER_SUBSCRIPTION_TYPE,
-    "error": messages.HEADER_ERROR,
-    "error_kind": messages.HEADER_ERROR_KIND,
-    "source": messages.HEADER_SOURCE,
-    "instances": HEADER_INSTANCES,
-}
-
-
 class _Renderer:
     def __init__(self, options: DdlOptions, typed: Mapping[str, TypedTopic]) -> None:
         self.options = options
@@ -178,8 +163,6 @@ class _Renderer:
             "opts": options,
             "cluster": options.cluster,
             "db": options.database,
-            "headers": _HEADERS,
-            "kinds": messages.sql_kinds(),
             "xpath_token_re": XPATH_TOKEN_RE,
             "xpath_line_re": XPATH_LINE_RE,
             "table_settings": list(sorted(options.table_settings.items())),
@@ -407,9 +390,7 @@ class _Renderer:
         )
 
     def merge_tables(self) -> None:
-        macros = self.env.get_template("macros.sql.j2").make_module(self.base_context)
-        exported: dict[str, Any] = macros.__dict__
-        row_columns = list(exported["ROW_COLUMNS"])
+        row_columns = list(ROW_COLUMNS)
         ingested = ["`ingested_at` DateTime('UTC')"]
         self.add(
             "table",
@@ -426,7 +407,7 @@ class _Renderer:
             CURRENT_MERGE_TABLE,
             "merge_table.sql.j2",
             table=CURRENT_MERGE_TABLE,
-            columns=[*row_columns, exported["VERSION_COLUMN"]],
+            columns=[*row_columns, VERSION_COLUMN],
             extra=ingested,
             pattern="__current$",
             description="Current state of every topic (Merge over the *__current tables; "

@@ -14,8 +14,8 @@ from yangkey.schema import SchemaContext
 
 if TYPE_CHECKING:
     from yangkey.catalog import Catalog
+    from yangkey.compiled import Branch
     from yangkey.shared_catalog import SharedSubscription
-    from yangkey.templates import Branch
 
 
 class CatalogFeeds:

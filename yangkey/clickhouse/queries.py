@@ -27,6 +27,7 @@ from yangkey.clickhouse.connection import Connection
 from yangkey.clickhouse.identifiers import qualified
 from yangkey.clickhouse.tables import CURRENT_MERGE_TABLE, HISTORY_MERGE_TABLE, topic_tables
 from yangkey.errors import ConfigError
+from yangkey.messages import MessageKey
 
 #: Columns of a returned row, in order.
 ROW_FIELDS: tuple[str, ...] = (
@@ -152,10 +153,7 @@ def _node_conditions(
     if node is not None:
         params["node"] = node
         conditions.append("node = {node:String}")
-        if subscription_id is not None:
-            params["key_prefix"] = f"{node}\n{subscription_id}\n"
-        else:
-            params["key_prefix"] = f"{node}\n"
+        params["key_prefix"] = MessageKey.prefix(node, subscription_id)
         conditions.append("startsWith(message_key, {key_prefix:String})")
     if subscription_id is not None:
         params["subscription_id"] = subscription_id

@@ -27,12 +27,9 @@ import struct
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from yangkey.clickhouse import ClickHouseError
-
-if TYPE_CHECKING:
-    from yangkey.clickhouse.connection import ChdbConnection
 
 SOCKET_NAME = "yangkey.sock"
 PROTOCOL = 1
@@ -41,6 +38,14 @@ CONNECT_TIMEOUT = 5.0
 
 #: sun_path is 108 bytes on Linux, 104 on BSD and macOS (with the NUL byte).
 _MAX_PATH = 100
+
+
+class Formatted(Protocol):
+    """What the socket serves queries with: the embedded engine's
+    :class:`~yangkey.clickhouse.connection.ChdbConnection` (named by this protocol, not
+    imported: the connection module opens follower connections through this one)."""
+
+    def run_formatted(self, sql: str, fmt: str, params: Mapping[str, str]) -> bytes: ...
 
 
 def socket_path(directory: str | Path) -> Path:
@@ -107,12 +112,12 @@ class _Handler(socketserver.StreamRequestHandler):
 
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
-    conn: ChdbConnection
+    conn: Formatted
 
 
 @contextlib.contextmanager
 def serve_queries(
-    conn: ChdbConnection, directory: str | Path, log: Callable[[str], None] | None = None
+    conn: Formatted, directory: str | Path, log: Callable[[str], None] | None = None
 ) -> Iterator[Path | None]:
     """Answer queries on ``<directory>/yangkey.sock`` for the block; the socket's path, or
     None when it cannot be made (said through ``log``: the ingest goes on without it)."""

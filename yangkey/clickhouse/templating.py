@@ -1,6 +1,8 @@
 """The Jinja environment over the packaged SQL templates (``yangkey.sql_templates``): every
 value reaches the SQL through a filter that quotes it (``ident``, ``literal``, ``qualified``,
-``setting``)."""
+``setting``). The wire contract of :mod:`yangkey.messages` (column sets, header names, error
+kinds, the key's line separator) is in every template's globals: the templates never restate
+it."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import importlib.resources
 
 import jinja2
 
+from yangkey import messages
 from yangkey.clickhouse.identifiers import qualified, quote_identifier, quote_literal
 
 
@@ -38,8 +41,20 @@ def environment() -> jinja2.Environment:
         env.filters["literal"] = quote_literal
         env.filters["qualified"] = qualified
         env.filters["setting"] = _setting_value
+        env.globals.update(wire_globals())
         _ENVIRONMENT = env
     return _ENVIRONMENT
+
+
+def wire_globals() -> dict[str, object]:
+    """The wire contract as the templates see it (lists: a template concatenates them)."""
+    return {
+        **{name: list(columns) for name, columns in messages.COLUMN_SETS.items()},
+        "VERSION_COLUMN": messages.VERSION_COLUMN,
+        "headers": dict(messages.HEADERS),
+        "kinds": messages.sql_kinds(),
+        "key_line_separator": messages.KEY_LINE_SEPARATOR,
+    }
 
 
 def _load_template(name: str) -> str:

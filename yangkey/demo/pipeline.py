@@ -33,6 +33,7 @@ from rich.table import Table
 from rich.text import Text
 
 from yangkey.demo.sample import Expected, generate, iter_jsonl
+from yangkey.messages import XPATH_SEPARATOR
 from yangkey.summary import summarize
 from yangkey.topics import TopicSpec
 
@@ -98,7 +99,7 @@ def check(result: DemoResult, now: datetime | None = None) -> tuple[list[str], l
     problems: list[str] = []
     expired: list[str] = []
     stored = {
-        (row["node"], int(row["subscription_id"]), " | ".join(row["xpaths"])): row
+        (row["node"], int(row["subscription_id"]), XPATH_SEPARATOR.join(row["xpaths"])): row
         for row in result.current
     }
     for (node, sub, xpaths), when in sorted(result.expected.current.items()):
@@ -176,7 +177,7 @@ def _registry(url: str | None, bootstrap: str, console: Console) -> Iterator[str
     if url:
         yield url
         return
-    from yangkey.registry.commands import running_registry  # noqa: PLC0415
+    from yangkey.registry.running import running_registry  # noqa: PLC0415
 
     # Quiet like the Spark job's producers: a fresh broker's first idempotent producer logs a
     # harmless "coordinator load in progress" retry.

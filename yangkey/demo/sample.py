@@ -26,6 +26,8 @@ from typing import Any
 import click
 import orjson
 
+from yangkey.messages import XPATH_SEPARATOR
+
 IF_NS = "urn:ietf:params:xml:ns:yang:ietf-interfaces"
 YP_NS = "urn:ietf:params:xml:ns:yang:ietf-yang-push"
 NC_NS = "urn:ietf:params:xml:ns:netconf:notification:1.0"
@@ -276,7 +278,7 @@ def generate(
         note_current(
             node,
             1043,
-            " | ".join(
+            XPATH_SEPARATOR.join(
                 sorted(
                     f"/ietf-interfaces:interfaces/interface[name='{name}']/statistics"
                     for name in names
@@ -332,7 +334,7 @@ def generate(
         note_current(
             node,
             3001,
-            " | ".join(
+            XPATH_SEPARATOR.join(
                 sorted(
                     f"/ietf-hardware:hardware/component[name='{c['name']}']/serial-num"
                     for c in components
@@ -365,7 +367,7 @@ def generate(
         note_current(
             node,
             2002,
-            " | ".join(
+            XPATH_SEPARATOR.join(
                 sorted(f"/ietf-system:system/dns-resolver/search[.='{d}']" for d in domains)
             ),
             when,

@@ -205,7 +205,7 @@ def topics(*, bootstrap: str | None, internal: bool, fmt: str | None) -> None:
     """
     from yangkey.cli.output import emit_rows  # noqa: PLC0415
     from yangkey.inspection.topics import list_topics  # noqa: PLC0415
-    from yangkey.kafkalogs import quiet_librdkafka  # noqa: PLC0415
+    from yangkey.kafka.logs import quiet_librdkafka  # noqa: PLC0415
 
     address = _need_bootstrap(bootstrap)
     with quiet_librdkafka():
@@ -263,7 +263,7 @@ def tail(
       yangkey tail TOPIC --schema-registry http://127.0.0.1:8081 --from-beginning
     """
     from yangkey.inspection.tail import Schemas, read, show  # noqa: PLC0415
-    from yangkey.kafkalogs import quiet_librdkafka  # noqa: PLC0415
+    from yangkey.kafka.logs import quiet_librdkafka  # noqa: PLC0415
 
     address = _need_bootstrap(bootstrap)
     as_json = resolve_format(fmt, TAIL_FORMATS) == "json"

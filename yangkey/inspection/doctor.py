@@ -53,7 +53,7 @@ def check_yangkey() -> Check:
 
 
 def check_java() -> Check:
-    from yangkey.kafka.java import MIN_JAVA, find_java, java_major_version  # noqa: PLC0415
+    from yangkey.jvm import MIN_JAVA, find_java, java_major_version  # noqa: PLC0415
 
     needs = "`kafka start` and `produce` need it"
     try:

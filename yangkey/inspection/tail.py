@@ -242,7 +242,7 @@ def read(
     )
 
     from yangkey.kafka.config import consumer_config, kafka_reason  # noqa: PLC0415
-    from yangkey.kafkalogs import logged  # noqa: PLC0415
+    from yangkey.kafka.logs import logged  # noqa: PLC0415
 
     source = f"kafka://{bootstrap}/{topic}"
     config = consumer_config(

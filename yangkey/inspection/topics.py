@@ -36,7 +36,7 @@ def list_topics(bootstrap: str, *, internal: bool = False) -> list[TopicInfo]:
     admin_api: Any = importlib.import_module("confluent_kafka.admin")
 
     from yangkey.kafka.config import admin_config, kafka_reason  # noqa: PLC0415
-    from yangkey.kafkalogs import logged  # noqa: PLC0415
+    from yangkey.kafka.logs import logged  # noqa: PLC0415
 
     source = f"kafka://{bootstrap}"
     admin = admin_api.AdminClient(logged(admin_config(bootstrap)))

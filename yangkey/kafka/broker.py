@@ -23,8 +23,8 @@ from pathlib import Path
 from types import TracebackType
 
 from yangkey.errors import BrokerError
+from yangkey.jvm import TAIL_LINES, check_java, find_java, headline, tail
 from yangkey.kafka.install import KAFKA_VERSION, resolve_jars
-from yangkey.kafka.java import TAIL_LINES, check_java, find_java, headline, tail
 from yangkey.kafka.node import KafkaNode
 from yangkey.kafka.process import (
     NODE_DIR_PREFIX,

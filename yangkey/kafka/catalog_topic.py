@@ -1,8 +1,8 @@
 """The shared subscription catalog on Kafka: the ``_yangkey_catalog`` topic (seed 001).
 
 A single-partition compacted topic, created by whichever process needs it first, read and
-written with the schema registry's log (:class:`yangkey.registry.kafkalog.KafkaLog`: offsets
-are the sequence numbers, so one partition). :class:`CatalogTopic` is a
+written with the compacted log (:class:`yangkey.kafka.log.KafkaLog`, as the schema registry's
+store: offsets are the sequence numbers, so one partition). :class:`CatalogTopic` is a
 :class:`yangkey.shared_catalog.SharedCatalog` over it whose errors are one
 :class:`~yangkey.errors.BrokerError` line naming the topic.
 """
@@ -19,9 +19,8 @@ from confluent_kafka import KafkaException
 
 from yangkey.errors import BrokerError, ConfigError
 from yangkey.kafka.config import TopicSpec, admin_config, ensure_topics, kafka_reason
-from yangkey.kafkalogs import logged
-from yangkey.registry.errors import RegistryError
-from yangkey.registry.kafkalog import KafkaLog
+from yangkey.kafka.log import KafkaLog
+from yangkey.kafka.logs import logged
 from yangkey.shared_catalog import SharedCatalog, SharedSubscription, topic_specs
 from yangkey.topics import BROKER_DEFAULT, replicas
 
@@ -141,7 +140,7 @@ class CatalogTopic(SharedCatalog):
         with self._lock:
             try:
                 super().sync()
-            except RegistryError as exc:
+            except BrokerError as exc:
                 raise BrokerError(exc.reason, source=self.where) from None
 
     def records(self) -> list[SharedSubscription]:
@@ -156,7 +155,7 @@ class CatalogTopic(SharedCatalog):
         with self._lock:
             try:
                 winner = super().publish(record)
-            except RegistryError as exc:
+            except BrokerError as exc:
                 raise BrokerError(exc.reason, source=self.where) from None
         if self.create_topics and winner.origin == "learned":
             # Before the first message goes to them (the file's are created at start-up).

@@ -31,7 +31,7 @@ from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
 from yangkey.errors import BrokerError, ConfigError, Position, TopicError
-from yangkey.kafkalogs import logged
+from yangkey.kafka.logs import logged
 from yangkey.topics import TopicSpec as TopicSpec  # noqa: PLC0414 - re-exported for Kafka callers
 
 if TYPE_CHECKING:

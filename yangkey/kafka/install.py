@@ -32,9 +32,9 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from yangkey.dirs import cache_root
 from yangkey.errors import BrokerError
-from yangkey.kafka.java import find_java, tail
-from yangkey.schema_cache import cache_root
+from yangkey.jvm import find_java, tail
 
 KAFKA_VERSION = "4.3.1"
 """Newest Kafka 4.x whose whole runtime resolves from Maven Central (4.x brokers need Java 17+).

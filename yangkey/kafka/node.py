@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import IO
 
 from yangkey.errors import BrokerError
-from yangkey.kafka.java import TAIL_LINES, headline, tail
-from yangkey.kafka.process import LOG_NAME, NodeState, parent_death_hook, terminate
+from yangkey.jvm import TAIL_LINES, headline, parent_death_hook, tail, terminate
+from yangkey.kafka.process import LOG_NAME, NodeState
 from yangkey.kafka.properties import LOG4J2, render_properties
 
 LOG_DIR = "kraft"

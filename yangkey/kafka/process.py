@@ -11,34 +11,23 @@ lists them all.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import hashlib
 import json
-import os
 import shutil
-import signal
 import socket
-import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from yangkey.dirs import user_state_home
 from yangkey.errors import BrokerError
+from yangkey.jvm import pid_exists, terminate
 
 STATE_FILE = "broker.json"
 LOG_NAME = "broker.log"
 NODE_DIR_PREFIX = "node-"
 """A cluster's data dir holds one ``node-<id>`` directory per node."""
-
-
-def user_state_home() -> Path:
-    """``$XDG_STATE_HOME/yangkey``, else ``~/.local/state/yangkey`` (the XDG base directory
-    spec ignores a relative ``XDG_STATE_HOME``)."""
-    base = os.environ.get("XDG_STATE_HOME", "")
-    root = Path(base) if os.path.isabs(base) else Path.home() / ".local" / "state"
-    return root / "yangkey"
 
 
 def default_state_dir() -> Path:
@@ -160,17 +149,6 @@ class BrokerState:
         return tuple(node for node in self.members() if node.alive())
 
 
-def pid_exists(pid: int) -> bool:
-    """Whether a process with this pid exists (one of another user's counts)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _is_our_java(pid: int, properties: str) -> bool:
     proc = Path("/proc") / str(pid)
     try:
@@ -229,34 +207,6 @@ def remove_state(state_dir: Path, pid: int) -> None:
             (state_dir / STATE_FILE).unlink()
         with contextlib.suppress(FileNotFoundError):
             _registry_entry(state_dir).unlink()
-
-
-def terminate(pid: int, is_alive: Callable[[], bool], timeout: float) -> bool:
-    """SIGTERM the broker's process group, SIGKILL it after ``timeout``; True if killed hard.
-
-    The group (the broker is a session leader) so that nothing the JVM spawned survives.
-    """
-
-    def signal_group(sig: signal.Signals) -> None:
-        try:
-            os.killpg(pid, sig)
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, sig)
-
-    signal_group(signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not is_alive():
-            return False
-        time.sleep(0.1)
-    signal_group(signal.SIGKILL)
-    deadline = time.monotonic() + 10
-    while is_alive() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return True
 
 
 QUORUMLESS_GRACE = 5.0
@@ -331,7 +281,7 @@ def broker_count(bootstrap: str, timeout: float = 5.0) -> int:
     from confluent_kafka import KafkaException  # noqa: PLC0415 - only `status` and waits need it
     from confluent_kafka.admin import AdminClient  # noqa: PLC0415
 
-    from yangkey.kafkalogs import logged  # noqa: PLC0415
+    from yangkey.kafka.logs import logged  # noqa: PLC0415
 
     admin = AdminClient(logged({"bootstrap.servers": bootstrap, "log_level": 0}))
     try:
@@ -348,25 +298,3 @@ def _accepts(server: str) -> bool:
             return True
     except (OSError, ValueError):
         return False
-
-
-def parent_death_hook() -> Callable[[], None] | None:
-    """A pre-exec hook making the child get SIGTERM when its parent dies (Linux only).
-
-    atexit hooks do not run when a test session is SIGKILLed or SIGTERMed (a CI timeout);
-    without ``PR_SET_PDEATHSIG`` its broker JVM would outlive it. The libc lookup happens
-    here, in the parent, so the hook itself does nothing but one system call.
-    """
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    pr_set_pdeathsig = 1
-    sigterm = int(signal.SIGTERM)
-
-    def hook() -> None:
-        prctl(pr_set_pdeathsig, sigterm, 0, 0, 0)
-
-    return hook

@@ -21,9 +21,10 @@ from yangkey.catalog import Catalog
 from yangkey.entries import CatalogEntry
 from yangkey.errors import ConfigError
 from yangkey.kafka.config import env_overlay
+from yangkey.modules import ModuleInfo
 from yangkey.registry.errors import RegistryError
 from yangkey.registry.jsonschema import branch_schema
-from yangkey.schema import ModuleInfo, SchemaContext
+from yangkey.schema import SchemaContext
 
 NOT_FOUND = (40401, 40403)
 ENV_URL = "YANGKEY_SCHEMA_REGISTRY"
@@ -106,7 +107,7 @@ def topic_schemas(catalog: Catalog, *, yang_dirs: Iterable[str] = ()) -> dict[st
 
     The YANG search path is ``yang_dirs`` then the catalog's (the file's ``yang_dirs``,
     resolved against its directory), as the producer resolves modules
-    (:class:`yangkey.records.MessageBuilder`).
+    (:class:`yangkey.producer.MessageBuilder`).
     """
     schema = SchemaContext.cached(tuple(dict.fromkeys((*yang_dirs, *catalog.yang_dirs))))
     found: dict[str, str] = {}

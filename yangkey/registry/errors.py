@@ -88,3 +88,12 @@ UNAVAILABLE = "The store is unavailable (writes are refused, reads come from mem
 def store_unavailable(reason: str) -> RegistryError:
     """The store topic cannot be reached: writes are refused, reads come from memory."""
     return RegistryError(503, 50003, UNAVAILABLE + reason.removeprefix(UNAVAILABLE))
+
+
+class StoreChanged(RegistryError):
+    """The topic is not the one this instance has read: recreated, truncated, or another
+    registry writes to it. Memory must not be trusted (nor written from) any more."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+        super().__init__(500, 50001, f"Error in the backend data store: {why}")

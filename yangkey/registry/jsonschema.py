@@ -48,9 +48,9 @@ from yangson.schemanode import (
     SequenceNode,
 )
 
+from yangkey.compiled import Branch, CompiledStep
 from yangkey.errors import SchemaError
 from yangkey.schema import SchemaContext
-from yangkey.templates import Branch, CompiledStep
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 

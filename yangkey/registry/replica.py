@@ -27,11 +27,18 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Protocol
 
-from yangkey.registry.errors import RegistryError, store_error, store_unavailable
-from yangkey.registry.kafkalog import Replay, StoreChanged
+from yangkey.kafka.log import LogUnavailable, RecordTooLarge, Replay
+from yangkey.registry.errors import (
+    RegistryError,
+    StoreChanged,
+    store_error,
+    store_timeout,
+    store_unavailable,
+)
 from yangkey.registry.store import RecordKey, Store
 
 log = logging.getLogger("yangkey.registry")
@@ -59,6 +66,49 @@ class Log(Protocol):
 
     def reset(self, position: int = ...) -> None:
         """Start again with new clients (the default position: the topic's beginning)."""
+
+
+@contextmanager
+def _store_errors() -> Iterator[None]:
+    """The log's errors (:mod:`yangkey.kafka.log`) as the registry's, with Confluent's codes:
+    the store away is 503/50003 (writes refused, reads from memory), a read that did not
+    finish in time 500/50002, a record over the topic's limit 422/42209."""
+    try:
+        yield
+    except RecordTooLarge:
+        raise RegistryError(
+            422, 42209, "Write failed because schema is too large for the store topic"
+        ) from None
+    except LogUnavailable as exc:
+        raise (store_timeout if exc.timed_out else store_unavailable)(exc.reason) from None
+
+
+class _StoreLog:
+    """A :class:`Log` whose errors are the registry's (:func:`_store_errors`)."""
+
+    def __init__(self, log: Log) -> None:
+        self.log = log
+        self.timeout: float = getattr(log, "timeout", 15.0)
+
+    def end_offset(self, timeout: float | None = None, *, store_end: int = 0) -> int:
+        with _store_errors():
+            return self.log.end_offset(timeout, store_end=store_end)
+
+    def identity(self, timeout: float | None = None) -> str:
+        with _store_errors():
+            return self.log.identity(timeout)
+
+    def read_to(self, store: Replay, high: int, *, timeout: float | None = None) -> None:
+        with _store_errors():
+            self.log.read_to(store, high, timeout=timeout)
+
+    def append(self, key: bytes, value: bytes | None, *, store_end: int = 0) -> int:
+        with _store_errors():
+            return self.log.append(key, value, store_end=store_end)
+
+    def reset(self) -> None:
+        with _store_errors():
+            self.log.reset()
 
 
 class _Locked:
@@ -89,7 +139,7 @@ class Replica:
     def __init__(
         self, log: Log, node: str, *, max_attempts: int = 100, read_timeout: float = 5.0
     ) -> None:
-        self.log = log
+        self.log = _StoreLog(log)
         # Unique by construction (item 6): two instances given one --node-id still write
         # different keys, so compaction never keeps one's record in place of the other's.
         self.node = f"{node}-{secrets.token_hex(4)}"
@@ -207,7 +257,7 @@ class Replica:
     def log_timeout(self, records: int) -> float:
         """Long enough to read ``records`` (about 10,000 a second, with slack), at least the
         log's own timeout."""
-        return max(getattr(self.log, "timeout", 15.0), self.read_timeout + records / 2_000)
+        return max(self.log.timeout, self.read_timeout + records / 2_000)
 
     def _down(self, reason: str) -> None:
         if self.unavailable is None:

@@ -20,7 +20,14 @@ if TYPE_CHECKING:
     from yangkey.catalog import Catalog
     from yangkey.clickhouse.connection import Connection
 
-__all__ = ["ingest_figures", "produce_report", "run_figures", "tables_report", "write"]
+__all__ = [
+    "ingest_figures",
+    "produce_report",
+    "run_figures",
+    "tables_report",
+    "write",
+    "write_ingest_report",
+]
 
 
 def write(report: Report, path: Path) -> Path:
@@ -93,3 +100,24 @@ def ingest_figures(result: Any) -> list[tuple[str, str]]:
         ("ingest seconds", f"{result.seconds:.1f}"),
         ("ingested per second", f"{result.rate:,.0f}"),
     ]
+
+
+def write_ingest_report(
+    path: Path, embedded: str, database: str, catalog: Catalog, result: Any
+) -> Path:
+    """``ingest --report``: the tables ingest filled (embedded in ``embedded``), with the run's
+    figures on top; returns the file written."""
+    from yangkey.clickhouse.connection import open_embedded  # noqa: PLC0415
+
+    conn = open_embedded(embedded)
+    try:
+        data = tables_report(
+            conn,
+            database,
+            title="yangkey ingest",
+            catalog=catalog,
+            figures=ingest_figures(result),
+        )
+    finally:
+        conn.close()
+    return write(data, path)

@@ -22,7 +22,7 @@ from yangkey.cli.options import REPORT, resolve_format
 from yangkey.cli.options import quiet as quiet_globally
 from yangkey.cli.reporting import fail
 from yangkey.errors import YangkeyError
-from yangkey.kafkalogs import log_to_file, quiet_librdkafka
+from yangkey.kafka.logs import log_to_file, quiet_librdkafka
 from yangkey.spark.config import JobConfig
 from yangkey.spark.job import run
 from yangkey.spark.options import SUMMARY_FORMATS, job_config, produce_options
@@ -100,7 +100,7 @@ def produce(fmt: str | None, report: Path | None, **options: Any) -> None:
         info = Console(stderr=True, highlight=False, soft_wrap=True, quiet=quiet_globally())
         prepared: Prepared | None = None
         log: Path | None = None
-        # librdkafka's lines of the driver's clients: summarised on stderr (kafkalogs)
+        # librdkafka's lines of the driver's clients: summarised on stderr (yangkey.kafka.logs)
         logs.enter_context(quiet_librdkafka(lambda line: err.print(line, markup=False)))
         try:
             config = job_config(options)

@@ -8,7 +8,7 @@ and a builder with a shared catalog talks to that catalog's Kafka topic.
 * :class:`BuilderSpec` is what the driver ships to executors: the subscriptions file **text**
   and the producer knobs, never compiled objects (yangson models do not pickle well and would
   be shipped per task). :func:`builder_for` compiles it once per executor Python process and
-  caches the :class:`~yangkey.records.MessageBuilder` in a module-level dict.
+  caches the :class:`~yangkey.producer.MessageBuilder` in a module-level dict.
 * :func:`outgoing` is the per-record step: ``(raw bytes, source position)`` -> the records to
   produce (its keyed messages, or a dead-letter record saying why it was rejected; a record
   that yields no message at all is rejected too, as ``no-match``: nothing accepted may
@@ -29,8 +29,14 @@ from typing import NamedTuple
 from yangkey.catalog import Catalog, build_catalog
 from yangkey.config import parse_subscriptions, read_subscriptions_text
 from yangkey.errors import YangkeyError
-from yangkey.messages import EmptyUpdates, KeyedMessage, Rejection
-from yangkey.records import MessageBuilder, ProducerKnobs, header_bytes
+from yangkey.messages import (
+    EmptyUpdates,
+    KeyedMessage,
+    Rejection,
+    header_bytes,
+    truncated_headers,
+)
+from yangkey.producer import MessageBuilder, ProducerKnobs
 from yangkey.spark.source.splitting import RawRecord
 
 # --------------------------------------------------------------------------- builder spec
@@ -249,7 +255,6 @@ DEFAULT_MAX_MESSAGE_BYTES = 1_000_000
 """librdkafka's default ``message.max.bytes`` (the broker's default limit is 1 MiB)."""
 RECORD_OVERHEAD = 1024
 """Bytes kept free for the record and batch framing around key, value and headers."""
-HEADER_TRUNCATED = "yangkey-truncated-from"
 
 
 def wire_size(message: KeyedMessage) -> int:
@@ -267,11 +272,9 @@ def dead_letter(rejection: Rejection, topic: str, max_bytes: int) -> KeyedMessag
     excess = wire_size(message) - max_bytes
     if excess <= 0:
         return message
-    original = str(len(message.value)).encode()
-    keep = max(0, len(message.value) - excess - len(HEADER_TRUNCATED) - len(original))
-    return KeyedMessage(
-        topic, None, message.value[:keep], (*message.headers, (HEADER_TRUNCATED, original))
-    )
+    truncated = truncated_headers(len(message.value))
+    keep = max(0, len(message.value) - excess - header_bytes(truncated))
+    return KeyedMessage(topic, None, message.value[:keep], message.headers + truncated)
 
 
 def outgoing(

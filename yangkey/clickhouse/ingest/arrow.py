@@ -11,44 +11,32 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from yangkey.clickhouse.connection import Connection
-from yangkey.clickhouse.identifiers import qualified
+from yangkey.clickhouse.identifiers import qualified, quote_identifier
 from yangkey.clickhouse.ingest.rows import QueueRow
 from yangkey.clickhouse.tables import topic_tables
-
-#: Column order of an embedded queue table (``QUEUE_VALUE_COLUMNS + QUEUE_VIRTUAL_COLUMNS`` of
-#: ``sql_templates/macros.sql.j2``), quoted, as :func:`encode_rows` writes them.
-QUEUE_COLUMNS: tuple[str, ...] = (
-    "`value`",
-    "`_topic`",
-    "`_key`",
-    "`_offset`",
-    "`_partition`",
-    "`_timestamp`",
-    "`_timestamp_ms`",
-    "`_headers.name`",
-    "`_headers.value`",
-    "`_raw_message`",
-    "`_error`",
-)
+from yangkey.messages import QUEUE_COLUMNS
 
 QUEUE_FORMAT = "ArrowStream"
 
 _BINARY = pa.binary()
-_QUEUE_SCHEMA = pa.schema(
-    [
-        ("value", _BINARY),
-        ("_topic", pa.dictionary(pa.int32(), pa.string())),
-        ("_key", _BINARY),
-        ("_offset", pa.uint64()),
-        ("_partition", pa.uint64()),
-        ("_timestamp", pa.timestamp("s", tz="UTC")),
-        ("_timestamp_ms", pa.timestamp("ms", tz="UTC")),
-        ("_headers.name", pa.list_(_BINARY)),
-        ("_headers.value", pa.list_(_BINARY)),
-        ("_raw_message", _BINARY),
-        ("_error", pa.string()),
-    ]
-)
+#: The Arrow type of each queue column (:data:`yangkey.messages.QUEUE_COLUMNS`, whose order
+#: :func:`encode_rows` writes): a column without one fails here, at import.
+_ARROW_TYPES: dict[str, pa.DataType] = {
+    "value": _BINARY,
+    "_topic": pa.dictionary(pa.int32(), pa.string()),
+    "_key": _BINARY,
+    "_offset": pa.uint64(),
+    "_partition": pa.uint64(),
+    "_timestamp": pa.timestamp("s", tz="UTC"),
+    "_timestamp_ms": pa.timestamp("ms", tz="UTC"),
+    "_headers.name": pa.list_(_BINARY),
+    "_headers.value": pa.list_(_BINARY),
+    "_raw_message": _BINARY,
+    "_error": pa.string(),
+}
+_QUEUE_SCHEMA = pa.schema([(name, _ARROW_TYPES[name]) for name, _, _ in QUEUE_COLUMNS])
+#: The queue table's columns, quoted, in the order :func:`encode_rows` writes them.
+QUEUE_COLUMN_NAMES: tuple[str, ...] = tuple(quote_identifier(name) for name in _QUEUE_SCHEMA.names)
 _MAX_DATETIME = 0xFFFFFFFF
 
 
@@ -61,7 +49,8 @@ def _header_names(names: list[str]) -> pa.Array:
 
 
 def encode_rows(rows: Sequence[QueueRow]) -> bytes:
-    """``rows`` as one Arrow IPC stream (:data:`QUEUE_FORMAT`) in :data:`QUEUE_COLUMNS` order."""
+    """``rows`` as one Arrow IPC stream (:data:`QUEUE_FORMAT`), columns in
+    :data:`QUEUE_COLUMN_NAMES` order."""
     headers = [row.headers for row in rows]
     offsets = list(accumulate(map(len, headers), initial=0))
     names = [name for pairs in headers for name, _ in pairs]
@@ -102,4 +91,4 @@ def insert_rows(conn: Connection, database: str, topic: str, rows: Sequence[Queu
 def insert_encoded(conn: Connection, database: str, topic: str, data: bytes) -> None:
     """One INSERT of a batch :func:`encode_rows` made into the queue table of ``topic``."""
     table = qualified(database, topic_tables(topic, database).queue)
-    conn.insert(table, QUEUE_COLUMNS, data, QUEUE_FORMAT)
+    conn.insert(table, QUEUE_COLUMN_NAMES, data, QUEUE_FORMAT)

@@ -32,7 +32,7 @@ from yangkey.clickhouse.ingest.rows import QueueRow, add_instances, row_from_mes
 from yangkey.clickhouse.tables import ERRORS_TABLE
 from yangkey.errors import BrokerError, ConfigError
 from yangkey.kafka.config import consumer_config, kafka_reason
-from yangkey.kafkalogs import logged
+from yangkey.kafka.logs import logged
 from yangkey.messages import EXPIRED
 
 if TYPE_CHECKING:

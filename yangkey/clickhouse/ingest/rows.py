@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from yangkey.instances import HEADER_INSTANCES
+from yangkey.messages import HEADER_INSTANCES
 
 if TYPE_CHECKING:
     from yangkey.clickhouse.instances import CatalogFeeds

@@ -32,7 +32,7 @@ from confluent_kafka.admin import AdminClient
 
 from yangkey.errors import BrokerError
 from yangkey.kafka.config import admin_config, connection_settings
-from yangkey.kafkalogs import logged
+from yangkey.kafka.logs import logged
 from yangkey.spark.transform import Tally
 
 MARKER_METADATA_LIMIT = 3000

@@ -45,9 +45,9 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 from yangkey.catalog import Catalog
 from yangkey.errors import BrokerError, ConfigError, InputError
 from yangkey.kafka.config import connection_settings, kafka_reason
-from yangkey.kafkalogs import logged, transactional_logger
-from yangkey.messages import HEADER_SCHEMA_ID, KeyedMessage
-from yangkey.records import MessageBuilder
+from yangkey.kafka.logs import logged, transactional_logger
+from yangkey.messages import Headers, KeyedMessage, schema_id_headers
+from yangkey.producer import MessageBuilder
 from yangkey.registry.client import RegistrySettings, learned_topic_id
 from yangkey.spark.delivery.markers import Marker, RunScope, decode_marker, encode_marker
 from yangkey.spark.source.splitting import RawRecord
@@ -268,7 +268,7 @@ class KafkaSink:
             return None
         return decode_marker(self.partition, int(found.offset), getattr(found, "metadata", None))
 
-    def _headers_for(self, topic: str) -> tuple[tuple[str, bytes], ...]:
+    def _headers_for(self, topic: str) -> Headers:
         """What the sink adds to the builder's headers on ``topic``: its ``schema-id``."""
         registry = self.spec.schema_registry
         if registry is None or topic == self.spec.dead_letter_topic:
@@ -276,7 +276,7 @@ class KafkaSink:
         schema_id = self.spec.schema_ids.get(topic)
         if schema_id is None and self.catalog is not None:
             schema_id = learned_topic_id(registry, self.catalog, topic)
-        return () if schema_id is None else ((HEADER_SCHEMA_ID, str(schema_id).encode()),)
+        return schema_id_headers(schema_id)
 
     def send(self, message: KeyedMessage) -> None:
         self.send_all((message,))

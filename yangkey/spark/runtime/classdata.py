@@ -34,10 +34,9 @@ import subprocess
 import time
 from pathlib import Path
 
+from yangkey.dirs import cache_root
 from yangkey.errors import BrokerError
-from yangkey.kafka.java import find_java
-from yangkey.kafka.process import pid_exists
-from yangkey.schema_cache import cache_root
+from yangkey.jvm import find_java, pid_exists
 
 CDS_ENV = "YANGKEY_SPARK_CDS"
 """``0`` (or ``off``, ``false``, ``no``): no archive is used or recorded."""

@@ -7,7 +7,7 @@ progress, the summary or the one ``error:`` line, last), and the rest goes to
 ``$XDG_STATE_HOME/yangkey/logs/produce-<time>-<run id>.log``: the log4j log of the driver
 JVM yangkey starts (at ``--spark-log-level``; a failed task's traceback is in it) and every
 librdkafka line of the driver and of its local Spark workers
-(:func:`yangkey.kafkalogs.log_to_file`). The newest :data:`KEPT` logs are kept.
+(:func:`yangkey.kafka.logs.log_to_file`). The newest :data:`KEPT` logs are kept.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import contextlib
 import time
 from pathlib import Path
 
-from yangkey.kafka.process import user_state_home
+from yangkey.dirs import user_state_home
 
 KEPT = 20
 PROPERTY = "yangkey.run.log"

@@ -40,8 +40,8 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
+from yangkey.dirs import cache_root
 from yangkey.errors import ConfigError
-from yangkey.schema_cache import cache_root
 
 ALIAS = "environment"
 EXECUTOR_PYTHON = f"./{ALIAS}/bin/python"

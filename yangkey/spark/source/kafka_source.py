@@ -36,7 +36,7 @@ from pyspark.sql.streaming.datasource import (
 
 from yangkey.errors import BrokerError, ConfigError, InputError
 from yangkey.kafka.config import kafka_reason
-from yangkey.kafkalogs import logged
+from yangkey.kafka.logs import logged
 from yangkey.spark.source.splitting import RawRecord
 
 DEFAULT_OUTAGE_BUDGET = 120.0

@@ -1,7 +1,15 @@
-"""The registry's log: one partition of a compacted Kafka topic (``_schemas`` by default).
+"""A compacted log: one partition of a compacted Kafka topic whose offsets are the sequence
+numbers of its records (so one partition: one total order). The schema registry's store
+(``_schemas`` by default, :mod:`yangkey.registry.replica`) and the shared subscription catalog
+(:mod:`yangkey.kafka.catalog_topic`) are such logs.
 
-Besides reading and appending, the log answers two questions the registry asks to notice a
-store that changed under it (issue 31, item 4): the partition's end offset, and the topic's
+Its errors are :class:`~yangkey.errors.BrokerError` s: :class:`LogUnavailable` (the broker or
+the partition's leader cannot be reached, or did not answer in time) and
+:class:`RecordTooLarge`; each user maps them at its own boundary (the registry to its HTTP
+error codes).
+
+Besides reading and appending, the log answers two questions a user asks to notice a log
+that changed under it (issue 31, item 4): the partition's end offset, and the topic's
 identity (Kafka's topic id, new whenever a topic of that name is created again, so also after
 a broker came back empty). After a client error the log rebuilds the clients that failed
 before their next use (the readers at the position the caller has read to; the producer),
@@ -37,7 +45,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
     ResourceType,
 )
 
-from yangkey.errors import ConfigError
+from yangkey.errors import BrokerError, ConfigError
 from yangkey.kafka.config import (
     TopicSpec,
     admin_config,
@@ -46,8 +54,7 @@ from yangkey.kafka.config import (
     kafka_reason,
     producer_config,
 )
-from yangkey.kafkalogs import logged
-from yangkey.registry.errors import RegistryError, store_timeout, store_unavailable
+from yangkey.kafka.logs import logged
 from yangkey.topics import BROKER_DEFAULT
 
 
@@ -62,13 +69,17 @@ class Replay(Protocol):
     def advance(self, end: int) -> None: ...
 
 
-class StoreChanged(RegistryError):
-    """The topic is not the one this instance has read: recreated, truncated, or another
-    registry writes to it. Memory must not be trusted (nor written from) any more."""
+class LogUnavailable(BrokerError):
+    """The log cannot be read or written now: the broker or the partition's leader is away,
+    or did not answer in time (``timed_out``)."""
 
-    def __init__(self, why: str) -> None:
-        self.why = why
-        super().__init__(500, 50001, f"Error in the backend data store: {why}")
+    def __init__(self, reason: str, *, timed_out: bool = False) -> None:
+        super().__init__(reason)
+        self.timed_out = timed_out
+
+
+class RecordTooLarge(BrokerError):
+    """A record over the topic's (or broker's) message size limit."""
 
 
 # A transient answer while a just-created topic's leader is not known to every client yet.
@@ -92,7 +103,9 @@ def ensure_log_topic(
     """Create the compacted single-partition topic if missing (replicated as the broker's
     defaults say unless told otherwise); refuse one with more partitions (offsets are the
     sequence numbers: they must be one total order) or one whose records can expire (a
-    ``delete`` policy, or ``compact,delete`` with a retention)."""
+    ``delete`` policy, or ``compact,delete`` with a retention). The messages name the schema
+    registry, this function's one user (the shared catalog has
+    :func:`yangkey.kafka.catalog_topic.ensure_catalog_topic`)."""
     # Quiet: an unreachable broker is reported once, as one error line, not per retry.
     config = {"log_level": 0, **admin_config(bootstrap, overrides)}
     admin = AdminClient(logged(config))
@@ -146,7 +159,8 @@ def expiry_problem(configs: Mapping[str, str]) -> str:
 
 
 class KafkaLog:
-    """:class:`yangkey.registry.registry.Log` over partition 0 of ``topic``."""
+    """The compacted log over partition 0 of ``topic`` (the registry's
+    :class:`yangkey.registry.replica.Log`)."""
 
     def __init__(
         self,
@@ -196,13 +210,11 @@ class KafkaLog:
             self._connect(position)
             self._broken = False
 
-    def _failed(self, reason: str, *, timed_out: bool = False) -> RegistryError:
+    def _failed(self, reason: str, *, timed_out: bool = False) -> LogUnavailable:
         # The clients may be stuck (e.g. "Unknown partition" after a leader came back):
         # whatever the cause, the next read starts with new ones.
         self._broken = True
-        if timed_out:
-            return store_timeout(reason)
-        return store_unavailable(reason)
+        return LogUnavailable(reason, timed_out=timed_out)
 
     def _heal(self, store_end: int) -> None:
         """New reading clients if they failed (the producer is the writer's to rebuild)."""
@@ -262,7 +274,7 @@ class KafkaLog:
         except KafkaException as exc:
             error = exc.args[0] if exc.args else None
             if isinstance(error, KafkaError) and error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
-                raise store_unavailable(f"the topic {self.topic} does not exist") from None
+                raise LogUnavailable(f"the topic {self.topic} does not exist") from None
             raise self._failed(f"cannot describe {self.topic}: {kafka_reason(exc)}") from None
         except TimeoutError:  # concurrent.futures' on Python 3.11+
             raise self._failed(f"cannot describe {self.topic}: no answer in {wait:.0f}s") from None
@@ -330,18 +342,16 @@ class KafkaLog:
         error, offset = outcome[0]
         if error is not None:
             if error.code() == KafkaError.MSG_SIZE_TOO_LARGE:
-                raise RegistryError(
-                    422, 42209, "Write failed because schema is too large for the store topic"
-                )
+                raise RecordTooLarge(f"the record is too large for {self.topic}")
             raise self._write_failed(f"writing to {self.topic}: {error.str()}")
         return offset
 
-    def _write_failed(self, reason: str) -> RegistryError:
+    def _write_failed(self, reason: str) -> LogUnavailable:
         """Drop the producer, its unacknowledged record with it: the next write starts a new
         one (only writers use it, one at a time)."""
         if self._producer is not None:
             self._drop_producer()
-        return store_unavailable(reason)
+        return LogUnavailable(reason)
 
     def _drop_producer(self) -> None:
         assert self._producer is not None

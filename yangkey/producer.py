@@ -23,17 +23,17 @@ from yangkey.catalog import Catalog
 from yangkey.entries import CatalogEntry, SkippedSubscription
 from yangkey.errors import ConfigError, InputError, NotificationError, YangkeyError
 from yangkey.fleet import for_node
-from yangkey.instances import HEADER_INSTANCES, InstanceFeed, catalog_modules, derive_leaves
+from yangkey.instances import InstanceFeed, catalog_modules, derive_leaves
 from yangkey.messages import (
     EMPTY_UPDATE,
-    HEADER_CONTENT_TYPE,
-    HEADER_EVENT_TIME,
-    HEADER_GENERATION,
-    HEADER_SEQUENCE_NUMBER,
-    HEADER_SUBSCRIPTION_TYPE,
     EmptyUpdates,
+    Headers,
     KeyedMessage,
     Rejection,
+    header_bytes,
+    instances_headers,
+    notification_headers,
+    subscription_headers,
 )
 from yangkey.notifications import Notification, Wanted, decode
 from yangkey.schema import SchemaContext
@@ -46,19 +46,9 @@ MAX_ROUTES = 100_000
 """(subscription, node, content type) routes a builder remembers before starting afresh."""
 _new = tuple.__new__
 """KeyedMessage(...) through its generated __new__ cost 0.5 us more per message."""
-_Fixed = tuple[tuple[tuple[str, bytes], ...], int]
+_Fixed = tuple[Headers, int]
 """Headers that depend only on the subscription and the encoding, and their bytes."""
 _Route = tuple[CatalogEntry | SkippedSubscription | None, _Fixed]
-_SEQUENCE_NAME = len(HEADER_SEQUENCE_NUMBER)
-_SEQUENCE_AND_TIME_NAMES = len(HEADER_SEQUENCE_NUMBER) + len(HEADER_EVENT_TIME)
-
-
-def header_bytes(headers: tuple[tuple[str, bytes], ...]) -> int:
-    """The bytes of ``headers``' names (UTF-8; all ours are ASCII) and values."""
-    size = 0
-    for name, value in headers:
-        size += len(name) + len(value)
-    return size
 
 
 @dataclass(frozen=True)
@@ -181,16 +171,9 @@ class MessageBuilder:
         entry = self.entry(note.subscription_id, note.node or self.default_node)
         return None if entry is None else entry.deriver.wanted
 
-    def fixed_headers(
-        self, entry: CatalogEntry, content_type: str
-    ) -> tuple[tuple[str, bytes], ...]:
+    def fixed_headers(self, entry: CatalogEntry, content_type: str) -> Headers:
         """The headers that depend only on the subscription and the encoding."""
-        headers = [
-            (HEADER_CONTENT_TYPE, content_type.encode()),
-            (HEADER_GENERATION, str(entry.generation).encode()),
-            (HEADER_SUBSCRIPTION_TYPE, entry.subscription_type.encode()),
-        ]
-        return tuple(headers)
+        return subscription_headers(content_type, entry.generation, entry.subscription_type)
 
     def counts_only(self, rejection: Rejection) -> bool:
         """Whether ``rejection`` is an empty update this run counts without dead-lettering."""
@@ -252,16 +235,9 @@ class MessageBuilder:
             entry = self._unrouted(entry, note, route_key[1], source)
             fixed, size = self._fixed(entry, content_type)
         derived = entry.deriver.derive(note, default_node=self.default_node)
-        sequence = b"%d" % (note.sequence_number or 0)
-        event_time = note.event_time
-        if event_time:
-            stamp = str(event_time).encode()
-            headers = (*fixed, (HEADER_SEQUENCE_NUMBER, sequence), (HEADER_EVENT_TIME, stamp))
-            size += _SEQUENCE_AND_TIME_NAMES + len(sequence) + len(stamp)
-        else:
-            headers = (*fixed, (HEADER_SEQUENCE_NUMBER, sequence))
-            size += _SEQUENCE_NAME + len(sequence)
-        self.header_bytes = max(self.header_bytes, size)
+        own = notification_headers(note.sequence_number, note.event_time)
+        headers = fixed + own
+        self.header_bytes = max(self.header_bytes, size + header_bytes(own))
         knobs = self.knobs
         if not knobs.per_branch:
             key = derived.key if knobs.keys else None
@@ -309,12 +285,12 @@ class MessageBuilder:
 
     def _with_instances(
         self,
-        headers: tuple[tuple[str, bytes], ...],
+        headers: Headers,
         entry: CatalogEntry,
         index: int,
         note: Notification,
         source: str,
-    ) -> tuple[tuple[str, bytes], ...]:
+    ) -> Headers:
         try:
             value = self._feed(entry, index).header(note)
         except YangkeyError as exc:
@@ -322,6 +298,6 @@ class MessageBuilder:
             self.feed_failures += 1
             _log.warning("%s: no instance rows: %s", source, exc)
             return headers
-        extended = (*headers, (HEADER_INSTANCES, value))
+        extended = headers + instances_headers(value)
         self.header_bytes = max(self.header_bytes, header_bytes(extended))
         return extended

@@ -31,13 +31,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import click
-
 ENV_SHOW = "YANGKEY_KAFKA_LOG"
 
 
 def _stderr(line: str) -> None:
-    click.echo(line, err=True)
+    # print, not click: this runs in Spark executors too, where nothing else needs click
+    print(line, file=sys.stderr, flush=True)
 
 
 class Summary(logging.Handler):

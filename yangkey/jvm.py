@@ -1,11 +1,19 @@
-"""JDK discovery, and reading what a JVM printed."""
+"""JVM processes, for every edge that runs one (the local Kafka broker, Spark): finding the
+JDK, reading what a JVM printed, whether a process lives, stopping a process group, and tying a
+child's life to its parent's."""
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import re
 import shutil
+import signal
 import subprocess
+import sys
+import time
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -80,3 +88,65 @@ def check_java(java: str) -> None:
             f"{java} is Java {major}; Kafka 4 brokers need Java {MIN_JAVA}+ (set JAVA_HOME)",
             source="kafka broker",
         )
+
+
+def pid_exists(pid: int) -> bool:
+    """Whether a process with this pid exists (one of another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def terminate(pid: int, is_alive: Callable[[], bool], timeout: float) -> bool:
+    """SIGTERM the process group of ``pid``, SIGKILL it after ``timeout``; True if killed hard.
+
+    The group (a JVM we start is a session leader) so that nothing the JVM spawned survives.
+    """
+
+    def signal_group(sig: signal.Signals) -> None:
+        try:
+            os.killpg(pid, sig)
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+
+    signal_group(signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not is_alive():
+            return False
+        time.sleep(0.1)
+    signal_group(signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while is_alive() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return True
+
+
+def parent_death_hook() -> Callable[[], None] | None:
+    """A pre-exec hook making the child get SIGTERM when its parent dies (Linux only).
+
+    atexit hooks do not run when a test session is SIGKILLed or SIGTERMed (a CI timeout);
+    without ``PR_SET_PDEATHSIG`` its JVM (a broker, a Spark master) would outlive it. The
+    libc lookup happens here, in the parent, so the hook itself does nothing but one system
+    call.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    pr_set_pdeathsig = 1
+    sigterm = int(signal.SIGTERM)
+
+    def hook() -> None:
+        prctl(pr_set_pdeathsig, sigterm, 0, 0, 0)
+
+    return hook
