@@ -5,7 +5,7 @@
 #   make demo    the whole pipeline on the embedded stack (Kafka KRaft + chdb + Spark local[*])
 #   make test    lint (ruff, mypy --strict), then unit and integration tests (starts and stops
 #                its own Kafka broker); builds the native fast path first when cargo is there
-#   make unit    the fast unit tests only (no JVM, no chdb, no broker): well under a minute
+#   make unit    the fast unit tests only (no JVM, no chdb, no broker): under a minute
 #   make native  build yangkey-native (native/, Rust) with maturin and install it in .venv
 
 PYTHON ?= python3
