@@ -8,6 +8,7 @@
 #                     mypy, build, and Debian's chromium for the report's browser test
 #   make test         lint (ruff, mypy --strict), then unit and integration tests (starts and stops
 #                     its own Kafka broker); builds the native fast path first when cargo is there
+#   make unit         the fast unit tests only (no JVM, no chdb, no broker), on up to 4 cores
 #   make native       build yangkey-native (native/, Rust) with maturin and install it in .venv
 #   make constraints  re-resolve constraints.txt (every dependency of .[dev], pinned) after a
 #                     change of pyproject.toml's dependencies, or to take newer versions
@@ -71,8 +72,10 @@ demo: $(STAMP)
 test: lint native-if-cargo
 	$(BIN)/python -m pytest -q
 
+# The fast unit tests: no JVM, no chdb, no broker (the `fast` marker, set in tests/conftest.py),
+# on up to four cores (pytest-xdist).
 unit: $(DEV)
-	$(BIN)/python -m pytest -q tests/unit
+	$(BIN)/python -m pytest -q -m fast -n auto --maxprocesses=4 tests/unit
 
 lint: $(DEV)
 	$(BIN)/ruff check yangkey tests benchmarks spark_jobs examples

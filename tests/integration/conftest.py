@@ -1,4 +1,4 @@
-"""Shared fixtures for tests that need real services (Kafka now; ClickHouse, Spark later).
+"""Shared fixtures for tests that need a real Kafka broker (chdb and Spark: tests/conftest.py).
 
 Conventions for adding fixtures here:
 
@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import os
 import re
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 import pytest
+from factories import unique_name
 
 from yangkey.errors import YangkeyError
 from yangkey.kafka.broker import EmbeddedKafka
@@ -117,7 +117,7 @@ def topic_name(request: pytest.FixtureRequest) -> str:
     see each other's messages; the test name is kept (shortened) to find a topic in logs.
     """
     readable = _UNSAFE.sub("-", request.node.name).strip("-.")[:80]
-    return f"t-{readable}-{uuid.uuid4().hex[:8]}"
+    return unique_name(f"t-{readable}-")
 
 
 class _Stoppable(Protocol):

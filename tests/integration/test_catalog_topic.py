@@ -11,7 +11,6 @@ import json
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -226,16 +225,6 @@ def test_a_late_follower_sees_everything_in_order(
 
 
 # --------------------------------------------------------------------------- ingest
-
-
-@pytest.fixture(scope="module")
-def chdb_conn() -> Iterator[ChdbConnection]:
-    with tempfile.TemporaryDirectory() as path:
-        conn = ChdbConnection(path)
-        try:
-            yield conn
-        finally:
-            conn.close()
 
 
 def produce_notifications(

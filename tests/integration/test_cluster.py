@@ -20,7 +20,6 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
     ConfigResource,
     ResourceType,
 )
+from factories import unique_name
 from pyspark.sql import SparkSession
 from test_spark_job import Setup, Triple, _env, consume, make_setup, reference, triples, write_jsonl
 
@@ -190,7 +190,7 @@ def killed_leader_run(
     setup = make_setup(directory)
     data = notifications(directory)
     before = set(admin(cluster).list_topics(timeout=10).topics)
-    store, shared = f"_schemas-{uuid.uuid4().hex[:8]}", f"_catalog-{uuid.uuid4().hex[:8]}"
+    store, shared = unique_name("_schemas-"), unique_name("_catalog-")
     busiest = next(t for t in setup.topics if t.endswith("-if-interfaces-interface"))
     with running_registry(cluster.bootstrap, store, overrides={"log_level": 3}) as registry:
         produce = Produce.start(produce_command(
@@ -417,7 +417,7 @@ def test_the_registry_recovers_by_itself_when_its_single_replica_stores_leader_r
     answer from memory throughout, writes are refused with 503/50003 while the store is away
     (the one in flight too) and work again once it is back, all without restarting the
     instance; nothing acknowledged is lost."""
-    topic = f"_schemas-{uuid.uuid4().hex[:8]}"
+    topic = unique_name("_schemas-")
     known = ["a", "b", "c"]
     with running_registry(
         cluster.bootstrap, topic, replication=(1, None), overrides={"log_level": 0}
@@ -483,7 +483,7 @@ def test_the_registry_writes_on_through_a_new_leader_of_its_replicated_store(
 ) -> None:
     """The default store (the cluster's 3 replicas): its leader killed, a new one is elected
     and writes go on after a short pause; nothing acknowledged is lost."""
-    topic = f"_schemas-{uuid.uuid4().hex[:8]}"
+    topic = unique_name("_schemas-")
     known = ["a", "b", "c"]
     with running_registry(cluster.bootstrap, topic, overrides={"log_level": 0}) as registry:
         url = registry.url

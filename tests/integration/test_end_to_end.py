@@ -11,12 +11,12 @@ from __future__ import annotations
 import shlex
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from factories import unique_name
 
 from yangkey.demo.pipeline import check, query_commands, run_demo
 from yangkey.demo.sample import generate
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def outcome(kafka_broker: Any, spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    prefix = f"e2e{uuid.uuid4().hex[:6]}"
+    prefix = unique_name("e2e")
     return run_demo(
         ROOT / "examples" / "subscriptions.yaml",
         tmp_path_factory.mktemp("e2e"),

@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import uuid
 from collections import Counter
 from pathlib import Path
 
 import yaml
+from factories import unique_name
 from test_spark_job import _env, consume, headers_of
 
 from yangkey.messages import HEADER_ERROR, HEADER_ERROR_KIND, HEADER_SOURCE
@@ -44,7 +44,7 @@ EXPECTED = {
 def test_produce_keys_a_mixed_fleet_and_dead_letters_the_rest(
     kafka_bootstrap: str, tmp_path: Path
 ) -> None:
-    prefix = f"fl{uuid.uuid4().hex[:8]}"
+    prefix = unique_name("fl")
     document = yaml.safe_load((FLEET / "subscriptions.yaml").read_text(encoding="utf-8"))
     document["organisation_prefix"] = prefix
     document["dead_letter_topic"] = dead_letter = f"{prefix}-dead-letter"

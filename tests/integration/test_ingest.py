@@ -10,14 +10,12 @@ chdb holds one data path per process: one connection for the whole module, close
 
 from __future__ import annotations
 
-import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-import pytest
 from confluent_kafka import KafkaError, Message, Producer
+from factories import topic_spec
 
 from yangkey.catalog import TopicSpec
 from yangkey.clickhouse.connection import ChdbConnection
@@ -42,17 +40,7 @@ class FakeCatalog:
 
 
 def spec(name: str) -> TopicSpec:
-    return TopicSpec(
-        name=name,
-        schema_path="/ietf-interfaces:interfaces/interface",
-        subscription_ids=(1042,),
-        subscription_type="on-change-sync",
-        compaction=True,
-        retention_seconds=0,
-        partitions=3,
-        replication_factor=1,
-        templates=("/ietf-interfaces:interfaces/interface[name='%s']",),
-    )
+    return topic_spec(name, compaction=True, partitions=3)
 
 
 def iface_key(node: str, name: str) -> bytes:
@@ -97,16 +85,6 @@ def produce_aborted(bootstrap: str, topic: str, key: bytes, value: bytes) -> Non
     producer.produce(topic, value=value, key=key, headers=headers("2030-01-01T00:00:00Z", 99))
     producer.flush(30)
     producer.abort_transaction(30)
-
-
-@pytest.fixture(scope="module")
-def chdb_conn() -> Iterator[ChdbConnection]:
-    with tempfile.TemporaryDirectory() as path:
-        conn = ChdbConnection(path)
-        try:
-            yield conn
-        finally:
-            conn.close()
 
 
 def quiet(_line: str) -> None:

@@ -29,7 +29,6 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
@@ -43,6 +42,7 @@ from confluent_kafka import (
     Producer,
     TopicPartition,
 )
+from factories import unique_name
 
 from yangkey.catalog import Catalog, load_catalog
 from yangkey.clickhouse.connection import open_embedded
@@ -239,7 +239,7 @@ def test_kill_9_and_restart_loses_nothing_and_duplicates_nothing(
     kafka_broker: Any, tmp_path: Path, processes: list[Ingest]
 ) -> None:
     bootstrap: str = kafka_broker.bootstrap
-    prefix = f"crash{uuid.uuid4().hex[:8]}"
+    prefix = unique_name("crash")
     subscriptions = write_subscriptions(tmp_path, prefix)
     catalog = load_catalog(subscriptions)
     ensure_topics(bootstrap, topic_specs(catalog, None))

@@ -12,9 +12,9 @@ from __future__ import annotations
 import shutil
 import sys
 import time
-import uuid
 from pathlib import Path
 
+from factories import unique_name
 from test_ingest_crash import (
     CommittedOffsets,
     Ingest,
@@ -46,7 +46,7 @@ def sample_messages(catalog: Catalog, nodes: int, seed: int) -> list[KeyedMessag
 
 
 def setup(bootstrap: str, tmp_path: Path) -> tuple[Path, Catalog, str]:
-    prefix = f"fault{uuid.uuid4().hex[:8]}"
+    prefix = unique_name("fault")
     subscriptions = write_subscriptions(tmp_path, prefix)
     catalog = load_catalog(subscriptions)
     ensure_topics(bootstrap, topic_specs(catalog, None))

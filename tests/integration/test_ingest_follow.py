@@ -6,10 +6,10 @@ from __future__ import annotations
 import signal
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
+from factories import unique_name
 from test_ingest_crash import (
     CommittedOffsets,
     Ingest,
@@ -30,7 +30,7 @@ def test_follow_waits_quietly_and_sigterm_commits_and_exits_0(
     kafka_broker: Any, tmp_path: Path, processes: list[Ingest]
 ) -> None:
     bootstrap: str = kafka_broker.bootstrap
-    prefix = f"follow{uuid.uuid4().hex[:8]}"
+    prefix = unique_name("follow")
     subscriptions = write_subscriptions(tmp_path, prefix)
     catalog = load_catalog(subscriptions)
     ensure_topics(bootstrap, topic_specs(catalog, None))

@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from confluent_kafka import Producer
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
+from factories import unique_name
 from test_ingest_crash import produce_all, write_subscriptions
 
 from yangkey.catalog import load_catalog
@@ -48,7 +48,7 @@ def yangkey(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str
 def pipeline_topics(kafka_broker: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The example catalog's topics with the sample's keyed messages in them."""
     bootstrap: str = kafka_broker.bootstrap
-    prefix = f"insp{uuid.uuid4().hex[:8]}"
+    prefix = unique_name("insp")
     subscriptions = write_subscriptions(tmp_path_factory.mktemp("insp"), prefix)
     catalog = load_catalog(subscriptions)
     specs = topic_specs(catalog, None)
@@ -132,7 +132,7 @@ def test_tail_shows_key_headers_and_decoded_value(pipeline_topics: Any) -> None:
 
 def test_tail_follows_new_messages_and_decodes_xml(kafka_broker: Any) -> None:
     bootstrap: str = kafka_broker.bootstrap
-    topic = f"t-tail-xml-{uuid.uuid4().hex[:8]}"
+    topic = unique_name("t-tail-xml-")
     ensure_topics(bootstrap, [TopicSpec(topic)])
     producer = Producer({"bootstrap.servers": bootstrap})
     producer.produce(topic, key=b"old", value=b"before the tail started")
@@ -171,7 +171,7 @@ def test_tail_follows_new_messages_and_decodes_xml(kafka_broker: Any) -> None:
 @pytest.fixture
 def registry_url(kafka_broker: Any) -> Iterator[str]:
     bootstrap: str = kafka_broker.bootstrap
-    topic = f"_schemas-tail-{uuid.uuid4().hex[:8]}"
+    topic = unique_name("_schemas-tail-")
     ensure_log_topic(bootstrap, topic)
     log = KafkaLog(bootstrap, topic)
     registry = Registry(log, "tail")
@@ -197,7 +197,7 @@ def test_tail_decodes_registry_framed_avro_by_schema_id(
     kafka_broker: Any, registry_url: str
 ) -> None:
     bootstrap: str = kafka_broker.bootstrap
-    topic = f"t-tail-avro-{uuid.uuid4().hex[:8]}"
+    topic = unique_name("t-tail-avro-")
     ensure_topics(bootstrap, [TopicSpec(topic)])
     serialize = AvroSerializer(SchemaRegistryClient({"url": registry_url}), json.dumps(RECORD))
     value = {"ifname": "GigabitEthernet0/0/0", "in_octets": 2**40 + 7}
@@ -307,7 +307,7 @@ def test_doctor_passes_and_fails_on_what_it_is_pointed_at(
 
 def test_tail_stops_on_ctrl_c_without_a_traceback(kafka_broker: Any) -> None:
     bootstrap: str = kafka_broker.bootstrap
-    topic = f"t-tail-int-{uuid.uuid4().hex[:8]}"
+    topic = unique_name("t-tail-int-")
     ensure_topics(bootstrap, [TopicSpec(topic)])
     tail = subprocess.Popen(
         [sys.executable, "-m", "yangkey.cli", "tail", topic, "-b", bootstrap],

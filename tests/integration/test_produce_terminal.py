@@ -11,11 +11,11 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
+from factories import unique_name
 from test_ingest_crash import write_subscriptions
 
 from yangkey.demo.sample import generate
@@ -38,7 +38,7 @@ def session_processes(sid: int) -> list[int]:
 
 
 def test_ctrl_c_on_produce_is_one_line_and_leaves_no_jvm(kafka_broker: Any, tmp_path: Path) -> None:
-    prefix = f"term{uuid.uuid4().hex[:8]}"
+    prefix = unique_name("term")
     subscriptions = write_subscriptions(tmp_path, prefix)
     data = tmp_path / "in.jsonl"
     records = generate(nodes=400, interfaces=10, rounds=10, seed=3).records

@@ -14,10 +14,10 @@ import socket
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
+from factories import unique_name
 from test_ingest_crash import Ingest, produce_all, wait_until, write_subscriptions
 
 from yangkey.catalog import load_catalog
@@ -67,7 +67,7 @@ def test_state_history_sql_answered_by_the_follower_while_it_ingests(
     kafka_broker: Any, tmp_path: Path, processes: list[Ingest]
 ) -> None:
     bootstrap: str = kafka_broker.bootstrap
-    prefix = f"qwi{uuid.uuid4().hex[:8]}"
+    prefix = unique_name("qwi")
     subscriptions = write_subscriptions(tmp_path, prefix)
     catalog = load_catalog(subscriptions)
     ensure_topics(bootstrap, topic_specs(catalog, None))

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import urllib.request
-import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -18,6 +17,7 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
+from factories import unique_name
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from yangkey.kafka.config import TopicSpec, ensure_topics
@@ -30,7 +30,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture
 def registry_url(kafka_bootstrap: str) -> Iterator[str]:
-    topic = f"_schemas-serdes-{uuid.uuid4().hex[:8]}"
+    topic = unique_name("_schemas-serdes-")
     ensure_log_topic(kafka_bootstrap, topic)
     log = KafkaLog(kafka_bootstrap, topic)
     registry = Registry(log, "serdes")
@@ -61,7 +61,7 @@ def round_trip(
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
-            "group.id": f"g-{uuid.uuid4().hex[:8]}",
+            "group.id": unique_name("g-"),
             "auto.offset.reset": "earliest",
         }
     )

@@ -7,7 +7,6 @@ the message's data; a learned subscription's topic is registered by the executor
 from __future__ import annotations
 
 import json
-import uuid
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +16,7 @@ import jsonschema
 import pytest
 import yaml
 from confluent_kafka.schema_registry import SchemaRegistryClient
+from factories import unique_name
 from pyspark.sql import SparkSession
 from test_spark_job import EXAMPLE, consume, headers_of, sample_records, write_jsonl
 
@@ -74,14 +74,14 @@ def datastore_contents(value: bytes) -> Any:
 
 @pytest.fixture
 def registry_url(kafka_bootstrap: str) -> Iterator[str]:
-    with running_registry(kafka_bootstrap, f"_schemas-{uuid.uuid4().hex[:8]}") as server:
+    with running_registry(kafka_bootstrap, unique_name("_schemas-")) as server:
         yield server.url
 
 
 def test_every_message_carries_its_topic_schema_id(
     kafka_bootstrap: str, spark: SparkSession, registry_url: str, tmp_path: Path
 ) -> None:
-    prefix = f"sid{uuid.uuid4().hex[:8]}"
+    prefix = unique_name("sid")
     document = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
     document.update(
         organisation_prefix=prefix, dead_letter_topic=f"{prefix}-dead-letter", learn=True

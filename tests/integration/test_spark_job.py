@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 import time
-import uuid
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
     ConfigResource,
     ResourceType,
 )
+from factories import unique_name
 from pyspark.sql import SparkSession
 
 from yangkey.demo.sample import generate, iter_jsonl
@@ -72,7 +72,7 @@ class Setup:
 
 
 def make_setup(directory: Path, partitions: int = PARTITIONS) -> Setup:
-    prefix = f"yk{uuid.uuid4().hex[:8]}"
+    prefix = unique_name("yk")
     document = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
     document["organisation_prefix"] = prefix
     document["dead_letter_topic"] = f"{prefix}-dead-letter"
@@ -108,7 +108,7 @@ def consume(
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
-            "group.id": f"test-{uuid.uuid4().hex[:8]}",
+            "group.id": unique_name("test-"),
             "enable.auto.commit": False,
             "enable.partition.eof": True,
             "isolation.level": "read_committed" if committed else "read_uncommitted",

@@ -6,14 +6,11 @@ computes it), JSON and XML: the same instance rows either way.
 from __future__ import annotations
 
 import json
-import tempfile
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from confluent_kafka import KafkaError, Message, Producer
+from factories import unique_name
 
 from yangkey.catalog import Catalog, load_catalog
 from yangkey.clickhouse.connection import ChdbConnection
@@ -29,16 +26,6 @@ DATABASE = "yk_typed_ingest"
 NS_IF = "urn:ietf:params:xml:ns:yang:ietf-interfaces"
 NS_ENV = "urn:ietf:params:xml:ns:yang:ietf-yp-notification"
 NS_YP = "urn:ietf:params:xml:ns:yang:ietf-yang-push"
-
-
-@pytest.fixture(scope="module")
-def chdb_conn() -> Iterator[ChdbConnection]:
-    with tempfile.TemporaryDirectory() as path:
-        conn = ChdbConnection(path)
-        try:
-            yield conn
-        finally:
-            conn.close()
 
 
 def catalog_for(tmp_path: Path, prefix: str) -> Catalog:
@@ -81,7 +68,7 @@ def test_ingest_fills_the_instance_tables(
     kafka_broker: Any, tmp_path: Path, chdb_conn: ChdbConnection
 ) -> None:
     bootstrap: str = kafka_broker.bootstrap
-    catalog = catalog_for(tmp_path, f"typed{uuid.uuid4().hex[:8]}")
+    catalog = catalog_for(tmp_path, unique_name("typed"))
     topic = catalog.topics[0].name
     ensure_topics(bootstrap, [KafkaTopic(topic, partitions=2, compaction=True),
                               KafkaTopic(catalog.dead_letter_topic, partitions=1)])

@@ -9,8 +9,7 @@ tests read as data, not as string plumbing.
 from __future__ import annotations
 
 import json
-import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -253,14 +252,7 @@ def fx(fx_schema: SchemaContext) -> KeyHelper:
 
 
 @pytest.fixture(scope="module")
-def conn() -> Iterator[ChdbConnection]:
-    """An embedded ClickHouse (chdb) in a temporary directory, one per test module; imported
-    here, not at the top, so that a core-only install still collects this conftest."""
-    from yangkey.clickhouse.connection import ChdbConnection  # noqa: PLC0415
-
-    with tempfile.TemporaryDirectory() as path:
-        connection = ChdbConnection(path)
-        try:
-            yield connection
-        finally:
-            connection.close()
+def conn(chdb_conn: ChdbConnection) -> ChdbConnection:
+    """The module's chdb connection (``chdb_conn``, tests/conftest.py) under the short name the
+    chdb unit tests use."""
+    return chdb_conn

@@ -8,13 +8,12 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from factories import topic_spec
 
 from yangkey.catalog import TopicSpec
 from yangkey.clickhouse import ClickHouseError
@@ -37,20 +36,9 @@ from yangkey.clickhouse.templating import template_names
 from yangkey.errors import ConfigError
 
 
-def topic(
-    name: str, *, compaction: bool = False, retention: int = 7 * 86400, sub_type: str = "periodic"
-) -> TopicSpec:
-    return TopicSpec(
-        name=name,
-        schema_path="/ietf-interfaces:interfaces/interface",
-        subscription_ids=(1042,),
-        subscription_type="on-change-sync" if compaction else sub_type,  # type: ignore[arg-type]
-        compaction=compaction,
-        retention_seconds=retention,
-        partitions=6,
-        replication_factor=1,
-        templates=("/ietf-interfaces:interfaces/interface[name='%s']",),
-    )
+def topic(name: str, *, compaction: bool = False, retention: int = 7 * 86400) -> TopicSpec:
+    """A derived topic of these tests: six partitions, a week's retention unless told."""
+    return topic_spec(name, compaction=compaction, retention_seconds=retention, partitions=6)
 
 
 TOPICS = (
@@ -72,16 +60,6 @@ FLAVOURS = {
     ),
     "compacted-only": DdlOptions(mode="embedded", current_state="compacted", database="x-y"),
 }
-
-
-@pytest.fixture(scope="module")
-def chdb_conn() -> Iterator[ChdbConnection]:
-    with tempfile.TemporaryDirectory() as path:
-        conn = ChdbConnection(path)
-        try:
-            yield conn
-        finally:
-            conn.close()
 
 
 def by_name(statements: list[Statement]) -> dict[str, Statement]:

@@ -5,6 +5,7 @@ untangle, and an annotation names a module the reader has to know first)."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import re
 from pathlib import Path
@@ -23,7 +24,13 @@ def _module_name(path: Path) -> str:
 
 def import_graph() -> dict[str, set[str]]:
     """module -> the yangkey modules it imports (``from yangkey.x import y`` counts as an
-    import of ``yangkey.x.y`` when that is a module, else of ``yangkey.x``)."""
+    import of ``yangkey.x.y`` when that is a module, else of ``yangkey.x``). A copy: tests
+    may change it."""
+    return {name: set(targets) for name, targets in _read_graph().items()}
+
+
+@functools.cache  # the sources are read once a session
+def _read_graph() -> dict[str, set[str]]:
     paths = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for name, path in paths.items():

@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 import pytest
+from factories import topic_spec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -33,17 +34,7 @@ DB = "enc"
 
 
 def _spec() -> TopicSpec:
-    return TopicSpec(
-        name=TOPIC,
-        schema_path="/x",
-        subscription_ids=(1,),
-        subscription_type="periodic",
-        compaction=False,
-        retention_seconds=0,
-        partitions=1,
-        replication_factor=1,
-        templates=("/x",),
-    )
+    return topic_spec(TOPIC)
 
 
 @pytest.fixture(scope="module")

@@ -76,6 +76,7 @@ def test_the_registered_schema_is_the_generated_one(served: tuple[str, MemoryLog
     assert orjson.loads(result.stdout) == {subject_for(topic): json.loads(texts[topic])}
 
 
+@pytest.mark.slow
 def test_registry_refusals_and_an_unreachable_registry_are_clean_errors(
     served: tuple[str, MemoryLog],
 ) -> None:

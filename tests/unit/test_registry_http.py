@@ -293,6 +293,7 @@ def test_a_bad_content_length_is_a_json_400(server: RegistryHTTPServer, length: 
     assert answered[0][1]["error_code"] == 400
 
 
+@pytest.mark.slow
 def test_slow_clients_are_cut_off(server: RegistryHTTPServer) -> None:
     started = time.monotonic()
     # Headers never finished (slowloris), then a body that stops halfway.
@@ -311,6 +312,7 @@ def test_slow_clients_are_cut_off(server: RegistryHTTPServer) -> None:
     assert [status for status, _ in responses(oversized)] == [431]
 
 
+@pytest.mark.slow
 def test_slow_clients_do_not_hold_the_server_from_others() -> None:
     """A bounded loopback load: 300 connections that trickle headers or stall mid-body, while
     6 clients keep registering and reading; every normal request is answered correctly, and
@@ -376,6 +378,7 @@ def basic(user: str, password: str) -> dict[str, str]:
     return {"Authorization": f"Basic {token}"}
 
 
+@pytest.mark.slow
 def test_roles_from_a_users_file(tmp_path: Path) -> None:
     users = tmp_path / "users"
     for name, role in (("reader", "read"), ("writer", "write"), ("boss", "admin")):

@@ -194,6 +194,7 @@ def test_task_skips_only_a_marker_of_its_own_range_and_checkpoint() -> None:
         sink.close()
 
 
+@pytest.mark.slow
 def test_lookups_retry_through_an_outage_up_to_the_budget() -> None:
     calls: list[float] = []
 

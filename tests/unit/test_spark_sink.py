@@ -87,12 +87,14 @@ def test_sink_holds_at_most_the_prefetch_while_the_broker_is_slow() -> None:
     assert next(messages).key == str(PREFETCH_MESSAGES).encode()
 
 
+@pytest.mark.slow
 def test_sink_returns_the_committed_tally_of_an_earlier_attempt() -> None:
     recorded = Tally(records=5)
     done, _ = _begin(_Opening(threading.Event(), recorded), _messages(10))
     assert done is recorded
 
 
+@pytest.mark.slow
 def test_sink_raises_what_the_opening_raised() -> None:
     failure = BrokerError("cannot initialise transactions", source="kafka h:1")
     with pytest.raises(BrokerError, match="cannot initialise transactions"):

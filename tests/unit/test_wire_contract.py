@@ -5,6 +5,7 @@ and nothing else in the package or the SQL templates restates it."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 from typing import get_args
@@ -23,6 +24,7 @@ TEMPLATES = ROOT / "sql_templates"
 OWNER = PACKAGE / "messages.py"
 
 
+@functools.cache  # parsed once a session: the tests only read the trees
 def _modules() -> dict[Path, ast.Module]:
     return {path: ast.parse(path.read_text(encoding="utf-8")) for path in PACKAGE.rglob("*.py")}
 
