@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, get_args
 
 from yangkey.errors import ErrorKind, NoMatchError, NotificationError, YangkeyError
 from yangkey.values import UINT32_MAX, node_name_problem, parse_unsigned
@@ -288,28 +288,16 @@ COLUMN_SETS: dict[str, tuple[Column, ...]] = {
 
 # -- error kinds on the wire ------------------------------------------------------------------
 
-REJECTION_KINDS: tuple[ErrorKind, ...] = (
-    "input",
-    "framing",
-    "notification",
-    "shape",
-    "no-match",
-    "filtered-out",
-    "empty-update",
-    "bad-subscription",
-    "schema",
-    "filter",
-    "topic",
-    "config",
-    "oversized",
-    "bug",
-    "error",
-)
-"""The kinds a rejected notification (a dead-letter record) can carry."""
-
 INGEST_KINDS: tuple[ErrorKind, ...] = ("decode", "key", "header", "expired")
 """The kinds of the ClickHouse errors tables' rows that are not producer rejections; a
 producer rejection is ``rejected:<kind>`` (``rejected:unknown`` without the header)."""
+REJECTION_KINDS: tuple[ErrorKind, ...] = tuple(
+    kind
+    for kind in get_args(ErrorKind)
+    if kind not in {"broker", "registry", "clickhouse", *INGEST_KINDS}
+)
+"""The kinds a rejected notification (a dead-letter record) can carry."""
+
 EXPIRED: ErrorKind = "expired"
 """A message older than its topic's retention (ClickHouse errors table only)."""
 REJECTED_PREFIX = "rejected:"
