@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from yangkey.catalog import load_catalog
-from yangkey.demo.pipeline import DemoResult, check, current_ttl
+from yangkey.demo.pipeline import DemoResult, check, current_ttl, invoked_as, query_commands
 from yangkey.demo.sample import generate
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "subscriptions.yaml"
@@ -80,3 +80,22 @@ def test_rows_within_their_ttl_are_lost_not_expired(age: timedelta) -> None:
     assert sum(p.startswith("lost current state: ") for p in problems) == len(
         result.expected.current
     )
+
+
+def test_the_printed_queries_name_the_program_a_shell_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``make demo`` runs ``.venv/bin/yangkey``, which no PATH names: the commands the demo
+    prints must start with that path, or ``yangkey`` when PATH finds this very program."""
+    program = tmp_path / "venv" / "bin" / "yangkey"
+    program.parent.mkdir(parents=True)
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert invoked_as(".venv/bin/yangkey") == ".venv/bin/yangkey"
+    assert invoked_as("yangkey") == "yangkey"
+    assert invoked_as(str(tmp_path / "my dir" / "yangkey")) == f"'{tmp_path}/my dir/yangkey'"
+    monkeypatch.setenv("PATH", str(program.parent))
+    assert invoked_as(str(program)) == "yangkey"
+    state = query_commands(Path("store"), "pe1", invoked_as(".venv/bin/yangkey"))[0]
+    assert state.startswith(".venv/bin/yangkey state --embedded store --node pe1")

@@ -24,6 +24,7 @@ import importlib.resources
 import os
 import shlex
 import shutil
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -427,9 +428,23 @@ def show(result: DemoResult, console: Console) -> None:
         )
 
 
-def query_commands(store: Path, node: str) -> list[str]:
+def invoked_as(argv0: str | None = None) -> str:
+    """How to run this yangkey again from a shell: ``yangkey`` when that name on PATH is this
+    program, else the path it was started by (``make demo`` runs ``.venv/bin/yangkey``, which
+    no PATH names), so that the commands the demo prints work when pasted."""
+    program = argv0 if argv0 is not None else sys.argv[0]
+    on_path = shutil.which("yangkey")
+    if "/" not in program:
+        return "yangkey"
+    if on_path is not None and Path(on_path).resolve() == Path(program).resolve():
+        return "yangkey"
+    return shlex.quote(program)
+
+
+def query_commands(store: Path, node: str, program: str = "yangkey") -> list[str]:
     """The shell commands that query what a demo left in ``store`` (its chdb directory):
-    current state and a page of history of ``node``, and messages per topic in SQL."""
+    current state and a page of history of ``node``, and messages per topic in SQL, run by
+    ``program`` (:func:`invoked_as`)."""
     where = shlex.quote(str(store))
     who = shlex.quote(node)
     per_topic = (
@@ -437,9 +452,9 @@ def query_commands(store: Path, node: str) -> list[str]:
         " GROUP BY kafka_topic ORDER BY kafka_topic"
     )
     return [
-        f"yangkey state --embedded {where} --node {who}",
-        f"yangkey history --embedded {where} --node {who} --limit 5",
-        f"yangkey sql --embedded {where} {shlex.quote(per_topic)}",
+        f"{program} state --embedded {where} --node {who}",
+        f"{program} history --embedded {where} --node {who} --limit 5",
+        f"{program} sql --embedded {where} {shlex.quote(per_topic)}",
     ]
 
 
@@ -456,7 +471,7 @@ def show_where(result: DemoResult, workdir: Path, console: Console) -> None:
         ),
         soft_wrap=True,
     )
-    for command in query_commands(result.store, node):
+    for command in query_commands(result.store, node, invoked_as()):
         # whole lines, never wrapped: they are copied into a shell
         console.print(Text(f"  {command}"), soft_wrap=True)
 
