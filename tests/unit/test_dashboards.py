@@ -118,13 +118,16 @@ def data(conn: ChdbConnection, catalog: Catalog) -> Pipe:
     demo = generate(nodes=3, interfaces=4, rounds=6, seed=11)
     pipe.send_all([r for r in demo.records if isinstance(pipe.builder.build(r, "demo"), list)])
     pipe.send_all(_series())
-    # the producer's rejects, as the dead-letter topic's records reach the errors table
+    # the producer's rejects, as the dead-letter topic's records reach the errors table; at
+    # NOW, not now64(): the panels' window ends at NOW + 5 minutes, and `pytest` runs these
+    # tests after the integration suite (half an hour after this module's NOW was taken)
+    at = f"toDateTime64('{NOW:%Y-%m-%d %H:%M:%S}', 3, 'UTC')"
     conn.command(
         f"INSERT INTO `{DB}`.`errors` (kafka_topic, kafka_partition, kafka_offset, "
         "kafka_timestamp, error_kind, error, source) VALUES "
-        f"('{catalog.dead_letter_topic}', 0, 0, now64(3), 'rejected:input', "
+        f"('{catalog.dead_letter_topic}', 0, 0, {at}, 'rejected:input', "
         "'not JSON or XML', 'notifications.jsonl:7'), "
-        f"('{catalog.dead_letter_topic}', 0, 1, now64(3), 'rejected:no-match', "
+        f"('{catalog.dead_letter_topic}', 0, 1, {at}, 'rejected:no-match', "
         "'no matching instances', 'notifications.jsonl:9')"
     )
     return pipe

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -434,12 +435,23 @@ def topic_logger() -> logging.Logger:
     """``yangkey.kafka.topics``: what yangkey has to say about the topics it creates or finds,
     on stderr as ``warning: …`` lines."""
     logger = logging.getLogger("yangkey.kafka.topics")
-    handler = logging.StreamHandler()
+    handler = _Stderr()
     handler.setFormatter(logging.Formatter("%(levelname_lower)s: %(message)s"))
     handler.addFilter(_lower_level)
     logger.addHandler(handler)
     logger.propagate = False
     return logger
+
+
+class _Stderr(logging.Handler):
+    """Writes to the ``sys.stderr`` of the moment (click's, pytest's), not the one current when
+    the logger was first made: the logger lives as long as the process."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+        except Exception:
+            self.handleError(record)
 
 
 def _lower_level(record: logging.LogRecord) -> bool:
