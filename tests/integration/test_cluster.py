@@ -14,8 +14,10 @@ broker is back) and with the default three (a new leader, a short pause).
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import signal
 import subprocess
 import sys
 import threading
@@ -114,8 +116,9 @@ class Produce:
 
     @classmethod
     def start(cls, command: list[str]) -> Produce:
+        env = {**_env(), "PYTHONFAULTHANDLER": "1"}
         process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                   text=True, env=_env())
+                                   text=True, env=env)
         lines: list[str] = []
 
         def drain() -> None:
@@ -126,7 +129,17 @@ class Produce:
         return cls(process, lines)
 
     def wait(self, timeout: float = 300) -> int:
-        code = self.process.wait(timeout)
+        try:
+            code = self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            # faulthandler (PYTHONFAULTHANDLER=1) prints every thread's stack on SIGABRT
+            self.process.send_signal(signal.SIGABRT)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(30)
+            self.process.kill()
+            time.sleep(0.5)
+            still = f"produce still running after {timeout:g}s:\n{self.stderr}"
+            raise AssertionError(still) from None
         time.sleep(0.2)  # the drain thread's last lines
         return code
 
