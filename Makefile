@@ -24,7 +24,7 @@ NATIVE := $(VENV)/.native
 # Cargo's build directory outside the clone: every worktree and CI run reuses its crates.
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/yangkey/native-target
 
-.PHONY: demo test unit lint bench install clean native native-if-cargo constraints floors
+.PHONY: demo test unit faults lint bench install clean native native-if-cargo constraints floors
 
 $(STAMP): pyproject.toml constraints.txt
 	bash scripts/install.sh "$(PYTHON)" "$(VENV)" all
@@ -76,6 +76,11 @@ test: lint native-if-cargo
 # on up to four cores (pytest-xdist).
 unit: $(DEV)
 	$(BIN)/python -m pytest -q -m fast -n auto --maxprocesses=4 tests/unit
+
+# The produce runs under broker faults (tests/integration/test_cluster.py), out of make test
+# while an intermittent hang is open (issue 28).
+faults: $(DEV)
+	YANGKEY_FAULT_TESTS=1 $(BIN)/python -m pytest -q tests/integration/test_cluster.py
 
 lint: $(DEV)
 	$(BIN)/ruff check yangkey tests benchmarks spark_jobs examples
