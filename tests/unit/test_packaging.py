@@ -53,6 +53,7 @@ def test_init_writes_a_starter_and_the_next_commands(tmp_path: Path) -> None:
     assert f"yangkey catalog show --subscriptions {written}" in result.stdout
 
 
+@pytest.mark.chdb  # parsing `yangkey state` with the CLI loads the ClickHouse edge
 def test_init_leads_all_the_way_to_current_state(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
