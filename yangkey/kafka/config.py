@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
 from yangkey.errors import BrokerError, ConfigError, Position, TopicError
-from yangkey.kafka.logs import logged
+from yangkey.kafka.logs import StderrHandler, logged
 from yangkey.topics import TopicSpec as TopicSpec  # noqa: PLC0414 - re-exported for Kafka callers
 
 if TYPE_CHECKING:
@@ -435,23 +434,12 @@ def topic_logger() -> logging.Logger:
     """``yangkey.kafka.topics``: what yangkey has to say about the topics it creates or finds,
     on stderr as ``warning: …`` lines."""
     logger = logging.getLogger("yangkey.kafka.topics")
-    handler = _Stderr()
+    handler = StderrHandler()
     handler.setFormatter(logging.Formatter("%(levelname_lower)s: %(message)s"))
     handler.addFilter(_lower_level)
     logger.addHandler(handler)
     logger.propagate = False
     return logger
-
-
-class _Stderr(logging.Handler):
-    """Writes to the ``sys.stderr`` of the moment (click's, pytest's), not the one current when
-    the logger was first made: the logger lives as long as the process."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            sys.stderr.write(self.format(record) + "\n")
-        except Exception:
-            self.handleError(record)
 
 
 def _lower_level(record: logging.LogRecord) -> bool:

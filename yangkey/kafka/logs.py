@@ -85,17 +85,22 @@ def _show() -> bool:
     return os.environ.get(ENV_SHOW, "") not in ("", "0")
 
 
-class _Console(logging.StreamHandler):  # type: ignore[type-arg]
-    """``kafka: …`` on stderr (looked up when a line comes: click's or pytest's stderr)."""
+class StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to the ``sys.stderr`` of the moment (click's, pytest's), not the one current when
+    the handler was made: yangkey's loggers live as long as the process."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.setStream(sys.stderr)
+        super().emit(record)
+
+
+class _Console(StderrHandler):
+    """``kafka: …`` on stderr."""
 
     def __init__(self, level: int) -> None:
         super().__init__()
         self.setLevel(level)
         self.setFormatter(logging.Formatter("kafka: %(message)s"))
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.setStream(sys.stderr)
-        super().emit(record)
 
 
 def logged(config: Mapping[str, Any]) -> dict[str, Any]:
