@@ -634,3 +634,15 @@ def test_prepare_plans_batch_inputs_before_spark(tmp_path: Path) -> None:
     assert layouts["envelope-interfaces.xml"] == "document"  # pretty-printed XML
     with pytest.raises(YangkeyError, match="no such file or directory"):
         prepare(_config(inputs=(str(tmp_path / "missing"),)))
+
+
+def test_the_shared_catalog_waits_as_long_as_a_task_waits_for_its_deliveries() -> None:
+    # A partition leader killed mid-run: the executors' catalog reads must ride through the
+    # election as the produce does, not give up after the catalog's own 15 s (issue 28).
+    from yangkey.spark.planning import _builder_spec  # noqa: PLC0415
+
+    config = _config(catalog_topic="_yangkey_catalog")
+    shared = _builder_spec(config, 130.0).shared_catalog
+    assert shared is not None and shared.timeout == 130.0
+    short = _builder_spec(config, 4.0).shared_catalog
+    assert short is not None and short.timeout == 15.0

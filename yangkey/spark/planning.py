@@ -152,10 +152,10 @@ def prepare(config: JobConfig) -> Prepared:
     """Compile the catalog, build client configs, check or create topics: all on the driver,
     before any JVM starts, so configuration errors cost nothing (the combinations of options
     are the JobConfig's own to check: it cannot hold an illegal one)."""
-    builder_spec = _builder_spec(config)
+    producer, timeout = _producer(config)
+    builder_spec = _builder_spec(config, timeout)
     catalog = builder_spec.catalog()
     builder_spec.knobs(catalog)  # validates the knob combination early
-    producer, timeout = _producer(config)
     schema_ids = _schema_ids(config, catalog)
     sink = SinkSpec(
         producer_config=producer,
@@ -202,8 +202,10 @@ def prepare(config: JobConfig) -> Prepared:
     return prepared
 
 
-def _builder_spec(config: JobConfig) -> BuilderSpec:
-    """What the executors compile their message builders from (the file read here)."""
+def _builder_spec(config: JobConfig, timeout: float) -> BuilderSpec:
+    """What the executors compile their message builders from (the file read here); the
+    shared catalog waits ``timeout`` (a task's delivery wait) and never less than its own
+    default."""
     shared = None
     if config.catalog_topic and config.bootstrap and not config.dry_run:
         settings = connection_settings(config.delivery.producer_overrides)
@@ -212,6 +214,7 @@ def _builder_spec(config: JobConfig) -> BuilderSpec:
             config.catalog_topic,
             tuple((k, str(v)) for k, v in sorted(settings.items())),
             config.delivery.create_topics,
+            max(timeout, SharedCatalogSpec._field_defaults["timeout"]),
         )
     return BuilderSpec.from_file(
         config.subscriptions,

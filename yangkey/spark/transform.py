@@ -52,6 +52,10 @@ class SharedCatalogSpec(NamedTuple):
     """The producer's connection settings (TLS, SASL), sorted."""
     create_topics: bool
     """Create a learned subscription's topics before its first message."""
+    timeout: float = 15.0
+    """Seconds a read or write of the topic may wait: as long as a task waits for its own
+    deliveries, so that a partition leader lost mid-run stalls the catalog no sooner than the
+    produce it serves."""
 
 
 @dataclass(frozen=True)
@@ -137,6 +141,7 @@ class BuilderSpec:
                 spec.topic,
                 overrides=dict(spec.settings),
                 create_topics=spec.create_topics,
+                timeout=spec.timeout,
                 replication=parsed.internal("catalog"),
                 warn=driver,
             )
