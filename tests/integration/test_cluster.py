@@ -133,20 +133,63 @@ class Produce:
         try:
             code = self.process.wait(timeout)
         except subprocess.TimeoutExpired:
-            # faulthandler (PYTHONFAULTHANDLER=1) prints every thread's stack on SIGABRT
+            # Where it hangs: the JVMs' threads (jstack), then every Python process's, the
+            # Spark workers' included (faulthandler, PYTHONFAULTHANDLER=1, prints them on
+            # SIGABRT; a worker's stderr reaches ours through the driver JVM).
+            below = descendants(self.process.pid)
+            stacks = [jstack(pid) for pid, name in below if name == "java"]
+            for pid, name in below:
+                if name.startswith("python"):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGABRT)
+            time.sleep(2)
             self.process.send_signal(signal.SIGABRT)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(30)
             self.process.kill()
+            for pid, _ in below:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
             time.sleep(0.5)
             still = f"produce still running after {timeout:g}s:\n{self.stderr}"
-            raise AssertionError(still) from None
+            raise AssertionError(still + "\n".join(stacks)) from None
         time.sleep(0.2)  # the drain thread's last lines
         return code
 
     @property
     def stderr(self) -> str:
         return "".join(self.lines)
+
+
+def descendants(root: int) -> list[tuple[int, str]]:
+    """(pid, command name) of every process below ``root``, from /proc."""
+    children: dict[int, list[int]] = {}
+    names: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            stat = (entry / "stat").read_text()
+            name = stat[stat.index("(") + 1 : stat.rindex(")")]
+            parent = int(stat[stat.rindex(")") + 2 :].split()[1])
+            children.setdefault(parent, []).append(int(entry.name))
+            names[int(entry.name)] = name
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append((child, names[child]))
+            todo.append(child)
+    return found
+
+
+def jstack(pid: int) -> str:
+    try:
+        done = subprocess.run(
+            ["jstack", str(pid)], check=False, capture_output=True, text=True, timeout=60
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"jstack {pid}: {exc}"
+    return f"--- jstack {pid}\n{done.stdout}{done.stderr}"
 
 
 def produce_command(cluster: EmbeddedKafka, setup: Setup, data: Path, *extra: str) -> list[str]:
