@@ -545,3 +545,16 @@ def test_static_member_id_is_stable_per_ingest_identity(
     assert static_member_id("g", relative, "yangkey") == first
     assert static_member_id("g2", conn, "yangkey") != first
     assert static_member_id("g", conn, "other") != first
+
+
+@pytest.mark.parametrize(
+    "text", ["plain", "o'brien", "x\ny", "tab\there", "back\\slash", "nul\x00", "\\'\n"]
+)
+def test_query_parameters_reach_chdb_as_given(conn: ChdbConnection, text: str) -> None:
+    """Scalars, arrays and tuples of any string: chdb reads a scalar parameter TSV-escaped
+    but an array or tuple in the quoted format alone (escaped twice, a quote broke it)."""
+    row = conn.query(
+        "SELECT {s:String} AS s, {a:Array(String)} AS a, {t:Tuple(String, Int32)} AS t",
+        {"s": text, "a": [text, "b"], "t": (text, 7)},
+    )[0]
+    assert (row["s"], list(row["a"]), list(row["t"])) == (text, [text, "b"], [text, 7])

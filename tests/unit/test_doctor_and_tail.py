@@ -3,17 +3,21 @@ value is recognised and shown (the broker side is in tests/integration/test_insp
 
 from __future__ import annotations
 
-from yangkey.inspection.doctor import Check, extra_requirements, satisfies
+from yangkey.cli.extras import version_problem
+from yangkey.inspection.doctor import Check, extra_requirements
 from yangkey.inspection.tail import Decoded, Schemas, Shown, decode_value
 
 
 def test_version_ranges() -> None:
-    assert satisfies("4.2.0", ">=4.2")
-    assert not satisfies("3.5.1", ">=4.2")
-    assert satisfies("1.13.1", ">=1.9,<2")
-    assert not satisfies("2.0", ">=1.9,<2")
-    assert satisfies("4.3.0.dev1", ">=4.2")
-    assert satisfies("7.1.0", "")
+    assert version_problem("pyspark", "4.2.0", ">=4.2") is None
+    assert version_problem("pyspark", "3.5.1", ">=4.2") == (
+        "pyspark 3.5.1 is installed, yangkey needs pyspark>=4.2"
+    )
+    assert version_problem("x", "1.13.1", ">=1.9,<2") is None
+    # the floor first, as people write it, whatever order the metadata has
+    assert version_problem("x", "2.0", "<2,>=1.9") == "x 2.0 is installed, yangkey needs x>=1.9,<2"
+    assert version_problem("pyspark", "4.3.0.dev1", ">=4.2") is None
+    assert version_problem("x", "7.1.0", "") is None
 
 
 def test_extra_requirements_come_from_the_package_metadata() -> None:

@@ -98,14 +98,24 @@ def version_mismatch(module: str) -> str | None:
     """``"pyspark 4.1.4 is installed, yangkey needs pyspark>=4.2,<5"`` when a distribution
     providing the top-level ``module`` is installed at a version yangkey's requirement excludes;
     None when it is not installed or fits."""
-    from packaging.specifiers import SpecifierSet  # noqa: PLC0415
-
     for distribution in importlib.metadata.packages_distributions().get(module, ()):
         specifier = requirements().get(_normalised(distribution))
         version = installed_version(distribution)
         if specifier is None or version is None:
             continue
-        if not SpecifierSet(specifier).contains(version, prereleases=True):
-            needed = ",".join(sorted(specifier.split(","), key=lambda s: s[0] != ">"))
-            return f"{distribution} {version} is installed, yangkey needs {distribution}{needed}"
+        problem = version_problem(distribution, version, specifier)
+        if problem is not None:
+            return problem
     return None
+
+
+def version_problem(distribution: str, version: str, specifier: str) -> str | None:
+    """``"pyspark 4.1.4 is installed, yangkey needs pyspark>=4.2,<5"`` when ``version`` is
+    outside ``specifier``, else None. Pre-releases count as their version (a development
+    build of a supported version is that version)."""
+    from packaging.specifiers import SpecifierSet  # noqa: PLC0415
+
+    if SpecifierSet(specifier).contains(version, prereleases=True):
+        return None
+    needed = ",".join(sorted(specifier.split(","), key=lambda s: s[0] != ">"))
+    return f"{distribution} {version} is installed, yangkey needs {distribution}{needed}"

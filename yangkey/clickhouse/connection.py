@@ -26,6 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 from urllib.parse import unquote, urlsplit
 
 from yangkey.clickhouse import ClickHouseError
+from yangkey.clickhouse.identifiers import quote_literal
 from yangkey.errors import ConfigError
 
 PASSWORD_ENV = "CLICKHOUSE_PASSWORD"
@@ -77,8 +78,9 @@ def clickhouse_error(exc: BaseException, source: str, what: str | None = None) -
 
 # -- parameter formatting for chdb ---------------------------------------------------------
 # chdb reads a query parameter's value in the "escaped" text format of its declared type
-# (TSV rules): backslash, tab and newline must be escaped in strings; arrays and tuples use
-# the quoted format inside.
+# (TSV rules: backslash, tab and newline escaped) when it is a scalar, but an array or a tuple
+# in the quoted format alone (each string a single-quoted literal, no TSV layer over it:
+# escaping it twice breaks a string holding a quote).
 
 
 def _escape_tsv(text: str) -> str:
@@ -96,8 +98,7 @@ def _quoted(value: Any) -> str:
     if isinstance(value, list | tuple):
         inner = ",".join(_quoted(v) for v in value)
         return f"[{inner}]" if isinstance(value, list) else f"({inner})"
-    text = value.isoformat(sep=" ") if isinstance(value, dt.datetime) else str(value)
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return quote_literal(value.isoformat(sep=" ") if isinstance(value, dt.datetime) else str(value))
 
 
 def format_chdb_param(value: Any) -> str:
@@ -108,7 +109,7 @@ def format_chdb_param(value: Any) -> str:
     if isinstance(value, int | float):
         return repr(value)
     if isinstance(value, list | tuple):
-        return _escape_tsv(_quoted(list(value) if isinstance(value, list) else value))
+        return _quoted(list(value) if isinstance(value, list) else value)
     if isinstance(value, dt.datetime):
         return value.isoformat(sep=" ")
     if isinstance(value, bytes):

@@ -18,6 +18,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Literal
 
+from yangkey.cli.extras import version_problem
 from yangkey.errors import YangkeyError
 
 Status = Literal["ok", "warn", "fail"]
@@ -95,14 +96,6 @@ def check_jars() -> Check:
     return Check("kafka jars", "ok", f"Kafka {KAFKA_VERSION}, {count} jars in {libs}")
 
 
-def satisfies(version: str, specifier: str) -> bool:
-    """``version`` within ``specifier`` (``>=4.2,<5``), pre-releases included (a development
-    build of a supported version is that version)."""
-    from packaging.specifiers import SpecifierSet  # noqa: PLC0415
-
-    return SpecifierSet(specifier).contains(version, prereleases=True)
-
-
 def extra_requirements(extra: str) -> list[tuple[str, str]]:
     """(distribution, specifier) of ``extra`` itself (not of the extras it includes), from the
     installed package's metadata."""
@@ -130,8 +123,9 @@ def check_extra(extra: str) -> Check:
             missing.append(distribution)
             continue
         have.append(f"{distribution} {version}")
-        if not satisfies(version, specifier):
-            wrong.append(f"{distribution} {version} is installed, yangkey needs {specifier}")
+        problem = version_problem(distribution, version, specifier)
+        if problem is not None:
+            wrong.append(problem)
     install = f"pip install 'yangkey[{extra}]'"
     if wrong:
         return Check(name, "fail", "; ".join(wrong), f"pip install --upgrade 'yangkey[{extra}]'")
