@@ -9,6 +9,8 @@
   defaults, ``key=value`` parsing, properties files, env overlay, topic creation.
 * :mod:`yangkey.kafka.logs` — librdkafka's log lines, routed through Python logging and
   summarised (every client yangkey builds, Spark executors' included).
+* :mod:`yangkey.kafka.closing` — closing a producer within a bound (``Producer.close()``
+  has none).
 * :mod:`yangkey.kafka.log` — a compacted single-partition log with offsets as sequence
   numbers: the schema registry's store, and (:mod:`yangkey.kafka.catalog_topic`) the shared
   subscription catalog.

@@ -46,6 +46,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
 )
 
 from yangkey.errors import BrokerError, ConfigError
+from yangkey.kafka.closing import close_producer
 from yangkey.kafka.config import (
     TopicSpec,
     admin_config,
@@ -355,12 +356,10 @@ class KafkaLog:
 
     def _drop_producer(self) -> None:
         assert self._producer is not None
-        # Unacknowledged records of a failed write are dropped, not sent later.
-        self._producer.purge()
-        self._producer.flush(0)
-        # Else its threads live on until garbage collection, reconnecting to (and logging
-        # about) a broker that may be gone by then.
-        self._producer.close()
+        # Unacknowledged records of a failed write are dropped, not sent later; closed, else
+        # its threads live on until garbage collection, reconnecting to (and logging about) a
+        # broker that may be gone by then.
+        close_producer(self._producer, purge=True)
         self._producer = None
 
     # ------------------------------------------------------------------ closing

@@ -19,7 +19,6 @@ run left open. What a resumed run still has to do is :mod:`yangkey.spark.deliver
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -31,6 +30,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 from confluent_kafka.admin import AdminClient
 
 from yangkey.errors import BrokerError
+from yangkey.kafka.closing import close_producer
 from yangkey.kafka.config import admin_config, connection_settings
 from yangkey.kafka.logs import logged
 from yangkey.spark.transform import Tally
@@ -251,8 +251,7 @@ class MarkerStore:
                     source=f"transactional.id {transactional_id}",
                 ) from None
             finally:
-                with contextlib.suppress(KafkaException, RuntimeError):
-                    producer.close()
+                close_producer(producer)
 
         with ThreadPoolExecutor(max_workers=8) as pool:
             list(pool.map(one, ids))

@@ -35,7 +35,6 @@ import contextlib
 import itertools
 import threading
 import time
-import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +43,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 
 from yangkey.catalog import Catalog
 from yangkey.errors import BrokerError, ConfigError, InputError
+from yangkey.kafka.closing import close_producer
 from yangkey.kafka.config import connection_settings, kafka_reason
 from yangkey.kafka.logs import logged, transactional_logger
 from yangkey.messages import Headers, KeyedMessage, schema_id_headers
@@ -379,16 +379,16 @@ class KafkaSink:
     def close(self) -> None:
         """Release the clients. The producer holds a reference cycle (its delivery callback is
         a method of this sink), so without ``close`` its threads and connections would live
-        on until the garbage collector runs. A transaction still open here is the
-        ``fail_after`` crash: that zombie is left for the retry to fence, not aborted."""
+        on until the garbage collector runs; it is closed within a bound
+        (:func:`~yangkey.kafka.closing.close_producer`: with the brokers gone, an unbounded
+        close hung the task). A transaction still open here is the ``fail_after`` crash:
+        that zombie is left for the retry to fence, not aborted."""
         if self._consumer is not None:
             with contextlib.suppress(KafkaException, RuntimeError):
                 self._consumer.close()
             self._consumer = None
         if self._producer is not None and not self._in_transaction:
-            with contextlib.suppress(KafkaException, RuntimeError), warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)  # abort-on-close of a fenced one
-                self._producer.close()
+            close_producer(self._producer)
             self._producer = None
 
 
