@@ -84,6 +84,12 @@ class RecordTooLarge(BrokerError):
 
 
 # A transient answer while a just-created topic's leader is not known to every client yet.
+END_OFFSET_ATTEMPT = 10.0
+"""Seconds one end-offset request may take before it is asked again, of a fresh client: a
+partition leader killed while the request is in flight never answers it, and the client's
+metadata may still name it (seen with the leader of a catalog topic killed: no answer for the whole
+130 s wait, while the new leader was up after seconds)."""
+
 _TRANSIENT = (
     KafkaError.NOT_LEADER_FOR_PARTITION,
     KafkaError.LEADER_NOT_AVAILABLE,
@@ -241,11 +247,12 @@ class KafkaLog:
         deadline = time.monotonic() + wait
         while True:
             left = max(deadline - time.monotonic(), 0.1)
+            attempt = min(left, END_OFFSET_ATTEMPT)
             try:
                 found = self.admin.list_offsets(
                     {self.partition: OffsetSpec.latest()},  # type: ignore[no-untyped-call]
-                    request_timeout=left,
-                )[self.partition].result(left)
+                    request_timeout=attempt,
+                )[self.partition].result(attempt + 1.0)
                 if found.offset >= 0:
                     return int(found.offset)
                 # Seen while the leader was paused: an "invalid offset" (-1001), no error.
@@ -260,9 +267,13 @@ class KafkaLog:
                         f"cannot read the end of {self.topic}: {kafka_reason(exc)}"
                     ) from None
             except TimeoutError:
-                raise self._failed(
-                    f"cannot read the end of {self.topic}: no answer in {wait:g}s"
-                ) from None
+                if time.monotonic() > deadline:
+                    raise self._failed(
+                        f"cannot read the end of {self.topic}: no answer in {wait:g}s"
+                    ) from None
+                # Asked of a leader that died with the request: a new client asks the new one.
+                with self._clients_lock:
+                    self.admin = AdminClient(logged(self.admin_config))
             time.sleep(0.2)
 
     def identity(self, timeout: float | None = None) -> str:
