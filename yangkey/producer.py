@@ -25,6 +25,7 @@ from yangkey.errors import ConfigError, InputError, NotificationError, YangkeyEr
 from yangkey.fleet import for_node
 from yangkey.instances import InstanceFeed, catalog_modules, derive_leaves
 from yangkey.messages import (
+    CONTENT_TYPE_JSON,
     EMPTY_UPDATE,
     EmptyUpdates,
     Headers,
@@ -35,6 +36,8 @@ from yangkey.messages import (
     notification_headers,
     subscription_headers,
 )
+from yangkey.native import Keys
+from yangkey.native import keys as native_keys
 from yangkey.notifications import Notification, Wanted, decode
 from yangkey.schema import SchemaContext
 from yangkey.topics import topic_name_problem
@@ -221,6 +224,10 @@ class MessageBuilder:
             )
         # The entry _wanted picks for an XML push-update is the one looked up below: node and
         # subscription id are final by then (wrappers are read outside in).
+        if not self.knobs.instances:  # the instance feed reads the data tree
+            found = native_keys(raw, source, self.ns_modules, self._native_route)
+            if found is not None:
+                return self._native_messages(raw, found)
         note = decode(raw, source, self.ns_modules, self._wanted)
         subscription_id = note.subscription_id
         if subscription_id is None:
@@ -261,6 +268,39 @@ class MessageBuilder:
             else:
                 messages.append(_new(KeyedMessage, (topics[index], key, raw, headers)))
         return messages
+
+    def _native_route(self, subscription_id: int, node: str | None) -> tuple[Any, str, Any] | None:
+        """:func:`yangkey.native.keys`' question: the native walker of the entry ``_build``
+        routes a JSON notification of (id, node) to, the node name its key carries, and the
+        route; None leaves the notification to the Python path (learning, a skipped
+        subscription, no node name, no native walker)."""
+        node = node or self.default_node
+        route_key = (subscription_id, node, CONTENT_TYPE_JSON)
+        route = self._routes.get(route_key)
+        if route is None:
+            route = self._route(route_key)
+        entry = route[0]
+        if not isinstance(entry, CatalogEntry) or not node:
+            return None
+        walker = entry.deriver.native
+        return None if walker is None else (walker, node, route)
+
+    def _native_messages(self, raw: bytes, found: Keys) -> list[KeyedMessage]:
+        """``_build``'s messages from the keys :func:`yangkey.native.keys` composed."""
+        (entry, (fixed, size)), _, sequence_number, event_time, key, branch_keys, _ = found
+        own = notification_headers(sequence_number, event_time)
+        headers = fixed + own
+        self.header_bytes = max(self.header_bytes, size + header_bytes(own))
+        knobs = self.knobs
+        keys = knobs.keys
+        if not knobs.per_branch:
+            return [_new(KeyedMessage, (knobs.single_topic, key if keys else None, raw, headers))]
+        topics = entry.topics
+        return [
+            _new(KeyedMessage, (topics[index], branch_key if keys else None, raw, headers))
+            for index, branch_key in enumerate(branch_keys)
+            if branch_key is not None
+        ]
 
     def _unrouted(
         self,
