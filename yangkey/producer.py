@@ -37,6 +37,7 @@ from yangkey.messages import (
     subscription_headers,
 )
 from yangkey.native import Keys
+from yangkey.native import active as native_active
 from yangkey.native import keys as native_keys
 from yangkey.notifications import Notification, Wanted, decode
 from yangkey.schema import SchemaContext
@@ -125,6 +126,9 @@ class MessageBuilder:
         self.feed_failures = 0
         """Messages sent without the instance header: a leaf value the feed could not read."""
         self._routes: dict[tuple[int, str | None, str], _Route] = {}
+        self.native = native_active() and not self.knobs.instances
+        """Whether JSON push-updates are keyed by the native pass (:func:`yangkey.native.keys`;
+        off with the instance feed, which reads the data tree)."""
 
     def _feed(self, entry: CatalogEntry, index: int) -> InstanceFeed:
         topic = entry.topics[index]
@@ -224,7 +228,7 @@ class MessageBuilder:
             )
         # The entry _wanted picks for an XML push-update is the one looked up below: node and
         # subscription id are final by then (wrappers are read outside in).
-        if not self.knobs.instances:  # the instance feed reads the data tree
+        if self.native:
             found = native_keys(raw, source, self.ns_modules, self._native_route)
             if found is not None:
                 return self._native_messages(raw, found)

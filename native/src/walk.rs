@@ -11,7 +11,8 @@ use crate::model::{plain_node_name, py_strip};
 use crate::pyconv::{to_py, NameCache};
 use crate::tape::{Node, V};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyBytes, PyTuple};
+use std::borrow::Cow;
 
 /// The walk leaves this notification to the reference.
 pub struct Stop;
@@ -61,6 +62,8 @@ struct Step {
 }
 
 struct Branch {
+    /// The pieces' total length: a rendered XPath's size but for its values.
+    size: usize,
     pieces: Vec<String>,
     bare: Vec<bool>,
     steps: Vec<Step>,
@@ -156,6 +159,7 @@ impl Walker {
                 });
             }
             built.push(Branch {
+                size: pieces.iter().map(String::len).sum(),
                 pieces,
                 bare,
                 steps: compiled,
@@ -182,7 +186,7 @@ fn lookup<'d, 'a>(node: V<'d, 'a>, member: &str, qualified: &str) -> Option<V<'d
 
 /// ``canon_integer`` of text: stripped as ``str.strip`` strips, then ``[+-]?[0-9]+`` exactly,
 /// written as ``str(int(text))`` (past ``int``'s 4300 digits the reference raises: stop).
-fn integer_text(text: &str) -> W<String> {
+fn integer_text(text: &str) -> W<Cow<'_, str>> {
     let text = py_strip(text);
     if text.len() > 4000 {
         return Err(Stop);
@@ -197,12 +201,12 @@ fn integer_text(text: &str) -> W<String> {
     }
     let digits = digits.trim_start_matches('0');
     if digits.is_empty() {
-        return Ok("0".into());
+        return Ok(Cow::Borrowed("0"));
     }
     Ok(if negative {
-        format!("-{digits}")
+        Cow::Owned(format!("-{digits}"))
     } else {
-        digits.to_string()
+        Cow::Borrowed(digits)
     })
 }
 
@@ -212,17 +216,17 @@ struct Run<'py, 'n> {
 }
 
 impl Run<'_, '_> {
-    fn canon(&mut self, canon: &Canon, value: V<'_, '_>) -> W<String> {
+    fn canon<'d>(&mut self, canon: &Canon, value: V<'d, '_>) -> W<Cow<'d, str>> {
         match (canon, value.node()) {
-            (Canon::Str | Canon::Int, Node::Int(n)) => Ok(n.to_string()),
-            (Canon::Str | Canon::Int, Node::UInt(n)) => Ok(n.to_string()),
-            (Canon::Str, Node::Str(_)) => Ok(value.as_str().unwrap_or_default().to_string()),
-            (Canon::Str, Node::Bool(b)) => Ok(if b { "true" } else { "false" }.into()),
+            (Canon::Str | Canon::Int, Node::Int(n)) => Ok(Cow::Owned(n.to_string())),
+            (Canon::Str | Canon::Int, Node::UInt(n)) => Ok(Cow::Owned(n.to_string())),
+            (Canon::Str, Node::Str(_)) => Ok(Cow::Borrowed(value.as_str().unwrap_or_default())),
+            (Canon::Str, Node::Bool(b)) => Ok(Cow::Borrowed(if b { "true" } else { "false" })),
             (Canon::Int, Node::Str(_)) => integer_text(value.as_str().unwrap_or_default()),
             (Canon::Py(call), _) => {
                 let arg = to_py(self.py, value, self.names).map_err(|_| Stop)?;
                 let text = call.bind(self.py).call1((arg,)).map_err(|_| Stop)?;
-                text.extract::<String>().map_err(|_| Stop)
+                text.extract::<String>().map(Cow::Owned).map_err(|_| Stop)
             }
             _ => Err(Stop),
         }
@@ -235,7 +239,7 @@ impl Run<'_, '_> {
         }
         for filter in &step.filters {
             if let Some(value) = lookup(entry, &filter.member, &filter.qualified) {
-                if self.canon(&filter.canon, value)? != filter.value {
+                if *self.canon(&filter.canon, value)? != *filter.value {
                     return Ok(false);
                 }
             }
@@ -246,12 +250,12 @@ impl Run<'_, '_> {
     /// The walker of one branch from step ``index`` on, below ``parent``; ``values`` holds
     /// the open placeholders' values so far. A return is the generated walker's ``continue``
     /// of the innermost list loop (or its ``return`` outside any).
-    fn walk(
+    fn walk<'d>(
         &mut self,
         branch: &Branch,
         index: usize,
-        parent: V<'_, '_>,
-        values: &mut Vec<String>,
+        parent: V<'d, '_>,
+        values: &mut Vec<Cow<'d, str>>,
         out: &mut Vec<String>,
     ) -> W<()> {
         let step = &branch.steps[index];
@@ -280,7 +284,7 @@ impl Run<'_, '_> {
                     let text = self.canon(&slot.canon, item)?;
                     match &slot.pinned {
                         Some(pinned) => {
-                            if text == *pinned {
+                            if *text == **pinned {
                                 out.push(render(branch, values));
                             }
                         }
@@ -295,7 +299,8 @@ impl Run<'_, '_> {
             Kind::List => {
                 for (position, entry) in items(child).enumerate() {
                     let depth = values.len();
-                    let taken = self.entry(branch, index, step, last, entry, position + 1, values, out);
+                    let taken =
+                        self.entry(branch, index, step, last, entry, position + 1, values, out);
                     values.truncate(depth);
                     taken?;
                 }
@@ -307,15 +312,15 @@ impl Run<'_, '_> {
     /// One entry of a list step: its keys read (a missing one stops the walk: the reference
     /// raises), canonicalized, compared with pinned values, its filters, then the steps below.
     #[allow(clippy::too_many_arguments)]
-    fn entry(
+    fn entry<'d>(
         &mut self,
         branch: &Branch,
         index: usize,
         step: &Step,
         last: bool,
-        entry: V<'_, '_>,
+        entry: V<'d, '_>,
         position: usize,
-        values: &mut Vec<String>,
+        values: &mut Vec<Cow<'d, str>>,
         out: &mut Vec<String>,
     ) -> W<()> {
         if !entry.is_object() {
@@ -323,7 +328,7 @@ impl Run<'_, '_> {
         }
         for slot in step.keys.iter().filter(|s| s.positional) {
             let _ = slot;
-            values.push(position.to_string());
+            values.push(Cow::Owned(position.to_string()));
         }
         let mut raws = Vec::with_capacity(step.keys.len());
         for slot in step.keys.iter().filter(|s| !s.positional) {
@@ -337,7 +342,7 @@ impl Run<'_, '_> {
             let text = self.canon(&slot.canon, raw)?;
             match &slot.pinned {
                 None => values.push(text),
-                Some(pinned) => pinned_ok &= text == *pinned,
+                Some(pinned) => pinned_ok &= *text == **pinned,
             }
         }
         if !pinned_ok {
@@ -398,8 +403,10 @@ fn quote(value: &str, out: &mut String) {
 }
 
 /// The concrete XPath: the template's pieces around the open values, a position bare.
-fn render(branch: &Branch, values: &[String]) -> String {
-    let mut out = branch.pieces[0].clone();
+fn render(branch: &Branch, values: &[Cow<'_, str>]) -> String {
+    let size = branch.size + values.iter().map(|v| v.len() + 2).sum::<usize>();
+    let mut out = String::with_capacity(size);
+    out.push_str(&branch.pieces[0]);
     for (i, value) in values.iter().enumerate() {
         if branch.bare[i] {
             out.push_str(value);
@@ -411,16 +418,47 @@ fn render(branch: &Branch, values: &[String]) -> String {
     out
 }
 
-/// ``_sorted_unique``: by code point (UTF-8 byte order is code point order).
-fn sorted_unique(mut found: Vec<String>) -> Vec<String> {
-    found.sort_unstable();
+/// ``_sorted_unique``: by code point (UTF-8 byte order is code point order). The XPaths of
+/// one branch share the template's text up to its first value: compared past it.
+fn sorted_unique(mut found: Vec<String>, common: usize) -> Vec<String> {
+    if found.iter().all(|x| x.len() >= common) {
+        found.sort_unstable_by(|a, b| a.as_bytes()[common..].cmp(&b.as_bytes()[common..]));
+    } else {
+        found.sort_unstable();
+    }
     found.dedup();
     found
 }
 
-/// ``yangkey.messages.encode_key``.
-fn encode_key(node: &str, subscription_id: u32, xpaths: &[String]) -> Vec<u8> {
-    format!("{node}\n{subscription_id}\n{}", xpaths.join(" | ")).into_bytes()
+/// ``yangkey.messages.encode_key``, written straight into the bytes object.
+fn encode_key<'py>(
+    py: Python<'py>,
+    node: &str,
+    subscription_id: u32,
+    xpaths: &[String],
+) -> PyResult<Bound<'py, PyBytes>> {
+    let id = subscription_id.to_string();
+    let joined: usize =
+        xpaths.iter().map(String::len).sum::<usize>() + 3 * xpaths.len().saturating_sub(1);
+    let size = node.len() + 1 + id.len() + 1 + joined;
+    PyBytes::new_with(py, size, |buffer: &mut [u8]| {
+        let mut at = 0;
+        let mut put = |part: &[u8]| {
+            buffer[at..at + part.len()].copy_from_slice(part);
+            at += part.len();
+        };
+        put(node.as_bytes());
+        put(b"\n");
+        put(id.as_bytes());
+        put(b"\n");
+        for (index, xpath) in xpaths.iter().enumerate() {
+            if index > 0 {
+                put(b" | ");
+            }
+            put(xpath.as_bytes());
+        }
+        Ok(())
+    })
 }
 
 /// The message keys of a push-update's data: ``(key, branch_keys)``, the key of every
@@ -446,33 +484,33 @@ pub fn keys<'py>(
         if !branch.steps.is_empty() {
             run.walk(branch, 0, data, &mut values, &mut found)?;
         }
-        per_branch.push(sorted_unique(found));
+        per_branch.push(sorted_unique(found, branch.pieces[0].len()));
     }
     if per_branch.iter().all(Vec::is_empty) {
         return Err(Stop); // empty update, a container template, or no instance: the reference
     }
-    let bytes = |xpaths: &[String]| {
-        pyo3::types::PyBytes::new(py, &encode_key(node, subscription_id, xpaths)).into_any()
+    let bytes = |xpaths: &[String]| -> W<Bound<'py, PyAny>> {
+        Ok(encode_key(py, node, subscription_id, xpaths)
+            .map_err(|_| Stop)?
+            .into_any())
     };
-    let branch_keys: Vec<Bound<'py, PyAny>> = per_branch
-        .iter()
-        .map(|xpaths| {
-            if xpaths.is_empty() {
-                py.None().into_bound(py)
-            } else {
-                bytes(xpaths)
-            }
-        })
-        .collect();
+    let mut branch_keys: Vec<Bound<'py, PyAny>> = Vec::with_capacity(per_branch.len());
+    for xpaths in &per_branch {
+        branch_keys.push(if xpaths.is_empty() {
+            py.None().into_bound(py)
+        } else {
+            bytes(xpaths)?
+        });
+    }
     let every: Vec<String> = if per_branch.len() == 1 {
         per_branch.swap_remove(0)
     } else {
-        sorted_unique(per_branch.into_iter().flatten().collect())
+        sorted_unique(per_branch.into_iter().flatten().collect(), 0)
     };
     let key = if walker.branches.len() == 1 {
         branch_keys[0].clone()
     } else {
-        bytes(&every)
+        bytes(&every)?
     };
     let branch_keys = PyTuple::new(py, branch_keys).map_err(|_| Stop)?;
     let xpaths = if with_xpaths {
