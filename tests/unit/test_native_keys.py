@@ -355,3 +355,62 @@ def test_native_keys_builder_off_with_instances_and_env(monkeypatch: pytest.Monk
     finally:
         monkeypatch.delenv(native.ENV_NATIVE)
         native._load.cache_clear()
+
+
+# ---------------------------------------------------------------------------- yangkey keys
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        [],
+        ["--xpath", "/ietf-interfaces:interfaces/interface"],
+        ["--xpath", "/ietf-interfaces:interfaces/interface", "--override-node", "pe9"],
+        ["--override-node", "pe1.nyc"],
+        ["--xpath", "/ietf-interfaces:interfaces/interface | /ietf-system:system/clock"],
+    ],
+    ids=["file", "xpath", "xpath-node", "file-node", "two-branches"],
+)
+def test_native_keys_cli_same_lines(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, options: list[str]
+) -> None:
+    """``yangkey keys`` over every sample shape (bad lines included): the same lines out, the
+    same stderr and exit status with the native pass as without, most JSON lines keyed by it."""
+    from click.testing import CliRunner  # noqa: PLC0415
+
+    from yangkey.cli import main  # noqa: PLC0415
+
+    records = generate(nodes=2, interfaces=3, rounds=2, seed=5).records
+    lines = tmp_path / "sample.jsonl"
+    lines.write_bytes(b"\n".join(records) + b"\n")
+    answered = 0
+    real = native.keys
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        nonlocal answered
+        found = real(*args, **kwargs)
+        answered += found is not None
+        return found
+
+    monkeypatch.setattr(native, "keys", counting)
+    results = []
+    for use_native in (True, False):
+        if not use_native:
+            monkeypatch.setenv(native.ENV_NATIVE, "0")
+        native._load.cache_clear()
+        try:
+            result = CliRunner().invoke(main, ["keys", *options, str(lines)])
+        finally:
+            native._load.cache_clear()
+        results.append((result.exit_code, result.stdout, result.stderr))
+        if use_native:
+            documents = [json.loads(line) for line in result.stdout.splitlines()]
+            keyed = sum(
+                "key" in document and b'"datastore-contents"' in raw and b"<" not in raw[:1]
+                for raw, document in zip(records, documents, strict=True)
+            )
+            assert keyed and answered >= keyed * 0.8, (answered, keyed)
+            answered = 0
+    assert answered == 0
+    assert results[0] == results[1]
+    assert results[0][0] == 1 and '"kind"' in results[0][1]  # the bad records are reported
