@@ -129,6 +129,8 @@ class MessageBuilder:
         self.native = native_active() and not self.knobs.instances
         """Whether JSON push-updates are keyed by the native pass (:func:`yangkey.native.keys`;
         off with the instance feed, which reads the data tree)."""
+        self.native_keyed = 0
+        """Notifications keyed by the native pass so far (the run summary tells them)."""
 
     def _feed(self, entry: CatalogEntry, index: int) -> InstanceFeed:
         topic = entry.topics[index]
@@ -231,6 +233,7 @@ class MessageBuilder:
         if self.native:
             found = native_keys(raw, source, self.ns_modules, self._native_route)
             if found is not None:
+                self.native_keyed += 1
                 return self._native_messages(raw, found)
         note = decode(raw, source, self.ns_modules, self._wanted)
         subscription_id = note.subscription_id
