@@ -32,7 +32,9 @@ and the ratios native / orjson.loads (target <= 1.0x), python / native, b.py / b
 
 Timed like bench_keys.py: the best of short CPU-time batches, interleaved across loops.
 
-    python benchmarks/bench_native.py [--seconds 1] [--instances 1,10,100,1000]
+Last, MessageBuilder.build over ``yangkey sample``'s mix (``--mix`` records), both paths.
+
+    python benchmarks/bench_native.py [--seconds 1] [--instances 1,10,100,1000] [--mix 2000]
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -61,6 +64,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--seconds", type=float, default=1.0)
     parser.add_argument("--instances", default="1,10,100,1000")
+    parser.add_argument("--mix", type=int, default=2000, help="records of the mixed run")
     args = parser.parse_args()
     try:
         import yangkey_native  # noqa: PLC0415
@@ -172,6 +176,40 @@ def phase_b(
     print(
         "nat/orjson: the native key pass / orjson.loads of the same bytes (target <= 1.0x);"
         " py/nat and b.py/b.nat: the speed-up of keys and of MessageBuilder.build"
+    )
+    mixed(args)
+
+
+def mixed(args: argparse.Namespace) -> None:
+    """MessageBuilder.build over the demo's mix (the example subscriptions; JSON and XML,
+    every wrapper, yang-patch, bad records), Python path and native key pass."""
+    from yangkey.catalog import load_catalog  # noqa: PLC0415
+    from yangkey.demo.sample import generate_count  # noqa: PLC0415
+
+    records = generate_count(args.mix).records
+    examples = Path(__file__).resolve().parents[1] / "examples" / "subscriptions.yaml"
+    builders = {}
+    for name in ("python", "native"):
+        builder = builders[name] = MessageBuilder(load_catalog(examples), default_node="dflt")
+        builder.native = name == "native"
+    outputs = {name: [b.build(raw, "m") for raw in records] for name, b in builders.items()}
+    assert outputs["python"] == outputs["native"], "the builders' records differ"
+    share = builders["native"].native_keyed / len(records)
+
+    def everything(builder: MessageBuilder) -> Callable[[int], None]:
+        def run(n: int) -> None:
+            for _ in range(n):
+                for raw in records:
+                    builder.build(raw, "m")
+
+        return run
+
+    loops = {name: everything(b) for name, b in builders.items()}
+    us = {name: 1e6 / rate / len(records) for name, rate in best_rates(loops, args.seconds).items()}
+    print(
+        f"\nmixed (yangkey sample, {len(records):,} records, {share:.0%} keyed natively):"
+        f" MessageBuilder.build python {us['python']:.2f} us, native {us['native']:.2f} us per"
+        f" record: {us['python'] / us['native']:.2f}x"
     )
 
 
