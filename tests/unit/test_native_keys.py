@@ -132,6 +132,37 @@ def envelope(data: Any, node: Any = "pe1", sub: Any = 7, seq: Any = 3) -> bytes:
     return orjson.dumps({"ietf-yp-notification:envelope": body})
 
 
+def wrapped(wrapper: str, data: Any, node: Any, sub: Any) -> bytes:
+    """``data`` in one of the JSON framings yangkey reads (SPEC 2.4)."""
+    push = {"ietf-yang-push:push-update": {"id": sub, "datastore-contents": data}}
+    if wrapper == "envelope":
+        return envelope(data, node, sub)
+    if wrapper == "bare":
+        return orjson.dumps(push)
+    if wrapper == "restconf":
+        body: dict[str, Any] = {"eventTime": "2026-11-20T10:00:00Z", **push}
+        if node is not None:
+            body["sysName"] = node
+        return orjson.dumps({"ietf-restconf:notification": body})
+    if wrapper == "telemetry":
+        message: dict[str, Any] = {
+            "telemetry-message-metadata": {
+                "node-export-timestamp": "2026-11-20T10:00:01Z",
+                "yang-push-subscription": {"id": sub, "xpath-filter": "/x"},
+            },
+            "payload": {"ietf-yp-notification:envelope": {"contents": push}},
+        }
+        if node is not None:
+            message["network-node-manifest"] = {"name": node}
+        return orjson.dumps({"ietf-telemetry-message:message": message})
+    assert wrapper == "text"  # the pre-RFC 8641 framing: left to the reference
+    text = {"id": sub, "datastore-contents-json": orjson.dumps(data).decode()}
+    return orjson.dumps({"ietf-yang-push:push-update": text})
+
+
+WRAPPERS = ["envelope", "envelope", "bare", "restconf", "telemetry", "text"]
+
+
 # ----------------------------------------------------------------------------- the vectors
 
 
@@ -169,7 +200,7 @@ def test_native_keys_generated_notifications_agree(
     decoder: Any, derivers: dict[str, tuple[KeyDeriver, Any]], fx_schema: SchemaContext, data: Any
 ) -> None:
     """Schema-driven data (test_core_differential's TreeMaker: valid, junk and wrongly typed
-    values, qualified members, single entries, unknown members) in a JSON envelope, with
+    values, qualified members, single entries, unknown members) in each JSON framing, with
     node names and subscription ids plain, odd or missing."""
     text = data.draw(st.sampled_from(SUBSCRIPTIONS))
     deriver, root = derivers[text]
@@ -177,7 +208,7 @@ def test_native_keys_generated_notifications_agree(
     node = data.draw(st.sampled_from(["pe1"] * 6 + [None, "", " pe1", "pé", 5]))
     sub = data.draw(st.sampled_from([7] * 5 + ["7", 0, -1, None, 2**32]))
     default = data.draw(st.sampled_from([None, "dflt"]))
-    raw = envelope(tree, node, sub)
+    raw = wrapped(data.draw(st.sampled_from(WRAPPERS)), tree, node, sub)
     event(same(decoder, deriver, raw, fx_schema.index.by_namespace, default))
 
 
@@ -283,8 +314,10 @@ def test_native_keys_leaves_other_framings_to_the_reference(
     """XML, yang-patch, the text framings, a duplicate member, bad JSON: None."""
     deriver, _ = derivers["/ietf-interfaces:interfaces/interface"]
     ns = fx_schema.index.by_namespace
-    data = {"ietf-interfaces:interfaces": {"interface": [{"name": "eth0"}]}}
-    assert same(decoder, deriver, envelope(data), ns, None) == "native"
+    data = {"ietf-interfaces:interfaces": {"interface": [{"name": "eth0"}, {"name": "e'1"}]}}
+    for wrapper in ("envelope", "bare", "restconf", "telemetry"):
+        assert same(decoder, deriver, wrapped(wrapper, data, "pe1", "7"), ns, "d") == "native"
+    assert same(decoder, deriver, wrapped("text", data, "pe1", 7), ns, None) == "python"
     text = json.dumps(data)
     others = [
         envelope(data)
