@@ -228,13 +228,14 @@ class MessageBuilder:
                 "(limits.max_notification_bytes)",
                 source=source,
             )
-        # The entry _wanted picks for an XML push-update is the one looked up below: node and
-        # subscription id are final by then (wrappers are read outside in).
         if self.native:
+            # A JSON push-update keyed without its data tree in Python; None: the Python path.
             found = native_keys(raw, source, self.ns_modules, self._native_route)
             if found is not None:
                 self.native_keyed += 1
                 return self._native_messages(raw, found)
+        # The entry _wanted picks for an XML push-update is the one looked up below: node and
+        # subscription id are final by then (wrappers are read outside in).
         note = decode(raw, source, self.ns_modules, self._wanted)
         subscription_id = note.subscription_id
         if subscription_id is None:
