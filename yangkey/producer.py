@@ -304,6 +304,8 @@ class MessageBuilder:
         if not knobs.per_branch:
             return [_new(KeyedMessage, (knobs.single_topic, key if keys else None, raw, headers))]
         topics = entry.topics
+        if len(topics) == 1:  # one branch: the pass answers only when it has an instance
+            return [_new(KeyedMessage, (topics[0], key if keys else None, raw, headers))]
         return [
             _new(KeyedMessage, (topics[index], branch_key if keys else None, raw, headers))
             for index, branch_key in enumerate(branch_keys)
