@@ -24,7 +24,8 @@ Phase B (the native key pass) follows in the same run: for the JSON push-update 
 * ``python``: Phase 3 by the reference, bytes to key: :func:`yangkey.notifications.decode`
   then ``KeyDeriver.derive(...).key``;
 * ``native``: ``Decoder.keys`` (parse, framing, walk, canonical values, templates, key bytes;
-  no data tree in Python), routed to the deriver's native walker as MessageBuilder routes;
+  no data tree in Python), routed to the deriver's native walker as MessageBuilder routes
+  (the route's answer remembered in a dict the pass reads itself);
 * ``b.py`` / ``b.nat``: ``MessageBuilder.build`` (the Spark worker's record building: keyed
   messages with their headers) without and with the native pass;
 
@@ -145,8 +146,13 @@ def phase_b(
     by_python.native = False
     by_native = MessageBuilder(catalog)
 
-    def route(_id: int, node: str | None) -> tuple[Any, str, None] | None:
-        return None if node is None else (deriver.native, node, None)
+    routes: dict[tuple[int, str | None], Any] = {}
+
+    def route(subscription_id: int, node: str | None) -> tuple[Any, str, None] | None:
+        if node is None:
+            return None
+        answer = routes[(subscription_id, node)] = (deriver.native, node, None)
+        return answer
 
     print("\nphase B: bytes -> key (JSON push-update); microseconds per notification")
     print(
@@ -162,7 +168,9 @@ def phase_b(
         loops = {
             "orjson": loop(lambda raw=raw: orjson.loads(raw)),
             "python": loop(lambda raw=raw: deriver.derive(decode(raw, "bench", ns_modules)).key),
-            "native": loop(lambda raw=raw: native.keys(raw, "bench", ns_modules, route)),
+            "native": loop(
+                lambda raw=raw: native.keys(raw, "bench", ns_modules, route, False, routes)
+            ),
             "b.py": loop(lambda raw=raw: by_python.build(raw, "b")),
             "b.nat": loop(lambda raw=raw: by_native.build(raw, "b")),
         }

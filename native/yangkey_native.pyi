@@ -27,6 +27,7 @@ class Decoder:
         ns_modules: Mapping[str, str],
         route: Callable[[int, str | None], tuple[Walker, str, Any] | None],
         with_xpaths: bool = False,
+        routes: dict[tuple[int, str | None], tuple[Walker, str, Any]] | None = None,
     ) -> tuple[Any, ...] | None:
         """(extra, subscription id, sequence number, event time, key, branch keys, xpaths) of a
         JSON push-update, or None: the reference derives it (yangkey/native.py)."""

@@ -25,10 +25,13 @@ The interface (contract 2):
   object built, True when the native decoder reads the document; for benchmarks and tests;
 * ``yangkey_native.Walker(tables(compiled))``: a compiled subscription's Phase 3 walkers, from
   :func:`tables`'s plain data (the compiled subscription stays computed in Python);
-* ``Decoder.keys(raw, source, ns_modules, route, with_xpaths=False)`` (phase B): the message
+* ``Decoder.keys(raw, source, ns_modules, route, with_xpaths=False, routes=None)`` (phase
+  B): the message
   keys of a JSON push-update without building its data tree in Python. The framing is read as
   ``decode`` reads it; ``route(subscription_id, node)`` (node None when the notification
-  names none) answers ``(walker, node_name, extra)`` or None; the walker's branches are walked
+  names none) answers ``(walker, node_name, extra)`` or None (asked only when ``routes``, the
+  caller's dict of its earlier answers by ``(subscription_id, node)``, has none); the
+  walker's branches are walked
   over the parsed bytes (:mod:`yangkey.walker`'s rules), the key values canonicalized, the
   templates filled and the keys composed (:func:`yangkey.messages.encode_key`). It returns
   ``(extra, subscription_id, sequence_number, event_time, key, branch_keys, xpaths)`` (per
@@ -94,11 +97,14 @@ class _Decoder(Protocol):
         ns_modules: Mapping[str, str],
         route: Route,
         with_xpaths: bool = False,
+        routes: Routes | None = None,
     ) -> Keys | None: ...
 
 
 Route = Callable[[int, str | None], "tuple[Any, str, Any] | None"]
 """``Decoder.keys``'s question: (subscription id, node) -> (walker, node name, extra) or None."""
+Routes = dict[tuple[int, str | None], tuple[Any, str, Any]]
+"""Earlier answers of a ``Route``, by its question: asked again only when missing."""
 Keys = tuple[Any, int, Any, Any, bytes, tuple[bytes | None, ...], tuple[str, ...] | None]
 """``Decoder.keys``'s answer: extra, subscription id, sequence number, event time, the key of
 every instance, per branch its key or None, every instance's XPath (or None)."""
@@ -248,13 +254,18 @@ def walker(compiled: CompiledSubscription) -> Any | None:
 
 
 def keys(
-    raw: bytes, source: str, ns_modules: Mapping[str, str], route: Route, with_xpaths: bool = False
+    raw: bytes,
+    source: str,
+    ns_modules: Mapping[str, str],
+    route: Route,
+    with_xpaths: bool = False,
+    routes: Routes | None = None,
 ) -> Keys | None:
     """``Decoder.keys`` (see the module doc), or None when the native path is off."""
     decoder = _decoder()
     if decoder is None or type(raw) is not bytes:
         return None
-    return decoder.keys(raw, source, ns_modules, route, with_xpaths)
+    return decoder.keys(raw, source, ns_modules, route, with_xpaths, routes)
 
 
 def native_decoder() -> _Decoder | None:

@@ -36,7 +36,7 @@ from yangkey.messages import (
     notification_headers,
     subscription_headers,
 )
-from yangkey.native import Keys
+from yangkey.native import Keys, Routes
 from yangkey.native import active as native_active
 from yangkey.native import keys as native_keys
 from yangkey.notifications import Notification, Wanted, decode
@@ -131,6 +131,9 @@ class MessageBuilder:
         off with the instance feed, which reads the data tree)."""
         self.native_keyed = 0
         """Notifications keyed by the native pass so far (the run summary tells them)."""
+        self._native_routes: Routes = {}
+        """:meth:`_native_route`'s answers by its question, which the native pass looks up
+        itself (no Python call); emptied with ``_routes``, whose entries they hold."""
 
     def _feed(self, entry: CatalogEntry, index: int) -> InstanceFeed:
         topic = entry.topics[index]
@@ -158,6 +161,7 @@ class MessageBuilder:
         route: _Route = (entry, fixed)
         if len(self._routes) >= MAX_ROUTES:
             self._routes.clear()  # node names come from the input: keep the memory bounded
+            self._native_routes.clear()
         self._routes[route_key] = route
         return route
 
@@ -230,7 +234,9 @@ class MessageBuilder:
             )
         if self.native:
             # A JSON push-update keyed without its data tree in Python; None: the Python path.
-            found = native_keys(raw, source, self.ns_modules, self._native_route)
+            found = native_keys(
+                raw, source, self.ns_modules, self._native_route, False, self._native_routes
+            )
             if found is not None:
                 self.native_keyed += 1
                 return self._native_messages(raw, found)
@@ -282,16 +288,17 @@ class MessageBuilder:
         routes a JSON notification of (id, node) to, the node name its key carries, and the
         route; None leaves the notification to the Python path (learning, a skipped
         subscription, no node name, no native walker)."""
-        node = node or self.default_node
-        route_key = (subscription_id, node, CONTENT_TYPE_JSON)
+        name = node or self.default_node
+        route_key = (subscription_id, name, CONTENT_TYPE_JSON)
         route = self._routes.get(route_key)
         if route is None:
             route = self._route(route_key)
         entry = route[0]
-        if not isinstance(entry, CatalogEntry) or not node:
+        if not isinstance(entry, CatalogEntry) or not name or entry.deriver.native is None:
             return None
-        walker = entry.deriver.native
-        return None if walker is None else (walker, node, route)
+        answer = (entry.deriver.native, name, route)
+        self._native_routes[(subscription_id, node)] = answer
+        return answer
 
     def _native_messages(self, raw: bytes, found: Keys) -> list[KeyedMessage]:
         """``_build``'s messages from the keys :func:`yangkey.native.keys` composed."""

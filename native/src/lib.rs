@@ -209,13 +209,15 @@ impl Decoder {
 
     /// The message keys of a JSON push-update without its data tree in Python (phase B):
     /// the framing read as ``decode`` reads it, then ``route(subscription_id, node)`` (node
-    /// None when the notification names none) answers ``(walker, node_name, extra)`` or None,
+    /// None when the notification names none) answers ``(walker, node_name, extra)`` or None
+    /// (asked only when ``routes``, a dict of its earlier answers by ``(id, node)``, has none),
     /// and the walker's branches are walked over the parsed document. Returns ``(extra,
     /// subscription_id, sequence_number, event_time, key, branch_keys, xpaths)`` (``xpaths``:
     /// every instance's, sorted, when ``with_xpaths``, else None), or None for
     /// anything it leaves to the reference (not a JSON push-update with datastore-contents,
     /// any error, a value the native canons do not read, no instance found).
-    #[pyo3(signature = (raw, source, ns_modules, route, with_xpaths=false))]
+    #[pyo3(signature = (raw, source, ns_modules, route, with_xpaths=false, routes=None))]
+    #[allow(clippy::too_many_arguments)]
     fn keys<'py>(
         &self,
         py: Python<'py>,
@@ -224,6 +226,7 @@ impl Decoder {
         ns_modules: &Bound<'py, PyAny>,
         route: &Bound<'py, PyAny>,
         with_xpaths: bool,
+        routes: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let data = raw.as_bytes();
         if start(data) != Start::Json {
@@ -267,7 +270,17 @@ impl Decoder {
             Some(node) => node.clone(),
             None => py.None().into_bound(py),
         };
-        let routed = route.call1((id, node))?;
+        // ``routes``: the answers ``route`` gave before, by (id, node); the caller keeps it.
+        let routed = match routes {
+            None => route.call1((id, node))?,
+            Some(routes) => {
+                let asked = PyTuple::new(py, [id.clone(), node.clone()])?;
+                match routes.get_item(&asked)? {
+                    Some(known) => known,
+                    None => route.call1((id, node))?,
+                }
+            }
+        };
         if routed.is_none() {
             return Ok(None);
         }
