@@ -375,6 +375,20 @@ def test_native_keys_builder_same_records(knobs: ProducerKnobs | None) -> None:
     assert answered >= len(json_push) // 2, (answered, len(json_push))
 
 
+def test_native_keys_builder_route_memory_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The routes the native pass looks up itself are emptied with the builder's own (node
+    names come from the input), and the records stay the same."""
+    monkeypatch.setattr(yangkey.producer, "MAX_ROUTES", 2)
+    records = generate(nodes=4, interfaces=2, rounds=1, seed=9).records
+    builder = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
+    reference = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
+    reference.native = False
+    for number, raw in enumerate(records):
+        assert builder.build(raw, f"r:{number}") == reference.build(raw, f"r:{number}")
+        assert len(builder._native_routes) <= 2 * len(builder._routes) <= 4
+    assert builder.native_keyed > len(records) // 4
+
+
 def test_native_keys_builder_off_with_instances_and_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """The instance feed reads the data tree: no native pass; YANGKEY_NATIVE=0: none."""
     records = generate(nodes=1, interfaces=2, rounds=1, seed=3).records
