@@ -19,9 +19,23 @@ and yang-patch <= 2x the native JSON path) are phase B's, where walk, key and re
 move into Rust and the data tree no longer becomes Python objects; phase A's native decode
 still builds them.
 
+Phase B (the native key pass) follows in the same run: for the JSON push-update of each size,
+
+* ``python``: Phase 3 by the reference, bytes to key: :func:`yangkey.notifications.decode`
+  then ``KeyDeriver.derive(...).key``;
+* ``native``: ``Decoder.keys`` (parse, framing, walk, canonical values, templates, key bytes;
+  no data tree in Python), routed to the deriver's native walker as MessageBuilder routes
+  (the route's answer remembered in a dict the pass reads itself);
+* ``b.py`` / ``b.nat``: ``MessageBuilder.build`` (the Spark worker's record building: keyed
+  messages with their headers) without and with the native pass;
+
+and the ratios native / orjson.loads (target <= 1.0x), python / native, b.py / b.nat.
+
 Timed like bench_keys.py: the best of short CPU-time batches, interleaved across loops.
 
-    python benchmarks/bench_native.py [--seconds 1] [--instances 1,10,100,1000]
+Last, MessageBuilder.build over ``yangkey sample``'s mix (``--mix`` records), both paths.
+
+    python benchmarks/bench_native.py [--seconds 1] [--instances 1,10,100,1000] [--mix 2000]
 """
 
 from __future__ import annotations
@@ -29,19 +43,29 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import orjson
 from bench_keys import best_rates, notification, xml_notification, yang_patch
 
+from yangkey.catalog import build_catalog
+from yangkey.config import parse_subscriptions
+from yangkey.keys import KeyDeriver
 from yangkey.native import model
 from yangkey.notifications import decode
+from yangkey.producer import MessageBuilder
 from yangkey.schema import SchemaContext
+from yangkey.templates import compile_subscription
+
+IF = "/ietf-interfaces:interfaces/interface"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--seconds", type=float, default=1.0)
     parser.add_argument("--instances", default="1,10,100,1000")
+    parser.add_argument("--mix", type=int, default=2000, help="records of the mixed run")
     args = parser.parse_args()
     try:
         import yangkey_native  # noqa: PLC0415
@@ -102,6 +126,98 @@ def main() -> None:
         "nat/orjson: native decode / orjson.loads of the JSON bytes (for xml: of the JSON"
         " push-update with the same data); parse/orj: n.parse / orjson.loads; py/nat: the"
         " speed-up; vs json: native / native JSON"
+    )
+    phase_b(native, ns_modules, args, loop)
+
+
+def phase_b(
+    native: Any,
+    ns_modules: dict[str, str],
+    args: argparse.Namespace,
+    loop: Callable[[Callable[[], object]], Callable[[int], None]],
+) -> None:
+    """Phase 3 and record building, Python path and native key pass side by side."""
+    schema = SchemaContext.cached()
+    deriver = KeyDeriver(compile_subscription(IF, schema))
+    if deriver.native is None:
+        sys.exit("bench_native: the native key pass is off (YANGKEY_NATIVE=0?)")
+    catalog = build_catalog(parse_subscriptions(f"subscriptions:\n  - id: 1042\n    xpath: {IF}\n"))
+    by_python = MessageBuilder(catalog)
+    by_python.native = False
+    by_native = MessageBuilder(catalog)
+
+    routes: dict[tuple[int, str | None], Any] = {}
+
+    def route(subscription_id: int, node: str | None) -> tuple[Any, str, None] | None:
+        if node is None:
+            return None
+        answer = routes[(subscription_id, node)] = (deriver.native, node, None)
+        return answer
+
+    print("\nphase B: bytes -> key (JSON push-update); microseconds per notification")
+    print(
+        f"{'instances':>9} {'bytes':>8} {'orjson':>9} {'python':>9} {'native':>9} "
+        f"{'b.py':>9} {'b.nat':>9}  {'nat/orjson':>10} {'py/nat':>7} {'b.py/b.nat':>10}"
+    )
+    for count in (int(n) for n in args.instances.split(",")):
+        raw = notification(count)
+        key = deriver.derive(decode(raw, "bench", ns_modules)).key
+        found = native.keys(raw, "bench", ns_modules, route)
+        assert found is not None and found[4] == key, "the native key differs"
+        assert by_native.build(raw, "b") == by_python.build(raw, "b")
+        loops = {
+            "orjson": loop(lambda raw=raw: orjson.loads(raw)),
+            "python": loop(lambda raw=raw: deriver.derive(decode(raw, "bench", ns_modules)).key),
+            "native": loop(
+                lambda raw=raw: native.keys(raw, "bench", ns_modules, route, False, routes)
+            ),
+            "b.py": loop(lambda raw=raw: by_python.build(raw, "b")),
+            "b.nat": loop(lambda raw=raw: by_native.build(raw, "b")),
+        }
+        us = {name: 1e6 / rate for name, rate in best_rates(loops, args.seconds / 2).items()}
+        print(
+            f"{count:>9} {len(raw):>8} {us['orjson']:>9.2f} {us['python']:>9.2f} "
+            f"{us['native']:>9.2f} {us['b.py']:>9.2f} {us['b.nat']:>9.2f}  "
+            f"{us['native'] / us['orjson']:>9.2f}x {us['python'] / us['native']:>6.2f}x "
+            f"{us['b.py'] / us['b.nat']:>9.2f}x"
+        )
+    print(
+        "nat/orjson: the native key pass / orjson.loads of the same bytes (target <= 1.0x);"
+        " py/nat and b.py/b.nat: the speed-up of keys and of MessageBuilder.build"
+    )
+    mixed(args)
+
+
+def mixed(args: argparse.Namespace) -> None:
+    """MessageBuilder.build over the demo's mix (the example subscriptions; JSON and XML,
+    every wrapper, yang-patch, bad records), Python path and native key pass."""
+    from yangkey.catalog import load_catalog  # noqa: PLC0415
+    from yangkey.demo.sample import generate_count  # noqa: PLC0415
+
+    records = generate_count(args.mix).records
+    examples = Path(__file__).resolve().parents[1] / "examples" / "subscriptions.yaml"
+    builders = {}
+    for name in ("python", "native"):
+        builder = builders[name] = MessageBuilder(load_catalog(examples), default_node="dflt")
+        builder.native = name == "native"
+    outputs = {name: [b.build(raw, "m") for raw in records] for name, b in builders.items()}
+    assert outputs["python"] == outputs["native"], "the builders' records differ"
+    share = builders["native"].native_keyed / len(records)
+
+    def everything(builder: MessageBuilder) -> Callable[[int], None]:
+        def run(n: int) -> None:
+            for _ in range(n):
+                for raw in records:
+                    builder.build(raw, "m")
+
+        return run
+
+    loops = {name: everything(b) for name, b in builders.items()}
+    us = {name: 1e6 / rate / len(records) for name, rate in best_rates(loops, args.seconds).items()}
+    print(
+        f"\nmixed (yangkey sample, {len(records):,} records, {share:.0%} keyed natively):"
+        f" MessageBuilder.build python {us['python']:.2f} us, native {us['native']:.2f} us per"
+        f" record: {us['python'] / us['native']:.2f}x"
     )
 
 

@@ -20,3 +20,18 @@ class Decoder:
         """The JSON parse alone (no Python object built): True when well formed, no duplicate."""
     def loads(self, raw: bytes) -> Any | None:
         """The JSON tree orjson.loads builds (duplicate members refused), or None."""
+    def keys(
+        self,
+        raw: bytes,
+        source: str,
+        ns_modules: Mapping[str, str],
+        route: Callable[[int, str | None], tuple[Walker, str, Any] | None],
+        with_xpaths: bool = False,
+        routes: dict[tuple[int, str | None], tuple[Walker, str, Any]] | None = None,
+    ) -> tuple[Any, ...] | None:
+        """(extra, subscription id, sequence number, event time, key, branch keys, xpaths) of a
+        JSON push-update, or None: the reference derives it (yangkey/native.py)."""
+
+class Walker:
+    def __init__(self, branches: list[Any]) -> None:
+        """A compiled subscription's walkers, from yangkey.native.tables' plain data."""

@@ -52,7 +52,7 @@ Notifications
     :mod:`yangkey.notification_model` (a decoded notification),
     :mod:`yangkey.xmltree` (XML elements to the RFC 7951 tree), :mod:`yangkey.xmlnotifications`
     (XML), :mod:`yangkey.notifications` (JSON, and the
-    decoding entry point), :mod:`yangkey.native` (the optional compiled decoder).
+    decoding entry point).
 Phases 1 and 2: a subscription compiled
     :mod:`yangkey.subtree` (subtree filter to XPath), :mod:`yangkey.compiled` (what a
     compiled subscription is), :mod:`yangkey.templates` (XPath and schema to branches and key
@@ -61,7 +61,8 @@ Phases 1 and 2: a subscription compiled
     instance).
 Phase 3: a notification keyed
     :mod:`yangkey.walker` (a generated walker per branch), :mod:`yangkey.patch` (yang-patch
-    edits), :mod:`yangkey.keys` (the key derivation).
+    edits), :mod:`yangkey.native` (the optional compiled decoder and key pass),
+    :mod:`yangkey.keys` (the key derivation).
 The catalog
     :mod:`yangkey.config` (the subscriptions file), :mod:`yangkey.shared_catalog` (the
     records of the shared catalog topic), :mod:`yangkey.entries` (a catalog entry),

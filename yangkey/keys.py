@@ -15,6 +15,7 @@ from yangkey.compiled import CompiledStep, CompiledSubscription
 from yangkey.diagnosis import no_instance
 from yangkey.errors import EmptyUpdate, NoMatchError, NotificationError, YangkeyError
 from yangkey.messages import encode_key
+from yangkey.native import walker as native_walker
 from yangkey.notifications import Notification, Wanted
 from yangkey.patch import edit_plan, edit_tree, edits_xpaths
 from yangkey.values import node_name_problem
@@ -93,7 +94,7 @@ _derived_key = partial(tuple.__new__, DerivedKey)
 class KeyDeriver:
     """Phase 3 for one compiled subscription."""
 
-    __slots__ = ("branches", "compiled", "plans", "single", "walkers", "wanted")
+    __slots__ = ("branches", "compiled", "native", "plans", "single", "walkers", "wanted")
 
     def __init__(self, compiled: CompiledSubscription) -> None:
         self.compiled = compiled
@@ -108,6 +109,8 @@ class KeyDeriver:
         assert wanted is not None  # a merge of dicts is a dict
         self.wanted: Wanted = wanted
         """What the walkers read (:func:`yangkey.notifications.decode`'s ``wanted``)."""
+        self.native = native_walker(compiled)
+        """The same walkers compiled natively (:func:`yangkey.native.keys`), or None."""
 
     def instances(self, notification: Notification) -> list[list[str]]:
         """Concrete XPaths per branch (unsorted, may repeat)."""

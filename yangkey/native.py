@@ -6,7 +6,7 @@ else the Python reference (:func:`yangkey.notifications.decode`). ``YANGKEY_NATI
 Python. Which path runs is logged once at debug level, and :func:`status` tells it
 (``yangkey --version`` prints it).
 
-The interface (contract 1):
+The interface (contract 2):
 
 * ``yangkey_native.CONTRACT`` (int) and ``__version__`` (str);
 * ``yangkey_native.Decoder(model)``: ``model`` is :func:`model`'s dict, the classes a decode
@@ -22,7 +22,22 @@ The interface (contract 1):
   reference then decodes it and words the error (orjson's or libxml2's message);
 * ``Decoder.loads(raw: bytes)``: the JSON parser alone (duplicate members refused), the tree
   ``orjson.loads`` builds or None; ``Decoder.check(raw: bytes)``: the parse alone, no Python
-  object built, True when the native decoder reads the document; for benchmarks and tests.
+  object built, True when the native decoder reads the document; for benchmarks and tests;
+* ``yangkey_native.Walker(tables(compiled))``: a compiled subscription's Phase 3 walkers, from
+  :func:`tables`'s plain data (the compiled subscription stays computed in Python);
+* ``Decoder.keys(raw, source, ns_modules, route, with_xpaths=False, routes=None)`` (phase
+  B): the message
+  keys of a JSON push-update without building its data tree in Python. The framing is read as
+  ``decode`` reads it; ``route(subscription_id, node)`` (node None when the notification
+  names none) answers ``(walker, node_name, extra)`` or None (asked only when ``routes``, the
+  caller's dict of its earlier answers by ``(subscription_id, node)``, has none); the
+  walker's branches are walked
+  over the parsed bytes (:mod:`yangkey.walker`'s rules), the key values canonicalized, the
+  templates filled and the keys composed (:func:`yangkey.messages.encode_key`). It returns
+  ``(extra, subscription_id, sequence_number, event_time, key, branch_keys, xpaths)`` (per
+  branch its key or None; ``xpaths`` every instance's, sorted, with ``with_xpaths``), or None
+  for anything it leaves to the reference: XML, yang-patch, a text framing, any error, a key
+  value the native canons do not read, a node name that is not plain ASCII, no instance.
 
 The Python implementation stays the reference: tests/unit/test_native_decode.py checks that
 both paths agree.
@@ -32,10 +47,11 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any, Protocol
 
+from yangkey.compiled import CompiledSubscription
 from yangkey.errors import FramingError, InputError, NotificationError, ShapeError
 from yangkey.messages import CONTENT_TYPE_JSON, CONTENT_TYPE_XML
 from yangkey.notification_model import (
@@ -52,9 +68,9 @@ from yangkey.notification_model import (
     parse_target,
 )
 from yangkey.notifications import decode as python_decode
-from yangkey.values import QNameText
+from yangkey.values import Canon, QNameText, canon_integer, canon_string
 
-CONTRACT = 1
+CONTRACT = 2
 """The ``yangkey_native.CONTRACT`` this module speaks."""
 ENV_NATIVE = "YANGKEY_NATIVE"
 
@@ -73,6 +89,25 @@ class _Decoder(Protocol):
     def check(self, raw: bytes) -> bool: ...
 
     def loads(self, raw: bytes) -> Any: ...
+
+    def keys(
+        self,
+        raw: bytes,
+        source: str,
+        ns_modules: Mapping[str, str],
+        route: Route,
+        with_xpaths: bool = False,
+        routes: Routes | None = None,
+    ) -> Keys | None: ...
+
+
+Route = Callable[[int, str | None], "tuple[Any, str, Any] | None"]
+"""``Decoder.keys``'s question: (subscription id, node) -> (walker, node name, extra) or None."""
+Routes = dict[tuple[int, str | None], tuple[Any, str, Any]]
+"""Earlier answers of a ``Route``, by its question: asked again only when missing."""
+Keys = tuple[Any, int, Any, Any, bytes, tuple[bytes | None, ...], tuple[str, ...] | None]
+"""``Decoder.keys``'s answer: extra, subscription id, sequence number, event time, the key of
+every instance, per branch its key or None, every instance's XPath (or None)."""
 
 
 def model() -> dict[str, Any]:
@@ -157,6 +192,80 @@ def decode(
     if note is None:
         return python_decode(data, source, ns_modules, wanted)
     return note
+
+
+def _canon(canon: Canon) -> Any:
+    """A converter as the walker tables name it: the two the native walk does itself by name,
+    any other as the reference's callable (the native walk calls it on the value)."""
+    if canon is canon_string:
+        return "string"
+    if canon is canon_integer:
+        return "integer"
+    return canon
+
+
+def tables(compiled: CompiledSubscription) -> list[Any] | None:
+    """``yangkey_native.Walker``'s plain data of ``compiled``'s branches
+    (:mod:`yangkey.compiled`'s fields, as :mod:`yangkey.walker` reads them), or None for a
+    shape the generated walkers take in a way the native one does not mirror (a leaf or
+    leaf-list step before the last)."""
+    branches: list[Any] = []
+    for branch in compiled.branches:
+        steps = branch.steps
+        if any(step.kind in ("leaf", "leaf-list") for step in steps[:-1]):
+            return None
+        branches.append(
+            (
+                list(branch.pieces),
+                list(branch.positional),
+                [
+                    (
+                        step.kind,
+                        step.module,
+                        step.member,
+                        step.qualified_member,
+                        [
+                            (slot.member, _canon(slot.canon), slot.pinned, slot.positional)
+                            for slot in step.keys
+                        ],
+                        [
+                            (f.member, f.qualified_member, _canon(f.canon), f.value)
+                            for f in step.filters
+                        ],
+                    )
+                    for step in steps
+                ],
+            )
+        )
+    return branches
+
+
+def walker(compiled: CompiledSubscription) -> Any | None:
+    """The native walker of ``compiled`` (for :func:`keys`' ``route``), or None when the
+    native path is off or does not take its shape."""
+    if _decoder() is None:
+        return None
+    data = tables(compiled)
+    if data is None:
+        return None
+    import yangkey_native  # type: ignore[import-not-found,unused-ignore]  # noqa: PLC0415
+
+    return yangkey_native.Walker(data)
+
+
+def keys(
+    raw: bytes,
+    source: str,
+    ns_modules: Mapping[str, str],
+    route: Route,
+    with_xpaths: bool = False,
+    routes: Routes | None = None,
+) -> Keys | None:
+    """``Decoder.keys`` (see the module doc), or None when the native path is off."""
+    decoder = _decoder()
+    if decoder is None or type(raw) is not bytes:
+        return None
+    return decoder.keys(raw, source, ns_modules, route, with_xpaths, routes)
 
 
 def native_decoder() -> _Decoder | None:

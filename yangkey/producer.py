@@ -25,6 +25,7 @@ from yangkey.errors import ConfigError, InputError, NotificationError, YangkeyEr
 from yangkey.fleet import for_node
 from yangkey.instances import InstanceFeed, catalog_modules, derive_leaves
 from yangkey.messages import (
+    CONTENT_TYPE_JSON,
     EMPTY_UPDATE,
     EmptyUpdates,
     Headers,
@@ -35,6 +36,9 @@ from yangkey.messages import (
     notification_headers,
     subscription_headers,
 )
+from yangkey.native import Keys, Routes
+from yangkey.native import active as native_active
+from yangkey.native import keys as native_keys
 from yangkey.notifications import Notification, Wanted, decode
 from yangkey.schema import SchemaContext
 from yangkey.topics import topic_name_problem
@@ -122,6 +126,14 @@ class MessageBuilder:
         self.feed_failures = 0
         """Messages sent without the instance header: a leaf value the feed could not read."""
         self._routes: dict[tuple[int, str | None, str], _Route] = {}
+        self.native = native_active() and not self.knobs.instances
+        """Whether JSON push-updates are keyed by the native pass (:func:`yangkey.native.keys`;
+        off with the instance feed, which reads the data tree)."""
+        self.native_keyed = 0
+        """Notifications keyed by the native pass so far (the run summary tells them)."""
+        self._native_routes: Routes = {}
+        """:meth:`_native_route`'s answers by its question, which the native pass looks up
+        itself (no Python call); emptied with ``_routes``, whose entries they hold."""
 
     def _feed(self, entry: CatalogEntry, index: int) -> InstanceFeed:
         topic = entry.topics[index]
@@ -149,6 +161,7 @@ class MessageBuilder:
         route: _Route = (entry, fixed)
         if len(self._routes) >= MAX_ROUTES:
             self._routes.clear()  # node names come from the input: keep the memory bounded
+            self._native_routes.clear()
         self._routes[route_key] = route
         return route
 
@@ -219,6 +232,14 @@ class MessageBuilder:
                 "(limits.max_notification_bytes)",
                 source=source,
             )
+        if self.native:
+            # A JSON push-update keyed without its data tree in Python; None: the Python path.
+            found = native_keys(
+                raw, source, self.ns_modules, self._native_route, False, self._native_routes
+            )
+            if found is not None:
+                self.native_keyed += 1
+                return self._native_messages(raw, found)
         # The entry _wanted picks for an XML push-update is the one looked up below: node and
         # subscription id are final by then (wrappers are read outside in).
         note = decode(raw, source, self.ns_modules, self._wanted)
@@ -261,6 +282,42 @@ class MessageBuilder:
             else:
                 messages.append(_new(KeyedMessage, (topics[index], key, raw, headers)))
         return messages
+
+    def _native_route(self, subscription_id: int, node: str | None) -> tuple[Any, str, Any] | None:
+        """:func:`yangkey.native.keys`' question: the native walker of the entry ``_build``
+        routes a JSON notification of (id, node) to, the node name its key carries, and the
+        route; None leaves the notification to the Python path (learning, a skipped
+        subscription, no node name, no native walker)."""
+        name = node or self.default_node
+        route_key = (subscription_id, name, CONTENT_TYPE_JSON)
+        route = self._routes.get(route_key)
+        if route is None:
+            route = self._route(route_key)
+        entry = route[0]
+        if not isinstance(entry, CatalogEntry) or not name or entry.deriver.native is None:
+            return None
+        answer = (entry.deriver.native, name, route)
+        self._native_routes[(subscription_id, node)] = answer
+        return answer
+
+    def _native_messages(self, raw: bytes, found: Keys) -> list[KeyedMessage]:
+        """``_build``'s messages from the keys :func:`yangkey.native.keys` composed."""
+        (entry, (fixed, size)), _, sequence_number, event_time, key, branch_keys, _ = found
+        own = notification_headers(sequence_number, event_time)
+        headers = fixed + own
+        self.header_bytes = max(self.header_bytes, size + header_bytes(own))
+        knobs = self.knobs
+        keys = knobs.keys
+        if not knobs.per_branch:
+            return [_new(KeyedMessage, (knobs.single_topic, key if keys else None, raw, headers))]
+        topics = entry.topics
+        if len(topics) == 1:  # one branch: the pass answers only when it has an instance
+            return [_new(KeyedMessage, (topics[0], key if keys else None, raw, headers))]
+        return [
+            _new(KeyedMessage, (topics[index], branch_key if keys else None, raw, headers))
+            for index, branch_key in enumerate(branch_keys)
+            if branch_key is not None
+        ]
 
     def _unrouted(
         self,

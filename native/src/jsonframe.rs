@@ -249,6 +249,12 @@ fn push<'py>(
         if let Some(contents) = get_some(body, "datastore-contents") {
             return set_contents(ctx, contents, note);
         }
+        if ctx.keys_only
+            && (get(body, "datastore-contents-xml").is_some()
+                || get(body, "datastore-contents-json").is_some())
+        {
+            return Err(Fail::Defer); // text framings: the reference decodes them
+        }
         if let Some(text) = get(body, "datastore-contents-xml") {
             let Some(text) = text.as_str() else {
                 return Err(ctx.model.framing(
@@ -293,6 +299,9 @@ fn push<'py>(
             ));
         }
         return Ok(()); // an empty update: data stays {}
+    }
+    if ctx.keys_only {
+        return Err(Fail::Defer); // yang-patch edits: the reference walks them
     }
     let patch = get(body, "datastore-changes")
         .filter(|v| v.is_object())
@@ -394,6 +403,10 @@ fn set_contents<'py>(ctx: &mut Ctx<'py, '_>, contents: V<'_, '_>, note: &mut Not
             ctx.source,
         ));
     }
-    note.data = Some(to_py(ctx.py, contents, ctx.names)?);
+    if ctx.keys_only {
+        note.contents = Some(contents.at); // walked in place (walk.rs), never converted
+    } else {
+        note.data = Some(to_py(ctx.py, contents, ctx.names)?);
+    }
     Ok(())
 }

@@ -12,6 +12,7 @@ mod jsonframe;
 mod model;
 mod pyconv;
 mod tape;
+mod walk;
 mod xmlconv;
 mod xmlframe;
 mod xmlparse;
@@ -19,13 +20,13 @@ mod xmlparse;
 use model::{Fail, Model, Note};
 use pyconv::NameCache;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyString};
+use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 use std::sync::{Arc, Mutex, TryLockError};
 use xmlconv::NsTable;
 
 /// The interface version: yangkey uses this module only when it expects the same number.
 /// Raise it on any change of what ``Decoder`` takes or returns.
-const CONTRACT: u32 = 1;
+const CONTRACT: u32 = 2;
 
 pub struct Ctx<'py, 'a> {
     pub py: Python<'py>,
@@ -35,6 +36,9 @@ pub struct Ctx<'py, 'a> {
     pub table: Option<Arc<NsTable>>,
     /// The selector of an XML push-update's data (``decode``'s ``wanted``), or None.
     pub wanted: Option<&'a Bound<'py, PyAny>>,
+    /// ``Decoder.keys``: a push-update's datastore-contents stay in the tape
+    /// (``Note::contents``); anything else a key pass does not read defers.
+    pub keys_only: bool,
 }
 
 struct State {
@@ -130,6 +134,7 @@ impl Decoder {
             names: &mut state.names,
             table: Some(table),
             wanted,
+            keys_only: false,
         };
         let mut note = Note::new();
         match start(data) {
@@ -202,6 +207,112 @@ impl Decoder {
         }
     }
 
+    /// The message keys of a JSON push-update without its data tree in Python (phase B):
+    /// the framing read as ``decode`` reads it, then ``route(subscription_id, node)`` (node
+    /// None when the notification names none) answers ``(walker, node_name, extra)`` or None
+    /// (asked only when ``routes``, a dict of its earlier answers by ``(id, node)``, has none),
+    /// and the walker's branches are walked over the parsed document. Returns ``(extra,
+    /// subscription_id, sequence_number, event_time, key, branch_keys, xpaths)`` (``xpaths``:
+    /// every instance's, sorted, when ``with_xpaths``, else None), or None for
+    /// anything it leaves to the reference (not a JSON push-update with datastore-contents,
+    /// any error, a value the native canons do not read, no instance found).
+    #[pyo3(signature = (raw, source, ns_modules, route, with_xpaths=false, routes=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn keys<'py>(
+        &self,
+        py: Python<'py>,
+        raw: &Bound<'py, PyBytes>,
+        source: &Bound<'py, PyAny>,
+        ns_modules: &Bound<'py, PyAny>,
+        route: &Bound<'py, PyAny>,
+        with_xpaths: bool,
+        routes: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let data = raw.as_bytes();
+        if start(data) != Start::Json {
+            return Ok(None);
+        }
+        let Ok(doc) = json::parse(data, true) else {
+            return Ok(None);
+        };
+        let mut guard = self.state.try_lock();
+        let mut own;
+        let state: &mut State = match guard {
+            Ok(ref mut state) => state,
+            Err(TryLockError::Poisoned(ref mut poisoned)) => poisoned.get_mut(),
+            Err(TryLockError::WouldBlock) => {
+                own = State::new();
+                &mut own
+            }
+        };
+        let _ = ns_modules; // JSON names modules itself; kept for decode's signature
+        state.names.next_document();
+        let mut ctx = Ctx {
+            py,
+            model: &self.model,
+            source,
+            names: &mut state.names,
+            table: None,
+            wanted: None,
+            keys_only: true,
+        };
+        let mut note = Note::new();
+        if jsonframe::notification(&mut ctx, doc.root(), &mut note).is_err() {
+            return Ok(None); // the reference decodes it and raises its error
+        }
+        let (Some(at), Some(id)) = (note.contents, note.subscription_id.as_ref()) else {
+            return Ok(None);
+        };
+        let Ok(subscription_id) = id.extract::<u32>() else {
+            return Ok(None);
+        };
+        let node = match &note.node {
+            Some(node) => node.clone(),
+            None => py.None().into_bound(py),
+        };
+        // ``routes``: the answers ``route`` gave before, by (id, node); the caller keeps it.
+        let routed = match routes {
+            None => route.call1((id, node))?,
+            Some(routes) => {
+                let asked = PyTuple::new(py, [id.clone(), node.clone()])?;
+                match routes.get_item(&asked)? {
+                    Some(known) => known,
+                    None => route.call1((id, node))?,
+                }
+            }
+        };
+        if routed.is_none() {
+            return Ok(None);
+        }
+        let (walker, node_name, extra): (Bound<'py, walk::Walker>, String, Bound<'py, PyAny>) =
+            routed.extract()?;
+        let contents = tape::V { doc: &doc, at };
+        let Ok((key, branch_keys, xpaths)) = walk::keys(
+            py,
+            ctx.names,
+            walker.get(),
+            contents,
+            &node_name,
+            subscription_id,
+            with_xpaths,
+        ) else {
+            return Ok(None);
+        };
+        let none = || py.None().into_bound(py);
+        Ok(Some(PyTuple::new(
+            py,
+            [
+                extra,
+                id.clone(),
+                note.sequence_number.clone().unwrap_or_else(none),
+                note.event_time.clone().unwrap_or_else(none),
+                key,
+                branch_keys,
+                xpaths,
+            ],
+        )?))
+    }
+
     /// The JSON parse alone, no Python object built: True for a document the native decoder
     /// reads (well formed, no member twice). What a native walk (phase B) starts from; for
     /// benchmarks.
@@ -231,5 +342,6 @@ fn yangkey_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CONTRACT", CONTRACT)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<Decoder>()?;
+    m.add_class::<walk::Walker>()?;
     Ok(())
 }

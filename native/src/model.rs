@@ -145,6 +145,8 @@ pub struct Note<'py> {
     pub event_time: Option<Bound<'py, PyAny>>,
     pub sequence_number: Option<Bound<'py, PyAny>>,
     pub data: Option<Bound<'py, PyAny>>,
+    /// Where a push-update's datastore-contents object is in the JSON tape (keys only).
+    pub contents: Option<usize>,
     pub edits: Option<Bound<'py, PyAny>>,
     pub subscription: Option<Bound<'py, PyAny>>,
     pub pruned: bool,
@@ -162,6 +164,7 @@ impl<'py> Note<'py> {
             event_time: None,
             sequence_number: None,
             data: None,
+            contents: None,
             edits: None,
             subscription: None,
             pruned: false,

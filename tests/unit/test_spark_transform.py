@@ -150,6 +150,7 @@ def test_outgoing_keys_each_record_or_dead_letters_it(spec: BuilderSpec) -> None
 def test_empty_result_becomes_a_no_match_rejection() -> None:
     class Empty:
         header_bytes = 0
+        native_keyed = 0
 
         def build(self, raw: bytes, source: str) -> list[KeyedMessage]:
             return []

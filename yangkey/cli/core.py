@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from yangkey.catalog import Catalog
     from yangkey.compiled import CompiledSubscription
     from yangkey.keys import DerivedKey, KeyDeriver
+    from yangkey.native import Route
     from yangkey.notification_model import Notification
 
 MAX_BYTES = Declaration(
@@ -201,6 +202,18 @@ class Keying:
         """The document of one notification (``keys``' line out)."""
         return self.document(self.deriver.derive(note, node=node, subscription_id=subscription_id))
 
+    def fast(self, raw: bytes, source: str, node: str | None) -> dict[str, Any] | None:
+        """:meth:`keyed`'s document by the native key pass, or None: decode and keyed then."""
+        walker = self.deriver.native
+        if walker is None:
+            return None
+
+        def route(_id: int, carried: str | None) -> tuple[Any, str, Any] | None:
+            name = node or carried
+            return None if not name else (walker, name, (name, self.topics))
+
+        return _native_document(raw, source, self.modules_by_namespace, route)
+
 
 def _document(derived: DerivedKey, topics: list[str] | tuple[str, ...]) -> dict[str, Any]:
     found = zip(topics, derived.branch_xpaths, strict=True)
@@ -210,6 +223,27 @@ def _document(derived: DerivedKey, topics: list[str] | tuple[str, ...]) -> dict[
         "subscription_id": derived.subscription_id,
         "xpaths": list(derived.xpaths),
         "topics": [topic for topic, xpaths in found if xpaths],
+    }
+
+
+def _native_document(
+    raw: bytes, source: str, ns_modules: dict[str, str], route: Route
+) -> dict[str, Any] | None:
+    """``_document`` from :func:`yangkey.native.keys` (whose ``route`` answers ``(walker,
+    node, (node, topics))``), or None: the Python path keys the line."""
+    from yangkey.native import keys  # noqa: PLC0415
+
+    found = keys(raw, source, ns_modules, route, with_xpaths=True)
+    if found is None:
+        return None
+    (node, topics), subscription_id, _, _, key, branch_keys, xpaths = found
+    assert xpaths is not None
+    return {
+        "key": key.decode("utf-8"),
+        "node": node,
+        "subscription_id": subscription_id,
+        "xpaths": list(xpaths),
+        "topics": [topic for topic, found in zip(topics, branch_keys, strict=True) if found],
     }
 
 
@@ -248,6 +282,19 @@ class FileKeying:
             )
         derived = found.deriver.derive(note, node=node, subscription_id=subscription_id)
         return _document(derived, found.topics)
+
+    def fast(self, raw: bytes, source: str, node: str | None) -> dict[str, Any] | None:
+        """:meth:`keyed`'s document by the native key pass, or None: decode and keyed then."""
+        from yangkey.entries import CatalogEntry  # noqa: PLC0415
+
+        def route(subscription_id: int, carried: str | None) -> tuple[Any, str, Any] | None:
+            name = node or carried
+            found = self.catalog.resolve(subscription_id, name)
+            if not name or not isinstance(found, CatalogEntry) or found.deriver.native is None:
+                return None  # the Python path words what is wrong, or keys it
+            return found.deriver.native, name, (name, found.topics)
+
+        return _native_document(raw, source, self.modules_by_namespace, route)
 
 
 def _key_options(function: Any) -> Any:
@@ -412,10 +459,13 @@ def keys(
                     )
                 if not line.strip():
                     continue
-                note = decode(line, source, keying.modules_by_namespace)
-                document: dict[str, Any] = keying.keyed(
-                    note, source, override_node, override_subscription_id
-                )
+                fast = None
+                if override_subscription_id is None:
+                    fast = keying.fast(line, source, override_node)
+                if fast is None:
+                    note = decode(line, source, keying.modules_by_namespace)
+                    fast = keying.keyed(note, source, override_node, override_subscription_id)
+                document: dict[str, Any] = fast
             except EmptyUpdate as empty:
                 skipped += 1
                 document = {"skipped": empty.kind, "reason": empty.message(), "line": number}

@@ -47,6 +47,22 @@ def resume_hint(prepared: Prepared | None) -> str:
     )
 
 
+def keyed_natively(native: int, records: int) -> str:
+    """Which path keyed the records on the executors: the native key pass
+    (:mod:`yangkey.native`) or the Python one, said when the driver has the native module or
+    an executor used it (executors without it fall back to Python)."""
+    from yangkey.native import active  # noqa: PLC0415
+
+    if native:
+        return f"keys: {native:,} of {records:,} records by the native fast path (yangkey-native)"
+    if active() and records:
+        return (
+            "keys: every record by the Python path: no JSON push-update, or executors without"
+            " yangkey-native (--ship-env ships the driver's environment)"
+        )
+    return ""
+
+
 def print_summary(summary: Summary, console: Console) -> None:
     tally = summary.tally
     verb = "would produce" if summary.dry_run else "produced"
@@ -65,6 +81,9 @@ def print_summary(summary: Summary, console: Console) -> None:
             " not dead-lettered (--empty-updates dead-letter keeps them)",
             highlight=False,
         )
+    native_line = keyed_natively(tally.native, tally.records)
+    if native_line:
+        console.print(native_line, highlight=False)
     skipped = f", {summary.skipped} already committed (skipped)" if summary.skipped else ""
     batches = f" in {summary.batches} micro-batches" if summary.batches > 1 else ""
     bad = summary.skipped_subscriptions

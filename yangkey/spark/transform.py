@@ -200,6 +200,8 @@ class Tally:
     """Rejected records per error kind; each went to the dead-letter topic once."""
     empty: int = 0
     """Updates without data (heartbeats) counted, not dead-lettered (``--empty-updates``)."""
+    native: int = 0
+    """Records keyed by the native key pass (:func:`yangkey.native.keys`) on the executors."""
 
     @property
     def messages(self) -> int:
@@ -212,6 +214,7 @@ class Tally:
     def merge(self, other: Tally) -> Tally:
         self.records += other.records
         self.empty += other.empty
+        self.native += other.native
         self.produced.update(other.produced)
         self.rejected.update(other.rejected)
         return self
@@ -223,6 +226,7 @@ class Tally:
                 "p": dict(self.produced),
                 "x": dict(self.rejected),
                 **({"e": self.empty} if self.empty else {}),
+                **({"n": self.native} if self.native else {}),
             },
             separators=(",", ":"),
             sort_keys=True,
@@ -239,6 +243,7 @@ class Tally:
                 "p": {"*": self.messages},
                 "x": {"*": self.rejections},
                 **({"e": self.empty} if self.empty else {}),
+                **({"n": self.native} if self.native else {}),
             },
             separators=(",", ":"),
         )
@@ -249,6 +254,7 @@ class Tally:
         return cls(
             records=int(data.get("r", 0)),
             empty=int(data.get("e", 0)),
+            native=int(data.get("n", 0)),
             produced=Counter({str(k): int(v) for k, v in data.get("p", {}).items()}),
             rejected=Counter({str(k): int(v) for k, v in data.get("x", {}).items()}),
         )
@@ -298,6 +304,7 @@ def outgoing(
     produced = tally.produced
     rejected = tally.rejected
     build = builder.build
+    native_before = builder.native_keyed
     # This loop runs once per record of every Spark task: lookups hoisted, nothing wrapped.
     for raw, source in records:
         tally.records += 1
@@ -342,3 +349,4 @@ def outgoing(
         )
         rejection = Rejection(source, "oversized", reason, raw)
         yield dead_letter(rejection, dead_letter_topic, max_bytes)
+    tally.native += builder.native_keyed - native_before

@@ -1,0 +1,522 @@
+//! Phase 3 natively (issue 33, phase B): the walk of a compiled subscription's branches over a
+//! parsed JSON document (the tape), the canonical key values, the filled templates and the
+//! message key's bytes. It mirrors ``yangkey.walker``'s generated walkers and
+//! ``yangkey.keys.KeyDeriver.derive``'s hot path; the tables are ``yangkey.native.tables``'s
+//! plain data of a ``CompiledSubscription``. Whatever the reference would refuse, or that
+//! this walk does not read exactly (a missing key, a value type the native canons leave to
+//! Python, no instance found), stops it: the caller then runs the reference, which answers
+//! and words the error. So a native answer is always the reference's answer.
+
+use crate::model::{plain_node_name, py_strip};
+use crate::pyconv::{to_py, NameCache};
+use crate::tape::{Node, V};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyTuple};
+use std::borrow::Cow;
+
+/// The walk leaves this notification to the reference.
+pub struct Stop;
+
+type W<T> = Result<T, Stop>;
+
+/// How a key value or filter value is made canonical (``yangkey.values``).
+enum Canon {
+    /// ``canon_string``: text as written, integers and booleans as Python writes them.
+    Str,
+    /// ``canon_integer``: decimal without sign ``+`` or leading zeros.
+    Int,
+    /// Any other converter: the reference's own callable, called on the Python value.
+    Py(Py<PyAny>),
+}
+
+struct Slot {
+    member: String,
+    /// ``module:member``, the redundantly qualified spelling the walker reads second.
+    qualified: String,
+    canon: Canon,
+    pinned: Option<String>,
+    positional: bool,
+}
+
+struct Filter {
+    member: String,
+    qualified: String,
+    canon: Canon,
+    value: String,
+}
+
+#[derive(PartialEq, Eq, Clone, Copy)]
+enum Kind {
+    Container,
+    List,
+    LeafList,
+    Leaf,
+}
+
+struct Step {
+    kind: Kind,
+    member: String,
+    qualified: String,
+    keys: Vec<Slot>,
+    filters: Vec<Filter>,
+}
+
+struct Branch {
+    /// The pieces' total length: a rendered XPath's size but for its values.
+    size: usize,
+    pieces: Vec<String>,
+    bare: Vec<bool>,
+    steps: Vec<Step>,
+}
+
+/// A compiled subscription's walkers, built once from ``yangkey.native.tables``.
+#[pyclass(module = "yangkey_native", frozen)]
+pub struct Walker {
+    branches: Vec<Branch>,
+}
+
+fn canon_of(value: &Bound<'_, PyAny>) -> PyResult<Canon> {
+    if let Ok(name) = value.extract::<String>() {
+        return match name.as_str() {
+            "string" => Ok(Canon::Str),
+            "integer" => Ok(Canon::Int),
+            _ => Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "yangkey_native.Walker: unknown canon {name:?}"
+            ))),
+        };
+    }
+    Ok(Canon::Py(value.clone().unbind()))
+}
+
+fn kind_of(name: &str) -> PyResult<Kind> {
+    Ok(match name {
+        "container" => Kind::Container,
+        "list" => Kind::List,
+        "leaf-list" => Kind::LeafList,
+        "leaf" => Kind::Leaf,
+        _ => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "yangkey_native.Walker: unknown step kind {name:?}"
+            )))
+        }
+    })
+}
+
+type SlotData<'py> = (String, Bound<'py, PyAny>, Option<String>, bool);
+type FilterData<'py> = (String, String, Bound<'py, PyAny>, String);
+type StepData<'py> = (
+    String,
+    String,
+    String,
+    String,
+    Vec<SlotData<'py>>,
+    Vec<FilterData<'py>>,
+);
+type BranchData<'py> = (Vec<String>, Vec<bool>, Vec<StepData<'py>>);
+
+#[pymethods]
+impl Walker {
+    /// ``branches``: per branch ``(pieces, positional, steps)``, a step ``(kind, module,
+    /// member, qualified_member, keys, filters)``, a key ``(member, canon, pinned,
+    /// positional)``, a filter ``(member, qualified_member, canon, value)``; a canon is
+    /// ``"string"``, ``"integer"`` or the reference's callable.
+    #[new]
+    fn new(branches: Vec<BranchData<'_>>) -> PyResult<Self> {
+        let mut built = Vec::new();
+        for (pieces, bare, steps) in branches {
+            if bare.len() + 1 != pieces.len() {
+                return Err(pyo3::exceptions::PyValueError::new_err(
+                    "yangkey_native.Walker: pieces and positional disagree",
+                ));
+            }
+            let mut compiled = Vec::new();
+            for (kind, module, member, qualified, keys, filters) in steps {
+                let mut slots = Vec::new();
+                for (key, canon, pinned, positional) in keys {
+                    slots.push(Slot {
+                        qualified: format!("{module}:{key}"),
+                        member: key,
+                        canon: canon_of(&canon)?,
+                        pinned,
+                        positional,
+                    });
+                }
+                let mut checks = Vec::new();
+                for (name, qualified_name, canon, value) in filters {
+                    checks.push(Filter {
+                        member: name,
+                        qualified: qualified_name,
+                        canon: canon_of(&canon)?,
+                        value,
+                    });
+                }
+                compiled.push(Step {
+                    kind: kind_of(&kind)?,
+                    member,
+                    qualified,
+                    keys: slots,
+                    filters: checks,
+                });
+            }
+            built.push(Branch {
+                size: pieces.iter().map(String::len).sum(),
+                pieces,
+                bare,
+                steps: compiled,
+            });
+        }
+        Ok(Walker { branches: built })
+    }
+}
+
+/// A member's value, JSON null as absent (``dict.get(...) is None``).
+#[inline]
+fn get<'d, 'a>(node: V<'d, 'a>, name: &str) -> Option<V<'d, 'a>> {
+    node.get(name).filter(|v| !v.is_null())
+}
+
+/// ``lookup``: the plain member, else the qualified one.
+#[inline]
+fn lookup<'d, 'a>(node: V<'d, 'a>, member: &str, qualified: &str) -> Option<V<'d, 'a>> {
+    match get(node, member) {
+        None if member != qualified => get(node, qualified),
+        found => found,
+    }
+}
+
+/// ``canon_integer`` of text: stripped as ``str.strip`` strips, then ``[+-]?[0-9]+`` exactly,
+/// written as ``str(int(text))`` (past ``int``'s 4300 digits the reference raises: stop).
+fn integer_text(text: &str) -> W<Cow<'_, str>> {
+    let text = py_strip(text);
+    if text.len() > 4000 {
+        return Err(Stop);
+    }
+    let (negative, digits) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(Stop);
+    }
+    let digits = digits.trim_start_matches('0');
+    if digits.is_empty() {
+        return Ok(Cow::Borrowed("0"));
+    }
+    Ok(if negative {
+        Cow::Owned(format!("-{digits}"))
+    } else {
+        Cow::Borrowed(digits)
+    })
+}
+
+struct Run<'py, 'n> {
+    py: Python<'py>,
+    names: &'n mut NameCache,
+}
+
+impl Run<'_, '_> {
+    fn canon<'d>(&mut self, canon: &Canon, value: V<'d, '_>) -> W<Cow<'d, str>> {
+        match (canon, value.node()) {
+            (Canon::Str | Canon::Int, Node::Int(n)) => Ok(Cow::Owned(n.to_string())),
+            (Canon::Str | Canon::Int, Node::UInt(n)) => Ok(Cow::Owned(n.to_string())),
+            (Canon::Str, Node::Str(_)) => Ok(Cow::Borrowed(value.as_str().unwrap_or_default())),
+            (Canon::Str, Node::Bool(b)) => Ok(Cow::Borrowed(if b { "true" } else { "false" })),
+            (Canon::Int, Node::Str(_)) => integer_text(value.as_str().unwrap_or_default()),
+            (Canon::Py(call), _) => {
+                let arg = to_py(self.py, value, self.names).map_err(|_| Stop)?;
+                let text = call.bind(self.py).call1((arg,)).map_err(|_| Stop)?;
+                text.extract::<String>().map(Cow::Owned).map_err(|_| Stop)
+            }
+            _ => Err(Stop),
+        }
+    }
+
+    /// ``passes_filters``.
+    fn passes(&mut self, entry: V<'_, '_>, step: &Step) -> W<bool> {
+        if !entry.is_object() {
+            return Ok(false);
+        }
+        for filter in &step.filters {
+            if let Some(value) = lookup(entry, &filter.member, &filter.qualified) {
+                if *self.canon(&filter.canon, value)? != *filter.value {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// The walker of one branch from step ``index`` on, below ``parent``; ``values`` holds
+    /// the open placeholders' values so far. A return is the generated walker's ``continue``
+    /// of the innermost list loop (or its ``return`` outside any).
+    fn walk<'d>(
+        &mut self,
+        branch: &Branch,
+        index: usize,
+        parent: V<'d, '_>,
+        values: &mut Vec<Cow<'d, str>>,
+        out: &mut Vec<String>,
+    ) -> W<()> {
+        let step = &branch.steps[index];
+        let last = index + 1 == branch.steps.len();
+        let Some(child) = lookup(parent, &step.member, &step.qualified) else {
+            return Ok(());
+        };
+        match step.kind {
+            Kind::Leaf => out.push(render(branch, values)),
+            Kind::Container => {
+                if !step.filters.is_empty() && !self.passes(child, step)? {
+                    return Ok(());
+                }
+                if last {
+                    out.push(render(branch, values));
+                } else if child.is_object() {
+                    self.walk(branch, index + 1, child, values, out)?;
+                }
+            }
+            Kind::LeafList => {
+                if !last {
+                    return Err(Stop);
+                }
+                let slot = step.keys.first().ok_or(Stop)?;
+                for item in items(child) {
+                    let text = self.canon(&slot.canon, item)?;
+                    match &slot.pinned {
+                        Some(pinned) => {
+                            if *text == **pinned {
+                                out.push(render(branch, values));
+                            }
+                        }
+                        None => {
+                            values.push(text);
+                            out.push(render(branch, values));
+                            values.pop();
+                        }
+                    }
+                }
+            }
+            Kind::List => {
+                for (position, entry) in items(child).enumerate() {
+                    let depth = values.len();
+                    let taken =
+                        self.entry(branch, index, step, last, entry, position + 1, values, out);
+                    values.truncate(depth);
+                    taken?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One entry of a list step: its keys read (a missing one stops the walk: the reference
+    /// raises), canonicalized, compared with pinned values, its filters, then the steps below.
+    #[allow(clippy::too_many_arguments)]
+    fn entry<'d>(
+        &mut self,
+        branch: &Branch,
+        index: usize,
+        step: &Step,
+        last: bool,
+        entry: V<'d, '_>,
+        position: usize,
+        values: &mut Vec<Cow<'d, str>>,
+        out: &mut Vec<String>,
+    ) -> W<()> {
+        if !entry.is_object() {
+            return Ok(()); // the reference's TypeError / type check: continue
+        }
+        for slot in step.keys.iter().filter(|s| s.positional) {
+            let _ = slot;
+            values.push(Cow::Owned(position.to_string()));
+        }
+        let mut raws = Vec::with_capacity(step.keys.len());
+        for slot in step.keys.iter().filter(|s| !s.positional) {
+            let raw = get(entry, &slot.member)
+                .or_else(|| get(entry, &slot.qualified))
+                .ok_or(Stop)?;
+            raws.push(raw);
+        }
+        let mut pinned_ok = true;
+        for (slot, raw) in step.keys.iter().filter(|s| !s.positional).zip(raws) {
+            let text = self.canon(&slot.canon, raw)?;
+            match &slot.pinned {
+                None => values.push(text),
+                Some(pinned) => pinned_ok &= *text == **pinned,
+            }
+        }
+        if !pinned_ok {
+            return Ok(());
+        }
+        if !step.filters.is_empty() && !self.passes(entry, step)? {
+            return Ok(());
+        }
+        if last {
+            out.push(render(branch, values));
+            Ok(())
+        } else {
+            self.walk(branch, index + 1, entry, values, out)
+        }
+    }
+}
+
+/// A list's items, or the value alone (``if type(x) is not list: x = [x]``).
+fn items<'d, 'a>(value: V<'d, 'a>) -> Box<dyn Iterator<Item = V<'d, 'a>> + 'd>
+where
+    'a: 'd,
+{
+    match value.items() {
+        Some(items) => Box::new(items),
+        None => Box::new(std::iter::once(value)),
+    }
+}
+
+/// ``yangkey.xpath.quote``: an XPath 1.0 string literal.
+fn quote(value: &str, out: &mut String) {
+    if !value.contains('\'') {
+        out.push('\'');
+        out.push_str(value);
+        out.push('\'');
+    } else if !value.contains('"') {
+        out.push('"');
+        out.push_str(value);
+        out.push('"');
+    } else {
+        let pieces: Vec<String> = value
+            .split('\'')
+            .enumerate()
+            .flat_map(|(i, part)| {
+                let mut both = Vec::new();
+                if i > 0 {
+                    both.push("\"'\"".to_string());
+                }
+                if !part.is_empty() {
+                    both.push(format!("'{part}'"));
+                }
+                both
+            })
+            .collect();
+        out.push_str("concat(");
+        out.push_str(&pieces.join(","));
+        out.push(')');
+    }
+}
+
+/// The concrete XPath: the template's pieces around the open values, a position bare.
+fn render(branch: &Branch, values: &[Cow<'_, str>]) -> String {
+    let size = branch.size + values.iter().map(|v| v.len() + 2).sum::<usize>();
+    let mut out = String::with_capacity(size);
+    out.push_str(&branch.pieces[0]);
+    for (i, value) in values.iter().enumerate() {
+        if branch.bare[i] {
+            out.push_str(value);
+        } else {
+            quote(value, &mut out);
+        }
+        out.push_str(&branch.pieces[i + 1]);
+    }
+    out
+}
+
+/// ``_sorted_unique``: by code point (UTF-8 byte order is code point order). The XPaths of
+/// one branch share the template's text up to its first value: compared past it.
+fn sorted_unique(mut found: Vec<String>, common: usize) -> Vec<String> {
+    if found.iter().all(|x| x.len() >= common) {
+        found.sort_unstable_by(|a, b| a.as_bytes()[common..].cmp(&b.as_bytes()[common..]));
+    } else {
+        found.sort_unstable();
+    }
+    found.dedup();
+    found
+}
+
+/// ``yangkey.messages.encode_key``, written straight into the bytes object.
+fn encode_key<'py>(
+    py: Python<'py>,
+    node: &str,
+    subscription_id: u32,
+    xpaths: &[String],
+) -> PyResult<Bound<'py, PyBytes>> {
+    let id = subscription_id.to_string();
+    let joined: usize =
+        xpaths.iter().map(String::len).sum::<usize>() + 3 * xpaths.len().saturating_sub(1);
+    let size = node.len() + 1 + id.len() + 1 + joined;
+    PyBytes::new_with(py, size, |buffer: &mut [u8]| {
+        let mut at = 0;
+        let mut put = |part: &[u8]| {
+            buffer[at..at + part.len()].copy_from_slice(part);
+            at += part.len();
+        };
+        put(node.as_bytes());
+        put(b"\n");
+        put(id.as_bytes());
+        put(b"\n");
+        for (index, xpath) in xpaths.iter().enumerate() {
+            if index > 0 {
+                put(b" | ");
+            }
+            put(xpath.as_bytes());
+        }
+        Ok(())
+    })
+}
+
+/// The message keys of a push-update's data: ``(key, branch_keys)``, the key of every
+/// instance and per branch its key or None (no instance there). Stops where
+/// ``KeyDeriver.derive`` would leave its hot path or raise.
+pub fn keys<'py>(
+    py: Python<'py>,
+    names: &mut NameCache,
+    walker: &Walker,
+    data: V<'_, '_>,
+    node: &str,
+    subscription_id: u32,
+    with_xpaths: bool,
+) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    if !plain_node_name(node) {
+        return Err(Stop);
+    }
+    let mut run = Run { py, names };
+    let mut per_branch = Vec::with_capacity(walker.branches.len());
+    let mut values = Vec::new();
+    for branch in &walker.branches {
+        let mut found = Vec::new();
+        if !branch.steps.is_empty() {
+            run.walk(branch, 0, data, &mut values, &mut found)?;
+        }
+        per_branch.push(sorted_unique(found, branch.pieces[0].len()));
+    }
+    if per_branch.iter().all(Vec::is_empty) {
+        return Err(Stop); // empty update, a container template, or no instance: the reference
+    }
+    let bytes = |xpaths: &[String]| -> W<Bound<'py, PyAny>> {
+        Ok(encode_key(py, node, subscription_id, xpaths)
+            .map_err(|_| Stop)?
+            .into_any())
+    };
+    let mut branch_keys: Vec<Bound<'py, PyAny>> = Vec::with_capacity(per_branch.len());
+    for xpaths in &per_branch {
+        branch_keys.push(if xpaths.is_empty() {
+            py.None().into_bound(py)
+        } else {
+            bytes(xpaths)?
+        });
+    }
+    let every: Vec<String> = if per_branch.len() == 1 {
+        per_branch.swap_remove(0)
+    } else {
+        sorted_unique(per_branch.into_iter().flatten().collect(), 0)
+    };
+    let key = if walker.branches.len() == 1 {
+        branch_keys[0].clone()
+    } else {
+        bytes(&every)?
+    };
+    let branch_keys = PyTuple::new(py, branch_keys).map_err(|_| Stop)?;
+    let xpaths = if with_xpaths {
+        PyTuple::new(py, &every).map_err(|_| Stop)?.into_any()
+    } else {
+        py.None().into_bound(py)
+    };
+    Ok((key, branch_keys.into_any(), xpaths))
+}
