@@ -276,17 +276,6 @@ def killed_leader_run(
     )
 
 
-# A produce run under a broker fault hung past its 300 s wait in about one run of three on
-# this 2-core machine (issue 28's note): until that is found, these three run on request
-# (`YANGKEY_FAULT_TESTS=1`, `make faults`) and stay out of `make test`, whose failure would
-# hold back everything else.
-produce_faults = pytest.mark.skipif(
-    os.environ.get("YANGKEY_FAULT_TESTS", "") in ("", "0"),
-    reason="produce under broker faults: set YANGKEY_FAULT_TESTS=1 (make faults)",
-)
-
-
-@produce_faults
 def test_every_topic_a_run_creates_takes_the_clusters_replication(
     killed_leader_run: KilledLeaderRun,
 ) -> None:
@@ -302,7 +291,6 @@ def test_every_topic_a_run_creates_takes_the_clusters_replication(
     assert "replicas on this" not in run.produce.stderr, "nothing under-replicated to warn of"
 
 
-@produce_faults
 def test_a_leader_killed_mid_produce_loses_and_duplicates_nothing(
     killed_leader_run: KilledLeaderRun, kafka_cluster: EmbeddedKafka
 ) -> None:
@@ -317,7 +305,6 @@ def test_a_leader_killed_mid_produce_loses_and_duplicates_nothing(
 # --------------------------------------------------------------------------- two brokers away
 
 
-@produce_faults
 def test_two_brokers_away_past_the_delivery_timeout_is_one_error_and_the_rerun_completes(
     cluster: EmbeddedKafka, tmp_path: Path
 ) -> None:
