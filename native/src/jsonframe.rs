@@ -52,6 +52,11 @@ fn py_value<'py>(
     match value {
         None => Ok(None),
         Some(v) if v.is_null() => Ok(None),
+        // A key pass reads one header value per notification: a string of its own costs
+        // less than the value cache's entry (which only pays off for repeated values).
+        Some(v) if ctx.keys_only && v.as_str().is_some() => {
+            crate::pyconv::string(ctx.py, v.as_str().unwrap_or_default()).map(Some)
+        }
         Some(v) => to_py(ctx.py, v, ctx.names).map(Some),
     }
 }

@@ -284,15 +284,19 @@ impl Decoder {
         if routed.is_none() {
             return Ok(None);
         }
-        let (walker, node_name, extra): (Bound<'py, walk::Walker>, String, Bound<'py, PyAny>) =
-            routed.extract()?;
+        let (walker, node_name, extra): (
+            Bound<'py, walk::Walker>,
+            Bound<'py, PyString>,
+            Bound<'py, PyAny>,
+        ) = routed.extract()?;
+        let node_name = node_name.to_str()?; // borrowed: no copy per notification
         let contents = tape::V { doc: &doc, at };
         let Ok((key, branch_keys, xpaths)) = walk::keys(
             py,
             ctx.names,
             walker.get(),
             contents,
-            &node_name,
+            node_name,
             subscription_id,
             with_xpaths,
         ) else {
