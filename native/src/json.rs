@@ -37,6 +37,9 @@ pub fn parse(data: &[u8], check_duplicates: bool) -> Result<Doc<'_>, JsonError> 
     // One validation of the whole input (orjson refuses invalid UTF-8 anywhere too): strings
     // are then slices of valid text.
     let text = std::str::from_utf8(data).map_err(|_| JsonError::Refused)?;
+    if data.len() >= crate::tape::OWNED as usize {
+        return Err(JsonError::Refused); // string offsets are 32-bit: the reference takes it
+    }
     let mut p = Parser {
         text,
         bytes: data,
@@ -45,6 +48,7 @@ pub fn parse(data: &[u8], check_duplicates: bool) -> Result<Doc<'_>, JsonError> 
         check_duplicates,
         duplicate: None,
         doc: Doc {
+            input: text,
             nodes: spare_tape(data.len() / 8 + 4),
             owned: Vec::new(),
         },
@@ -259,7 +263,7 @@ impl<'a> Parser<'a> {
         if self.bytes[i] == b'"' {
             self.at = i + 1;
             // Quotes are ASCII: both ends are character boundaries of the valid text.
-            return Some(Str::Borrowed(&self.text[start..i]));
+            return Some(Str::borrowed(start, i - start));
         }
         self.escaped(start, i)
     }
@@ -275,9 +279,9 @@ impl<'a> Parser<'a> {
                 b'"' => {
                     out.push_str(&self.text[run..i]);
                     self.at = i + 1;
-                    let index = self.doc.owned.len() as u32;
+                    let index = self.doc.owned.len();
                     self.doc.owned.push(out);
-                    return Some(Str::Owned(index));
+                    return Some(Str::owned(index));
                 }
                 b'\\' => {
                     out.push_str(&self.text[run..i]);

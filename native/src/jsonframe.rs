@@ -15,8 +15,47 @@ use pyo3::types::{PyList, PyTuple};
 /// An object's members (all, or those the RFC 8040 notification leaves after its header).
 type Members<'d, 'a> = [(&'d str, V<'d, 'a>)];
 
-fn members<'d, 'a>(object: V<'d, 'a>) -> Vec<(&'d str, V<'d, 'a>)> {
-    object.members().collect()
+/// How many members a framing object keeps on the stack (the framings' objects have a few).
+const ON_STACK: usize = 8;
+
+/// An object's members, on the stack when they are few: every framing object was a vector's
+/// allocation and release per notification.
+struct Collected<'d, 'a> {
+    stack: [(&'d str, V<'d, 'a>); ON_STACK],
+    len: usize,
+    heap: Vec<(&'d str, V<'d, 'a>)>,
+}
+
+impl<'d, 'a> std::ops::Deref for Collected<'d, 'a> {
+    type Target = Members<'d, 'a>;
+
+    fn deref(&self) -> &Self::Target {
+        if self.len <= ON_STACK {
+            &self.stack[..self.len]
+        } else {
+            &self.heap
+        }
+    }
+}
+
+fn members<'d, 'a>(object: V<'d, 'a>) -> Collected<'d, 'a> {
+    let mut collected = Collected {
+        stack: [("", object); ON_STACK],
+        len: 0,
+        heap: Vec::new(),
+    };
+    for member in object.members() {
+        if collected.len < ON_STACK {
+            collected.stack[collected.len] = member;
+        } else {
+            if collected.len == ON_STACK {
+                collected.heap.extend_from_slice(&collected.stack);
+            }
+            collected.heap.push(member);
+        }
+        collected.len += 1;
+    }
+    collected
 }
 
 /// ``dict.get``: the value of member ``name`` (exact spelling).
