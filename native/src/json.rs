@@ -423,7 +423,7 @@ fn hex4(digits: &[u8]) -> Option<u32> {
 /// A name's fingerprint: equal names have equal ones (a match is then compared in full). Read
 /// in whole words, not copied byte by byte into a buffer read back as a word: that copy's
 /// store-forwarding stall was the parser's most expensive instruction.
-#[inline]
+#[inline(always)]
 fn fingerprint(name: &str) -> u64 {
     let bytes = name.as_bytes();
     let n = bytes.len();

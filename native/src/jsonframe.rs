@@ -38,6 +38,7 @@ impl<'d, 'a> std::ops::Deref for Collected<'d, 'a> {
     }
 }
 
+#[inline(always)] // built in the caller's frame, not copied back to it
 fn members<'d, 'a>(object: V<'d, 'a>) -> Collected<'d, 'a> {
     let mut collected = Collected {
         stack: [("", object); ON_STACK],
@@ -119,6 +120,9 @@ fn node_name<'py>(
     };
     match v.as_str() {
         Some("") => Ok(None),
+        // A key pass takes a device's name from the name cache: it repeats from one
+        // notification to the next, and only the route memo's lookup reads it.
+        Some(s) if plain_node_name(s) && ctx.keys_only => Ok(Some(ctx.names.name(ctx.py, s)?)),
         Some(s) if plain_node_name(s) => Ok(Some(crate::pyconv::string(ctx.py, s)?)),
         _ => {
             let value = to_py(ctx.py, v, ctx.names)?;
