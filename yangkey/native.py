@@ -295,7 +295,7 @@ def keys(
     routes: RouteMemo | None = None,
 ) -> Keys | None:
     """``Decoder.keys`` (see the module doc), or None when the native path is off."""
-    decoder = _decoder()
+    decoder = _load()[0]  # not _decoder(): one call less per notification
     if decoder is None or type(raw) is not bytes:
         return None
     return decoder.keys(raw, source, ns_modules, route, with_xpaths, routes)
