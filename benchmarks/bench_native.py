@@ -25,7 +25,7 @@ Phase B (the native key pass) follows in the same run: for the JSON push-update 
   then ``KeyDeriver.derive(...).key``;
 * ``native``: ``Decoder.keys`` (parse, framing, walk, canonical values, templates, key bytes;
   no data tree in Python), routed to the deriver's native walker as MessageBuilder routes
-  (the route's answer remembered in a dict the pass reads itself);
+  (the route's answer remembered in a ``yangkey_native.Routes`` the pass reads itself);
 * ``b.py`` / ``b.nat``: ``MessageBuilder.build`` (the Spark worker's record building: keyed
   messages with their headers) without and with the native pass;
 
@@ -53,6 +53,7 @@ from yangkey.catalog import build_catalog
 from yangkey.config import parse_subscriptions
 from yangkey.keys import KeyDeriver
 from yangkey.native import model
+from yangkey.native import routes as native_routes
 from yangkey.notifications import decode
 from yangkey.producer import MessageBuilder
 from yangkey.schema import SchemaContext
@@ -146,7 +147,7 @@ def phase_b(
     by_python.native = False
     by_native = MessageBuilder(catalog)
 
-    routes: dict[tuple[int, str | None], Any] = {}
+    routes = native_routes()  # a yangkey_native.Routes (the native path is on)
 
     def route(subscription_id: int, node: str | None) -> tuple[Any, str, None] | None:
         if node is None:

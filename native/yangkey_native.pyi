@@ -27,7 +27,7 @@ class Decoder:
         ns_modules: Mapping[str, str],
         route: Callable[[int, str | None], tuple[Walker, str, Any] | None],
         with_xpaths: bool = False,
-        routes: dict[tuple[int, str | None], tuple[Walker, str, Any]] | None = None,
+        routes: Routes | dict[tuple[int, str | None], tuple[Walker, str, Any]] | None = None,
     ) -> tuple[Any, ...] | None:
         """(extra, subscription id, sequence number, event time, key, branch keys, xpaths) of a
         JSON push-update, or None: the reference derives it (yangkey/native.py)."""
@@ -35,3 +35,12 @@ class Decoder:
 class Walker:
     def __init__(self, branches: list[Any]) -> None:
         """A compiled subscription's walkers, from yangkey.native.tables' plain data."""
+
+class Routes:
+    """The route's answers by (subscription id, node), read by Decoder.keys without Python."""
+    def __init__(self) -> None: ...
+    def __setitem__(
+        self, asked: tuple[int, str | None], answer: tuple[Walker, str, Any]
+    ) -> None: ...
+    def __len__(self) -> int: ...
+    def clear(self) -> None: ...

@@ -6,7 +6,7 @@ else the Python reference (:func:`yangkey.notifications.decode`). ``YANGKEY_NATI
 Python. Which path runs is logged once at debug level, and :func:`status` tells it
 (``yangkey --version`` prints it).
 
-The interface (contract 2):
+The interface (contract 3):
 
 * ``yangkey_native.CONTRACT`` (int) and ``__version__`` (str);
 * ``yangkey_native.Decoder(model)``: ``model`` is :func:`model`'s dict, the classes a decode
@@ -30,7 +30,8 @@ The interface (contract 2):
   keys of a JSON push-update without building its data tree in Python. The framing is read as
   ``decode`` reads it; ``route(subscription_id, node)`` (node None when the notification
   names none) answers ``(walker, node_name, extra)`` or None (asked only when ``routes``, the
-  caller's dict of its earlier answers by ``(subscription_id, node)``, has none); the
+  caller's memo of its earlier answers by ``(subscription_id, node)``: a
+  ``yangkey_native.Routes`` or a dict, has none); the
   walker's branches are walked
   over the parsed bytes (:mod:`yangkey.walker`'s rules), the key values canonicalized, the
   templates filled and the keys composed (:func:`yangkey.messages.encode_key`). It returns
@@ -38,6 +39,11 @@ The interface (contract 2):
   branch its key or None; ``xpaths`` every instance's, sorted, with ``with_xpaths``), or None
   for anything it leaves to the reference: XML, yang-patch, a text framing, any error, a key
   value the native canons do not read, a node name that is not plain ASCII, no instance.
+
+* ``yangkey_native.Routes()``: ``Decoder.keys``' memo of the route's answers, kept where the
+  pass reads them by the id and node it has just read (no tuple built and hashed in Python):
+  set as a dict is (``routes[(id, node)] = (walker, node_name, extra)``), ``len`` and
+  ``clear()``; :func:`routes` makes one.
 
 The Python implementation stays the reference: tests/unit/test_native_decode.py checks that
 both paths agree.
@@ -70,7 +76,7 @@ from yangkey.notification_model import (
 from yangkey.notifications import decode as python_decode
 from yangkey.values import Canon, QNameText, canon_integer, canon_string
 
-CONTRACT = 2
+CONTRACT = 3
 """The ``yangkey_native.CONTRACT`` this module speaks."""
 ENV_NATIVE = "YANGKEY_NATIVE"
 
@@ -97,7 +103,7 @@ class _Decoder(Protocol):
         ns_modules: Mapping[str, str],
         route: Route,
         with_xpaths: bool = False,
-        routes: Routes | None = None,
+        routes: Any = None,  # a RouteMemo: yangkey_native.Routes or a dict
     ) -> Keys | None: ...
 
 
@@ -105,6 +111,22 @@ Route = Callable[[int, str | None], "tuple[Any, str, Any] | None"]
 """``Decoder.keys``'s question: (subscription id, node) -> (walker, node name, extra) or None."""
 Routes = dict[tuple[int, str | None], tuple[Any, str, Any]]
 """Earlier answers of a ``Route``, by its question: asked again only when missing."""
+
+
+class RouteMemo(Protocol):
+    """Earlier answers of a ``Route`` by its question (a :data:`Routes` dict, or the faster
+    ``yangkey_native.Routes`` :func:`routes` makes): asked again only when missing."""
+
+    def __setitem__(self, asked: tuple[int, str | None], answer: tuple[Any, str, Any]) -> None:
+        """Remember ``answer`` of ``asked``: (subscription id, node)."""
+
+    def __len__(self) -> int:
+        """How many answers it holds."""
+
+    def clear(self) -> None:
+        """Forget them all."""
+
+
 Keys = tuple[Any, int, Any, Any, bytes, tuple[bytes | None, ...], tuple[str, ...] | None]
 """``Decoder.keys``'s answer: extra, subscription id, sequence number, event time, the key of
 every instance, per branch its key or None, every instance's XPath (or None)."""
@@ -253,16 +275,27 @@ def walker(compiled: CompiledSubscription) -> Any | None:
     return yangkey_native.Walker(data)
 
 
+def routes() -> RouteMemo:
+    """A memo of a ``Route``'s answers for :func:`keys`: ``yangkey_native.Routes`` when the
+    native path runs, else a dict."""
+    if _decoder() is None:
+        return {}
+    import yangkey_native  # type: ignore[import-not-found,unused-ignore]  # noqa: PLC0415
+
+    memo: RouteMemo = yangkey_native.Routes()
+    return memo
+
+
 def keys(
     raw: bytes,
     source: str,
     ns_modules: Mapping[str, str],
     route: Route,
     with_xpaths: bool = False,
-    routes: Routes | None = None,
+    routes: RouteMemo | None = None,
 ) -> Keys | None:
     """``Decoder.keys`` (see the module doc), or None when the native path is off."""
-    decoder = _decoder()
+    decoder = _load()[0]  # not _decoder(): one call less per notification
     if decoder is None or type(raw) is not bytes:
         return None
     return decoder.keys(raw, source, ns_modules, route, with_xpaths, routes)

@@ -36,9 +36,10 @@ from yangkey.messages import (
     notification_headers,
     subscription_headers,
 )
-from yangkey.native import Keys, Routes
+from yangkey.native import Keys
 from yangkey.native import active as native_active
 from yangkey.native import keys as native_keys
+from yangkey.native import routes as native_routes
 from yangkey.notifications import Notification, Wanted, decode
 from yangkey.schema import SchemaContext
 from yangkey.topics import topic_name_problem
@@ -131,7 +132,7 @@ class MessageBuilder:
         off with the instance feed, which reads the data tree)."""
         self.native_keyed = 0
         """Notifications keyed by the native pass so far (the run summary tells them)."""
-        self._native_routes: Routes = {}
+        self._native_routes = native_routes()
         """:meth:`_native_route`'s answers by its question, which the native pass looks up
         itself (no Python call); emptied with ``_routes``, whose entries they hold."""
 

@@ -37,6 +37,9 @@ pub fn parse(data: &[u8], check_duplicates: bool) -> Result<Doc<'_>, JsonError> 
     // One validation of the whole input (orjson refuses invalid UTF-8 anywhere too): strings
     // are then slices of valid text.
     let text = std::str::from_utf8(data).map_err(|_| JsonError::Refused)?;
+    if data.len() >= crate::tape::OWNED as usize {
+        return Err(JsonError::Refused); // string offsets are 32-bit: the reference takes it
+    }
     let mut p = Parser {
         text,
         bytes: data,
@@ -45,6 +48,7 @@ pub fn parse(data: &[u8], check_duplicates: bool) -> Result<Doc<'_>, JsonError> 
         check_duplicates,
         duplicate: None,
         doc: Doc {
+            input: text,
             nodes: spare_tape(data.len() / 8 + 4),
             owned: Vec::new(),
         },
@@ -249,15 +253,25 @@ impl<'a> Parser<'a> {
         None
     }
 
+    /// A string from its opening quote. Inlined, so the common string without escapes comes
+    /// back in registers (a returned value stored and reloaded cost a store-forwarding stall).
+    #[inline(always)]
     fn string(&mut self) -> Option<Str<'a>> {
         self.at += 1; // the opening quote
         let start = self.at;
-        let mut i = self.scan(start)?;
+        let i = self.scan(start)?;
         if self.bytes[i] == b'"' {
             self.at = i + 1;
             // Quotes are ASCII: both ends are character boundaries of the valid text.
-            return Some(Str::Borrowed(&self.text[start..i]));
+            return Some(Str::borrowed(start, i - start));
         }
+        self.escaped(start, i)
+    }
+
+    /// The rest of a string with escapes (or a control character: refused) from ``i``.
+    #[cold]
+    #[inline(never)]
+    fn escaped(&mut self, start: usize, mut i: usize) -> Option<Str<'a>> {
         let mut out = String::with_capacity(i - start + 16);
         let mut run = start;
         loop {
@@ -265,9 +279,9 @@ impl<'a> Parser<'a> {
                 b'"' => {
                     out.push_str(&self.text[run..i]);
                     self.at = i + 1;
-                    let index = self.doc.owned.len() as u32;
+                    let index = self.doc.owned.len();
                     self.doc.owned.push(out);
-                    return Some(Str::Owned(index));
+                    return Some(Str::owned(index));
                 }
                 b'\\' => {
                     out.push_str(&self.text[run..i]);
@@ -406,13 +420,26 @@ fn hex4(digits: &[u8]) -> Option<u32> {
     Some(code)
 }
 
-#[inline]
+/// A name's fingerprint: equal names have equal ones (a match is then compared in full). Read
+/// in whole words, not copied byte by byte into a buffer read back as a word: that copy's
+/// store-forwarding stall was the parser's most expensive instruction.
+#[inline(always)]
 fn fingerprint(name: &str) -> u64 {
     let bytes = name.as_bytes();
-    let mut buf = [0u8; 8];
-    let n = bytes.len().min(7);
-    buf[..n].copy_from_slice(&bytes[..n]);
-    u64::from_le_bytes(buf) ^ ((bytes.len() as u64) << 56)
+    let n = bytes.len();
+    let word = if n >= 8 {
+        u64::from_le_bytes(bytes[..8].try_into().unwrap_or_default())
+            ^ u64::from_le_bytes(bytes[n - 8..].try_into().unwrap_or_default()).rotate_left(7)
+    } else if n >= 4 {
+        let head = u32::from_le_bytes(bytes[..4].try_into().unwrap_or_default());
+        let tail = u32::from_le_bytes(bytes[n - 4..].try_into().unwrap_or_default());
+        head as u64 | (tail as u64) << 32
+    } else if n > 0 {
+        bytes[0] as u64 | (bytes[n / 2] as u64) << 8 | (bytes[n - 1] as u64) << 16
+    } else {
+        0
+    };
+    word ^ (n as u64).rotate_right(8)
 }
 
 /// The first member name of the object at ``header`` that an earlier member already has.

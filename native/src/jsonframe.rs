@@ -15,8 +15,48 @@ use pyo3::types::{PyList, PyTuple};
 /// An object's members (all, or those the RFC 8040 notification leaves after its header).
 type Members<'d, 'a> = [(&'d str, V<'d, 'a>)];
 
-fn members<'d, 'a>(object: V<'d, 'a>) -> Vec<(&'d str, V<'d, 'a>)> {
-    object.members().collect()
+/// How many members a framing object keeps on the stack (the framings' objects have a few).
+const ON_STACK: usize = 8;
+
+/// An object's members, on the stack when they are few: every framing object was a vector's
+/// allocation and release per notification.
+struct Collected<'d, 'a> {
+    stack: [(&'d str, V<'d, 'a>); ON_STACK],
+    len: usize,
+    heap: Vec<(&'d str, V<'d, 'a>)>,
+}
+
+impl<'d, 'a> std::ops::Deref for Collected<'d, 'a> {
+    type Target = Members<'d, 'a>;
+
+    fn deref(&self) -> &Self::Target {
+        if self.len <= ON_STACK {
+            &self.stack[..self.len]
+        } else {
+            &self.heap
+        }
+    }
+}
+
+#[inline(always)] // built in the caller's frame, not copied back to it
+fn members<'d, 'a>(object: V<'d, 'a>) -> Collected<'d, 'a> {
+    let mut collected = Collected {
+        stack: [("", object); ON_STACK],
+        len: 0,
+        heap: Vec::new(),
+    };
+    for member in object.members() {
+        if collected.len < ON_STACK {
+            collected.stack[collected.len] = member;
+        } else {
+            if collected.len == ON_STACK {
+                collected.heap.extend_from_slice(&collected.stack);
+            }
+            collected.heap.push(member);
+        }
+        collected.len += 1;
+    }
+    collected
 }
 
 /// ``dict.get``: the value of member ``name`` (exact spelling).
@@ -52,6 +92,11 @@ fn py_value<'py>(
     match value {
         None => Ok(None),
         Some(v) if v.is_null() => Ok(None),
+        // A key pass reads one header value per notification: a string of its own costs
+        // less than the value cache's entry (which only pays off for repeated values).
+        Some(v) if ctx.keys_only && v.as_str().is_some() => {
+            crate::pyconv::string(ctx.py, v.as_str().unwrap_or_default()).map(Some)
+        }
         Some(v) => to_py(ctx.py, v, ctx.names).map(Some),
     }
 }
@@ -75,6 +120,9 @@ fn node_name<'py>(
     };
     match v.as_str() {
         Some("") => Ok(None),
+        // A key pass takes a device's name from the name cache: it repeats from one
+        // notification to the next, and only the route memo's lookup reads it.
+        Some(s) if plain_node_name(s) && ctx.keys_only => Ok(Some(ctx.names.name(ctx.py, s)?)),
         Some(s) if plain_node_name(s) => Ok(Some(crate::pyconv::string(ctx.py, s)?)),
         _ => {
             let value = to_py(ctx.py, v, ctx.names)?;

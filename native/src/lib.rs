@@ -11,6 +11,7 @@ mod json;
 mod jsonframe;
 mod model;
 mod pyconv;
+mod routes;
 mod tape;
 mod walk;
 mod xmlconv;
@@ -26,7 +27,7 @@ use xmlconv::NsTable;
 
 /// The interface version: yangkey uses this module only when it expects the same number.
 /// Raise it on any change of what ``Decoder`` takes or returns.
-const CONTRACT: u32 = 2;
+const CONTRACT: u32 = 3;
 
 pub struct Ctx<'py, 'a> {
     pub py: Python<'py>,
@@ -226,7 +227,7 @@ impl Decoder {
         ns_modules: &Bound<'py, PyAny>,
         route: &Bound<'py, PyAny>,
         with_xpaths: bool,
-        routes: Option<&Bound<'py, PyDict>>,
+        routes: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let data = raw.as_bytes();
         if start(data) != Start::Json {
@@ -266,33 +267,63 @@ impl Decoder {
         let Ok(subscription_id) = id.extract::<u32>() else {
             return Ok(None);
         };
-        let node = match &note.node {
-            Some(node) => node.clone(),
-            None => py.None().into_bound(py),
+        // ``routes``: the answers ``route`` gave before, by (id, node); the caller keeps it,
+        // a ``Routes`` (read here without a Python object) or a dict.
+        let memo = routes.and_then(|r| r.cast::<routes::Routes>().ok());
+        let node_text = match &note.node {
+            None => Some(None),
+            Some(node) => node
+                .cast::<PyString>()
+                .ok()
+                .and_then(|s| s.to_str().ok())
+                .map(Some),
         };
-        // ``routes``: the answers ``route`` gave before, by (id, node); the caller keeps it.
-        let routed = match routes {
-            None => route.call1((id, node))?,
-            Some(routes) => {
-                let asked = PyTuple::new(py, [id.clone(), node.clone()])?;
-                match routes.get_item(&asked)? {
-                    Some(known) => known,
-                    None => route.call1((id, node))?,
+        let known = match (memo, node_text) {
+            (Some(memo), Some(node_text)) => memo.get().get(py, subscription_id, node_text),
+            _ => None,
+        };
+        let from_python;
+        let (walker, node_name, extra): (Bound<'py, walk::Walker>, &str, Bound<'py, PyAny>) =
+            match &known {
+                Some(answer) => (
+                    answer.walker.bind(py).clone(),
+                    &answer.node_name,
+                    answer.extra.bind(py).clone(),
+                ),
+                None => {
+                    let node = match &note.node {
+                        Some(node) => node.clone(),
+                        None => py.None().into_bound(py),
+                    };
+                    let routed = match routes.and_then(|r| r.cast::<PyDict>().ok()) {
+                        None => route.call1((id, node))?,
+                        Some(routes) => {
+                            let asked = PyTuple::new(py, [id.clone(), node.clone()])?;
+                            match routes.get_item(&asked)? {
+                                Some(known) => known,
+                                None => route.call1((id, node))?,
+                            }
+                        }
+                    };
+                    if routed.is_none() {
+                        return Ok(None);
+                    }
+                    let (walker, node_name, extra): (
+                        Bound<'py, walk::Walker>,
+                        Bound<'py, PyString>,
+                        Bound<'py, PyAny>,
+                    ) = routed.extract()?;
+                    from_python = node_name;
+                    (walker, from_python.to_str()?, extra) // borrowed: no copy
                 }
-            }
-        };
-        if routed.is_none() {
-            return Ok(None);
-        }
-        let (walker, node_name, extra): (Bound<'py, walk::Walker>, String, Bound<'py, PyAny>) =
-            routed.extract()?;
+            };
         let contents = tape::V { doc: &doc, at };
         let Ok((key, branch_keys, xpaths)) = walk::keys(
             py,
             ctx.names,
             walker.get(),
             contents,
-            &node_name,
+            node_name,
             subscription_id,
             with_xpaths,
         ) else {
@@ -343,5 +374,6 @@ fn yangkey_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<Decoder>()?;
     m.add_class::<walk::Walker>()?;
+    m.add_class::<routes::Routes>()?;
     Ok(())
 }

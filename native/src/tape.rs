@@ -4,11 +4,51 @@
 //! header followed by its items. Strings without escapes borrow from the input. [`V`] is a
 //! value in it; only what Python must see becomes Python objects (pyconv).
 
+/// A string of the document: ``len`` bytes of the input from byte ``at`` (its text as
+/// written), or, with ``len`` [`OWNED`], [`Doc::owned`]'s string ``at`` (it had escapes).
+/// Both offsets in one word, not an enum holding a ``&str``: a node is then 16 bytes, and
+/// the string is built in a register (the enum's copy, and two 32-bit fields read back as one
+/// word, stalled store forwarding at every string the parser pushed).
 #[derive(Clone, Copy, Debug)]
-pub enum Str<'a> {
-    Borrowed(&'a str),
-    /// Index into [`Doc::owned`] (the string had escapes).
-    Owned(u32),
+pub struct Str<'a> {
+    /// ``at`` in the low 32 bits, ``len`` in the high ones.
+    bits: u64,
+    text: std::marker::PhantomData<&'a str>,
+}
+
+/// [`Str`]'s ``len`` of a string kept in [`Doc::owned`].
+pub const OWNED: u32 = u32::MAX;
+
+impl Str<'_> {
+    #[inline]
+    fn new(at: usize, len: u32) -> Self {
+        Str {
+            bits: at as u32 as u64 | (len as u64) << 32,
+            text: std::marker::PhantomData,
+        }
+    }
+
+    /// Input bytes ``at..at + len`` (both below [`OWNED`]).
+    #[inline]
+    pub fn borrowed(at: usize, len: usize) -> Self {
+        Str::new(at, len as u32)
+    }
+
+    /// [`Doc::owned`]'s string ``index``.
+    #[inline]
+    pub fn owned(index: usize) -> Self {
+        Str::new(index, OWNED)
+    }
+
+    #[inline]
+    fn at(self) -> usize {
+        self.bits as u32 as usize
+    }
+
+    #[inline]
+    fn len(self) -> u32 {
+        (self.bits >> 32) as u32
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -32,6 +72,8 @@ pub enum Node<'a> {
 }
 
 pub struct Doc<'a> {
+    /// The whole input (valid UTF-8, shorter than [`OWNED`] bytes): borrowed strings' text.
+    pub input: &'a str,
     pub nodes: Vec<Node<'a>>,
     pub owned: Vec<String>,
 }
@@ -43,10 +85,14 @@ impl<'a> Doc<'a> {
 
     #[inline]
     pub fn text(&self, s: Str<'a>) -> &str {
-        match s {
-            Str::Borrowed(s) => s,
-            Str::Owned(i) => &self.owned[i as usize],
+        if s.len() == OWNED {
+            return &self.owned[s.at()];
         }
+        let (at, end) = (s.at(), s.at() + s.len() as usize);
+        debug_assert!(self.input.is_char_boundary(at) && self.input.is_char_boundary(end));
+        // SAFETY: the parser makes a borrowed Str only of the text between a string's quotes
+        // (ASCII, so character boundaries) of this input, which is valid UTF-8.
+        unsafe { self.input.get_unchecked(at..end) }
     }
 
     /// The index past the subtree at ``at``.

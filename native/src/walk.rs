@@ -330,15 +330,13 @@ impl Run<'_, '_> {
             let _ = slot;
             values.push(Cow::Owned(position.to_string()));
         }
-        let mut raws = Vec::with_capacity(step.keys.len());
+        // Read and canonicalized in one loop (no vector per entry): a missing key and a value
+        // the canons refuse both stop the walk, whichever comes first.
+        let mut pinned_ok = true;
         for slot in step.keys.iter().filter(|s| !s.positional) {
             let raw = get(entry, &slot.member)
                 .or_else(|| get(entry, &slot.qualified))
                 .ok_or(Stop)?;
-            raws.push(raw);
-        }
-        let mut pinned_ok = true;
-        for (slot, raw) in step.keys.iter().filter(|s| !s.positional).zip(raws) {
             let text = self.canon(&slot.canon, raw)?;
             match &slot.pinned {
                 None => values.push(text),
@@ -437,7 +435,18 @@ fn encode_key<'py>(
     subscription_id: u32,
     xpaths: &[String],
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let id = subscription_id.to_string();
+    let mut digits = [0u8; 10]; // u32::MAX has 10 digits; written without an allocation
+    let mut start = digits.len();
+    let mut rest = subscription_id;
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    let id = &digits[start..];
     let joined: usize =
         xpaths.iter().map(String::len).sum::<usize>() + 3 * xpaths.len().saturating_sub(1);
     let size = node.len() + 1 + id.len() + 1 + joined;
@@ -449,7 +458,7 @@ fn encode_key<'py>(
         };
         put(node.as_bytes());
         put(b"\n");
-        put(id.as_bytes());
+        put(id);
         put(b"\n");
         for (index, xpath) in xpaths.iter().enumerate() {
             if index > 0 {

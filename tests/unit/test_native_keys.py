@@ -330,6 +330,53 @@ def test_native_keys_leaves_other_framings_to_the_reference(
         assert same(decoder, deriver, raw, ns, None) == "python", raw
 
 
+def test_native_keys_routes_memo(
+    decoder: Any, derivers: dict[str, tuple[KeyDeriver, Any]], fx_schema: SchemaContext
+) -> None:
+    """``yangkey_native.Routes``, the memo the pass reads itself: the same answers as with a
+    dict memo and with none; the route asked once per (id, node), None among the nodes; what
+    the memo holds is what the pass uses (not the route's answer of now); ``len`` and
+    ``clear`` as a dict's."""
+    deriver, _ = derivers["/ietf-interfaces:interfaces/interface"]
+    ns = fx_schema.index.by_namespace
+    data = {"ietf-interfaces:interfaces": {"interface": [{"name": "eth0"}, {"name": "e'1"}]}}
+    raws = [
+        wrapped("envelope", data, "pe1", 7),
+        wrapped("envelope", data, "pe2", 7),
+        wrapped("restconf", data, "pe1", 8),
+        wrapped("bare", data, None, 7),
+        wrapped("envelope", data, "p" * 200, 7),  # past the lookup's stack buffer
+    ]
+    asked: list[tuple[int, str | None]] = []
+    memo = yangkey_native.Routes()
+    dict_memo: dict[Any, Any] = {}
+
+    def route(subscription_id: int, node: str | None) -> tuple[Any, str, Any]:
+        asked.append((subscription_id, node))
+        answer = (deriver.native, node or "dflt", ("extra", subscription_id, node))
+        memo[(subscription_id, node)] = dict_memo[(subscription_id, node)] = answer
+        return answer
+
+    plain = [decoder.keys(raw, "t", ns, route, True) for raw in raws]
+    assert all(found is not None for found in plain)
+    memo.clear()
+    asked.clear()
+    for _ in range(3):
+        assert [decoder.keys(raw, "t", ns, route, True, memo) for raw in raws] == plain
+        assert [decoder.keys(raw, "t", ns, route, True, dict_memo) for raw in raws] == plain
+    questions = [(7, "pe1"), (7, "pe2"), (8, "pe1"), (7, None), (7, "p" * 200)]
+    assert asked == questions  # each question once, whichever memo asked it first
+    assert len(memo) == len(raws)
+    asked.clear()
+    memo[(7, "pe1")] = (deriver.native, "other", "kept")
+    found = decoder.keys(raws[0], "t", ns, route, True, memo)
+    assert asked == [] and found[0] == "kept" and found[4].startswith(b"other\n7\n")
+    memo.clear()
+    assert len(memo) == 0
+    assert decoder.keys(raws[0], "t", ns, route, True, memo) == plain[0]
+    assert asked == [(7, "pe1")]
+
+
 # ---------------------------------------------------------------------------- the builder
 
 
