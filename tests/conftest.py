@@ -104,7 +104,9 @@ def _imports_chdb(path: Path) -> bool:
     except (OSError, SyntaxError):
         return False
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "chdb" for a in node.names):
+        if isinstance(node, ast.Import) and any(
+            a.name.split(".")[0] == "chdb" for a in node.names
+        ):
             return True
         if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "chdb":
             return True

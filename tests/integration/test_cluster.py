@@ -92,9 +92,8 @@ def leader_of(cluster: EmbeddedKafka, topic: str, partition: int = 0) -> int:
 
 def records_in(cluster: EmbeddedKafka, topics: list[str]) -> int:
     """Records written to ``topics`` so far, committed or not (0 while they do not exist)."""
-    consumer = Consumer(
-        {"bootstrap.servers": cluster.bootstrap, "group.id": "watch", "log_level": 0}
-    )
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": "watch",
+                         "log_level": 0})
     try:
         metadata = consumer.list_topics(timeout=5)
         return sum(
@@ -119,9 +118,8 @@ class Produce:
     @classmethod
     def start(cls, command: list[str]) -> Produce:
         env = {**_env(), "PYTHONFAULTHANDLER": "1"}
-        process = subprocess.Popen(
-            command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env
-        )
+        process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                   text=True, env=env)
         lines: list[str] = []
 
         def drain() -> None:
@@ -195,29 +193,13 @@ def jstack(pid: int) -> str:
 
 
 def produce_command(cluster: EmbeddedKafka, setup: Setup, data: Path, *extra: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "yangkey.cli",
-        "produce",
-        "--subscriptions",
-        str(setup.subscriptions),
-        "--input",
-        str(data),
-        "--bootstrap",
-        cluster.bootstrap,
-        "--create-topics",
-        "--master",
-        "local[2]",
-        "--split-size",
-        SPLIT,
-        *extra,
-    ]
+    return [sys.executable, "-m", "yangkey.cli", "produce", "--subscriptions",
+            str(setup.subscriptions), "--input", str(data), "--bootstrap", cluster.bootstrap,
+            "--create-topics", "--master", "local[2]", "--split-size", SPLIT, *extra]
 
 
-def when_records_flow(
-    cluster: EmbeddedKafka, setup: Setup, run: Produce, then: Callable[[], None]
-) -> None:
+def when_records_flow(cluster: EmbeddedKafka, setup: Setup, run: Produce,
+                      then: Callable[[], None]) -> None:
     """``then()`` as soon as the first task's records reach a derived topic: mid-run."""
     deadline = time.monotonic() + 240
     while records_in(cluster, setup.topics) == 0:
@@ -268,18 +250,9 @@ def killed_leader_run(
     store, shared = unique_name("_schemas-"), unique_name("_catalog-")
     busiest = next(t for t in setup.topics if t.endswith("-if-interfaces-interface"))
     with running_registry(cluster.bootstrap, store, overrides={"log_level": 3}) as registry:
-        produce = Produce.start(
-            produce_command(
-                cluster,
-                setup,
-                data,
-                "--schema-registry",
-                registry.url,
-                "--shared-catalog",
-                "--catalog-topic",
-                shared,
-            )
-        )
+        produce = Produce.start(produce_command(
+            cluster, setup, data, "--schema-registry", registry.url, "--shared-catalog",
+            "--catalog-topic", shared))
         killed: list[int] = []
 
         def kill_the_leader() -> None:
@@ -296,14 +269,9 @@ def killed_leader_run(
     client = admin(cluster)  # kept: its futures end with it
     configs = {r.name: f.result() for r, f in client.describe_configs(resources).items()}
     return KilledLeaderRun(
-        setup,
-        data,
-        produce,
-        code,
-        created={
-            name: min(len(p.replicas) for p in metadata.topics[name].partitions.values())
-            for name in made
-        },
+        setup, data, produce, code,
+        created={name: min(len(p.replicas) for p in metadata.topics[name].partitions.values())
+                 for name in made},
         in_sync={name: configs[name]["min.insync.replicas"].value for name in made},
     )
 
@@ -342,7 +310,8 @@ def test_two_brokers_away_past_the_delivery_timeout_is_one_error_and_the_rerun_c
 ) -> None:
     setup = make_setup(tmp_path)
     data = notifications(tmp_path)
-    command = produce_command(cluster, setup, data, "--producer-config", "message.timeout.ms=8000")
+    command = produce_command(cluster, setup, data, "--producer-config",
+                              "message.timeout.ms=8000")
     produce = Produce.start(command)
     away: list[int] = []
 
@@ -512,10 +481,8 @@ def test_the_registry_recovers_by_itself_when_its_single_replica_stores_leader_r
     ) as registry:
         url = registry.url
         for subject in known:
-            assert (
-                registry_call(url, "POST", f"/subjects/{subject}/versions", json_schema(subject))[0]
-                == 200
-            )
+            assert registry_call(url, "POST", f"/subjects/{subject}/versions",
+                                 json_schema(subject))[0] == 200
         metadata = admin(cluster).list_topics(topic, timeout=10).topics[topic].partitions[0]
         assert metadata.replicas == [metadata.leader], "one replica"
         store = registry.registry.log
@@ -539,21 +506,15 @@ def test_the_registry_recovers_by_itself_when_its_single_replica_stores_leader_r
             cluster.start_nodes(metadata.leader)
             back = time.monotonic()
             until(lambda: traffic.writes_ok_after(back), 60, "writes after the leader returned")
-            until(
-                lambda: sum(s == 200 and t > back for s, _, _, t in traffic.writes) >= 5,
-                30,
-                "more writes",
-            )
+            until(lambda: sum(s == 200 and t > back for s, _, _, t in traffic.writes) >= 5, 30,
+                  "more writes")
         assert registry.registry.unavailable is None, "the store answers again"
 
         # Reads: always answered (from memory while the store was away), never waiting for
         # Kafka again once it was known away.
         assert {status for status, *_ in traffic.reads} == {200}, Counter(traffic.reads)
-        slow = [
-            (round(sent - killed[0], 1), round(took, 1))
-            for _, _, took, sent in traffic.reads
-            if sent > known_away + 0.1 and took > 2
-        ]
+        slow = [(round(sent - killed[0], 1), round(took, 1)) for _, _, took, sent in traffic.reads
+                if sent > known_away + 0.1 and took > 2]
         assert not slow, f"reads waited for the store (sent after the kill, seconds): {slow}"
         # Writes: the one in flight and those while the store was away refused with the clear
         # "store unavailable" (then at once), nothing else.
@@ -563,11 +524,8 @@ def test_the_registry_recovers_by_itself_when_its_single_replica_stores_leader_r
         assert in_flight == (503, 50003), traffic.refusals[:1]
         during = Counter((s, c) for s, c, _, sent in traffic.writes if killed[0] < sent < back)
         assert set(during) == {(503, 50003)}, during
-        refused = [
-            took
-            for status, _, took, sent in traffic.writes
-            if status == 503 and sent > known_away + 0.1
-        ]
+        refused = [took for status, _, took, sent in traffic.writes
+                   if status == 503 and sent > known_away + 0.1]
         assert refused and max(refused) < 2, f"writes refused at once: {refused}"
 
         # Nothing acknowledged lost: a fresh instance replays the same store.
@@ -587,10 +545,8 @@ def test_the_registry_writes_on_through_a_new_leader_of_its_replicated_store(
     with running_registry(cluster.bootstrap, topic, overrides={"log_level": 0}) as registry:
         url = registry.url
         for subject in known:
-            assert (
-                registry_call(url, "POST", f"/subjects/{subject}/versions", json_schema(subject))[0]
-                == 200
-            )
+            assert registry_call(url, "POST", f"/subjects/{subject}/versions",
+                                 json_schema(subject))[0] == 200
         metadata = admin(cluster).list_topics(topic, timeout=10).topics[topic].partitions[0]
         assert len(metadata.replicas) == REPLICAS
         with Traffic(url, known) as traffic:
@@ -599,11 +555,8 @@ def test_the_registry_writes_on_through_a_new_leader_of_its_replicated_store(
             cluster.kill_node(metadata.leader)
             until(lambda: traffic.writes_ok_after(killed + 1), 60, "writes through a new leader")
             resumed = time.monotonic()
-            until(
-                lambda: sum(sent > resumed for *_, sent in traffic.writes) >= 5,
-                30,
-                "writes after the pause",
-            )
+            until(lambda: sum(sent > resumed for *_, sent in traffic.writes) >= 5, 30,
+                  "writes after the pause")
         assert leader_of(cluster, topic) not in (metadata.leader, -1)
         assert {status for status, *_ in traffic.reads} == {200}, Counter(traffic.reads)
         assert {(s, c) for s, c, *_ in traffic.writes} <= {(200, 0), (503, 50003)}

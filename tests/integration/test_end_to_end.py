@@ -77,7 +77,9 @@ def test_stored_messages_carry_the_schema_ids_the_demo_registry_holds(outcome: A
     produced = {topic for topic, count in outcome.produced.items() if count}
     assert set(outcome.subjects) == {f"{topic}-value" for topic in produced}
     assert len(set(outcome.subjects.values())) == len(produced), "one schema a topic"
-    carried = {(row["topic"], row["schema_id"]) for row in outcome.stored_ids if row["messages"]}
+    carried = {
+        (row["topic"], row["schema_id"]) for row in outcome.stored_ids if row["messages"]
+    }
     assert carried == {(t, outcome.subjects[f"{t}-value"]) for t in produced}
 
 
@@ -118,10 +120,7 @@ def test_the_commands_the_demo_ends_with_query_its_data(outcome: Any) -> None:
         assert words[0] == "yangkey"
         done = subprocess.run(
             [sys.executable, "-m", "yangkey.cli", *words[1:], *more],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
+            capture_output=True, text=True, timeout=120, check=False,
         )
         assert done.returncode == 0, done.stderr
         return done.stdout
@@ -141,24 +140,12 @@ def test_check_notices_a_stale_current_state() -> None:
     # The checker is what the demo and this test rely on: make sure it can fail.
     data = generate(nodes=1, interfaces=2, rounds=0)
     key = next(iter(data.expected.current))
-    row = {
-        "node": key[0],
-        "subscription_id": key[1],
-        "xpaths": key[2].split(" | "),
-        "event_time": "1999-01-01T00:00:00Z",
-    }
+    row = {"node": key[0], "subscription_id": key[1], "xpaths": key[2].split(" | "),
+           "event_time": "1999-01-01T00:00:00Z"}
     from yangkey.demo.pipeline import DemoResult  # noqa: PLC0415
 
-    result = DemoResult(
-        records=0,
-        produced={},
-        rejected=0,
-        ingested={},
-        current=[row],
-        partitions=[],
-        dead_letters=[],
-        expected=data.expected,
-    )
+    result = DemoResult(records=0, produced={}, rejected=0, ingested={}, current=[row],
+                        partitions=[], dead_letters=[], expected=data.expected)
     problems, expired = check(result)
     assert expired == []
     assert any("stale current state" in p for p in problems)

@@ -61,7 +61,9 @@ def headers(event_time: str, seq: int, gen: int = 1) -> Headers:
     ]
 
 
-def produce(bootstrap: str, records: list[tuple[str, bytes | None, bytes, Headers]]) -> None:
+def produce(
+    bootstrap: str, records: list[tuple[str, bytes | None, bytes, Headers]]
+) -> None:
     errors: list[str] = []
 
     def on_delivery(err: KafkaError | None, _msg: Message) -> None:
@@ -89,54 +91,36 @@ def quiet(_line: str) -> None:
     pass
 
 
-def test_ingest_end_to_end(kafka_broker: Any, topic_name: str, chdb_conn: ChdbConnection) -> None:
+def test_ingest_end_to_end(
+    kafka_broker: Any, topic_name: str, chdb_conn: ChdbConnection
+) -> None:
     bootstrap: str = kafka_broker.bootstrap
     dead_letter = f"{topic_name}-dl"
     missing = f"{topic_name}-never-created"
-    ensure_topics(
-        bootstrap,
-        [
-            KafkaTopic(topic_name, partitions=3, compaction=True),
-            KafkaTopic(dead_letter, partitions=1),
-        ],
-    )
+    ensure_topics(bootstrap, [KafkaTopic(topic_name, partitions=3, compaction=True),
+                              KafkaTopic(dead_letter, partitions=1)])
     eth0, eth1, pipe = iface_key("pe1", "eth0"), iface_key("pe1", "eth1"), iface_key("pe2", "a | b")
-    produce(
-        bootstrap,
-        [
-            (topic_name, eth0, b'{"oper":"up"}', headers("2026-11-20T10:00:00Z", 1)),
-            (topic_name, eth1, b'{"oper":"up"}', headers("2026-11-20T10:00:00Z", 2)),
-            (topic_name, pipe, b'{"oper":"up"}', headers("2026-11-20T10:00:00Z", 3)),
-            (topic_name, eth0, b'{"oper":"down"}', headers("2026-11-20T10:00:05.5Z", 4)),
-            # poison: a key that is not UTF-8; a key that is not three lines
-            (topic_name, b"\xff\xfe\xfd", b"\x00\x01garbage", headers("2026-11-20T10:00:00Z", 5)),
-            (topic_name, b"just-one-line", b"{}", headers("2026-11-20T10:00:00Z", 6)),
-            (
-                dead_letter,
-                None,
-                b"<notification>bad</notification>",
-                [
-                    ("yangkey-error", b"no matching instances"),
-                    ("yangkey-error-kind", b"no-match"),
-                    ("yangkey-source", b"raw@0:42"),
-                ],
-            ),
-        ],
-    )
+    produce(bootstrap, [
+        (topic_name, eth0, b'{"oper":"up"}', headers("2026-11-20T10:00:00Z", 1)),
+        (topic_name, eth1, b'{"oper":"up"}', headers("2026-11-20T10:00:00Z", 2)),
+        (topic_name, pipe, b'{"oper":"up"}', headers("2026-11-20T10:00:00Z", 3)),
+        (topic_name, eth0, b'{"oper":"down"}', headers("2026-11-20T10:00:05.5Z", 4)),
+        # poison: a key that is not UTF-8; a key that is not three lines
+        (topic_name, b"\xff\xfe\xfd", b"\x00\x01garbage", headers("2026-11-20T10:00:00Z", 5)),
+        (topic_name, b"just-one-line", b"{}", headers("2026-11-20T10:00:00Z", 6)),
+        (dead_letter, None, b"<notification>bad</notification>", [
+            ("yangkey-error", b"no matching instances"),
+            ("yangkey-error-kind", b"no-match"),
+            ("yangkey-source", b"raw@0:42"),
+        ]),
+    ])
     produce_aborted(bootstrap, topic_name, eth1, b'{"aborted":true}')
     catalog = FakeCatalog(topics=(spec(topic_name), spec(missing)), dead_letter_topic=dead_letter)
 
     group = f"g-{topic_name}"
-    result = ingest(
-        catalog,
-        bootstrap,
-        "",
-        group=group,
-        batch_size=3,
-        events=IngestProgress(log=quiet),
-        database=DATABASE,
-        connection=chdb_conn,
-    )
+    result = ingest(catalog, bootstrap, "", group=group, batch_size=3,
+                    events=IngestProgress(log=quiet),
+                    database=DATABASE, connection=chdb_conn)
     assert result.messages == {topic_name: 6, dead_letter: 1}  # the aborted one never arrives
     assert result.missing_topics == [missing]
     assert result.decode_errors == 1  # the non-UTF-8 key, flagged by the bridge
@@ -161,35 +145,26 @@ def test_ingest_end_to_end(kafka_broker: Any, topic_name: str, chdb_conn: ChdbCo
     assert errors[2]["source"] == "raw@0:42"
 
     # offsets were committed: a second run with the same group reads nothing
-    again = ingest(catalog, bootstrap, "", group=group, database=DATABASE, connection=chdb_conn)
+    again = ingest(catalog, bootstrap, "", group=group, database=DATABASE,
+                   connection=chdb_conn)
     assert again.total == 0
 
     # at-least-once: a new group replays everything; answers do not change
-    replay = ingest(
-        catalog, bootstrap, "", group=f"{group}-replay", database=DATABASE, connection=chdb_conn
-    )
+    replay = ingest(catalog, bootstrap, "", group=f"{group}-replay", database=DATABASE,
+                    connection=chdb_conn)
     assert replay.messages[topic_name] == 6
     assert current_state(chdb_conn, DATABASE) == state
     page = history(chdb_conn, DATABASE, key=eth0.decode())
     assert [r["payload"] for r in page.rows] == ['{"oper":"up"}', '{"oper":"down"}']
 
     # --follow keeps consuming until told to stop
-    produce(
-        bootstrap,
-        [
-            (topic_name, eth1, b'{"oper":"testing"}', headers("2026-11-20T10:01:00Z", 7)),
-        ],
-    )
+    produce(bootstrap, [
+        (topic_name, eth1, b'{"oper":"testing"}', headers("2026-11-20T10:01:00Z", 7)),
+    ])
     deadline = time.monotonic() + 8
     followed = IngestLoop(
-        chdb_conn,
-        [topic_name],
-        bootstrap,
-        database=DATABASE,
-        follow=True,
-        group=group,
-        poll_timeout=0.5,
-        should_stop=lambda: time.monotonic() > deadline,
+        chdb_conn, [topic_name], bootstrap, database=DATABASE, follow=True, group=group,
+        poll_timeout=0.5, should_stop=lambda: time.monotonic() > deadline,
     ).run()
     assert followed.messages == {topic_name: 1}
     now = {r["message_key"]: r["payload"] for r in current_state(chdb_conn, DATABASE)}
@@ -204,26 +179,16 @@ def test_rows_older_than_retention_are_counted_as_expired(
     bootstrap: str = kafka_broker.bootstrap
     ensure_topics(bootstrap, [KafkaTopic(topic_name, partitions=1)])
     eth0, eth1 = iface_key("pe1", "eth0"), iface_key("pe1", "eth1")
-    produce(
-        bootstrap,
-        [
-            (topic_name, eth0, b'{"ancient":true}', headers("2000-01-01T00:00:00Z", 1)),
-            (topic_name, eth1, b'{"recent":true}', headers("2099-01-01T00:00:00Z", 2)),
-        ],
-    )
+    produce(bootstrap, [
+        (topic_name, eth0, b'{"ancient":true}', headers("2000-01-01T00:00:00Z", 1)),
+        (topic_name, eth1, b'{"recent":true}', headers("2099-01-01T00:00:00Z", 2)),
+    ])
     one_day = replace(spec(topic_name), compaction=False, retention_seconds=86400)
     catalog = FakeCatalog(topics=(one_day,), dead_letter_topic=f"{topic_name}-dl")
     database = "yk_expired"
-    result = ingest(
-        catalog,
-        bootstrap,
-        "",
-        group=f"g-{topic_name}",
-        events=IngestProgress(log=quiet),
-        database=database,
-        connection=chdb_conn,
-        dead_letter=False,
-    )
+    result = ingest(catalog, bootstrap, "", group=f"g-{topic_name}",
+                    events=IngestProgress(log=quiet),
+                    database=database, connection=chdb_conn, dead_letter=False)
     assert result.messages == {topic_name: 2}
     assert result.expired == {topic_name: 1}
     assert result.errors == {}
@@ -259,15 +224,8 @@ def test_older_replay_without_event_time_cannot_win(
     produce(bootstrap, [(topic_name, eth0, b'{"oper":"up"}', no_time(7))])  # the replay
     catalog = FakeCatalog(topics=(spec(topic_name),), dead_letter_topic=f"{topic_name}-dl")
     database = "yk_replay"
-    result = ingest(
-        catalog,
-        bootstrap,
-        "",
-        group=f"g-{topic_name}",
-        database=database,
-        connection=chdb_conn,
-        dead_letter=False,
-    )
+    result = ingest(catalog, bootstrap, "", group=f"g-{topic_name}", database=database,
+                    connection=chdb_conn, dead_letter=False)
     assert result.messages == {topic_name: 3} and result.errors == {}
     (state,) = current_state(chdb_conn, database, topic=topic_name)
     assert state["payload"] == '{"oper":"down"}' and state["kafka_offset"] == 1

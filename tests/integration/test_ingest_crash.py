@@ -199,10 +199,7 @@ class Ingest:
         self.log = log
         self.out = log.open("ab")
         self.process = subprocess.Popen(
-            argv,
-            stdout=self.out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
+            argv, stdout=self.out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
 
@@ -276,20 +273,14 @@ def test_kill_9_and_restart_loses_nothing_and_duplicates_nothing(
     chdb_path = tmp_path / "ch"
     args = [
         "ingest",
-        "--subscriptions",
-        str(subscriptions),
-        "--bootstrap",
-        bootstrap,
-        "--embedded",
-        str(chdb_path),
-        "--consumer-group",
-        group,
-        "--batch-size",
-        str(BATCH_SIZE),
+        "--subscriptions", str(subscriptions),
+        "--bootstrap", bootstrap,
+        "--embedded", str(chdb_path),
+        "--consumer-group", group,
+        "--batch-size", str(BATCH_SIZE),
         # a restarted consumer takes over the killed one's partitions at once instead of
         # waiting for its session to time out
-        "-X",
-        f"group.instance.id={prefix}-member",
+        "-X", f"group.instance.id={prefix}-member",
     ]
     plain = [sys.executable, "-m", "yangkey.cli", *args]
     try:

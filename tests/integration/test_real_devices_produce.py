@@ -51,29 +51,10 @@ def test_produce_a_mixed_fleet_folder(kafka_bootstrap: str, tmp_path: Path) -> N
     subscriptions.write_text(FLEET, encoding="utf-8")
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "yangkey.cli",
-            "produce",
-            "--subscriptions",
-            str(subscriptions),
-            "--input",
-            str(inbox),
-            "--bootstrap",
-            kafka_bootstrap,
-            "--create-topics",
-            "--default-node",
-            "collector-1",
-            "--master",
-            "local[1]",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-        check=False,
+        [sys.executable, "-m", "yangkey.cli", "produce", "--subscriptions", str(subscriptions),
+         "--input", str(inbox), "--bootstrap", kafka_bootstrap, "--create-topics",
+         "--default-node", "collector-1", "--master", "local[1]", "--json"],
+        capture_output=True, text=True, timeout=300, env=env, check=False,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads(result.stdout)
@@ -83,7 +64,9 @@ def test_produce_a_mixed_fleet_folder(kafka_bootstrap: str, tmp_path: Path) -> N
     assert summary["empty_updates"] == 1
     assert summary["messages"] == records - 3
 
-    keyed = [m for m in consume(kafka_bootstrap, [t for t in summary["produced"]]) if m.key()]
+    keyed = [
+        m for m in consume(kafka_bootstrap, [t for t in summary["produced"]]) if m.key()
+    ]
     nodes = Counter(MessageKey.parse(m.key() or b"").node for m in keyed)
     assert nodes == Counter({"MA5800-X7-OLT1": 2, "NE8000-PE1": 2, "collector-1": 4})
     dead = consume(kafka_bootstrap, ["fleet-dead-letter"])

@@ -123,15 +123,13 @@ def test_crashed_run_is_resumed_and_its_open_transaction_aborted(
     run_id = prepared.sink.run_id
     # The crashed run had handed out tasks 0..n-1; task 0 left a transaction open on a topic
     # the resumed run writes, which blocks read_committed readers until it is aborted.
-    store = MarkerStore(
-        RunScope.of({"bootstrap.servers": kafka_bootstrap}, "yangkey", run_id, setup.dead_letter)
-    )
+    store = MarkerStore(RunScope.of(
+        {"bootstrap.servers": kafka_bootstrap}, "yangkey", run_id, setup.dead_letter))
     store.record(len(prepared.plan))
     topic = setup.topics[0]
     subprocess.run(
         [sys.executable, "-c", _CRASHER, kafka_bootstrap, f"yangkey-{run_id}-0", topic],
-        check=True,
-        timeout=60,
+        check=True, timeout=60,
     )
     resumed = prepare(config)
     assert resumed.fenced == len(prepared.plan), "every task of the crashed run was fenced"
@@ -147,49 +145,27 @@ def test_cli_prints_the_run_id_and_the_same_command_resumes(
 ) -> None:
     setup = make_setup(tmp_path)
     data = write_jsonl(tmp_path / "in.jsonl", sample_records(1))
-    command = [
-        sys.executable,
-        "-m",
-        "yangkey.cli",
-        "produce",
-        "--subscriptions",
-        str(setup.subscriptions),
-        "--input",
-        str(data),
-        "--bootstrap",
-        kafka_bootstrap,
-        "--create-topics",
-        "--master",
-        "local[1]",
-        "--split-size",
-        "2k",
-    ]
+    command = [sys.executable, "-m", "yangkey.cli", "produce", "--subscriptions",
+               str(setup.subscriptions), "--input", str(data), "--bootstrap", kafka_bootstrap,
+               "--create-topics", "--master", "local[1]", "--split-size", "2k"]
     # local[1] does not retry: the crashed task fails the job and leaves its transaction open
-    crash = subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={**_env(), "YANGKEY_TEST_FAIL_AFTER": "3"},
-    )
+    crash = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False,
+                           env={**_env(), "YANGKEY_TEST_FAIL_AFTER": "3"})
     assert crash.returncode == 1, crash.stderr[-3000:]
     run_id = crash.stderr.split("run ", 1)[1].split()[0]
     errors = [line for line in crash.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and f"--run-id {run_id}" in errors[0], crash.stderr[-3000:]
 
-    again = subprocess.run(
-        command, capture_output=True, text=True, timeout=300, env=_env(), check=False
-    )
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300, env=_env(),
+                           check=False)
     assert again.returncode == 0, again.stderr[-3000:]
     assert f"run {run_id}: resuming" in again.stderr and "aborted" in again.stderr
     expected, _ = reference(setup, split_records(data.read_bytes(), str(data)))
     assert everything(kafka_bootstrap, setup) == expected, "each message once"
 
     data.write_bytes(b"{}\n" + data.read_bytes())
-    failed = subprocess.run(
-        command, capture_output=True, text=True, timeout=300, env=_env(), check=False
-    )
+    failed = subprocess.run(command, capture_output=True, text=True, timeout=300, env=_env(),
+                            check=False)
     assert failed.returncode == 1
     errors = [line for line in failed.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "Traceback" not in failed.stderr
@@ -206,13 +182,8 @@ def test_stream_on_a_reset_checkpoint_is_a_new_run_and_foreign_markers_refuse(
     first, second = sample_records(2), sample_records(3)[:20]
     fill_raw_topic(kafka_bootstrap, topic_name, first)
     checkpoint = tmp_path / "checkpoint"
-    config = setup.config(
-        kafka_bootstrap,
-        [f"kafka://{topic_name}"],
-        stream=True,
-        available_now=True,
-        checkpoint=str(checkpoint),
-    )
+    config = setup.config(kafka_bootstrap, [f"kafka://{topic_name}"], stream=True,
+                          available_now=True, checkpoint=str(checkpoint))
     one = run(config, spark)
     assert one.tally.records == len(first)
 
@@ -247,17 +218,12 @@ def big_notification(size: int) -> bytes:
     )
 
 
-def _check_oversized(
-    bootstrap: str, setup: Setup, summary: Summary, good: list[bytes], big: bytes
-) -> None:
+def _check_oversized(bootstrap: str, setup: Setup, summary: Summary, good: list[bytes],
+                     big: bytes) -> None:
     assert summary.tally.rejected["oversized"] == 1
     messages = consume(bootstrap, [*setup.topics, setup.dead_letter])
-    letters = [
-        m
-        for m in messages
-        if m.topic() == setup.dead_letter
-        and dict(m.headers() or []).get(HEADER_TRUNCATED_FROM) == str(len(big)).encode()
-    ]
+    letters = [m for m in messages if m.topic() == setup.dead_letter
+               and dict(m.headers() or []).get(HEADER_TRUNCATED_FROM) == str(len(big)).encode()]
     assert len(letters) == 1 and big.startswith(letters[0].value() or b"?")
     rest = Counter(t for t in triples(messages).elements() if t[2] != letters[0].value())
     assert rest == expected_of(setup, good), "every other record delivered exactly once"
@@ -278,24 +244,16 @@ def test_oversized_record_is_dead_lettered_and_the_stream_goes_on(
     kafka_bootstrap: str, spark: SparkSession, tmp_path: Path, topic_name: str
 ) -> None:
     setup = make_setup(tmp_path)
-    ensure_topics(
-        kafka_bootstrap,
-        [TopicSpec(topic_name, partitions=1)],
-        extra_configs={"max.message.bytes": "4000000"},
-    )
+    ensure_topics(kafka_bootstrap, [TopicSpec(topic_name, partitions=1)],
+                  extra_configs={"max.message.bytes": "4000000"})
     good = sample_records(1)
     big = big_notification(2_000_000)
     producer = Producer(producer_config(kafka_bootstrap, {"message.max.bytes": 4_000_000}))
     for raw in [*good[:5], big, *good[5:]]:
         producer.produce(topic_name, value=raw, partition=0)
     assert producer.flush(30) == 0
-    config = setup.config(
-        kafka_bootstrap,
-        [f"kafka://{topic_name}"],
-        stream=True,
-        available_now=True,
-        checkpoint=str(tmp_path / "ck"),
-    )
+    config = setup.config(kafka_bootstrap, [f"kafka://{topic_name}"], stream=True,
+                          available_now=True, checkpoint=str(tmp_path / "ck"))
     summary = run(config, spark)
     _check_oversized(kafka_bootstrap, setup, summary, good, big)
 
@@ -331,9 +289,8 @@ def paused_broker(kafka_broker: Any) -> Iterator[Any]:
         os.kill(pid, signal.SIGCONT)
 
 
-def _stream_in_thread(
-    config: Any, spark: SparkSession, **kwargs: Any
-) -> tuple[threading.Thread, list[object], list[int]]:
+def _stream_in_thread(config: Any, spark: SparkSession, **kwargs: Any) -> tuple[
+        threading.Thread, list[object], list[int]]:
     outcome: list[object] = []
     batches: list[int] = []
 
@@ -362,28 +319,18 @@ def _stop_streams(spark: SparkSession) -> None:
 
 
 def test_idle_stream_outlives_an_outage_longer_than_its_budget_by_restarting(
-    kafka_bootstrap: str,
-    spark: SparkSession,
-    tmp_path: Path,
-    topic_name: str,
+    kafka_bootstrap: str, spark: SparkSession, tmp_path: Path, topic_name: str,
     paused_broker: Any,
 ) -> None:
     setup = make_setup(tmp_path)
     first, second = sample_records(1), sample_records(2)[:15]
     fill_raw_topic(kafka_bootstrap, topic_name, first)
-    config = setup.config(
-        kafka_bootstrap,
-        [f"kafka://{topic_name}"],
-        stream=True,
-        checkpoint=str(tmp_path / "ck"),
-        trigger_interval="1s",
-        outage_budget=4.0,
-        restart_on_failure=3,
-    )
+    config = setup.config(kafka_bootstrap, [f"kafka://{topic_name}"], stream=True,
+                          checkpoint=str(tmp_path / "ck"), trigger_interval="1s",
+                          outage_budget=4.0, restart_on_failure=3)
     restarts: list[str] = []
     thread, outcome, batches = _stream_in_thread(
-        config, spark, on_restart=lambda error, n: restarts.append(error.message())
-    )
+        config, spark, on_restart=lambda error, n: restarts.append(error.message()))
     try:
         _wait(lambda: len(batches) >= 1, 120, "the first batch")
         paused_broker(10.0)  # idle and caught up: only the offset look-ups see the outage
@@ -425,38 +372,14 @@ def _kill_session(root: int) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-def _start_stream(
-    bootstrap: str, setup: Setup, topic: str, checkpoint: Path, *extra: str
-) -> tuple[subprocess.Popen[str], list[str]]:
-    command = [
-        sys.executable,
-        "-m",
-        "yangkey.cli",
-        "produce",
-        "--subscriptions",
-        str(setup.subscriptions),
-        "--input",
-        f"kafka://{topic}",
-        "--bootstrap",
-        bootstrap,
-        "--create-topics",
-        "--master",
-        "local[2]",
-        "--stream",
-        "--checkpoint",
-        str(checkpoint),
-        "--trigger-interval",
-        "1s",
-        *extra,
-    ]
-    process = subprocess.Popen(
-        command,
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-        env=_env(),
-        start_new_session=True,
-    )
+def _start_stream(bootstrap: str, setup: Setup, topic: str, checkpoint: Path,
+                  *extra: str) -> tuple[subprocess.Popen[str], list[str]]:
+    command = [sys.executable, "-m", "yangkey.cli", "produce", "--subscriptions",
+               str(setup.subscriptions), "--input", f"kafka://{topic}", "--bootstrap",
+               bootstrap, "--create-topics", "--master", "local[2]", "--stream",
+               "--checkpoint", str(checkpoint), "--trigger-interval", "1s", *extra]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                               text=True, env=_env(), start_new_session=True)
     lines: list[str] = []
 
     def drain() -> None:
@@ -499,9 +422,8 @@ def test_cli_outage_beyond_the_budget_is_one_error_line(
     setup = make_setup(tmp_path)
     records = sample_records(1)
     fill_raw_topic(kafka_bootstrap, topic_name, records)
-    process, lines = _start_stream(
-        kafka_bootstrap, setup, topic_name, tmp_path / "ck", "--outage-budget", "3s"
-    )
+    process, lines = _start_stream(kafka_bootstrap, setup, topic_name, tmp_path / "ck",
+                                   "--outage-budget", "3s")
     try:
         _wait(lambda: any(line.startswith("batch 0") for line in lines), 240, "batch 0")
         paused_broker(10.0)  # idle between batches: the offset look-ups meet the outage

@@ -69,9 +69,8 @@ time.sleep(600)
 
 def _topics(bootstrap: str, setup: Setup) -> None:
     catalog = BuilderSpec.from_file(setup.subscriptions).catalog()
-    check_topics(
-        {"bootstrap.servers": bootstrap}, topic_specs(catalog, None), create=True, extra_configs={}
-    )
+    check_topics({"bootstrap.servers": bootstrap}, topic_specs(catalog, None), create=True,
+                 extra_configs={})
 
 
 def _expected(setup: Setup, path: Path) -> Counter[Triple]:
@@ -94,22 +93,9 @@ def _crash_run(bootstrap: str, setup: Setup, tmp_path: Path, run_id: str) -> Pat
     committed = write_jsonl(tmp_path / f"{run_id}-committed.jsonl", records[:20])
     left_open = write_jsonl(tmp_path / f"{run_id}-open.jsonl", records[20:40])
     driver = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            _RUN_A,
-            bootstrap,
-            run_id,
-            str(setup.subscriptions),
-            setup.dead_letter,
-            str(committed),
-            str(left_open),
-            str(STALE_AFTER),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(),
+        [sys.executable, "-c", _RUN_A, bootstrap, run_id, str(setup.subscriptions),
+         setup.dead_letter, str(committed), str(left_open), str(STALE_AFTER)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
     )
     try:
         assert driver.stdout is not None and driver.stderr is not None
@@ -160,9 +146,8 @@ def test_a_live_run_of_another_run_id_is_left_alone(
     _topics(kafka_bootstrap, setup)
     # Run L is live: its driver beats, and its task 0 holds a transaction open all along.
     data_l = write_jsonl(tmp_path / "l.jsonl", sample_records(3)[:20])
-    spec = SinkSpec(
-        {"bootstrap.servers": kafka_bootstrap}, setup.dead_letter, "liveL", timeout=30.0
-    )
+    spec = SinkSpec({"bootstrap.servers": kafka_bootstrap}, setup.dead_letter, "liveL",
+                    timeout=30.0)
     heartbeat = heartbeat_for(spec, STALE_AFTER, False, 1, True)
     heartbeat.start()
     builder = builder_for(BuilderSpec.from_file(setup.subscriptions))
@@ -170,9 +155,8 @@ def test_a_live_run_of_another_run_id_is_left_alone(
     try:
         assert sink.begin() is None
         tally = Tally()
-        for message in outgoing(
-            split_records(data_l.read_bytes(), str(data_l)), builder, setup.dead_letter, tally
-        ):
+        for message in outgoing(split_records(data_l.read_bytes(), str(data_l)), builder,
+                                setup.dead_letter, tally):
             sink.send(message)
         sink.flush()
 
@@ -202,9 +186,8 @@ def test_a_run_that_crashed_just_before_is_fenced_once_its_heartbeat_goes_stale(
     _topics(kafka_bootstrap, setup)
     committed = _crash_run(kafka_bootstrap, setup, tmp_path, "crashedC")
     killed = time.monotonic()
-    spec = SinkSpec(
-        {"bootstrap.servers": kafka_bootstrap}, setup.dead_letter, "watcherW", timeout=30.0
-    )
+    spec = SinkSpec({"bootstrap.servers": kafka_bootstrap}, setup.dead_letter, "watcherW",
+                    timeout=30.0)
     runs = _runs(kafka_bootstrap, setup, "watcherW")
     first = runs.scan()  # what a run starting now finds: C still looks alive
     assert not first.fenced and [r for r, _ in first.live] == ["crashedC"]
@@ -246,9 +229,8 @@ def test_a_stream_records_each_micro_batch_width_and_all_its_ids_are_fenced(
 ) -> None:
     setup = make_setup(tmp_path, partitions=1)
     _topics(kafka_bootstrap, setup)
-    spec = SinkSpec(
-        {"bootstrap.servers": kafka_bootstrap}, setup.dead_letter, "streamS", timeout=30.0
-    )
+    spec = SinkSpec({"bootstrap.servers": kafka_bootstrap}, setup.dead_letter, "streamS",
+                    timeout=30.0)
     heartbeat = heartbeat_for(spec, 600.0, True, 0, True)
     heartbeat.start()
     heartbeat.grow(2)
@@ -262,9 +244,8 @@ def test_a_stream_records_each_micro_batch_width_and_all_its_ids_are_fenced(
     stuck = KafkaSink(spec, 0, 0, batch_id=1)
     assert stuck.begin() is None
     builder = builder_for(BuilderSpec.from_file(setup.subscriptions))
-    for message in outgoing(
-        iter([(sample_records(1)[0], "x:1")]), builder, setup.dead_letter, Tally()
-    ):
+    for message in outgoing(iter([(sample_records(1)[0], "x:1")]), builder, setup.dead_letter,
+                            Tally()):
         stuck.send(message)
     stuck.flush()
     heartbeat.stop(failed=True)

@@ -117,7 +117,9 @@ def consume(
     names = list(topics)
     metadata = consumer.list_topics(timeout=10)
     assignment = [
-        TopicPartition(name, p, 0) for name in names for p in metadata.topics[name].partitions
+        TopicPartition(name, p, 0)
+        for name in names
+        for p in metadata.topics[name].partitions
     ]
     consumer.assign(assignment)
     pending = {(tp.topic, tp.partition) for tp in assignment}
@@ -290,10 +292,8 @@ def test_directory_of_xml_documents_and_json_lines(
     assert summary.tally.records == tally.records
     got = triples(consume(kafka_bootstrap, [*setup.topics, setup.dead_letter]))
     assert got == expected
-    assert any(
-        value == pretty and key is not None and key.startswith(b"pe9\n1042\n")
-        for _, key, value in got
-    )
+    assert any(value == pretty and key is not None and key.startswith(b"pe9\n1042\n")
+               for _, key, value in got)
 
 
 # --------------------------------------------------------------------------- faults
@@ -350,12 +350,8 @@ def test_broker_outage_longer_than_delivery_timeout_fails_the_job(
         create_topics=False,
         preflight=False,  # get past the driver's check: the tasks must fail on their own
         delivery=delivery,
-        producer_overrides={
-            "message.timeout.ms": 2000,
-            "transaction.timeout.ms": 2000,
-            "socket.timeout.ms": 1000,
-            "log_level": 0,
-        },
+        producer_overrides={"message.timeout.ms": 2000, "transaction.timeout.ms": 2000,
+                            "socket.timeout.ms": 1000, "log_level": 0},
     )
     started = time.monotonic()
     with pytest.raises(YangkeyError, match=message) as caught:
@@ -401,11 +397,8 @@ def test_compacted_current_state_topic_keeps_the_last_value_per_key(
 ) -> None:
     setup = make_setup(tmp_path, partitions=1)
     topic = next(t for t in setup.topics if t.endswith("current-state-if-interfaces-interface"))
-    fast_compaction = {
-        "segment.ms": "100",
-        "min.cleanable.dirty.ratio": "0.01",
-        "delete.retention.ms": "100",
-    }
+    fast_compaction = {"segment.ms": "100", "min.cleanable.dirty.ratio": "0.01",
+                       "delete.retention.ms": "100"}
     for status in ("up", "down"):
         data = write_jsonl(tmp_path / f"{status}.jsonl", interface_updates(3, 4, status))
         summary = run(
@@ -464,18 +457,18 @@ def test_raw_kafka_topic_batch_read(
     messages = consume(kafka_bootstrap, [*setup.topics, setup.dead_letter])
     assert triples(messages) == expected
     sources = {
-        headers_of(m)[HEADER_SOURCE].decode() for m in messages if m.topic() == setup.dead_letter
+        headers_of(m)[HEADER_SOURCE].decode()
+        for m in messages
+        if m.topic() == setup.dead_letter
     }
     assert sources and all(s.startswith(f"kafka://{topic_name}@") for s in sources)
 
     consumer = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": "t"})
     try:
-        ends = resolve_offsets(
-            consumer, topic_name, [0, 1, 2], ("timestamp", 2**50), default_high=True
-        )
-        starts = resolve_offsets(
-            consumer, topic_name, [0, 1, 2], ("timestamp", 0), default_high=False
-        )
+        ends = resolve_offsets(consumer, topic_name, [0, 1, 2], ("timestamp", 2**50),
+                               default_high=True)
+        starts = resolve_offsets(consumer, topic_name, [0, 1, 2], ("timestamp", 0),
+                                 default_high=False)
     finally:
         consumer.close()
     assert sum(ends.values()) == len(records) and sum(starts.values()) == 0
@@ -489,10 +482,7 @@ def test_raw_kafka_topic_stream_with_checkpoint(
     fill_raw_topic(kafka_bootstrap, topic_name, first)
     checkpoint = tmp_path / "checkpoint"
     config = setup.config(
-        kafka_bootstrap,
-        [f"kafka://{topic_name}"],
-        stream=True,
-        available_now=True,
+        kafka_bootstrap, [f"kafka://{topic_name}"], stream=True, available_now=True,
         checkpoint=str(checkpoint),
     )
     batches: list[int] = []
@@ -528,10 +518,7 @@ def test_file_directory_stream(kafka_bootstrap: str, spark: SparkSession, tmp_pa
     records = sample_records(1)
     write_jsonl(inbox / "a.jsonl", records)
     config = setup.config(
-        kafka_bootstrap,
-        [str(inbox)],
-        stream=True,
-        available_now=True,
+        kafka_bootstrap, [str(inbox)], stream=True, available_now=True,
         checkpoint=str(tmp_path / "checkpoint"),
     )
     summary = run(config, spark)
@@ -556,27 +543,10 @@ def test_cli_produce_end_to_end(kafka_bootstrap: str, tmp_path: Path) -> None:
     setup = make_setup(tmp_path)
     data = write_jsonl(tmp_path / "in.jsonl", sample_records(1))
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "yangkey.cli",
-            "produce",
-            "--subscriptions",
-            str(setup.subscriptions),
-            "--input",
-            str(data),
-            "--bootstrap",
-            kafka_bootstrap,
-            "--create-topics",
-            "--master",
-            "local[1]",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=_env(),
-        check=False,
+        [sys.executable, "-m", "yangkey.cli", "produce", "--subscriptions",
+         str(setup.subscriptions), "--input", str(data), "--bootstrap", kafka_bootstrap,
+         "--create-topics", "--master", "local[1]", "--json"],
+        capture_output=True, text=True, timeout=300, env=_env(), check=False,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads(result.stdout)
@@ -591,26 +561,14 @@ def test_spark_submit_entry_point(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "in.jsonl", sample_records(1))
     submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
     result = subprocess.run(
-        [
-            str(submit),
-            "--master",
-            "local[1]",
-            str(REPO / "yangkey" / "cli" / "spark_submit.py"),
-            "--subscriptions",
-            str(setup.subscriptions),
-            "--input",
-            str(data),
-            "--dry-run",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=_env(),
-        check=False,
+        [str(submit), "--master", "local[1]", str(REPO / "yangkey" / "cli" / "spark_submit.py"),
+         "--subscriptions", str(setup.subscriptions), "--input", str(data), "--dry-run",
+         "--json"],
+        capture_output=True, text=True, timeout=300, env=_env(), check=False,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    summary = json.loads(result.stdout[result.stdout.index("{") :])
+    summary = json.loads(result.stdout[result.stdout.index("{"):])
     _, tally = reference(setup, split_records(data.read_bytes(), str(data)))
     assert summary["dry_run"] is True
     assert summary["records"] == tally.records and summary["messages"] == tally.messages
+

@@ -53,33 +53,12 @@ def test_ctrl_c_stops_a_running_stream_in_one_line(tmp_path: Path) -> None:
     inputs.mkdir()
     for number in range(40):
         (inputs / f"part-{number:02d}.jsonl").write_bytes(FIXTURE.read_bytes())
-    command = [
-        sys.executable,
-        "-m",
-        "yangkey.cli",
-        "produce",
-        "--subscriptions",
-        str(EXAMPLE),
-        "--input",
-        str(inputs),
-        "--dry-run",
-        "--master",
-        "local[1]",
-        "--stream",
-        "--checkpoint",
-        str(tmp_path / "ck"),
-        "--max-per-trigger",
-        "1",
-        "--layout",
-        "document",
-    ]
-    process = subprocess.Popen(
-        command,
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,
-    )
+    command = [sys.executable, "-m", "yangkey.cli", "produce", "--subscriptions",
+               str(EXAMPLE), "--input", str(inputs), "--dry-run", "--master", "local[1]",
+               "--stream", "--checkpoint", str(tmp_path / "ck"), "--max-per-trigger", "1",
+               "--layout", "document"]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                               text=True, start_new_session=True)
     lines: list[str] = []
 
     def drain() -> None:

@@ -24,6 +24,7 @@ def test_a_local_masters_jvm_compiles_with_c1_only_and_starts_quiet(spark: Spark
     assert any(a.startswith("-Dlog4j2.configurationFile=file:") for a in arguments), arguments
 
 
+
 def test_a_local_session_starts_without_sparks_shell_chatter() -> None:
     script = (
         "from yangkey.spark.config import SparkRuntime\n"

@@ -42,28 +42,14 @@ def catalog_for(tmp_path: Path, prefix: str) -> Catalog:
 
 
 def json_update(host: str, seq: int, status: str) -> bytes:
-    return json.dumps(
-        {
-            "ietf-yp-notification:envelope": {
-                "event-time": f"2026-11-20T10:00:0{seq}Z",
-                "hostname": host,
-                "sequence-number": seq,
-                "contents": {
-                    "ietf-yang-push:push-update": {
-                        "id": 1042,
-                        "datastore-contents": {
-                            "ietf-interfaces:interfaces": {
-                                "interface": [
-                                    {"name": "eth0", "oper-status": status, "if-index": 1},
-                                    {"name": "eth1", "oper-status": "up", "if-index": 2},
-                                ]
-                            }
-                        },
-                    }
-                },
-            }
-        }
-    ).encode()
+    return json.dumps({"ietf-yp-notification:envelope": {
+        "event-time": f"2026-11-20T10:00:0{seq}Z", "hostname": host, "sequence-number": seq,
+        "contents": {"ietf-yang-push:push-update": {"id": 1042, "datastore-contents": {
+            "ietf-interfaces:interfaces": {"interface": [
+                {"name": "eth0", "oper-status": status, "if-index": 1},
+                {"name": "eth1", "oper-status": "up", "if-index": 2},
+            ]}}}},
+    }}).encode()
 
 
 def xml_update(host: str, seq: int, status: str) -> bytes:
@@ -84,13 +70,8 @@ def test_ingest_fills_the_instance_tables(
     bootstrap: str = kafka_broker.bootstrap
     catalog = catalog_for(tmp_path, unique_name("typed"))
     topic = catalog.topics[0].name
-    ensure_topics(
-        bootstrap,
-        [
-            KafkaTopic(topic, partitions=2, compaction=True),
-            KafkaTopic(catalog.dead_letter_topic, partitions=1),
-        ],
-    )
+    ensure_topics(bootstrap, [KafkaTopic(topic, partitions=2, compaction=True),
+                              KafkaTopic(catalog.dead_letter_topic, partitions=1)])
     with_feed = MessageBuilder(
         catalog, ProducerKnobs.from_catalog(catalog, instances=True), strict=True
     )
@@ -116,18 +97,12 @@ def test_ingest_fills_the_instance_tables(
         assert isinstance(messages, list), messages
         for message in messages:
             assert (message.header(HEADER_INSTANCES) is not None) == (builder is with_feed)
-            producer.produce(
-                message.topic,
-                value=message.value,
-                key=message.key,
-                headers=list(message.headers),
-                on_delivery=on_delivery,
-            )
+            producer.produce(message.topic, value=message.value, key=message.key,
+                             headers=list(message.headers), on_delivery=on_delivery)
     assert producer.flush(30) == 0 and not errors, errors
 
-    result = ingest(
-        catalog, bootstrap, "", group=f"g-{topic}", database=DATABASE, connection=chdb_conn
-    )
+    result = ingest(catalog, bootstrap, "", group=f"g-{topic}",
+                    database=DATABASE, connection=chdb_conn)
     assert sum(result.messages.values()) == 4
     tables = topic_tables(topic, DATABASE)
     history = chdb_conn.query(
@@ -136,9 +111,8 @@ def test_ingest_fills_the_instance_tables(
     )
     assert len(history) == 8
     by_node = {
-        node: [
-            {k: v for k, v in row.items() if k != "node"} for row in history if row["node"] == node
-        ]
+        node: [{k: v for k, v in row.items() if k != "node"} for row in history
+               if row["node"] == node]
         for node in ("pe-json", "pe-xml")
     }
     assert by_node["pe-json"] == by_node["pe-xml"]

@@ -100,7 +100,9 @@ class Notif:
                     "contents": {
                         "ietf-yang-push:push-change-update": {
                             "id": sub_id,
-                            "datastore-changes": {patch_member: {"patch-id": "p-1", "edit": edits}},
+                            "datastore-changes": {
+                                patch_member: {"patch-id": "p-1", "edit": edits}
+                            },
                         }
                     },
                 }
@@ -211,43 +213,23 @@ class KeyHelper:
         self.schema = schema
         self._compiled: dict[tuple[str, bool, str], CompiledSubscription] = {}
 
-    def compile(
-        self,
-        text: str,
-        *,
-        subtree: bool = False,
-        keyless: str = "reject",
-        namespaces: Mapping[str, str] | None = None,
-    ) -> CompiledSubscription:
+    def compile(self, text: str, *, subtree: bool = False, keyless: str = "reject",
+                namespaces: Mapping[str, str] | None = None) -> CompiledSubscription:
         if namespaces is not None:
             return compile_subscription(
-                text,
-                self.schema,
-                subtree=subtree,
-                keyless=keyless,  # type: ignore[arg-type]
+                text, self.schema, subtree=subtree, keyless=keyless,  # type: ignore[arg-type]
                 namespaces=namespaces,
             )
         cache_key = (text, subtree, keyless)
         if cache_key not in self._compiled:
             self._compiled[cache_key] = compile_subscription(
-                text,
-                self.schema,
-                subtree=subtree,
-                keyless=keyless,  # type: ignore[arg-type]
+                text, self.schema, subtree=subtree, keyless=keyless  # type: ignore[arg-type]
             )
         return self._compiled[cache_key]
 
-    def derive(
-        self,
-        text: str,
-        raw: str | bytes,
-        *,
-        source: str = "n.json",
-        subtree: bool = False,
-        keyless: str = "reject",
-        namespaces: Mapping[str, str] | None = None,
-        **kwargs: Any,
-    ) -> DerivedKey:
+    def derive(self, text: str, raw: str | bytes, *, source: str = "n.json",
+               subtree: bool = False, keyless: str = "reject",
+               namespaces: Mapping[str, str] | None = None, **kwargs: Any) -> DerivedKey:
         compiled = self.compile(text, subtree=subtree, keyless=keyless, namespaces=namespaces)
         note = decode(raw, source, self.schema.index.by_namespace)
         return KeyDeriver(compiled).derive(note, **kwargs)

@@ -13,11 +13,8 @@ NAMED = set(re.findall(r"`([\w/]+\.py|[\w/]+/|[\w]+\.sql\.j2)`", DOC))
 
 
 def test_every_module_and_template_the_page_names_exists() -> None:
-    under = {
-        p.relative_to(PACKAGE).as_posix() + ("/" if p.is_dir() else "")
-        for p in PACKAGE.rglob("*")
-        if "__pycache__" not in p.parts
-    }
+    under = {p.relative_to(PACKAGE).as_posix() + ("/" if p.is_dir() else "") for p in
+             PACKAGE.rglob("*") if "__pycache__" not in p.parts}
     templates = {p.name for p in (ROOT / "sql_templates").glob("*.sql.j2")}
     missing = sorted(
         name

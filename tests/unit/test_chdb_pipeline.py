@@ -116,21 +116,16 @@ def count(conn: ChdbConnection, db: str, table: str, final: bool = False) -> int
 
 
 K_ETH0 = key("pe1", 1042, iface("eth0"))
-K_PIPE = key("pe1", 1042, iface("a | b"), iface('it\'s | "quoted"'))
+K_PIPE = key("pe1", 1042, iface("a | b"), iface("it's | \"quoted\""))
 K_PE2 = key("pe2", 1042, iface("eth0"))
 
 
 def test_good_rows_reach_history_and_current_state(conn: ChdbConnection, db: str) -> None:
-    insert_rows(
-        conn,
-        db,
-        IF_TOPIC,
-        [
-            row(0, K_ETH0, b'{"v":1}', headers("2026-11-20T10:00:00.123456789Z", 1)),
-            row(1, K_PIPE, b'{"v":2}', headers("2026-11-20T12:00:00.5+02:00", 2)),
-            row(2, K_PE2, b'{"v":3}', headers("2026-11-20T10:00:03Z", 3, schema_id="7")),
-        ],
-    )
+    insert_rows(conn, db, IF_TOPIC, [
+        row(0, K_ETH0, b'{"v":1}', headers("2026-11-20T10:00:00.123456789Z", 1)),
+        row(1, K_PIPE, b'{"v":2}', headers("2026-11-20T12:00:00.5+02:00", 2)),
+        row(2, K_PE2, b'{"v":3}', headers("2026-11-20T10:00:03Z", 3, schema_id="7")),
+    ])
     names = topic_tables(IF_TOPIC, db)
     assert count(conn, db, names.history) == 3
     assert count(conn, db, "errors") == 0
@@ -146,7 +141,7 @@ def test_good_rows_reach_history_and_current_state(conn: ChdbConnection, db: str
     piped = by_key[K_PIPE.decode()]
     # " | " inside quoted values does not split the XPath line
     assert piped["xpaths"] == list(MessageKey.parse(K_PIPE).xpaths)
-    assert piped["xpaths"] == sorted([iface("a | b"), iface('it\'s | "quoted"')])
+    assert piped["xpaths"] == sorted([iface("a | b"), iface("it's | \"quoted\"")])
     assert piped["event_time"] == "2026-11-20T10:00:00.500000000Z"  # offset normalised to UTC
     pe2 = current_state(conn, db, node="pe2")
     assert len(pe2) == 1 and pe2[0]["schema_id"] == 7
@@ -175,9 +170,8 @@ def test_older_replay_never_wins(conn: ChdbConnection, db: str) -> None:
     # an older message arrives later, at a higher offset (a replay from another producer)
     insert_rows(conn, db, IF_TOPIC, [row(6, K_ETH0, b"old", headers("2026-11-20T10:00:01Z", 20))])
     # same event time, lower sequence number
-    insert_rows(
-        conn, db, IF_TOPIC, [row(7, K_ETH0, b"older-seq", headers("2026-11-20T10:00:05Z", 8))]
-    )
+    insert_rows(conn, db, IF_TOPIC, [row(7, K_ETH0, b"older-seq", headers("2026-11-20T10:00:05Z",
+                                                                            8))])
     assert [r["payload"] for r in current_state(conn, db)] == ["new"]
     names = topic_tables(IF_TOPIC, db)
     conn.command(f"OPTIMIZE TABLE {qualified(db, names.current)} FINAL")
@@ -195,65 +189,44 @@ def test_older_replay_without_event_time_never_wins(conn: ChdbConnection, db: st
     replay, a producer rerun) is written later and gets a *newer* Kafka timestamp: only its
     sequence number says it is old, and it must not win current state."""
     no_time = headers(None, 41)
-    insert_rows(
-        conn,
-        db,
-        IF_TOPIC,
-        [
-            row(0, K_ETH0, b"old", no_time, timestamp_ms=1_790_000_000_000),
-            row(1, K_ETH0, b"new", headers(None, 42), timestamp_ms=1_790_000_001_000),
-        ],
-    )
+    insert_rows(conn, db, IF_TOPIC, [
+        row(0, K_ETH0, b"old", no_time, timestamp_ms=1_790_000_000_000),
+        row(1, K_ETH0, b"new", headers(None, 42), timestamp_ms=1_790_000_001_000),
+    ])
     # the replay of the old notification, an hour later, at a higher offset
-    insert_rows(
-        conn,
-        db,
-        IF_TOPIC,
-        [
-            row(2, K_ETH0, b"old", no_time, timestamp_ms=1_790_003_600_000),
-        ],
-    )
+    insert_rows(conn, db, IF_TOPIC, [
+        row(2, K_ETH0, b"old", no_time, timestamp_ms=1_790_003_600_000),
+    ])
     (state,) = current_state(conn, db)
     assert state["payload"] == "new" and state["kafka_offset"] == 1
     assert state["event_time"] == "2026-09-21T14:13:21.000000000Z"  # still shown as event time
     names = topic_tables(IF_TOPIC, db)
     conn.command(f"OPTIMIZE TABLE {qualified(db, names.current)} FINAL")
-    assert conn.query(f"SELECT payload FROM {qualified(db, names.current)}") == [{"payload": "new"}]
+    assert conn.query(f"SELECT payload FROM {qualified(db, names.current)}") == [
+        {"payload": "new"}
+    ]
     # no sequence number either: nothing tells a replay apart; the later offset wins (as Kafka
     # compaction of the topic itself would keep it)
-    insert_rows(
-        conn,
-        db,
-        IF_TOPIC,
-        [
-            row(3, K_PE2, b"first", headers(None, None), timestamp_ms=1_790_000_000_000),
-            row(4, K_PE2, b"second", headers(None, None), timestamp_ms=1_789_000_000_000),
-        ],
-    )
+    insert_rows(conn, db, IF_TOPIC, [
+        row(3, K_PE2, b"first", headers(None, None), timestamp_ms=1_790_000_000_000),
+        row(4, K_PE2, b"second", headers(None, None), timestamp_ms=1_789_000_000_000),
+    ])
     assert {r["node"]: r["payload"] for r in current_state(conn, db)}["pe2"] == "second"
 
 
-def test_newer_generation_wins_and_hides_old_generation_keys(conn: ChdbConnection, db: str) -> None:
+def test_newer_generation_wins_and_hides_old_generation_keys(
+    conn: ChdbConnection, db: str
+) -> None:
     old_only = key("pe1", 1042, iface("eth9"))
-    insert_rows(
-        conn,
-        db,
-        IF_TOPIC,
-        [
-            row(0, K_ETH0, b"gen1", headers("2026-11-20T10:00:09Z", 5, gen=1)),
-            row(1, old_only, b"gen1-eth9", headers("2026-11-20T10:00:09Z", 6, gen=1)),
-            row(2, K_PE2, b"pe2-gen1", headers("2026-11-20T10:00:09Z", 1, gen=1)),
-        ],
-    )
+    insert_rows(conn, db, IF_TOPIC, [
+        row(0, K_ETH0, b"gen1", headers("2026-11-20T10:00:09Z", 5, gen=1)),
+        row(1, old_only, b"gen1-eth9", headers("2026-11-20T10:00:09Z", 6, gen=1)),
+        row(2, K_PE2, b"pe2-gen1", headers("2026-11-20T10:00:09Z", 1, gen=1)),
+    ])
     # the subscription changed (generation 2): its first message has an *older* event time
-    insert_rows(
-        conn,
-        db,
-        IF_TOPIC,
-        [
-            row(3, K_ETH0, b"gen2", headers("2026-11-20T10:00:01Z", 0, gen=2)),
-        ],
-    )
+    insert_rows(conn, db, IF_TOPIC, [
+        row(3, K_ETH0, b"gen2", headers("2026-11-20T10:00:01Z", 0, gen=2)),
+    ])
     rows = current_state(conn, db, node="pe1")
     assert [(r["payload"], r["generation"]) for r in rows] == [("gen2", 2)]
     # eth9 has no generation-2 message yet: it is not current state any more
@@ -269,34 +242,20 @@ def test_newer_generation_wins_and_hides_old_generation_keys(conn: ChdbConnectio
 
 def test_poison_and_malformed_messages_go_to_errors(conn: ChdbConnection, db: str) -> None:
     good_headers = headers("2026-11-20T10:00:00Z")
-    insert_rows(
-        conn,
-        db,
-        IF_TOPIC,
-        [
-            # the ingest bridge could not decode it: _error set, raw bytes kept
-            row(
-                10,
-                b"\xff\xfe",
-                b"\x00poison\xff",
-                good_headers,
-                error="message key is not valid UTF-8 (byte 0)",
-            ),
-            row(11, b"pe1\n1042", b"two-lines", good_headers),
-            row(12, b"pe1\nabc\n/x", b"bad-sub", good_headers),
-            row(13, None, b"no-key", good_headers),
-            row(14, K_ETH0, b"bad-time", headers("yesterday")),
-            row(
-                15,
-                K_ETH0,
-                b"bad-seq",
-                [*headers("2026-11-20T10:00:00Z", None), ("yangkey-sequence-number", b"x")],
-            ),
-            row(16, b"pe1\n1042\n/a[k='unbalanced]", b"bad-quotes", good_headers),
-            row(17, b"\xc3\x28\n1\n/x", b"bad-utf8-key", good_headers),
-            row(18, K_ETH0, b"ok", good_headers),
-        ],
-    )
+    insert_rows(conn, db, IF_TOPIC, [
+        # the ingest bridge could not decode it: _error set, raw bytes kept
+        row(10, b"\xff\xfe", b"\x00poison\xff", good_headers,
+            error="message key is not valid UTF-8 (byte 0)"),
+        row(11, b"pe1\n1042", b"two-lines", good_headers),
+        row(12, b"pe1\nabc\n/x", b"bad-sub", good_headers),
+        row(13, None, b"no-key", good_headers),
+        row(14, K_ETH0, b"bad-time", headers("yesterday")),
+        row(15, K_ETH0, b"bad-seq",
+            [*headers("2026-11-20T10:00:00Z", None), ("yangkey-sequence-number", b"x")]),
+        row(16, b"pe1\n1042\n/a[k='unbalanced]", b"bad-quotes", good_headers),
+        row(17, b"\xc3\x28\n1\n/x", b"bad-utf8-key", good_headers),
+        row(18, K_ETH0, b"ok", good_headers),
+    ])
     errors = conn.query(
         f"SELECT kafka_offset, error_kind, error, raw_message, kafka_topic "
         f"FROM {qualified(db, 'errors')} ORDER BY kafka_offset"
@@ -305,14 +264,7 @@ def test_poison_and_malformed_messages_go_to_errors(conn: ChdbConnection, db: st
     by_offset = {r["kafka_offset"]: r for r in errors}
     assert sorted(by_offset) == [10, 11, 12, 13, 14, 15, 16, 17]
     assert [by_offset[o]["error_kind"] for o in sorted(by_offset)] == [
-        "decode",
-        "key",
-        "key",
-        "key",
-        "header",
-        "header",
-        "key",
-        "key",
+        "decode", "key", "key", "key", "header", "header", "key", "key"
     ]
     assert by_offset[10]["raw_message"].startswith("\x00poison")
     assert all(r["kafka_topic"] == IF_TOPIC and r["error"] for r in errors)
@@ -323,15 +275,10 @@ def test_poison_and_malformed_messages_go_to_errors(conn: ChdbConnection, db: st
 
 
 def test_kafka_timestamp_when_no_event_time_header(conn: ChdbConnection, db: str) -> None:
-    insert_rows(
-        conn,
-        db,
-        IF_TOPIC,
-        [
-            row(0, K_ETH0, b"x", headers(None, None, None), timestamp_ms=1_790_000_000_123),
-            row(1, K_PE2, b"y", headers(None), timestamp_ms=None),
-        ],
-    )
+    insert_rows(conn, db, IF_TOPIC, [
+        row(0, K_ETH0, b"x", headers(None, None, None), timestamp_ms=1_790_000_000_123),
+        row(1, K_PE2, b"y", headers(None), timestamp_ms=None),
+    ])
     rows = current_state(conn, db)
     assert len(rows) == 1
     assert rows[0]["event_time"] == "2026-09-21T14:13:20.123000000Z"
@@ -341,24 +288,13 @@ def test_kafka_timestamp_when_no_event_time_header(conn: ChdbConnection, db: str
 
 
 def test_dead_letter_records_reach_errors(conn: ChdbConnection, db: str) -> None:
-    insert_rows(
-        conn,
-        db,
-        DEAD_LETTER,
-        [
-            row(
-                3,
-                None,
-                b"<notification/>",
-                [
-                    ("yangkey-error", b"no matching instances"),
-                    ("yangkey-error-kind", b"no-match"),
-                    ("yangkey-source", b"kafka://raw@0:17"),
-                ],
-                topic=DEAD_LETTER,
-            ),
-        ],
-    )
+    insert_rows(conn, db, DEAD_LETTER, [
+        row(3, None, b"<notification/>", [
+            ("yangkey-error", b"no matching instances"),
+            ("yangkey-error-kind", b"no-match"),
+            ("yangkey-source", b"kafka://raw@0:17"),
+        ], topic=DEAD_LETTER),
+    ])
     errors = conn.query(f"SELECT * FROM {qualified(db, 'errors')}")
     assert len(errors) == 1
     (err,) = errors
@@ -371,24 +307,14 @@ def test_dead_letter_records_reach_errors(conn: ChdbConnection, db: str) -> None
 
 def test_filters(conn: ChdbConnection, db: str) -> None:
     other_sub = key("pe1", 7, "/ietf-system:system/clock")
-    insert_rows(
-        conn,
-        db,
-        IF_TOPIC,
-        [
-            row(0, K_ETH0, b"a", headers("2026-11-20T10:00:00Z")),
-            row(1, K_PIPE, b"b", headers("2026-11-20T10:00:01Z")),
-            row(2, K_PE2, b"c", headers("2026-11-20T10:00:02Z")),
-        ],
-    )
-    insert_rows(
-        conn,
-        db,
-        CLOCK_TOPIC,
-        [
-            row(0, other_sub, b"clock", headers("2026-11-20T10:00:03Z"), topic=CLOCK_TOPIC),
-        ],
-    )
+    insert_rows(conn, db, IF_TOPIC, [
+        row(0, K_ETH0, b"a", headers("2026-11-20T10:00:00Z")),
+        row(1, K_PIPE, b"b", headers("2026-11-20T10:00:01Z")),
+        row(2, K_PE2, b"c", headers("2026-11-20T10:00:02Z")),
+    ])
+    insert_rows(conn, db, CLOCK_TOPIC, [
+        row(0, other_sub, b"clock", headers("2026-11-20T10:00:03Z"), topic=CLOCK_TOPIC),
+    ])
     assert len(current_state(conn, db)) == 4
     assert len(current_state(conn, db, node="pe1")) == 3
     assert len(current_state(conn, db, node="pe1", subscription_id=1042)) == 2
@@ -407,13 +333,8 @@ def test_filters(conn: ChdbConnection, db: str) -> None:
 
 def test_history_paging(conn: ChdbConnection, db: str) -> None:
     rows = [
-        row(
-            i,
-            K_ETH0 if i % 2 else K_PE2,
-            f"m{i}".encode(),
-            headers(f"2026-11-20T10:00:{i // 2:02d}Z", i),
-            partition=i % 3,
-        )
+        row(i, K_ETH0 if i % 2 else K_PE2, f"m{i}".encode(),
+            headers(f"2026-11-20T10:00:{i // 2:02d}Z", i), partition=i % 3)
         for i in range(10)
     ]
     insert_rows(conn, db, IF_TOPIC, rows)
@@ -432,16 +353,12 @@ def test_history_paging(conn: ChdbConnection, db: str) -> None:
     assert pages == 4
     by_key = history(conn, db, key=K_ETH0.decode(), limit=100)
     assert [r["payload"] for r in by_key.rows] == ["m1", "m3", "m5", "m7", "m9"]
-    window = history(
-        conn, db, node="pe2", since="2026-11-20T10:00:01Z", until="2026-11-20T12:00:03+02:00"
-    )
+    window = history(conn, db, node="pe2", since="2026-11-20T10:00:01Z",
+                     until="2026-11-20T12:00:03+02:00")
     assert [r["payload"] for r in window.rows] == ["m2", "m4"]
     by_offset = history(conn, db, topic=IF_TOPIC, order="offset", limit=4)
     assert [(r["kafka_partition"], r["kafka_offset"]) for r in by_offset.rows] == [
-        (0, 0),
-        (0, 3),
-        (0, 6),
-        (0, 9),
+        (0, 0), (0, 3), (0, 6), (0, 9)
     ]
     assert isinstance(by_offset.next_cursor, OffsetCursor)
     rest = history(conn, db, topic=IF_TOPIC, after=by_offset.next_cursor, limit=100)
@@ -456,19 +373,13 @@ def test_same_answers_through_clickhouse_connect(conn: ChdbConnection, db: str) 
     client = clickhouse_connect.get_client(interface="chdb", path=conn.path)
     server = ServerConnection(client, "clickhouse-connect over chdb")
     try:
-        insert_rows(
-            server,
-            db,
-            IF_TOPIC,
-            [
-                row(0, K_ETH0, b"a", headers("2026-11-20T10:00:00Z", 1)),
-                row(1, K_PIPE, b"b", headers("2026-11-20T10:00:01.000000001Z", 2)),
-                row(2, b"broken", b"c", headers("2026-11-20T10:00:02Z", 3)),
-            ],
-        )
-        insert_rows(
-            server, db, IF_TOPIC, [row(1, K_PIPE, b"b", headers("2026-11-20T10:00:01Z", 2))]
-        )
+        insert_rows(server, db, IF_TOPIC, [
+            row(0, K_ETH0, b"a", headers("2026-11-20T10:00:00Z", 1)),
+            row(1, K_PIPE, b"b", headers("2026-11-20T10:00:01.000000001Z", 2)),
+            row(2, b"broken", b"c", headers("2026-11-20T10:00:02Z", 3)),
+        ])
+        insert_rows(server, db, IF_TOPIC, [row(1, K_PIPE, b"b", headers("2026-11-20T10:00:01Z",
+                                                                          2))])
         via_server = current_state(server, db, node="pe1' --")
         assert via_server == []
         via_server = current_state(server, db, node="pe1")
@@ -493,7 +404,9 @@ def test_apply_is_idempotent(conn: ChdbConnection, db: str) -> None:
     assert not again.created and len(again.existing) == again.total
 
 
-_value = st.text(alphabet=st.sampled_from(list("ab01 |'\"\n-_/")), min_size=0, max_size=12)
+_value = st.text(
+    alphabet=st.sampled_from(list("ab01 |'\"\n-_/")), min_size=0, max_size=12
+)
 
 
 @settings(
@@ -512,9 +425,8 @@ def test_sql_key_split_matches_parse_key(
     """The views split any composed key exactly like ``yangkey.messages.MessageKey.parse``."""
     message_key = key(node, subscription_id, *(iface(v) for v in values))
     offset = next(_databases)  # unique per example
-    insert_rows(
-        conn, db, IF_TOPIC, [row(offset, message_key, b"{}", headers("2026-11-20T10:00:00Z"))]
-    )
+    insert_rows(conn, db, IF_TOPIC, [row(offset, message_key, b"{}",
+                                         headers("2026-11-20T10:00:00Z"))])
     stored = conn.query(
         "SELECT node, subscription_id, xpaths FROM "
         f"{qualified(db, topic_tables(IF_TOPIC, db).history)}"
@@ -522,13 +434,11 @@ def test_sql_key_split_matches_parse_key(
         {"o": offset},
     )
     expected = MessageKey.parse(message_key)
-    assert stored == [
-        {
-            "node": expected.node,
-            "subscription_id": expected.subscription_id,
-            "xpaths": list(expected.xpaths),
-        }
-    ]
+    assert stored == [{
+        "node": expected.node,
+        "subscription_id": expected.subscription_id,
+        "xpaths": list(expected.xpaths),
+    }]
 
 
 def test_invalid_consumer_setting_is_one_error_not_a_traceback(conn: ChdbConnection) -> None:
@@ -561,16 +471,8 @@ def test_numbers_outside_their_column_are_refused_not_wrapped(
 
 @pytest.mark.parametrize(
     "text",
-    [
-        "garbage",
-        "2026-13-01T00:00:00Z",
-        "2026-11-20T25:00:00Z",
-        "2026-11-20T10:00:00+24:00",
-        "yesterday",
-        "1e9",
-        "2026-11-20T10:00:00.1234567890Z",
-        "\u0662\u0660\u0662\u0666-01-01",
-    ],
+    ["garbage", "2026-13-01T00:00:00Z", "2026-11-20T25:00:00Z", "2026-11-20T10:00:00+24:00",
+     "yesterday", "1e9", "2026-11-20T10:00:00.1234567890Z", "\u0662\u0660\u0662\u0666-01-01"],
 )
 def test_history_since_garbage_is_our_reason_not_the_engine_sql(
     conn: ChdbConnection, db: str, text: str
@@ -587,23 +489,14 @@ def test_history_times_clickhouse_cannot_hold_are_refused(conn: ChdbConnection, 
         history(conn, db, node="pe1", since="1899-12-31T23:59:59Z")
     # accepted forms: Z, offset, no offset (UTC), nanoseconds, a date alone
     insert_rows(conn, db, IF_TOPIC, [row(0, K_ETH0, b"x", headers("2026-11-20T10:00:00Z"))])
-    for since in (
-        "2026-11-20T10:00:00Z",
-        "2026-11-20T11:00:00+01:00",
-        "2026-11-20 10:00:00",
-        "2026-11-20T09:59:59.999999999Z",
-        "2026-11-20",
-    ):
+    for since in ("2026-11-20T10:00:00Z", "2026-11-20T11:00:00+01:00", "2026-11-20 10:00:00",
+                  "2026-11-20T09:59:59.999999999Z", "2026-11-20"):
         assert len(history(conn, db, node="pe1", since=since).rows) == 1, since
 
 
 def test_cursor_numbers_outside_their_column_are_refused() -> None:
-    for data in (
-        b'["t","2026-11-20T10:00:00Z",18446744073709551616,"k"]',
-        b'["t","garbage",1,"k"]',
-        b'["o","t",4294967296,0]',
-        b'["o","t",0,-1]',
-    ):
+    for data in (b'["t","2026-11-20T10:00:00Z",18446744073709551616,"k"]',
+                 b'["t","garbage",1,"k"]', b'["o","t",4294967296,0]', b'["o","t",0,-1]'):
         token = base64.urlsafe_b64encode(data).decode()
         with pytest.raises(ConfigError, match="invalid history cursor"):
             decode_cursor(token)
@@ -616,15 +509,10 @@ def test_rows_older_than_retention_are_counted_as_expired_not_lost(
     the next merge (forced here): the errors table receives it at insert (kind expired,
     payload kept), so it is counted."""
     other = key("pe1", 7, "/ietf-system:system/clock")
-    insert_rows(
-        conn,
-        db,
-        CLOCK_TOPIC,
-        [
-            row(0, other, b"ancient", headers("2000-01-01T00:00:00Z", 1), topic=CLOCK_TOPIC),
-            row(1, other, b"recent", headers("2099-01-01T00:00:00Z", 2), topic=CLOCK_TOPIC),
-        ],
-    )
+    insert_rows(conn, db, CLOCK_TOPIC, [
+        row(0, other, b"ancient", headers("2000-01-01T00:00:00Z", 1), topic=CLOCK_TOPIC),
+        row(1, other, b"recent", headers("2099-01-01T00:00:00Z", 2), topic=CLOCK_TOPIC),
+    ])
     clock = topic_tables(CLOCK_TOPIC, db)
     conn.command(f"OPTIMIZE TABLE {qualified(db, clock.history)} FINAL")
     assert [r["payload"] for r in history(conn, db, topic=CLOCK_TOPIC).rows] == ["recent"]

@@ -396,7 +396,7 @@ def test_sql_formats(tmp_path: Path) -> None:
     tsv = run("sql", "--embedded", db, query)
     assert tsv.stdout == "s\txs\tnothing\na\\tb\\nc\t[1,2]\t\n", tsv.output
     csv_out = run("sql", "--embedded", db, "--format", "csv", query)
-    assert csv_out.stdout == 's,xs,nothing\na\tb\\nc,"[1,2]",\n'
+    assert csv_out.stdout == "s,xs,nothing\na\tb\\nc,\"[1,2]\",\n"
     as_json = run("sql", "--embedded", db, "--format", "json", query)
     assert json.loads(as_json.stdout) == {"s": "a\tb\nc", "xs": [1, 2], "nothing": None}
 

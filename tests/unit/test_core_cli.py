@@ -28,6 +28,9 @@ IFACES_KEY = (
 ).encode()
 
 
+
+
+
 def envelope(data: str, hostname: str = "r1", sub_id: int = 1) -> str:
     return (
         '{"ietf-yp-notification:envelope": {"event-time": "2026-11-20T10:00:00Z", '
@@ -65,48 +68,29 @@ def test_core_cli_key_yang_patch(fixture: str) -> None:
     path = str(NOTIFICATIONS / fixture)
     result = run("key", "--xpath", IF, "--override-node", "router-nyc-01", path)
     assert result.exit_code == 0, result.stderr
-    assert (
-        result.stdout_bytes
-        == (
-            f"router-nyc-01\n1042\n{IF}[name='eth0/1'] | {IF}[name='eth1'] | {IF}[name='lo']"
-        ).encode()
-    )
+    assert result.stdout_bytes == (
+        f"router-nyc-01\n1042\n{IF}[name='eth0/1'] | {IF}[name='eth1'] | {IF}[name='lo']"
+    ).encode()
 
 
 @pytest.mark.parametrize("fixture", ["envelope-interfaces.json", "envelope-interfaces.xml"])
 def test_core_cli_key_ipv6_and_identityref_filter_parity(fixture: str) -> None:
     ipv6 = run("key", "--xpath", f"{IF}/ietf-ip:ipv6/address", str(NOTIFICATIONS / fixture))
-    assert (
-        ipv6.stdout_bytes
-        == (
-            f"router-nyc-01\n1042\n{IF}[name='eth0']/ietf-ip:ipv6/address[ip='2001:db8::1']"
-        ).encode()
-    )
-    ether = run(
-        "key",
-        "--xpath",
-        f"{IF}[type='iana-if-type:ethernetCsmacd']/oper-status",
-        str(NOTIFICATIONS / fixture),
-    )
+    assert ipv6.stdout_bytes == (
+        f"router-nyc-01\n1042\n{IF}[name='eth0']/ietf-ip:ipv6/address[ip='2001:db8::1']"
+    ).encode()
+    ether = run("key", "--xpath", f"{IF}[type='iana-if-type:ethernetCsmacd']/oper-status",
+                str(NOTIFICATIONS / fixture))
     assert ether.exit_code == 0, ether.stderr
-    assert (
-        ether.stdout_bytes
-        == (
-            f"router-nyc-01\n1042\n{IF}[name='eth0']/oper-status | {IF}[name='eth1']/oper-status"
-        ).encode()
-    )
+    assert ether.stdout_bytes == (
+        f"router-nyc-01\n1042\n{IF}[name='eth0']/oper-status | {IF}[name='eth1']/oper-status"
+    ).encode()
 
 
 @pytest.mark.parametrize("fixture", ["flows.json", "flows.xml"])
 def test_core_cli_key_composite_keys_with_yang_dir(fixture: str) -> None:
-    result = run(
-        "key",
-        "--yang-dir",
-        FIXTURE_YANG,
-        "--xpath",
-        "/yk-test:top/flow",
-        str(NOTIFICATIONS / fixture),
-    )
+    result = run("key", "--yang-dir", FIXTURE_YANG, "--xpath", "/yk-test:top/flow",
+                 str(NOTIFICATIONS / fixture))
     assert result.exit_code == 0, result.stderr
     assert result.stdout_bytes == (
         b"fw-1\n7\n"
@@ -134,15 +118,8 @@ def test_core_cli_key_node_and_subscription_overrides(tmp_path: Path) -> None:
 
 def test_core_cli_key_json_document(tmp_path: Path) -> None:
     path = write(tmp_path, "n.json", GOOD)
-    result = run(
-        "key",
-        "--json",
-        "--prefix",
-        "netops",
-        "--xpath",
-        f"{IF} | /ietf-system:system/clock/timezone-name",
-        path,
-    )
+    result = run("key", "--json", "--prefix", "netops", "--xpath",
+                 f"{IF} | /ietf-system:system/clock/timezone-name", path)
     assert result.exit_code == 0, result.stderr
     document = orjson.loads(result.stdout)
     assert document == {
@@ -155,25 +132,15 @@ def test_core_cli_key_json_document(tmp_path: Path) -> None:
 
 
 def test_core_cli_key_subtree_file(tmp_path: Path) -> None:
-    subtree = write(
-        tmp_path,
-        "f.xml",
-        f'<filter><interfaces xmlns="{NS_IF}"><interface>'
-        "<name>eth1</name></interface></interfaces></filter>",
-    )
+    subtree = write(tmp_path, "f.xml", f'<filter><interfaces xmlns="{NS_IF}"><interface>'
+                                       "<name>eth1</name></interface></interfaces></filter>")
     result = run("key", "--subtree", subtree, str(NOTIFICATIONS / "envelope-interfaces.json"))
     assert result.stdout_bytes == f"router-nyc-01\n1042\n{IF}[name='eth1']".encode()
 
 
 def test_core_cli_key_xml_prefix_namespaces(tmp_path: Path) -> None:
-    result = run(
-        "key",
-        "--xpath",
-        "/x:interfaces/x:interface[x:name='lo']",
-        "--namespace",
-        f"x={NS_IF}",
-        str(NOTIFICATIONS / "envelope-interfaces.json"),
-    )
+    result = run("key", "--xpath", "/x:interfaces/x:interface[x:name='lo']",
+                 "--namespace", f"x={NS_IF}", str(NOTIFICATIONS / "envelope-interfaces.json"))
     assert result.exit_code == 0, result.stderr
     assert result.stdout_bytes == f"router-nyc-01\n1042\n{IF}[name='lo']".encode()
 
@@ -183,16 +150,8 @@ def test_core_cli_key_keyless_position(tmp_path: Path) -> None:
     path = write(tmp_path, "s.json", raw)
     rejected = run("key", "--yang-dir", FIXTURE_YANG, "--xpath", "/yk-test:top/sample", path)
     assert_one_error(rejected, "sample")
-    accepted = run(
-        "key",
-        "--yang-dir",
-        FIXTURE_YANG,
-        "--keyless",
-        "position",
-        "--xpath",
-        "/yk-test:top/sample",
-        path,
-    )
+    accepted = run("key", "--yang-dir", FIXTURE_YANG, "--keyless", "position",
+                   "--xpath", "/yk-test:top/sample", path)
     assert accepted.exit_code == 0, accepted.stderr
     assert accepted.stdout_bytes.split(b"\n")[:2] == [b"r", b"1"]
 
@@ -205,33 +164,24 @@ def test_core_cli_key_keyless_position(tmp_path: Path) -> None:
     [
         ("broken.xml", "<notification><a></notification>", ["malformed XML"]),
         ("broken.json", '{"ietf-yp-notification:envelope": {', ["malformed JSON"]),
-        ("dtd.xml", '<!DOCTYPE n [<!ENTITY x SYSTEM "file:///etc/passwd">]><n>&x;</n>', ["DTD"]),
+        ("dtd.xml", '<!DOCTYPE n [<!ENTITY x SYSTEM "file:///etc/passwd">]><n>&x;</n>',
+         ["DTD"]),
         ("empty.json", "", ["empty"]),
-        (
-            "missing-key.json",
-            envelope(
-                '{"ietf-interfaces:interfaces": {"interface": [{"oper-status": "up"}]}}', '"r1"'
-            ),
-            ["name"],
-        ),
-        (
-            "nomatch.json",
-            envelope('{"ietf-system:system": {"contact": "x"}}', '"r1"'),
-            ["no data on the subscribed path", "ietf-system:system"],
-        ),
-        (
-            "no-node.xml",
-            '<notification xmlns="urn:ietf:params:xml:ns:netconf:notification:1.0">'
-            '<push-update xmlns="urn:ietf:params:xml:ns:yang:ietf-yang-push"><id>1</id>'
-            f'<datastore-contents><interfaces xmlns="{NS_IF}"><interface><name>a</name>'
-            "</interface></interfaces></datastore-contents></push-update></notification>",
-            ["node"],
-        ),
+        ("missing-key.json",
+         envelope('{"ietf-interfaces:interfaces": {"interface": [{"oper-status": "up"}]}}',
+                  '"r1"'), ["name"]),
+        ("nomatch.json", envelope('{"ietf-system:system": {"contact": "x"}}', '"r1"'),
+         ["no data on the subscribed path", "ietf-system:system"]),
+        ("no-node.xml",
+         '<notification xmlns="urn:ietf:params:xml:ns:netconf:notification:1.0">'
+         '<push-update xmlns="urn:ietf:params:xml:ns:yang:ietf-yang-push"><id>1</id>'
+         f'<datastore-contents><interfaces xmlns="{NS_IF}"><interface><name>a</name>'
+         "</interface></interfaces></datastore-contents></push-update></notification>",
+         ["node"]),
     ],
 )
-def test_core_cli_key_bad_notification(
-    tmp_path: Path, name: str, content: str, needles: list[str]
-) -> None:
+def test_core_cli_key_bad_notification(tmp_path: Path, name: str, content: str,
+                                       needles: list[str]) -> None:
     path = write(tmp_path, name, content)
     line = assert_one_error(run("key", "--xpath", IF, path), name, *needles)
     assert "root:" not in line
@@ -254,39 +204,34 @@ def test_core_cli_unknown_node_xpath(tmp_path: Path) -> None:
 
 
 def test_core_cli_unknown_node_subtree_names_file(tmp_path: Path) -> None:
-    subtree = write(tmp_path, "unknown-node.xml", f'<system xmlns="{NS_SYS}"><clockz/></system>')
+    subtree = write(tmp_path, "unknown-node.xml",
+                    f'<system xmlns="{NS_SYS}"><clockz/></system>')
     assert_one_error(run("compile", "--json", "--subtree", subtree), "unknown-node.xml", "clockz")
 
 
 def test_core_cli_keyless_list_xpath() -> None:
-    assert_one_error(
-        run("compile", "--yang-dir", FIXTURE_YANG, "--xpath", "/yk-test:top/sample"),
-        "sample",
-        "key",
-    )
+    assert_one_error(run("compile", "--yang-dir", FIXTURE_YANG, "--xpath", "/yk-test:top/sample"),
+                     "sample", "key")
 
 
 def test_core_cli_keyless_list_subtree_names_file(tmp_path: Path) -> None:
     subtree = write(tmp_path, "keyless.xml", f'<top xmlns="{NS_YKT}"><sample/></top>')
-    assert_one_error(
-        run("compile", "--yang-dir", FIXTURE_YANG, "--subtree", subtree), "keyless.xml", "sample"
-    )
+    assert_one_error(run("compile", "--yang-dir", FIXTURE_YANG, "--subtree", subtree),
+                     "keyless.xml", "sample")
 
 
 @pytest.mark.parametrize("command", [["compile", "--json"], ["topic"]])
 def test_core_cli_unknown_namespace_subtree(tmp_path: Path, command: list[str]) -> None:
     subtree = write(tmp_path, "unknown-ns.xml", '<w xmlns="urn:example:nowhere"><x/></w>')
-    assert_one_error(run(*command, "--subtree", subtree), "unknown-ns.xml", "urn:example:nowhere")
+    assert_one_error(run(*command, "--subtree", subtree), "unknown-ns.xml",
+                     "urn:example:nowhere")
 
 
 def test_core_cli_dtd_subtree_filter(tmp_path: Path) -> None:
-    subtree = write(
-        tmp_path,
-        "lol.xml",
-        '<!DOCTYPE l [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;">]>'
-        f'<interfaces xmlns="{NS_IF}"><interface><name>&b;</name></interface>'
-        "</interfaces>",
-    )
+    subtree = write(tmp_path, "lol.xml",
+                    '<!DOCTYPE l [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;">]>'
+                    f'<interfaces xmlns="{NS_IF}"><interface><name>&b;</name></interface>'
+                    "</interfaces>")
     assert_one_error(run("compile", "--subtree", subtree), "lol.xml", "DTD")
 
 
@@ -307,9 +252,8 @@ def test_core_cli_invalid_prefix(tmp_path: Path, command: str) -> None:
 def test_core_cli_normalize_errors(tmp_path: Path) -> None:
     empty = write(tmp_path, "empty-filter.xml", "<filter/>")
     assert_one_error(run("normalize", empty), "empty-filter.xml", "empty")
-    attribute = write(
-        tmp_path, "attr.xml", f'<interfaces xmlns="{NS_IF}"><interface name="x"/></interfaces>'
-    )
+    attribute = write(tmp_path, "attr.xml",
+                      f'<interfaces xmlns="{NS_IF}"><interface name="x"/></interfaces>')
     assert_one_error(run("normalize", attribute), "attr.xml", "attribute")
 
 
@@ -358,7 +302,8 @@ def test_core_cli_unknown_option_is_usage_error() -> None:
 
 def test_core_cli_keys_batch_continues_past_bad_line(tmp_path: Path) -> None:
     second = envelope('{"ietf-interfaces:interfaces": {"interface": [{"name": "b"}]}}', '"r2"', 5)
-    lines = [GOOD, "{oops", "", second, envelope('{"ietf-system:system": {}}', '"r3"')]
+    lines = [GOOD, "{oops", "", second,
+             envelope('{"ietf-system:system": {}}', '"r3"')]
     path = write(tmp_path, "batch.jsonl", "\n".join(lines) + "\n")
     result = run("keys", "--xpath", IF, path)
     assert result.exit_code == 1
@@ -388,8 +333,8 @@ def test_core_cli_keys_odd_line_does_not_stop_batch(tmp_path: Path) -> None:
     odd = envelope('{"ietf-interfaces:interfaces": {"interface": [{"name": "eth0"}]}}', "7")
     path = write(tmp_path, "odd.jsonl", "\n".join([odd, GOOD]) + "\n")
     result = run("keys", "--xpath", IF, path)
-    assert result.exception is None or isinstance(result.exception, SystemExit), repr(
-        result.exception
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        repr(result.exception)
     )
     out = result.stdout.splitlines()
     assert len(out) == 2
@@ -419,9 +364,8 @@ def test_core_cli_compile_table_output() -> None:
 
 
 def test_core_cli_topic_union_one_per_line() -> None:
-    result = run(
-        "topic", "--prefix", "netops", "--xpath", f"{IF}/oper-status | /ietf-system:system/clock"
-    )
+    result = run("topic", "--prefix", "netops", "--xpath",
+                 f"{IF}/oper-status | /ietf-system:system/clock")
     assert result.stdout == (
         "netops-if-interfaces-interface-oper-status\nnetops-sys-system-clock\n"
     )

@@ -164,11 +164,8 @@ def test_core_config_unknown_field_rejected(
         ("subscriptions:\n  - id: 1\n    xpath: /a:b\n    subtree: <a/>\n", "xpath", {2, 3, 4}),
         ("subscriptions:\n  - id: 1\n    type: periodic\n", "xpath", {2}),
         ("subscriptions:\n  - id: -5\n    xpath: /a:b\n", "id", {2}),
-        (
-            "subscriptions:\n  - id: 1\n    xpath: /a:b\n    retention: forever\n",
-            "retention",
-            {2, 4},
-        ),
+        ("subscriptions:\n  - id: 1\n    xpath: /a:b\n    retention: forever\n", "retention",
+         {2, 4}),
         ("topic_policy:\n  separator: '/'\n", "separator", {1, 2}),
         ("defaults:\n  partitions: 0\n", "partitions", {1, 2}),
     ],
@@ -213,15 +210,8 @@ def test_core_config_yaml_is_safe_loaded(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [
-        ("7d", 604800),
-        ("12h", 43200),
-        ("90m", 5400),
-        ("3600", 3600),
-        (" 2w ", 1209600),
-        ("30s", 30),
-        (45, 45),
-    ],
+    [("7d", 604800), ("12h", 43200), ("90m", 5400), ("3600", 3600), (" 2w ", 1209600),
+     ("30s", 30), (45, 45)],
 )
 def test_core_config_durations(text: str | int, seconds: int) -> None:
     assert parse_duration(text) == seconds
@@ -254,10 +244,8 @@ def test_core_catalog_compile_error_names_file_and_subscription(tmp_path: Path) 
 
 
 def test_core_catalog_invalid_prefix_names_file(tmp_path: Path) -> None:
-    text = (
-        "organisation_prefix: 'net ops'\nsubscriptions:\n  - id: 1\n"
-        "    xpath: /ietf-system:system/clock\n"
-    )
+    text = "organisation_prefix: 'net ops'\nsubscriptions:\n  - id: 1\n" \
+           "    xpath: /ietf-system:system/clock\n"
     path = write(tmp_path, text, "prefix.yaml")
     with pytest.raises(YangkeyError) as info:
         load_catalog(path)
@@ -268,7 +256,8 @@ def test_core_catalog_invalid_prefix_names_file(tmp_path: Path) -> None:
 def test_core_catalog_relative_yang_dirs_resolved_against_file(tmp_path: Path, fx_dir: str) -> None:
     (tmp_path / "yang").symlink_to(fx_dir)
     text = (
-        "defaults:\n  yang_dirs: [yang]\nsubscriptions:\n  - id: 5\n    xpath: /yk-test:top/flow\n"
+        "defaults:\n  yang_dirs: [yang]\n"
+        "subscriptions:\n  - id: 5\n    xpath: /yk-test:top/flow\n"
     )
     catalog = load_catalog(write(tmp_path, text))
     assert catalog.entries[0].topics == ("ykt-top-flow",)
@@ -293,12 +282,8 @@ def test_core_catalog_type_level_off_by_default() -> None:
 
 @pytest.mark.parametrize(
     ("kind", "compaction", "level"),
-    [
-        ("periodic", "false", "stats"),
-        ("on-change", "false", "state-change"),
-        ("on-change-sync", "false", "state"),
-        ("on-change-sync", "true", "current-state"),
-    ],
+    [("periodic", "false", "stats"), ("on-change", "false", "state-change"),
+     ("on-change-sync", "false", "state"), ("on-change-sync", "true", "current-state")],
 )
 def test_core_catalog_type_level_per_type(kind: str, compaction: str, level: str) -> None:
     text = (
@@ -319,8 +304,7 @@ def test_core_catalog_type_level_separates_pinned_and_open_of_different_types() 
     )
     catalog = build_catalog(parse_subscriptions(text))
     assert [e.topics for e in catalog.entries] == [
-        ("stats-if-interfaces-interface",),
-        ("state-change-if-interfaces-interface",),
+        ("stats-if-interfaces-interface",), ("state-change-if-interfaces-interface",),
     ]
 
 
@@ -388,9 +372,8 @@ def test_replication_per_subscription_and_per_internal_topic() -> None:
     from yangkey.spark.preflight import topic_specs  # noqa: PLC0415
 
     catalog = build_catalog(parse_subscriptions(text))
-    replication = {
-        s.name: (s.replication_factor, s.min_insync_replicas) for s in topic_specs(catalog, None)
-    }
+    replication = {s.name: (s.replication_factor, s.min_insync_replicas) for s in topic_specs(
+        catalog, None)}
     assert replication == {
         "if-interfaces-interface": (2, 1),
         "sys-system-clock": (3, 2),
@@ -437,8 +420,7 @@ def test_subscriptions_sharing_a_topic_take_the_most_replicas() -> None:
     (spec,) = build_catalog(parse_subscriptions(text)).topics
     assert (spec.replication_factor, spec.min_insync_replicas) == (3, 2)
     clash = text.replace("replication_factor: 3", "replication_factor: 1").replace(
-        "replication_factor: 2", "replication_factor: 1"
-    )
+        "replication_factor: 2", "replication_factor: 1")
     with pytest.raises(YangkeyError, match="min_insync_replicas 2 exceeds their largest"):
         build_catalog(parse_subscriptions(clash))
 
@@ -446,14 +428,13 @@ def test_subscriptions_sharing_a_topic_take_the_most_replicas() -> None:
 def test_core_catalog_subtree_subscription() -> None:
     text = (
         "subscriptions:\n  - id: 9\n    subtree: |\n"
-        '      <filter><system xmlns="urn:ietf:params:xml:ns:yang:ietf-system"><clock/><ntp>'
+        "      <filter><system xmlns=\"urn:ietf:params:xml:ns:yang:ietf-system\"><clock/><ntp>"
         "<server/></ntp></system></filter>\n"
     )
     catalog = build_catalog(parse_subscriptions(text))
     entry = catalog.entries[0]
     assert [b.template for b in entry.compiled.branches] == [
-        "/ietf-system:system/clock",
-        "/ietf-system:system/ntp/server[name='%s']",
+        "/ietf-system:system/clock", "/ietf-system:system/ntp/server[name='%s']",
     ]
     assert entry.topics == ("sys-system-clock", "sys-system-ntp-server")
 

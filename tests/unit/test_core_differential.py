@@ -807,9 +807,7 @@ def test_core_edit_value_with_several_entries_is_refused_cold_and_warm(ietf_sche
 
     split = note({"higher-layer-if": []}, {"ietf-interfaces:higher-layer-if": ["eth0"]})
     assert outcome(lambda: reference_xpaths(compiled, root, split)) == (
-        "rejected",
-        NotificationError,
-    )
+        "rejected", NotificationError)
     assert generated(KeyDeriver(compiled), split) == ("rejected", NotificationError)
     with pytest.raises(NotificationError, match="holds 2 entries of list ietf-interfaces:int"):
         KeyDeriver(compiled).derive(split)

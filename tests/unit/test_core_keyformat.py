@@ -87,7 +87,7 @@ def test_core_parse_key_fields() -> None:
         "x\ny",  # LF inside a value: split on the first two LFs only
         "it's",  # single quote -> "..."
         'say "hi"',  # double quote -> '...'
-        'it\'s "both" | here',  # both -> concat(...), plus a separator
+        "it's \"both\" | here",  # both -> concat(...), plus a separator
         "[a] (b) | 'c'",  # brackets and parentheses in a value
         "|",
         " | ",
@@ -162,17 +162,8 @@ def test_core_parse_union_splits_top_level_pipe_only() -> None:
 
 @pytest.mark.parametrize(
     "bad",
-    [
-        "",
-        "   ",
-        "/m:a | ",
-        "m:a",
-        "//m:a",
-        "/m:a[@k='1']",
-        "/m:a[contains(k,'x')]",
-        "/m:a[k='unterminated]",
-        "/m:a[k>'1']",
-    ],
+    ["", "   ", "/m:a | ", "m:a", "//m:a", "/m:a[@k='1']", "/m:a[contains(k,'x')]",
+     "/m:a[k='unterminated]", "/m:a[k>'1']"],
 )
 def test_core_parse_union_rejects(bad: str) -> None:
     with pytest.raises(YangkeyError):

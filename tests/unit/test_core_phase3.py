@@ -112,14 +112,8 @@ def test_core_p3_subscription_id_from_notification_and_override(ietf, notif) -> 
 
 
 def test_core_p3_missing_subscription_id_rejected(ietf) -> None:
-    raw = json.dumps(
-        {
-            "ietf-yp-notification:envelope": {
-                "hostname": "n",
-                "contents": {"ietf-yang-push:push-update": {"datastore-contents": IFACES}},
-            }
-        }
-    )
+    raw = json.dumps({"ietf-yp-notification:envelope": {"hostname": "n", "contents": {
+        "ietf-yang-push:push-update": {"datastore-contents": IFACES}}}})
     with pytest.raises(NotificationError, match="subscription id"):
         ietf.key(IF, raw)
 
@@ -206,9 +200,8 @@ def test_core_p3_leaf_in_choice_case(ietf, notif) -> None:
 
 
 def test_core_p3_missing_key_leaf_rejected(ietf, notif) -> None:
-    raw = notif.envelope(
-        {"ietf-interfaces:interfaces": {"interface": [{"name": "eth0"}, {"oper-status": "up"}]}}
-    )
+    raw = notif.envelope({"ietf-interfaces:interfaces": {"interface": [
+        {"name": "eth0"}, {"oper-status": "up"}]}})
     with pytest.raises(NotificationError) as info:
         ietf.key(IF, raw, source="missing.json")
     assert "name" in info.value.reason
@@ -222,20 +215,14 @@ def test_core_p3_missing_composite_key_leaf_rejected(fx, notif) -> None:
 
 
 def test_core_p3_leaf_target_only_where_present(ietf, notif) -> None:
-    raw = notif.envelope(
-        {
-            "ietf-interfaces:interfaces": {
-                "interface": [{"name": "eth0", "oper-status": "up"}, {"name": "eth1"}]
-            }
-        }
-    )
+    raw = notif.envelope({"ietf-interfaces:interfaces": {"interface": [
+        {"name": "eth0", "oper-status": "up"}, {"name": "eth1"}]}})
     assert ietf.xpaths(f"{IF}/oper-status", raw) == [f"{IF}[name='eth0']/oper-status"]
 
 
 def test_core_p3_duplicate_instances_deduplicated(ietf, notif) -> None:
-    raw = notif.envelope(
-        {"ietf-interfaces:interfaces": {"interface": [{"name": "eth0"}, {"name": "eth0"}]}}
-    )
+    raw = notif.envelope({"ietf-interfaces:interfaces": {"interface": [
+        {"name": "eth0"}, {"name": "eth0"}]}})
     assert ietf.key(IF, raw) == key_text("router-1", 1042, f"{IF}[name='eth0']")
 
 
@@ -257,30 +244,20 @@ def test_core_p3_sorted_by_code_point(ietf, notif) -> None:
 
 def test_core_p3_values_quoted(ietf, notif) -> None:
     raw = notif.envelope(notif.interfaces_json(["it's", 'a"b', "x'y\"z"]))
-    assert sorted(ietf.xpaths(IF, raw)) == sorted(
-        [
-            f'{IF}[name="it\'s"]',
-            f"{IF}[name='a\"b']",
-            f"{IF}[name=concat('x',\"'\",'y\"z')]",
-        ]
-    )
+    assert sorted(ietf.xpaths(IF, raw)) == sorted([
+        f"{IF}[name=\"it's\"]",
+        f"{IF}[name='a\"b']",
+        f"{IF}[name=concat('x',\"'\",'y\"z')]",
+    ])
 
 
 def test_core_p3_non_key_filter_json_and_xml(ietf, notif) -> None:
     """A value that contradicts the filter rules the entry out; an entry without the filtered
     leaf does not contradict it (SPEC 2.4) and is kept."""
     sub = f"{IF}[enabled='true']"
-    js = notif.envelope(
-        {
-            "ietf-interfaces:interfaces": {
-                "interface": [
-                    {"name": "up1", "enabled": True},
-                    {"name": "down1", "enabled": False},
-                    {"name": "unknown1"},
-                ]
-            }
-        }
-    )
+    js = notif.envelope({"ietf-interfaces:interfaces": {"interface": [
+        {"name": "up1", "enabled": True}, {"name": "down1", "enabled": False},
+        {"name": "unknown1"}]}})
     xml = notif.envelope_xml(
         f'<interfaces xmlns="{NS_IF}"><interface><name>up1</name><enabled>true</enabled>'
         "</interface><interface><name>down1</name><enabled>false</enabled></interface>"
@@ -292,16 +269,9 @@ def test_core_p3_non_key_filter_json_and_xml(ietf, notif) -> None:
 
 def test_core_p3_identityref_filter_xml_prefix_vs_json_module(ietf, notif) -> None:
     sub = f"{IF}[type='iana-if-type:ethernetCsmacd']"
-    js = notif.envelope(
-        {
-            "ietf-interfaces:interfaces": {
-                "interface": [
-                    {"name": "eth0", "type": "iana-if-type:ethernetCsmacd"},
-                    {"name": "lo", "type": "iana-if-type:softwareLoopback"},
-                ]
-            }
-        }
-    )
+    js = notif.envelope({"ietf-interfaces:interfaces": {"interface": [
+        {"name": "eth0", "type": "iana-if-type:ethernetCsmacd"},
+        {"name": "lo", "type": "iana-if-type:softwareLoopback"}]}})
     xml = notif.envelope_xml(
         f'<interfaces xmlns="{NS_IF}" xmlns:if="{NS_IANAIFT}">'
         "<interface><name>eth0</name><type>if:ethernetCsmacd</type></interface>"
@@ -313,24 +283,10 @@ def test_core_p3_identityref_filter_xml_prefix_vs_json_module(ietf, notif) -> No
 
 def test_core_p3_augment_ipv4_address(ietf, notif) -> None:
     sub = f"{IF}/ietf-ip:ipv4/address"
-    raw = notif.envelope(
-        {
-            "ietf-interfaces:interfaces": {
-                "interface": [
-                    {
-                        "name": "eth0",
-                        "ietf-ip:ipv4": {
-                            "address": [
-                                {"ip": "10.0.0.1", "prefix-length": 24},
-                                {"ip": "10.0.0.2", "prefix-length": 24},
-                            ]
-                        },
-                    },
-                    {"name": "eth1"},
-                ]
-            }
-        }
-    )
+    raw = notif.envelope({"ietf-interfaces:interfaces": {"interface": [
+        {"name": "eth0", "ietf-ip:ipv4": {"address": [
+            {"ip": "10.0.0.1", "prefix-length": 24}, {"ip": "10.0.0.2", "prefix-length": 24}]}},
+        {"name": "eth1"}]}})
     assert ietf.xpaths(sub, raw) == [
         f"{IF}[name='eth0']/ietf-ip:ipv4/address[ip='10.0.0.1']",
         f"{IF}[name='eth0']/ietf-ip:ipv4/address[ip='10.0.0.2']",
@@ -349,18 +305,8 @@ def test_core_p3_augment_ipv4_address(ietf, notif) -> None:
 )
 def test_core_p3_ipv6_key_rfc5952_json_and_xml(ietf, notif, written: str, canonical: str) -> None:
     sub = f"{IF}/ietf-ip:ipv6/address"
-    js = notif.envelope(
-        {
-            "ietf-interfaces:interfaces": {
-                "interface": [
-                    {
-                        "name": "eth0",
-                        "ietf-ip:ipv6": {"address": [{"ip": written, "prefix-length": 64}]},
-                    }
-                ]
-            }
-        }
-    )
+    js = notif.envelope({"ietf-interfaces:interfaces": {"interface": [
+        {"name": "eth0", "ietf-ip:ipv6": {"address": [{"ip": written, "prefix-length": 64}]}}]}})
     xml = notif.envelope_xml(
         f'<interfaces xmlns="{NS_IF}"><interface><name>eth0</name><ipv6 xmlns="{NS_IP}">'
         f"<address><ip>{written.upper()}</ip><prefix-length>64</prefix-length></address>"
@@ -373,34 +319,18 @@ def test_core_p3_ipv6_key_rfc5952_json_and_xml(ietf, notif, written: str, canoni
 
 def test_core_p3_pinned_ipv6_matches_any_spelling(ietf, notif) -> None:
     sub = f"{IF}[name='eth0']/ietf-ip:ipv6/address[ip='2001:db8::1']"
-    raw = notif.envelope(
-        {
-            "ietf-interfaces:interfaces": {
-                "interface": [
-                    {
-                        "name": "eth0",
-                        "ietf-ip:ipv6": {
-                            "address": [{"ip": "2001:DB8::0:1"}, {"ip": "2001:db8::2"}]
-                        },
-                    }
-                ]
-            }
-        }
-    )
+    raw = notif.envelope({"ietf-interfaces:interfaces": {"interface": [
+        {"name": "eth0", "ietf-ip:ipv6": {"address": [
+            {"ip": "2001:DB8::0:1"}, {"ip": "2001:db8::2"}]}}]}})
     assert ietf.xpaths(sub, raw) == [sub]
 
 
 def test_core_p3_leaf_list_values(ietf, notif) -> None:
     sub = "/ietf-system:system/dns-resolver/search"
-    raw = notif.envelope(
-        {
-            "ietf-system:system": {
-                "dns-resolver": {"search": ["b.example", "a.example", "it's.example"]}
-            }
-        }
-    )
+    raw = notif.envelope({"ietf-system:system": {"dns-resolver": {
+        "search": ["b.example", "a.example", "it's.example"]}}})
     assert ietf.xpaths(sub, raw) == [
-        '/ietf-system:system/dns-resolver/search[.="it\'s.example"]',
+        "/ietf-system:system/dns-resolver/search[.=\"it's.example\"]",
         "/ietf-system:system/dns-resolver/search[.='a.example']",
         "/ietf-system:system/dns-resolver/search[.='b.example']",
     ]
@@ -408,9 +338,8 @@ def test_core_p3_leaf_list_values(ietf, notif) -> None:
 
 def test_core_p3_leaf_list_pinned(ietf, notif) -> None:
     sub = "/ietf-system:system/dns-resolver/search[.='a.example']"
-    raw = notif.envelope(
-        {"ietf-system:system": {"dns-resolver": {"search": ["b.example", "a.example"]}}}
-    )
+    raw = notif.envelope({"ietf-system:system": {"dns-resolver": {
+        "search": ["b.example", "a.example"]}}})
     assert ietf.xpaths(sub, raw) == [sub]
     other = notif.envelope({"ietf-system:system": {"dns-resolver": {"search": ["c.example"]}}})
     with pytest.raises(NoMatchError):
@@ -419,19 +348,12 @@ def test_core_p3_leaf_list_pinned(ietf, notif) -> None:
 
 def test_core_p3_multi_branch_fig10_shape(ietf, notif) -> None:
     sub = f"{IF}[name='eth0']/oper-status | /ietf-hardware:hardware/component/serial-num"
-    raw = notif.envelope(
-        {
-            "ietf-interfaces:interfaces": {
-                "interface": [
-                    {"name": "eth0", "oper-status": "up"},
-                    {"name": "eth1", "oper-status": "up"},
-                ]
-            },
-            "ietf-hardware:hardware": {
-                "component": [{"name": "fan", "serial-num": "S1"}, {"name": "psu"}]
-            },
-        }
-    )
+    raw = notif.envelope({
+        "ietf-interfaces:interfaces": {"interface": [
+            {"name": "eth0", "oper-status": "up"}, {"name": "eth1", "oper-status": "up"}]},
+        "ietf-hardware:hardware": {"component": [{"name": "fan", "serial-num": "S1"},
+                                                 {"name": "psu"}]},
+    })
     derived = ietf.derive(sub, raw)
     assert derived.branch_xpaths == (
         (f"{IF}[name='eth0']/oper-status",),
@@ -452,26 +374,16 @@ def flows_xml(entries: list[tuple[str, str, str]], extra_ns: str = "") -> str:
 
 def test_core_p3_composite_key_identityref_uint32_boolean_parity(fx, notif) -> None:
     sub = "/yk-test:top/flow"
-    js = notif.envelope(
-        {
-            "yk-test:top": {
-                "flow": [
-                    {"proto": "yk-test:tcp", "port": 80, "enabled": True},
-                    {"proto": "yk-aug:sctp", "port": 4294967295, "enabled": False},
-                    {"proto": "udp", "port": 53, "enabled": True},
-                ]
-            }
-        }
-    )
-    xml = notif.envelope_xml(
-        flows_xml(
-            [
-                ("t:tcp", "0080", "true"),
-                ("a:sctp", "4294967295", "false"),
-                ("udp", "53", "true"),  # unprefixed identity: the default namespace (yk-test)
-            ]
-        )
-    )
+    js = notif.envelope({"yk-test:top": {"flow": [
+        {"proto": "yk-test:tcp", "port": 80, "enabled": True},
+        {"proto": "yk-aug:sctp", "port": 4294967295, "enabled": False},
+        {"proto": "udp", "port": 53, "enabled": True},
+    ]}})
+    xml = notif.envelope_xml(flows_xml([
+        ("t:tcp", "0080", "true"),
+        ("a:sctp", "4294967295", "false"),
+        ("udp", "53", "true"),  # unprefixed identity: the default namespace (yk-test)
+    ]))
     expected = [
         "/yk-test:top/flow[proto='yk-aug:sctp'][port='4294967295'][enabled='false']",
         "/yk-test:top/flow[proto='yk-test:tcp'][port='80'][enabled='true']",
@@ -483,17 +395,11 @@ def test_core_p3_composite_key_identityref_uint32_boolean_parity(fx, notif) -> N
 
 def test_core_p3_composite_key_partly_pinned_filters(fx, notif) -> None:
     sub = "/yk-test:top/flow[port='80']"
-    js = notif.envelope(
-        {
-            "yk-test:top": {
-                "flow": [
-                    {"proto": "yk-test:tcp", "port": 80, "enabled": True},
-                    {"proto": "yk-test:udp", "port": 80, "enabled": False},
-                    {"proto": "yk-test:tcp", "port": 8080, "enabled": True},
-                ]
-            }
-        }
-    )
+    js = notif.envelope({"yk-test:top": {"flow": [
+        {"proto": "yk-test:tcp", "port": 80, "enabled": True},
+        {"proto": "yk-test:udp", "port": 80, "enabled": False},
+        {"proto": "yk-test:tcp", "port": 8080, "enabled": True},
+    ]}})
     assert fx.xpaths(sub, js) == [
         "/yk-test:top/flow[proto='yk-test:tcp'][port='80'][enabled='true']",
         "/yk-test:top/flow[proto='yk-test:udp'][port='80'][enabled='false']",
@@ -510,17 +416,11 @@ def test_core_p3_pinned_identityref_matches_xml_prefixed_data(fx, notif) -> None
 
 def test_core_p3_nested_lists_int64_string_leading_zeros(fx, notif) -> None:
     sub = "/yk-test:top/site/rack"
-    js = notif.envelope(
-        {
-            "yk-test:top": {
-                "site": [
-                    {"name": "paris", "rack": [{"id": "0042"}, {"id": "-7"}]},
-                    {"name": "oslo", "rack": [{"id": "9223372036854775807"}]},
-                    {"name": "empty"},
-                ]
-            }
-        }
-    )
+    js = notif.envelope({"yk-test:top": {"site": [
+        {"name": "paris", "rack": [{"id": "0042"}, {"id": "-7"}]},
+        {"name": "oslo", "rack": [{"id": "9223372036854775807"}]},
+        {"name": "empty"},
+    ]}})
     xml = notif.envelope_xml(
         f'<top xmlns="{NS_YKT}"><site><name>paris</name><rack><id>42</id></rack>'
         "<rack><id>-0007</id></rack></site><site><name>oslo</name><rack>"
@@ -537,16 +437,8 @@ def test_core_p3_nested_lists_int64_string_leading_zeros(fx, notif) -> None:
 
 def test_core_p3_nested_list_outer_pinned(fx, notif) -> None:
     sub = "/yk-test:top/site[name='oslo']/rack"
-    js = notif.envelope(
-        {
-            "yk-test:top": {
-                "site": [
-                    {"name": "paris", "rack": [{"id": 1}]},
-                    {"name": "oslo", "rack": [{"id": 2}]},
-                ]
-            }
-        }
-    )
+    js = notif.envelope({"yk-test:top": {"site": [
+        {"name": "paris", "rack": [{"id": 1}]}, {"name": "oslo", "rack": [{"id": 2}]}]}})
     assert fx.xpaths(sub, js) == ["/yk-test:top/site[name='oslo']/rack[id='2']"]
 
 
@@ -554,8 +446,7 @@ def test_core_p3_list_inside_choice_case(fx, notif) -> None:
     sub = "/yk-test:top/item"
     js = notif.envelope({"yk-test:top": {"item": [{"n": 3, "v": "x"}, {"n": "007"}]}})
     xml = notif.envelope_xml(
-        f'<top xmlns="{NS_YKT}"><item><n>3</n></item><item><n>7</n></item></top>'
-    )
+        f'<top xmlns="{NS_YKT}"><item><n>3</n></item><item><n>7</n></item></top>')
     expected = ["/yk-test:top/item[n='3']", "/yk-test:top/item[n='7']"]
     assert fx.xpaths(sub, js) == expected
     assert fx.xpaths(sub, xml) == expected
@@ -563,13 +454,8 @@ def test_core_p3_list_inside_choice_case(fx, notif) -> None:
 
 def test_core_p3_augment_list_from_second_module_parity(fx, notif) -> None:
     sub = "/yk-test:top/site/yk-aug:ports/port"
-    js = notif.envelope(
-        {
-            "yk-test:top": {
-                "site": [{"name": "paris", "yk-aug:ports": {"port": [{"num": 80}, {"num": 443}]}}]
-            }
-        }
-    )
+    js = notif.envelope({"yk-test:top": {"site": [
+        {"name": "paris", "yk-aug:ports": {"port": [{"num": 80}, {"num": 443}]}}]}})
     xml = notif.envelope_xml(
         f'<top xmlns="{NS_YKT}"><site><name>paris</name><ports xmlns="{NS_YKA}">'
         "<port><num>443</num></port><port><num>0080</num></port></ports></site></top>"
@@ -585,9 +471,8 @@ def test_core_p3_augment_list_from_second_module_parity(fx, notif) -> None:
 def test_core_p3_list_entry_matched_by_module_and_name(fx, notif) -> None:
     """``ports`` from another module (same local name) must not be taken for yk-aug:ports."""
     sub = "/yk-test:top/site/yk-aug:ports/port"
-    js = notif.envelope(
-        {"yk-test:top": {"site": [{"name": "paris", "other-mod:ports": {"port": [{"num": 1}]}}]}}
-    )
+    js = notif.envelope({"yk-test:top": {"site": [
+        {"name": "paris", "other-mod:ports": {"port": [{"num": 1}]}}]}})
     with pytest.raises(NoMatchError):
         fx.key(sub, js)
 
@@ -596,12 +481,9 @@ def test_core_p3_leaf_list_of_integers_parity(fx, notif) -> None:
     sub = "/yk-test:top/codes"
     js = notif.envelope({"yk-test:top": {"codes": [7, -3, 10]}})
     xml = notif.envelope_xml(
-        f'<top xmlns="{NS_YKT}"><codes>007</codes><codes>-3</codes><codes>+10</codes></top>'
-    )
+        f'<top xmlns="{NS_YKT}"><codes>007</codes><codes>-3</codes><codes>+10</codes></top>')
     expected = [
-        "/yk-test:top/codes[.='-3']",
-        "/yk-test:top/codes[.='10']",
-        "/yk-test:top/codes[.='7']",
+        "/yk-test:top/codes[.='-3']", "/yk-test:top/codes[.='10']", "/yk-test:top/codes[.='7']",
     ]
     assert fx.xpaths(sub, js) == expected
     assert fx.xpaths(sub, xml) == expected
@@ -616,11 +498,9 @@ def test_core_p3_decimal64_leaf_list_parity(fx, notif) -> None:
     sub = "/yk-test:top/ratios"
     js = notif.envelope({"yk-test:top": {"ratios": ["1.50", "2.00", "-0.25"]}})
     xml = notif.envelope_xml(
-        f'<top xmlns="{NS_YKT}"><ratios>1.5</ratios><ratios>2</ratios><ratios>-.25</ratios></top>'
-    )
+        f'<top xmlns="{NS_YKT}"><ratios>1.5</ratios><ratios>2</ratios><ratios>-.25</ratios></top>')
     expected = [
-        "/yk-test:top/ratios[.='-0.25']",
-        "/yk-test:top/ratios[.='1.5']",
+        "/yk-test:top/ratios[.='-0.25']", "/yk-test:top/ratios[.='1.5']",
         "/yk-test:top/ratios[.='2.0']",
     ]
     assert fx.xpaths(sub, js) == expected
@@ -635,8 +515,7 @@ def test_core_p3_ipv6_list_key_in_fixture(fx, notif) -> None:
 def test_core_p3_keyless_list_position_policy(fx, notif) -> None:
     js = notif.envelope({"yk-test:top": {"sample": [{"reading": "a"}, {"reading": "b"}]}})
     assert fx.xpaths("/yk-test:top/sample", js, keyless="position") == [
-        "/yk-test:top/sample[1]",
-        "/yk-test:top/sample[2]",
+        "/yk-test:top/sample[1]", "/yk-test:top/sample[2]",
     ]
 
 
@@ -661,15 +540,9 @@ def edit(op: str, target: str, value: object = None) -> dict[str, object]:
 
 @pytest.mark.parametrize("op", ["create", "merge", "replace"])
 def test_core_p3_patch_with_value(ietf, notif, op: str) -> None:
-    raw = notif.change_envelope(
-        [
-            edit(
-                op,
-                "/ietf-interfaces:interfaces/interface=eth3",
-                {"ietf-interfaces:interface": [{"name": "eth3", "enabled": True}]},
-            )
-        ]
-    )
+    raw = notif.change_envelope([edit(op, "/ietf-interfaces:interfaces/interface=eth3",
+                                      {"ietf-interfaces:interface": [{"name": "eth3",
+                                                                      "enabled": True}]})])
     assert ietf.xpaths(IF, raw) == [f"{IF}[name='eth3']"]
 
 
@@ -680,36 +553,24 @@ def test_core_p3_patch_delete_remove_without_value_yield_instance(ietf, notif, o
 
 
 def test_core_p3_patch_percent_encoded_target(ietf, notif) -> None:
-    raw = notif.change_envelope(
-        [
-            edit("delete", "/ietf-interfaces:interfaces/interface=eth0%2F1"),
-            edit("delete", "/ietf-interfaces:interfaces/interface=a%2Cb"),
-            edit("delete", "/ietf-interfaces:interfaces/interface=sp%20ace%27q"),
-        ]
-    )
+    raw = notif.change_envelope([
+        edit("delete", "/ietf-interfaces:interfaces/interface=eth0%2F1"),
+        edit("delete", "/ietf-interfaces:interfaces/interface=a%2Cb"),
+        edit("delete", "/ietf-interfaces:interfaces/interface=sp%20ace%27q"),
+    ])
     # '"' (0x22) sorts before "'" (0x27)
     assert ietf.xpaths(IF, raw) == [
-        f'{IF}[name="sp ace\'q"]',
-        f"{IF}[name='a,b']",
-        f"{IF}[name='eth0/1']",
+        f"{IF}[name=\"sp ace'q\"]", f"{IF}[name='a,b']", f"{IF}[name='eth0/1']",
     ]
 
 
 def test_core_p3_patch_composite_key_target(fx, notif) -> None:
-    raw = notif.change_envelope(
-        [
-            edit("delete", "/yk-test:top/flow=yk-test%3Atcp,0080,true"),
-            edit(
-                "merge",
-                "/yk-test:top/flow=yk-aug:sctp,9,false",
-                {
-                    "yk-test:flow": [
-                        {"proto": "yk-aug:sctp", "port": 9, "enabled": False, "label": "x"}
-                    ]
-                },
-            ),
-        ]
-    )
+    raw = notif.change_envelope([
+        edit("delete", "/yk-test:top/flow=yk-test%3Atcp,0080,true"),
+        edit("merge", "/yk-test:top/flow=yk-aug:sctp,9,false",
+             {"yk-test:flow": [{"proto": "yk-aug:sctp", "port": 9, "enabled": False,
+                                "label": "x"}]}),
+    ])
     assert fx.xpaths("/yk-test:top/flow", raw) == [
         "/yk-test:top/flow[proto='yk-aug:sctp'][port='9'][enabled='false']",
         "/yk-test:top/flow[proto='yk-test:tcp'][port='80'][enabled='true']",
@@ -730,60 +591,40 @@ def test_core_p3_patch_nested_list_target(fx, notif) -> None:
 
 
 def test_core_p3_patch_pinned_keys_filter_edits(ietf, notif) -> None:
-    raw = notif.change_envelope(
-        [
-            edit("delete", "/ietf-interfaces:interfaces/interface=eth1"),
-            edit("delete", "/ietf-interfaces:interfaces/interface=eth0"),
-        ]
-    )
+    raw = notif.change_envelope([
+        edit("delete", "/ietf-interfaces:interfaces/interface=eth1"),
+        edit("delete", "/ietf-interfaces:interfaces/interface=eth0"),
+    ])
     assert ietf.xpaths(f"{IF}[name='eth0']", raw) == [f"{IF}[name='eth0']"]
     only_other = notif.change_envelope(
-        [edit("delete", "/ietf-interfaces:interfaces/interface=eth1")]
-    )
+        [edit("delete", "/ietf-interfaces:interfaces/interface=eth1")])
     with pytest.raises(NoMatchError):
         ietf.key(f"{IF}[name='eth0']", only_other)
 
 
 def test_core_p3_patch_target_above_subscription_with_value(ietf, notif) -> None:
-    raw = notif.change_envelope(
-        [
-            edit(
-                "create",
-                "/ietf-interfaces:interfaces",
-                {"ietf-interfaces:interfaces": {"interface": [{"name": "x"}, {"name": "y"}]}},
-            )
-        ]
-    )
+    raw = notif.change_envelope([edit("create", "/ietf-interfaces:interfaces",
+                                      {"ietf-interfaces:interfaces": {"interface": [
+                                          {"name": "x"}, {"name": "y"}]}})])
     assert ietf.xpaths(IF, raw) == [f"{IF}[name='x']", f"{IF}[name='y']"]
 
 
 def test_core_p3_patch_target_below_subscription(ietf, notif) -> None:
-    raw = notif.change_envelope(
-        [
-            edit(
-                "replace",
-                "/ietf-interfaces:interfaces/interface=eth0/description",
-                {"ietf-interfaces:description": "uplink"},
-            ),
-        ]
-    )
+    raw = notif.change_envelope([
+        edit("replace", "/ietf-interfaces:interfaces/interface=eth0/description",
+             {"ietf-interfaces:description": "uplink"}),
+    ])
     assert ietf.xpaths(IF, raw) == [f"{IF}[name='eth0']"]
 
 
 def test_core_p3_patch_leaf_target(ietf, notif) -> None:
-    raw = notif.change_envelope(
-        [
-            edit(
-                "replace",
-                "/ietf-interfaces:interfaces/interface=eth0/oper-status",
-                {"ietf-interfaces:oper-status": "down"},
-            ),
-            edit("remove", "/ietf-interfaces:interfaces/interface=eth1/oper-status"),
-        ]
-    )
+    raw = notif.change_envelope([
+        edit("replace", "/ietf-interfaces:interfaces/interface=eth0/oper-status",
+             {"ietf-interfaces:oper-status": "down"}),
+        edit("remove", "/ietf-interfaces:interfaces/interface=eth1/oper-status"),
+    ])
     assert ietf.xpaths(f"{IF}/oper-status", raw) == [
-        f"{IF}[name='eth0']/oper-status",
-        f"{IF}[name='eth1']/oper-status",
+        f"{IF}[name='eth0']/oper-status", f"{IF}[name='eth1']/oper-status",
     ]
 
 
@@ -797,8 +638,7 @@ def test_core_p3_patch_augment_and_ipv6_target(ietf, notif) -> None:
 
 def test_core_p3_patch_leaf_list_entry(ietf, notif) -> None:
     raw = notif.change_envelope(
-        [edit("delete", "/ietf-system:system/dns-resolver/search=a.example")]
-    )
+        [edit("delete", "/ietf-system:system/dns-resolver/search=a.example")])
     assert ietf.xpaths("/ietf-system:system/dns-resolver/search", raw) == [
         "/ietf-system:system/dns-resolver/search[.='a.example']"
     ]
@@ -811,9 +651,8 @@ def test_core_p3_patch_other_subtree_no_match(ietf, notif) -> None:
 
 
 def test_core_p3_patch_qualified_yang_patch_member(ietf, notif) -> None:
-    raw = notif.change_envelope(
-        [edit("delete", "/ietf-interfaces:interfaces/interface=e")], qualified_patch=True
-    )
+    raw = notif.change_envelope([edit("delete", "/ietf-interfaces:interfaces/interface=e")],
+                                qualified_patch=True)
     assert ietf.xpaths(IF, raw) == [f"{IF}[name='e']"]
 
 
@@ -826,31 +665,18 @@ def test_core_p3_patch_xml_parity(ietf, notif) -> None:
         "<edit><edit-id>2</edit-id><operation>delete</operation>"
         "<target>/ietf-interfaces:interfaces/interface=eth9</target></edit>"
     )
-    js = notif.change_envelope(
-        [
-            edit(
-                "merge",
-                "/ietf-interfaces:interfaces/interface=eth0%2F1",
-                {"ietf-interfaces:interface": [{"name": "eth0/1", "enabled": True}]},
-            ),
-            edit("delete", "/ietf-interfaces:interfaces/interface=eth9"),
-        ],
-        hostname="n",
-    )
+    js = notif.change_envelope([
+        edit("merge", "/ietf-interfaces:interfaces/interface=eth0%2F1",
+             {"ietf-interfaces:interface": [{"name": "eth0/1", "enabled": True}]}),
+        edit("delete", "/ietf-interfaces:interfaces/interface=eth9"),
+    ], hostname="n")
     assert ietf.key(IF, xml, default_node="n") == ietf.key(IF, js)
     assert ietf.xpaths(IF, js) == [f"{IF}[name='eth0/1']", f"{IF}[name='eth9']"]
 
 
 def test_core_p3_patch_container_target(ietf, notif) -> None:
-    raw = notif.change_envelope(
-        [
-            edit(
-                "merge",
-                "/ietf-system:system/clock",
-                {"ietf-system:clock": {"timezone-utc-offset": 5}},
-            )
-        ]
-    )
+    raw = notif.change_envelope([edit("merge", "/ietf-system:system/clock",
+                                      {"ietf-system:clock": {"timezone-utc-offset": 5}})])
     assert ietf.xpaths("/ietf-system:system/clock", raw) == ["/ietf-system:system/clock"]
 
 
@@ -885,8 +711,7 @@ def test_core_p3_malformed_input_is_input_error(ietf_schema, raw: bytes) -> None
 
 def test_core_p3_dtd_notification_rejected(ietf_schema, notif) -> None:
     raw = '<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>' + notif.netconf_xml(
-        f'<interfaces xmlns="{NS_IF}"><interface><name>&e;</name></interface></interfaces>'
-    )
+        f'<interfaces xmlns="{NS_IF}"><interface><name>&e;</name></interface></interfaces>')
     with pytest.raises(InputError, match="DTD"):
         decode(raw, "dtd.xml", ietf_schema.index.by_namespace)
 
@@ -932,13 +757,8 @@ def test_core_p3_union_branches_differing_only_in_filters_keep_both(ietf, notif)
     """Two branches with the same template but different non-key filters select different
     instances; merging them must not drop the second filter's instances."""
     sub = f"{IF}[enabled='true'] | {IF}[enabled='false']"
-    raw = notif.envelope(
-        {
-            "ietf-interfaces:interfaces": {
-                "interface": [{"name": "a", "enabled": True}, {"name": "b", "enabled": False}]
-            }
-        }
-    )
+    raw = notif.envelope({"ietf-interfaces:interfaces": {"interface": [
+        {"name": "a", "enabled": True}, {"name": "b", "enabled": False}]}})
     assert ietf.xpaths(sub, raw) == [f"{IF}[name='a']", f"{IF}[name='b']"]
 
 
@@ -950,9 +770,8 @@ def test_core_p3_identical_branches_merged(ietf, notif) -> None:
 
 
 def test_core_p3_redundantly_qualified_list_member_accepted(ietf, notif) -> None:
-    raw = notif.envelope(
-        {"ietf-interfaces:interfaces": {"ietf-interfaces:interface": [{"name": "q"}]}}
-    )
+    raw = notif.envelope({"ietf-interfaces:interfaces": {"ietf-interfaces:interface": [
+        {"name": "q"}]}})
     assert ietf.xpaths(IF, raw) == [f"{IF}[name='q']"]
 
 
@@ -974,13 +793,8 @@ def test_core_p3_no_schema_lookups_per_notification(ietf_schema, notif, monkeypa
 
     for name in ("data_model", "schema_root", "module_prefix"):
         monkeypatch.setattr(SchemaContext, name, forbidden)
-    raw = notif.envelope(
-        {
-            "ietf-interfaces:interfaces": {
-                "interface": [{"name": "e", "ietf-ip:ipv6": {"address": [{"ip": "::1"}]}}]
-            }
-        }
-    )
+    raw = notif.envelope({"ietf-interfaces:interfaces": {"interface": [
+        {"name": "e", "ietf-ip:ipv6": {"address": [{"ip": "::1"}]}}]}})
     derived = KeyDeriver(compiled).derive(decode(raw, "n", ns))
     assert derived.xpaths == (f"{IF}[name='e']/ietf-ip:ipv6/address[ip='::1']",)
 
@@ -1008,20 +822,10 @@ def test_core_p3_non_object_list_entries_are_skipped(junk: object) -> None:
 
     schema = SchemaContext.cached()
     xpath = "/ietf-interfaces:interfaces/interface"
-    document = {
-        "ietf-yp-notification:envelope": {
-            "hostname": "r1",
-            "sequence-number": 1,
-            "contents": {
-                "ietf-yang-push:push-update": {
-                    "id": 7,
-                    "datastore-contents": {
-                        "ietf-interfaces:interfaces": {"interface": [junk, {"name": "eth1"}]}
-                    },
-                }
-            },
-        }
-    }
+    document = {"ietf-yp-notification:envelope": {
+        "hostname": "r1", "sequence-number": 1, "contents": {"ietf-yang-push:push-update": {
+            "id": 7, "datastore-contents": {"ietf-interfaces:interfaces": {
+                "interface": [junk, {"name": "eth1"}]}}}}}}
     note = decode(orjson.dumps(document), "t", schema.index.by_namespace)
     derived = KeyDeriver(compile_subscription(xpath, schema)).derive(note)
     assert derived.xpaths == (f"{xpath}[name='eth1']",)
@@ -1048,17 +852,15 @@ def test_core_p3_every_key_checked_before_pinned_values(fx, notif) -> None:
     raw = notif.envelope({"yk-test:top": {"flow": [{"proto": "yk-test:tcp", "port": 0}]}})
     with pytest.raises(NotificationError, match="no key leaf enabled"):
         fx.key("/yk-test:top/flow[port='80'][enabled='true']", raw)
-    raw = notif.envelope(
-        {"yk-test:top": {"flow": [{"proto": "yk-test:tcp", "port": 0, "enabled": "maybe"}]}}
-    )
+    raw = notif.envelope({"yk-test:top": {"flow": [
+        {"proto": "yk-test:tcp", "port": 0, "enabled": "maybe"}]}})
     with pytest.raises(NotificationError, match="invalid boolean"):
         fx.key("/yk-test:top/flow[port='80']", raw)
 
 
 def test_core_p3_redundantly_qualified_key_leaf_accepted(ietf, notif) -> None:
-    raw = notif.envelope(
-        {"ietf-interfaces:interfaces": {"interface": [{"ietf-interfaces:name": "q"}]}}
-    )
+    raw = notif.envelope({"ietf-interfaces:interfaces": {"interface": [
+        {"ietf-interfaces:name": "q"}]}})
     assert ietf.xpaths(IF, raw) == [f"{IF}[name='q']"]
 
 
@@ -1066,11 +868,8 @@ def test_core_p3_redundantly_qualified_key_leaf_accepted(ietf, notif) -> None:
 def test_core_p3_patch_key_leaf_target_needs_the_entry_keys(ietf, notif, value) -> None:
     """/interfaces/interface/name names no interface: neither the edit's value nor the
     placeholder of a deleted leaf stands in for the list key (it yielded [name=''])."""
-    edit_doc = {
-        "edit-id": "1",
-        "operation": "merge" if value else "delete",
-        "target": "/ietf-interfaces:interfaces/interface/name",
-    }
+    edit_doc = {"edit-id": "1", "operation": "merge" if value else "delete",
+                "target": "/ietf-interfaces:interfaces/interface/name"}
     if value:
         edit_doc["value"] = value
     raw = notif.change_envelope([edit_doc])

@@ -18,14 +18,14 @@ NS_IF = "urn:ietf:params:xml:ns:yang:ietf-interfaces"
 NS_YKT = "urn:example:yangkey:yk-test"
 NS_YKA = "urn:example:yangkey:yk-aug"
 
-SETTINGS = settings(
-    max_examples=150,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+SETTINGS = settings(max_examples=150, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                           HealthCheck.too_slow])
 
 # Arbitrary text for key values: quotes, pipes, LF, brackets, non-ASCII, all welcome.
-any_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=20)
+any_text = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",)), max_size=20
+)
 tricky_text = st.text(alphabet="ab '\"|\n[]()é,=/", max_size=12)
 # Node names: printable (str.isprintable: no control, format or separator characters but the
 # space), no space at either end; anything else is refused (test_core_badinput.py).
@@ -53,9 +53,8 @@ def xpath_for(name: str, value: str) -> str:
     values=st.lists(st.one_of(any_text, tricky_text), min_size=1, max_size=6),
     step=st.sampled_from(["a", "if-x", "b.c_d"]),
 )
-def test_core_prop_compose_parse_round_trip(
-    node: str, sub_id: int, values: list[str], step: str
-) -> None:
+def test_core_prop_compose_parse_round_trip(node: str, sub_id: int, values: list[str],
+                                            step: str) -> None:
     xpaths = [xpath_for(step, v) for v in values]
     key = MessageKey.of(node, sub_id, xpaths).encode()
     assert not key.endswith(b"\n")  # every xpath ends with "]": no LF is ever appended
@@ -112,12 +111,8 @@ def test_core_prop_key_invariant_under_instance_order(ietf, notif, data, names) 
 @SETTINGS
 @given(
     data=st.data(),
-    sites=st.dictionaries(
-        safe_names,
-        st.lists(st.integers(-(2**63), 2**63 - 1), max_size=4, unique=True),
-        min_size=1,
-        max_size=4,
-    ),
+    sites=st.dictionaries(safe_names, st.lists(st.integers(-(2**63), 2**63 - 1), max_size=4,
+                                               unique=True), min_size=1, max_size=4),
 )
 def test_core_prop_nested_key_invariant_under_order(fx, notif, data, sites) -> None:
     assume(any(sites.values()))
@@ -132,9 +127,8 @@ def test_core_prop_nested_key_invariant_under_order(fx, notif, data, sites) -> N
         return notif.envelope({"yk-test:top": {"site": entries}})
 
     ordered = fx.key("/yk-test:top/site/rack", document(list(sites), False))
-    shuffled = fx.key(
-        "/yk-test:top/site/rack", document(list(data.draw(st.permutations(list(sites)))), True)
-    )
+    shuffled = fx.key("/yk-test:top/site/rack",
+                      document(list(data.draw(st.permutations(list(sites)))), True))
     assert ordered == shuffled
     assert len(MessageKey.parse(ordered).xpaths) == sum(len(v) for v in sites.values())
 
@@ -143,7 +137,8 @@ def test_core_prop_nested_key_invariant_under_order(fx, notif, data, sites) -> N
 
 
 @SETTINGS
-@given(names=st.lists(safe_names, min_size=1, max_size=8, unique=True), data=st.data())
+@given(names=st.lists(safe_names, min_size=1, max_size=8, unique=True),
+       data=st.data())
 def test_core_prop_json_xml_parity_interfaces(ietf, notif, names, data) -> None:
     xml_order = list(data.draw(st.permutations(names)))
     js = notif.envelope(notif.interfaces_json(names), hostname="n", sub_id=3)
@@ -160,9 +155,7 @@ flows = st.lists(
         st.integers(min_value=0, max_value=2**32 - 1),
         st.booleans(),
     ),
-    min_size=1,
-    max_size=6,
-    unique=True,
+    min_size=1, max_size=6, unique=True,
 )
 
 
@@ -175,13 +168,8 @@ def test_core_prop_json_xml_parity_composite_keys(fx, notif, entries, zeros, dat
     def xml_proto(p: str) -> str:
         return "a:sctp" if p == "sctp" else data.draw(st.sampled_from([p, f"t:{p}"]))
 
-    js = notif.envelope(
-        {
-            "yk-test:top": {
-                "flow": [{"proto": json_proto(p), "port": n, "enabled": e} for p, n, e in entries]
-            }
-        }
-    )
+    js = notif.envelope({"yk-test:top": {"flow": [
+        {"proto": json_proto(p), "port": n, "enabled": e} for p, n, e in entries]}})
     body: list[Any] = []
     for p, n, e in data.draw(st.permutations(entries)):
         body.append(
@@ -189,8 +177,7 @@ def test_core_prop_json_xml_parity_composite_keys(fx, notif, entries, zeros, dat
             f"<proto>{xml_proto(p)}</proto></flow>"
         )
     xml = notif.envelope_xml(
-        f'<top xmlns="{NS_YKT}" xmlns:t="{NS_YKT}" xmlns:a="{NS_YKA}">{"".join(body)}</top>'
-    )
+        f'<top xmlns="{NS_YKT}" xmlns:t="{NS_YKT}" xmlns:a="{NS_YKA}">{"".join(body)}</top>')
     key_json = fx.key("/yk-test:top/flow", js)
     assert key_json == fx.key("/yk-test:top/flow", xml)
     for xpath in MessageKey.parse(key_json).xpaths:
@@ -217,11 +204,8 @@ def test_core_prop_json_xml_parity_leaf_list(fx, notif, values) -> None:
 def test_core_prop_patch_delete_matches_push_update(ietf, notif, names) -> None:
     """A delete edit names the same instance a push-update entry with that key would."""
     edits = [
-        {
-            "edit-id": str(i),
-            "operation": "delete",
-            "target": f"/ietf-interfaces:interfaces/interface={pct(n, safe='')}",
-        }
+        {"edit-id": str(i), "operation": "delete",
+         "target": f"/ietf-interfaces:interfaces/interface={pct(n, safe='')}"}
         for i, n in enumerate(names)
     ]
     change = notif.change_envelope(edits, hostname="n", sub_id=4)

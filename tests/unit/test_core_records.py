@@ -51,18 +51,10 @@ subscriptions:
 """
 
 FIG10_DATA = {
-    "ietf-interfaces:interfaces": {
-        "interface": [
-            {"name": "eth0", "oper-status": "up"},
-            {"name": "eth1", "oper-status": "down"},
-        ]
-    },
-    "ietf-hardware:hardware": {
-        "component": [
-            {"name": "chassis", "serial-num": "SN-1"},
-            {"name": "fan-1", "serial-num": "SN-2"},
-        ]
-    },
+    "ietf-interfaces:interfaces": {"interface": [
+        {"name": "eth0", "oper-status": "up"}, {"name": "eth1", "oper-status": "down"}]},
+    "ietf-hardware:hardware": {"component": [
+        {"name": "chassis", "serial-num": "SN-1"}, {"name": "fan-1", "serial-num": "SN-2"}]},
 }
 
 
@@ -117,9 +109,7 @@ def test_core_records_only_matching_branches_produce(builder, notif) -> None:
 def test_core_records_xml_content_type(builder, notif) -> None:
     raw = notif.envelope_xml(
         f'<interfaces xmlns="{NS_IF}"><interface><name>b</name></interface></interfaces>',
-        sub_id=3000,
-        hostname="pe-9",
-    ).encode()
+        sub_id=3000, hostname="pe-9").encode()
     (message,) = built(builder.build(raw, "x"))
     assert message.header(HEADER_CONTENT_TYPE) == CONTENT_TYPE_XML
     assert message.topic == "netops-state-change-if-interfaces-interface"
@@ -185,9 +175,8 @@ def test_core_records_no_match_rejection(builder, notif) -> None:
 
 
 def test_core_records_missing_key_leaf_rejection(builder, notif) -> None:
-    raw = notif.envelope(
-        {"ietf-interfaces:interfaces": {"interface": [{"enabled": True}]}}, sub_id=3000
-    ).encode()
+    raw = notif.envelope({"ietf-interfaces:interfaces": {"interface": [{"enabled": True}]}},
+                         sub_id=3000).encode()
     result = builder.build(raw, "s")
     assert isinstance(result, Rejection)
     assert result.kind == "notification"
@@ -221,25 +210,11 @@ def test_core_records_odd_hostname_is_rejection(builder, notif, hostname) -> Non
 scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=6)
 shapes = st.recursive(
     scalars,
-    lambda inner: (
-        st.lists(inner, max_size=3)
-        | st.dictionaries(
-            st.sampled_from(
-                [
-                    "name",
-                    "interface",
-                    "ietf-interfaces:interfaces",
-                    "oper-status",
-                    "ietf-hardware:hardware",
-                    "component",
-                    "serial-num",
-                    "x",
-                ]
-            ),
-            inner,
-            max_size=4,
-        )
-    ),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(
+        st.sampled_from(["name", "interface", "ietf-interfaces:interfaces", "oper-status",
+                         "ietf-hardware:hardware", "component", "serial-num", "x"]),
+        inner, max_size=4),
     max_leaves=10,
 )
 
@@ -247,16 +222,8 @@ shapes = st.recursive(
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=shapes, hostname=scalars, sub_id=st.sampled_from([1042, 2001, 3000, 5]))
 def test_core_records_never_raise_on_odd_shapes(builder, notif, data, hostname, sub_id) -> None:
-    raw = json.dumps(
-        {
-            "ietf-yp-notification:envelope": {
-                "hostname": hostname,
-                "contents": {
-                    "ietf-yang-push:push-update": {"id": sub_id, "datastore-contents": data}
-                },
-            }
-        }
-    ).encode()
+    raw = json.dumps({"ietf-yp-notification:envelope": {"hostname": hostname, "contents": {
+        "ietf-yang-push:push-update": {"id": sub_id, "datastore-contents": data}}}}).encode()
     result = builder.build(raw, "fuzz")
     assert isinstance(result, list | Rejection)
 
@@ -308,13 +275,12 @@ def test_core_records_knobs_from_catalog_policy(catalog) -> None:
 # ----------------------------------------------------------------------------- learning
 
 
-def test_core_records_learns_subscription_from_telemetry_metadata(learning_catalog, notif) -> None:
+def test_core_records_learns_subscription_from_telemetry_metadata(learning_catalog,
+                                                                  notif) -> None:
     learner = MessageBuilder(learning_catalog)
     raw = notif.telemetry_json(
         {"ietf-system:system": {"dns-resolver": {"search": ["a.example", "b.example"]}}},
-        sub_id=777,
-        node="tm-1",
-        xpath_filter="/ietf-system:system/dns-resolver/search",
+        sub_id=777, node="tm-1", xpath_filter="/ietf-system:system/dns-resolver/search",
     ).encode()
     (message,) = built(learner.build(raw, "s"))
     assert message.topic == "netops-stats-sys-system-dns-resolver-search"
@@ -329,9 +295,8 @@ def test_core_records_learns_subscription_from_telemetry_metadata(learning_catal
 
 def test_core_records_learning_off_rejects(learning_catalog, notif) -> None:
     learner = MessageBuilder(learning_catalog, ProducerKnobs(learn=False))
-    raw = notif.telemetry_json(
-        {"ietf-system:system": {"clock": {}}}, sub_id=778, xpath_filter="/ietf-system:system/clock"
-    ).encode()
+    raw = notif.telemetry_json({"ietf-system:system": {"clock": {}}}, sub_id=778,
+                               xpath_filter="/ietf-system:system/clock").encode()
     result = learner.build(raw, "s")
     assert isinstance(result, Rejection)
     assert "778" in result.reason
@@ -339,43 +304,32 @@ def test_core_records_learning_off_rejects(learning_catalog, notif) -> None:
 
 def test_core_records_learning_bad_filter_is_rejection(learning_catalog, notif) -> None:
     learner = MessageBuilder(learning_catalog)
-    raw = notif.telemetry_json(
-        {"ietf-system:system": {"clock": {}}},
-        sub_id=779,
-        xpath_filter="/ietf-system:system/nonexistent",
-    ).encode()
+    raw = notif.telemetry_json({"ietf-system:system": {"clock": {}}}, sub_id=779,
+                               xpath_filter="/ietf-system:system/nonexistent").encode()
     result = learner.build(raw, "s")
     assert isinstance(result, Rejection)
     assert "nonexistent" in result.reason
 
 
 def test_core_records_catalog_wins_over_metadata(catalog, notif) -> None:
-    raw = notif.telemetry_json(
-        notif.interfaces_json(["x"]),
-        sub_id=3000,
-        node="tm-2",
-        xpath_filter="/ietf-system:system/clock",
-    ).encode()
+    raw = notif.telemetry_json(notif.interfaces_json(["x"]), sub_id=3000, node="tm-2",
+                               xpath_filter="/ietf-system:system/clock").encode()
     (message,) = built(MessageBuilder(catalog).build(raw, "s"))
     assert message.topic == "netops-state-change-if-interfaces-interface"
     assert message.key == f"tm-2\n3000\n{IF}[name='x']".encode()
 
 
-TELEMETRY_XML = (
-    Path(__file__).resolve().parents[1] / "fixtures" / "notifications" / "telemetry-interfaces.xml"
-)
+TELEMETRY_XML = (Path(__file__).resolve().parents[1] / "fixtures" / "notifications"
+                 / "telemetry-interfaces.xml")
 
 
 def test_core_records_learns_from_xml_telemetry_metadata() -> None:
     empty = build_catalog(parse_subscriptions("learn: true\nsubscriptions: []\n"))
     (message,) = built(MessageBuilder(empty).build(TELEMETRY_XML.read_bytes(), "t"))
     assert message.topic == "if-interfaces-interface"
-    assert (
-        message.key
-        == (
-            f"router-nyc-01\n1042\n{IF}[name='eth0'] | {IF}[name='eth1'] | {IF}[name='lo']"
-        ).encode()
-    )
+    assert message.key == (
+        f"router-nyc-01\n1042\n{IF}[name='eth0'] | {IF}[name='eth1'] | {IF}[name='lo']"
+    ).encode()
     assert message.header(HEADER_CONTENT_TYPE) == CONTENT_TYPE_XML
 
 
@@ -390,12 +344,9 @@ def test_core_records_learns_xml_prefixed_xpath_filter() -> None:
     empty = build_catalog(parse_subscriptions("learn: true\nsubscriptions: []\n"))
     (message,) = built(MessageBuilder(empty).build(xml.encode(), "t"))
     assert message.topic == "if-interfaces-interface"
-    assert (
-        message.key
-        == (
-            f"router-nyc-01\n1042\n{IF}[name='eth0'] | {IF}[name='eth1'] | {IF}[name='lo']"
-        ).encode()
-    )
+    assert message.key == (
+        f"router-nyc-01\n1042\n{IF}[name='eth0'] | {IF}[name='eth1'] | {IF}[name='lo']"
+    ).encode()
 
 
 def test_core_records_entry_index_agrees_with_catalog_scan() -> None:

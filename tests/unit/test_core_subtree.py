@@ -53,10 +53,8 @@ def test_core_subtree_filter_wrapper_removed(index) -> None:
     assert norm(inner, index) == expected
     assert norm(f"<filter>{inner}</filter>", index) == expected
     assert norm(f'<filter type="subtree">{inner}</filter>', index) == expected
-    assert (
-        norm(f'<nc:filter xmlns:nc="{NC_BASE}" nc:type="subtree">{inner}</nc:filter>', index)
-        == expected
-    )
+    assert norm(f'<nc:filter xmlns:nc="{NC_BASE}" nc:type="subtree">{inner}</nc:filter>',
+                index) == expected
 
 
 def test_core_subtree_each_top_level_element_is_a_branch(index) -> None:
@@ -109,7 +107,8 @@ def test_core_subtree_nested_containment(index) -> None:
     )
     stem = f"{IFS}[ietf-interfaces:name='eth0']/ietf-ip:ipv4"
     assert norm(xml, index) == (
-        f"{stem}/ietf-ip:address[ietf-ip:ip='10.0.0.1']/ietf-ip:prefix-length | {stem}/ietf-ip:mtu"
+        f"{stem}/ietf-ip:address[ietf-ip:ip='10.0.0.1']/ietf-ip:prefix-length"
+        f" | {stem}/ietf-ip:mtu"
     )
 
 
@@ -120,7 +119,8 @@ def test_core_subtree_duplicate_branches_removed_first_seen_order(index) -> None
         f'<system xmlns="{NS_SYS}"><ntp/></system></filter>'
     )
     assert norm(xml, index) == (
-        f"/ietf-system:system/ietf-system:clock | /ietf-system:system/ietf-system:ntp | {IFS}"
+        "/ietf-system:system/ietf-system:clock | /ietf-system:system/ietf-system:ntp"
+        f" | {IFS}"
     )
 
 
@@ -171,10 +171,8 @@ def test_core_subtree_unknown_namespace_named(index) -> None:
 
 
 def test_core_subtree_unknown_namespace_on_nested_element_named(index) -> None:
-    xml = (
-        f'<interfaces xmlns="{NS_IF}"><interface><x xmlns="urn:example:inner"/></interface>'
-        "</interfaces>"
-    )
+    xml = (f'<interfaces xmlns="{NS_IF}"><interface><x xmlns="urn:example:inner"/></interface>'
+           "</interfaces>")
     with pytest.raises(YangkeyError, match="urn:example:inner"):
         norm(xml, index)
 
@@ -204,11 +202,8 @@ EXTERNAL_DTD = """<?xml version="1.0"?>
 <interfaces xmlns="urn:ietf:params:xml:ns:yang:ietf-interfaces"><interface/></interfaces>"""
 
 
-@pytest.mark.parametrize(
-    "xml",
-    [BILLION_LAUGHS, EXTERNAL_ENTITY, EXTERNAL_DTD],
-    ids=["billion-laughs", "external-entity", "external-dtd"],
-)
+@pytest.mark.parametrize("xml", [BILLION_LAUGHS, EXTERNAL_ENTITY, EXTERNAL_DTD],
+                         ids=["billion-laughs", "external-entity", "external-dtd"])
 def test_core_subtree_dtd_and_entities_rejected(index, xml: str) -> None:
     with pytest.raises(InputError) as info:
         norm(xml, index)
@@ -222,10 +217,8 @@ def test_core_subtree_undeclared_entity_rejected(index) -> None:
         norm(xml, index)
 
 
-@pytest.mark.parametrize(
-    "xml",
-    ["<filter/>", '<filter type="subtree">  \n </filter>', f'<filter xmlns="{NC_BASE}"></filter>'],
-)
+@pytest.mark.parametrize("xml", ["<filter/>", '<filter type="subtree">  \n </filter>',
+                                 f'<filter xmlns="{NC_BASE}"></filter>'])
 def test_core_subtree_empty_filter_error(index, xml: str) -> None:
     with pytest.raises(FilterError, match=r"(?i)empty"):
         norm(xml, index)
@@ -262,7 +255,9 @@ def test_core_subtree_compiles_to_same_template_as_xpath(ietf_schema) -> None:
     from_xpath = compile_subscription(
         "/ietf-interfaces:interfaces/interface[name='eth0']/ietf-ip:ipv4/address", ietf_schema
     )
-    assert [b.template for b in from_subtree.branches] == [b.template for b in from_xpath.branches]
+    assert [b.template for b in from_subtree.branches] == [
+        b.template for b in from_xpath.branches
+    ]
     assert from_subtree.branches[0].template == (
         "/ietf-interfaces:interfaces/interface[name='eth0']/ietf-ip:ipv4/address[ip='%s']"
     )

@@ -53,12 +53,10 @@ def test_core_compile_augment_carries_module(ietf_schema) -> None:
 
 def test_core_compile_module_written_only_where_it_changes(ietf_schema) -> None:
     # Redundant qualifications in the subscription are dropped in the template.
-    branch = one(
-        compile_subscription(
-            "/ietf-interfaces:interfaces/ietf-interfaces:interface/ietf-ip:ipv4/ietf-ip:address",
-            ietf_schema,
-        )
-    )
+    branch = one(compile_subscription(
+        "/ietf-interfaces:interfaces/ietf-interfaces:interface/ietf-ip:ipv4/ietf-ip:address",
+        ietf_schema,
+    ))
     assert branch.template == f"{IF}[name='%s']/ietf-ip:ipv4/address[ip='%s']"
     assert branch.extractions == (f"{IF}/name", f"{IF}/ietf-ip:ipv4/address/ip")
 
@@ -129,11 +127,8 @@ def test_core_compile_leaf_list_target_open_and_pinned(ietf_schema) -> None:
     assert open_.template == "/ietf-system:system/dns-resolver/search[.='%s']"
     assert open_.target == "leaf-list"
     assert len(open_.extractions) == 1
-    pinned = one(
-        compile_subscription(
-            '/ietf-system:system/dns-resolver/search[.="example.com"]', ietf_schema
-        )
-    )
+    pinned = one(compile_subscription(
+        "/ietf-system:system/dns-resolver/search[.=\"example.com\"]", ietf_schema))
     assert pinned.template == "/ietf-system:system/dns-resolver/search[.='example.com']"
     assert pinned.extractions == ()
 
@@ -216,27 +211,21 @@ def test_core_compile_composite_key_in_key_statement_order(fx_schema) -> None:
     branch = one(compile_subscription("/yk-test:top/flow", fx_schema))
     assert branch.template == "/yk-test:top/flow[proto='%s'][port='%s'][enabled='%s']"
     assert branch.extractions == (
-        "/yk-test:top/flow/proto",
-        "/yk-test:top/flow/port",
-        "/yk-test:top/flow/enabled",
+        "/yk-test:top/flow/proto", "/yk-test:top/flow/port", "/yk-test:top/flow/enabled",
     )
 
 
 def test_core_compile_composite_key_partly_pinned(fx_schema) -> None:
     # Given in another order, with a prefix and a non-canonical integer.
-    branch = one(
-        compile_subscription("/yk-test:top/flow[enabled='true'][ykt:port='0080']", fx_schema)
-    )
+    branch = one(compile_subscription(
+        "/yk-test:top/flow[enabled='true'][ykt:port='0080']", fx_schema))
     assert branch.template == "/yk-test:top/flow[proto='%s'][port='80'][enabled='true']"
     assert branch.extractions == ("/yk-test:top/flow/proto",)
 
 
 def test_core_compile_composite_key_fully_pinned(fx_schema) -> None:
-    branch = one(
-        compile_subscription(
-            "/yk-test:top/flow[proto='yk-test:tcp' and port='443' and enabled='false']", fx_schema
-        )
-    )
+    branch = one(compile_subscription(
+        "/yk-test:top/flow[proto='yk-test:tcp' and port='443' and enabled='false']", fx_schema))
     assert branch.template == "/yk-test:top/flow[proto='yk-test:tcp'][port='443'][enabled='false']"
     assert branch.extractions == ()
 
@@ -250,9 +239,8 @@ def test_core_compile_pinned_identityref_xml_prefix_resolved(fx_schema) -> None:
     """With the prefix->namespace map known, ``p:tcp`` is the identity yk-test:tcp (canonical
     identityref is module:identity, SPEC 2.4): the template must say so, or no JSON/XML data
     (which always canonicalises to yk-test:tcp) can ever match the pinned key."""
-    branch = one(
-        compile_subscription("/p:top/p:flow[p:proto='p:tcp']", fx_schema, namespaces={"p": NS_YKT})
-    )
+    branch = one(compile_subscription(
+        "/p:top/p:flow[p:proto='p:tcp']", fx_schema, namespaces={"p": NS_YKT}))
     assert branch.template == "/yk-test:top/flow[proto='yk-test:tcp'][port='%s'][enabled='%s']"
 
 
@@ -286,8 +274,7 @@ def test_core_compile_augment_list_from_second_module(fx_schema) -> None:
     branch = one(compile_subscription("/yk-test:top/site/yk-aug:ports/port", fx_schema))
     assert branch.template == "/yk-test:top/site[name='%s']/yk-aug:ports/port[num='%s']"
     assert branch.extractions == (
-        "/yk-test:top/site/name",
-        "/yk-test:top/site/yk-aug:ports/port/num",
+        "/yk-test:top/site/name", "/yk-test:top/site/yk-aug:ports/port/num",
     )
 
 

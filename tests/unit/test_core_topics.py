@@ -57,10 +57,8 @@ def names(xpath: str, schema, **namer) -> list[str]:
         (f"{IF}/ietf-ip:ipv4/mtu", "if-interfaces-interface-ip-ipv4-mtu"),
         ("/ietf-system:system/clock", "sys-system-clock"),
         ("/ietf-hardware:hardware/component/serial-num", "hw-hardware-component-serial-num"),
-        (
-            f"{IF}[name='eth0']/ietf-ip:ipv6/address[ip='::1']",
-            "if-interfaces-interface-ip-ipv6-address",
-        ),
+        (f"{IF}[name='eth0']/ietf-ip:ipv6/address[ip='::1']",
+         "if-interfaces-interface-ip-ipv6-address"),
         ("/ietf-system:system/dns-resolver/search[.='x']", "sys-system-dns-resolver-search"),
         ("/ietf-system:system/clock/timezone-name", "sys-system-clock-timezone-name"),
     ],
@@ -89,8 +87,7 @@ def test_core_topic_org_prefix(ietf_schema) -> None:
 
 def test_core_topic_one_per_branch(ietf_schema) -> None:
     assert names(f"{IF}/oper-status | /ietf-system:system/clock", ietf_schema) == [
-        "if-interfaces-interface-oper-status",
-        "sys-system-clock",
+        "if-interfaces-interface-oper-status", "sys-system-clock",
     ]
 
 
@@ -146,7 +143,8 @@ def test_core_topic_type_level_position_and_separator(
     ietf_schema, position: str, separator: str, expected: str
 ) -> None:
     branch = compile_subscription(IF, ietf_schema).branches[0]
-    namer = TopicNamer(prefix="netops", separator=separator, type_level_position=position)  # type: ignore[arg-type]
+    namer = TopicNamer(prefix="netops", separator=separator,
+                       type_level_position=position)  # type: ignore[arg-type]
     assert namer.name(branch, level="state") == expected
 
 
@@ -168,7 +166,8 @@ def test_core_topic_consumer_regex_selects_level(ietf_schema) -> None:
 # ---------------------------------------------------------------------------- truncation
 
 
-def check_truncated(name: str, full: str, template: str, limit: int = 249, trail: str = "") -> None:
+def check_truncated(name: str, full: str, template: str, limit: int = 249,
+                    trail: str = "") -> None:
     step1 = re.sub(r"\[[^\]]*\]", "", template)  # SPEC 2.5 step 1: strip predicates
     suffix = "-" + format(fnv1a_64_reference(step1.encode("utf-8")), "016x")[:8]
     assert len(full) > limit
@@ -197,10 +196,8 @@ def test_core_topic_truncation_fnv_suffix(fx_schema) -> None:
 def test_core_topic_truncation_hash_uses_module_names_not_prefixes(fx_schema) -> None:
     branch = compile_subscription(LONG_LIST, fx_schema).branches[0]
     name = TopicNamer().name(branch)
-    wrong = (
-        "-"
-        + format(fnv1a_64_reference(("/ykl:" + LONG_LIST.split(":", 1)[1]).encode()), "016x")[:8]
-    )
+    wrong = "-" + format(fnv1a_64_reference(("/ykl:" + LONG_LIST.split(":", 1)[1]).encode()),
+                         "016x")[:8]
     right = "-" + format(fnv1a_64_reference(LONG_LIST.encode()), "016x")[:8]
     assert wrong != right
     assert name.endswith(right)
@@ -223,9 +220,8 @@ def test_core_topic_truncation_with_prefix(fx_schema) -> None:
 def test_core_topic_truncation_with_level_last(fx_schema) -> None:
     branch = compile_subscription(LONG, fx_schema).branches[0]
     namer = TopicNamer(prefix="netops", type_level_position="last")
-    full = TopicNamer(prefix="netops", type_level_position="last", max_length=10_000).name(
-        branch, level="current-state"
-    )
+    full = TopicNamer(prefix="netops", type_level_position="last",
+                      max_length=10_000).name(branch, level="current-state")
     name = namer.name(branch, level="current-state")
     assert len(name) <= 249
     assert name.endswith("-current-state")
@@ -289,13 +285,14 @@ def test_core_topic_collision_inside_one_union(fx_dir: str) -> None:
 
 def test_core_topic_collision_flattened_names_really_equal(fx_schema) -> None:
     # The premise of the collision tests: both paths flatten to the same name.
-    assert names("/yk-test:a-b/c", fx_schema) == names("/yk-test:a/b-c", fx_schema) == ["ykt-a-b-c"]
+    assert names("/yk-test:a-b/c", fx_schema) == names("/yk-test:a/b-c", fx_schema) == [
+        "ykt-a-b-c"
+    ]
 
 
 def test_core_topic_pinned_and_open_share_topic_in_catalog(ietf_schema) -> None:
-    text = catalog_text(
-        [IF, f"{IF}[name='eth0']", f"{IF}[enabled='true']"], organisation_prefix="netops"
-    )
+    text = catalog_text([IF, f"{IF}[name='eth0']", f"{IF}[enabled='true']"],
+                        organisation_prefix="netops")
     catalog = build_catalog(parse_subscriptions(text, "subs.yaml"))
     assert [e.topics for e in catalog.entries] == [("netops-if-interfaces-interface",)] * 3
     assert len(catalog.topics) == 1

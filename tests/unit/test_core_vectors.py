@@ -58,9 +58,8 @@ CASES = _load()
 def _of_kind(kind: str) -> list[Any]:
     selected = [c for c in CASES if c.values[0] is None or c.values[0]["kind"] == kind]
     if not selected:
-        return [
-            pytest.param(None, marks=pytest.mark.skip(reason=f"no {kind} vectors"), id=f"no-{kind}")
-        ]
+        return [pytest.param(None, marks=pytest.mark.skip(reason=f"no {kind} vectors"),
+                             id=f"no-{kind}")]
     return selected
 
 

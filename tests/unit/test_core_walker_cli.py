@@ -16,12 +16,8 @@ IF = "/ietf-interfaces:interfaces/interface"
 
 
 def test_core_cli_show_walker_prints_each_branch_source() -> None:
-    result = run(
-        "compile",
-        "--xpath",
-        f"{IF}[name='eth0']/ietf-ip:ipv4/address | /ietf-system:system/clock",
-        "--show-walker",
-    )
+    result = run("compile", "--xpath", f"{IF}[name='eth0']/ietf-ip:ipv4/address | "
+                 "/ietf-system:system/clock", "--show-walker")
     assert result.exit_code == 0, result.output
     sources = result.stdout.split("\n# walker of branch ")[1:]
     assert len(sources) == 2

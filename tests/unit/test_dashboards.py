@@ -90,93 +90,31 @@ def _series() -> list[str]:
         eth0 = 5_000 + 15_000 * i if i < 6 else 100 + 15_000 * (i - 6)
         stats = {
             "eth0": {"in-octets": str(eth0), "discontinuity-time": BOOT if i < 6 else REBOOT},
-            "eth1": {
-                "in-octets": str((U64 - 3 * 2**20 + 2**20 * i) % U64),
-                "discontinuity-time": BOOT,
-            },
+            "eth1": {"in-octets": str((U64 - 3 * 2**20 + 2**20 * i) % U64),
+                     "discontinuity-time": BOOT},
         }
-        others = {
-            name: (str(150 * i) if "octets" in name or "pkts" in name else 150 * i)
-            for name in COUNTERS
-        }  # 10/s
-        out.append(
-            envelope(
-                {
-                    "ietf-interfaces:interfaces": {
-                        "interface": [
-                            {"name": name, "statistics": {**others, **value}}
-                            for name, value in stats.items()
-                        ]
-                    }
-                },
-                seq=i,
-                time=when,
-                sub=1043,
-                host="pe1.nyc",
-            )
-        )
+        others = {name: (str(150 * i) if "octets" in name or "pkts" in name else 150 * i)
+                  for name in COUNTERS}  # 10/s
+        out.append(envelope({"ietf-interfaces:interfaces": {"interface": [
+            {"name": name, "statistics": {**others, **value}} for name, value in stats.items()
+        ]}}, seq=i, time=when, sub=1043, host="pe1.nyc"))
         # the whole interface subtree: every counter at 10/s, in-errors at 1/s wrapping at 2^32
         statistics: dict[str, Any] = dict(others)
         statistics["in-errors"] = (U32 - 45 + 15 * i) % U32
         statistics["discontinuity-time"] = BOOT
-        out.append(
-            envelope(
-                {
-                    "ietf-interfaces:interfaces": {
-                        "interface": [
-                            {
-                                "name": "eth0",
-                                "oper-status": "up",
-                                "admin-status": "up",
-                                "link-up-down-trap-enable": "enabled",
-                                "speed": str(10**9 if i < 6 else 10**10),
-                                "statistics": statistics,
-                            }
-                        ]
-                    }
-                },
-                seq=100 + i,
-                time=when,
-                sub=1042,
-                host="pe1.nyc",
-            )
-        )
+        out.append(envelope({"ietf-interfaces:interfaces": {"interface": [{
+            "name": "eth0", "oper-status": "up", "admin-status": "up",
+            "link-up-down-trap-enable": "enabled", "speed": str(10**9 if i < 6 else 10**10),
+            "statistics": statistics,
+        }]}}, seq=100 + i, time=when, sub=1042, host="pe1.nyc"))
     for i, origin in enumerate(["static", "dhcp"]):
-        out.append(
-            envelope(
-                {
-                    "ietf-interfaces:interfaces": {
-                        "interface": [
-                            {
-                                "name": "eth0",
-                                "ietf-ip:ipv4": {
-                                    "address": [
-                                        {"ip": "192.0.2.1", "prefix-length": 24, "origin": origin}
-                                    ]
-                                },
-                            }
-                        ]
-                    }
-                },
-                seq=200 + i,
-                time=_stamp(START + timedelta(minutes=i)),
-                sub=1100,
-                host="pe1.nyc",
-            )
-        )
-    out.append(
-        envelope(
-            {
-                "ietf-interfaces:interfaces": {
-                    "interface": [{"name": "eth9", "statistics": {"in-octets": "1"}}]
-                }
-            },
-            seq=300,
-            time=_stamp(NOW - timedelta(days=3)),
-            sub=1043,
-            host="pe1.nyc",
-        )
-    )
+        out.append(envelope({"ietf-interfaces:interfaces": {"interface": [{
+            "name": "eth0", "ietf-ip:ipv4": {"address": [
+                {"ip": "192.0.2.1", "prefix-length": 24, "origin": origin}]},
+        }]}}, seq=200 + i, time=_stamp(START + timedelta(minutes=i)), sub=1100, host="pe1.nyc"))
+    out.append(envelope({"ietf-interfaces:interfaces": {"interface": [
+        {"name": "eth9", "statistics": {"in-octets": "1"}}]}},
+        seq=300, time=_stamp(NOW - timedelta(days=3)), sub=1043, host="pe1.nyc"))
     return out
 
 
@@ -291,9 +229,9 @@ def test_every_variable_query_runs(
                 assert rows_pe2 and all(r[1].startswith("pe2.lon ") for r in rows_pe2)
 
 
-def _values(
-    conn: ChdbConnection, dashboard: Dashboard, panel: Panel, **chosen: list[str]
-) -> dict[str, list[float]]:
+def _values(conn: ChdbConnection, dashboard: Dashboard, panel: Panel, **chosen: list[str]) -> (
+    dict[str, list[float]]
+):
     _, rows = _result(conn, interpolate(panel.sql, _selection(dashboard, **chosen)))
     series: dict[str, list[float]] = {}
     for _, label, value in rows:
@@ -401,26 +339,13 @@ def test_the_json_validates_against_the_dashboard_schema(dashboards: list[Dashbo
 
 def test_a_schema_violation_is_caught() -> None:
     # the schema is closed where the model is: a misspelt member or a panel off the grid fails
-    model = {
-        "uid": "x",
-        "title": "t",
-        "schemaVersion": 41,
-        "panels": [],
-        "editable": True,
-        "graphTooltip": 0,
-        "time": {"from": "now-6h", "to": "now"},
-        "templating": {},
-    }
+    model = {"uid": "x", "title": "t", "schemaVersion": 41, "panels": [], "editable": True,
+             "graphTooltip": 0, "time": {"from": "now-6h", "to": "now"}, "templating": {}}
     validator = jsonschema.Draft202012Validator(SCHEMA)
     assert not list(validator.iter_errors(model))
     assert list(validator.iter_errors({**model, "pannels": []}))
-    row = {
-        "type": "row",
-        "id": 1,
-        "collapsed": False,
-        "panels": [],
-        "gridPos": {"h": 1, "w": 25, "x": 0, "y": 0},
-    }
+    row = {"type": "row", "id": 1, "collapsed": False, "panels": [],
+           "gridPos": {"h": 1, "w": 25, "x": 0, "y": 0}}
     assert list(validator.iter_errors({**model, "panels": [row]}))
 
 

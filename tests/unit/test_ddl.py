@@ -55,9 +55,7 @@ FLAVOURS = {
     ),
     "embedded": DdlOptions(mode="embedded", dead_letter_topic=DEAD_LETTER),
     "cluster": DdlOptions(
-        mode="server",
-        cluster="prod",
-        dead_letter_topic=DEAD_LETTER,
+        mode="server", cluster="prod", dead_letter_topic=DEAD_LETTER,
         table_settings={"index_granularity": 4096, "storage_policy": "hot"},
     ),
     "compacted-only": DdlOptions(mode="embedded", current_state="compacted", database="x-y"),
@@ -146,14 +144,8 @@ def test_objects_per_topic_and_order() -> None:
         t = topic_tables(spec.name, "yangkey")
         per_topic = [s.name.split(".", 1)[1] for s in statements if s.topic == spec.name]
         assert per_topic == [
-            t.history,
-            t.current,
-            t.parsed,
-            t.mv_history,
-            t.mv_current,
-            t.mv_errors,
-            t.queue,
-            t.mv_parse,
+            t.history, t.current, t.parsed, t.mv_history, t.mv_current, t.mv_errors,
+            t.queue, t.mv_parse,
         ]  # the view that starts consumption comes last
     assert len(statements) == 2 + 8 * len(TOPICS) + 2 + 2
 
@@ -197,23 +189,16 @@ def test_embedded_queue_is_null_with_virtual_columns() -> None:
     statements = by_name(render_ddl(TOPICS, FLAVOURS["embedded"]))
     queue = statements[f"yangkey.{topic_tables(TOPICS[0].name, 'yangkey').queue}"].sql
     assert "ENGINE = Null" in queue and "Kafka" not in queue.split("COMMENT")[0]
-    for column in (
-        "_key",
-        "_topic",
-        "_partition",
-        "_offset",
-        "_timestamp",
-        "_headers.name",
-        "_headers.value",
-        "_error",
-        "_raw_message",
-    ):
+    for column in ("_key", "_topic", "_partition", "_offset", "_timestamp", "_headers.name",
+                   "_headers.value", "_error", "_raw_message"):
         assert f"`{column}`" in queue
 
 
 def test_same_views_in_both_modes() -> None:
     server = {s.name: s.sql for s in render_ddl(TOPICS, FLAVOURS["server"]) if s.kind == "view"}
-    embedded = {s.name: s.sql for s in render_ddl(TOPICS, FLAVOURS["embedded"]) if s.kind == "view"}
+    embedded = {
+        s.name: s.sql for s in render_ddl(TOPICS, FLAVOURS["embedded"]) if s.kind == "view"
+    }
     assert server == embedded
 
 
@@ -240,10 +225,8 @@ def test_cluster_mode() -> None:
     named = by_name(statements)
     names = topic_tables(TOPICS[0].name, "yangkey", cluster=True)
     local = named[f"yangkey.{names.current_local}"].sql
-    assert (
-        "ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/"
+    assert "ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/" \
         "{table}', '{replica}', version)" in local
-    )
     distributed = named[f"yangkey.{names.current}"].sql
     assert (
         f"ENGINE = Distributed('prod', 'yangkey', '{names.current_local}', "
@@ -264,12 +247,8 @@ def test_kafka_settings_cannot_override_fixed_ones() -> None:
     options = replace(FLAVOURS["server"], kafka_settings={"kafka_format": "JSONEachRow"})
     with pytest.raises(ConfigError, match="kafka_format"):
         render_ddl(TOPICS, options)
-    options = replace(
-        FLAVOURS["server"],
-        kafka_settings={"kafka_skip_broken_messages": 5},
-        kafka_num_consumers=3,
-        kafka_thread_per_consumer=True,
-    )
+    options = replace(FLAVOURS["server"], kafka_settings={"kafka_skip_broken_messages": 5},
+                      kafka_num_consumers=3, kafka_thread_per_consumer=True)
     queue = by_name(render_ddl(TOPICS, options))[
         f"yangkey.{topic_tables(TOPICS[0].name, 'yangkey').queue}"
     ].sql
@@ -290,14 +269,8 @@ def test_dead_letter_topic_reads_into_errors() -> None:
 def test_templates_are_packaged() -> None:
     names = template_names()
     assert "macros.sql.j2" in names
-    assert {
-        "queue_table.sql.j2",
-        "history_table.sql.j2",
-        "current_table.sql.j2",
-        "mv_parse.sql.j2",
-        "errors_table.sql.j2",
-        "distributed_table.sql.j2",
-    } <= set(names)
+    assert {"queue_table.sql.j2", "history_table.sql.j2", "current_table.sql.j2",
+            "mv_parse.sql.j2", "errors_table.sql.j2", "distributed_table.sql.j2"} <= set(names)
 
 
 # -- identifiers -----------------------------------------------------------------------------
@@ -320,9 +293,8 @@ def test_hostile_database_name_stays_an_identifier(chdb_conn: ChdbConnection) ->
     options = DdlOptions(mode="embedded", database="db`; DROP TABLE x; --")
     statements = render_ddl(TOPICS[:1], options)
     validate(chdb_conn, statements)
-    first = chdb_conn.query("SELECT formatQuery({sql:String}) AS f", {"sql": statements[0].sql})[0][
-        "f"
-    ]
+    first = chdb_conn.query("SELECT formatQuery({sql:String}) AS f",
+                            {"sql": statements[0].sql})[0]["f"]
     assert first.startswith("CREATE DATABASE IF NOT EXISTS `db\\`; DROP TABLE x; --`")
 
 
@@ -387,8 +359,7 @@ def test_generate_writes_reproducible_files(tmp_path: Path) -> None:
     outputs = []
     for run in ("a", "b"):
         result = runner.invoke(
-            ddl,
-            ["generate", "-s", str(EXAMPLES), "-o", str(tmp_path / run)],
+            ddl, ["generate", "-s", str(EXAMPLES), "-o", str(tmp_path / run)],
             catch_exceptions=False,
         )
         assert result.exit_code == 0, result.output
@@ -403,9 +374,8 @@ def test_generate_writes_reproducible_files(tmp_path: Path) -> None:
     assert "ENGINE = Kafka" not in outputs[0]["embedded.sql"]
     cluster = runner.invoke(ddl, ["generate", "-s", str(EXAMPLES), "--cluster", "c1"])
     assert cluster.exit_code == 0 and "ON CLUSTER `c1`" in cluster.output
-    refused = runner.invoke(
-        ddl, ["generate", "-s", str(EXAMPLES), "--mode", "embedded", "--cluster", "c1"]
-    )
+    refused = runner.invoke(ddl, ["generate", "-s", str(EXAMPLES), "--mode", "embedded",
+                                  "--cluster", "c1"])
     assert refused.exit_code == 1 and "error:" in refused.output
 
 
@@ -413,10 +383,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     """A separate process: chdb allows one data path per process."""
     return subprocess.run(
         [sys.executable, "-m", "yangkey.clickhouse.commands", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+        capture_output=True, text=True, timeout=120, check=False,
     )
 
 

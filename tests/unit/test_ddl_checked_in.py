@@ -21,16 +21,8 @@ def test_checked_in_ddl_is_current(tmp_path: Path, mode: str) -> None:
     try:
         result = CliRunner().invoke(
             main,
-            [
-                "ddl",
-                "generate",
-                "--subscriptions",
-                "examples/subscriptions.yaml",
-                "--mode",
-                mode,
-                "-o",
-                str(tmp_path),
-            ],
+            ["ddl", "generate", "--subscriptions", "examples/subscriptions.yaml",
+             "--mode", mode, "-o", str(tmp_path)],
         )
     finally:
         os.chdir(cwd)

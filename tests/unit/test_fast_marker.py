@@ -13,7 +13,7 @@ from pathlib import Path
 
 CONFTEST = Path(__file__).resolve().parents[1] / "conftest.py"
 
-SAMPLE = """
+SAMPLE = '''
 import sys
 import types
 
@@ -40,7 +40,7 @@ def test_running_a_subprocess_with_an_extra():
 
 def test_pretending_to_load_chdb():
     sys.modules["chdb"] = types.ModuleType("chdb")
-"""
+'''
 
 
 def test_fast_is_what_uses_no_jvm_no_chdb_no_broker_and_is_checked(tmp_path: Path) -> None:
@@ -51,11 +51,7 @@ def test_fast_is_what_uses_no_jvm_no_chdb_no_broker_and_is_checked(tmp_path: Pat
     )
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "fast", "-rA"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
     )
     out = run.stdout
     assert "PASSED test_sample.py::test_plain" in out, out

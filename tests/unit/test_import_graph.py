@@ -196,7 +196,9 @@ def _reading_order(graph: dict[str, set[str]], package: str) -> list[str]:
     return order
 
 
-_INITS = {_module_name(path.parent) + ".__init__" for path in PACKAGE.rglob("__init__.py")}
+_INITS = {
+    _module_name(path.parent) + ".__init__" for path in PACKAGE.rglob("__init__.py")
+}
 
 
 def out_of_order(graph: dict[str, set[str]], package: str) -> list[str]:

@@ -166,39 +166,24 @@ def _message(key: bytes | None, headers: list[tuple[str, Any]]) -> Any:
     from confluent_kafka import Message  # noqa: PLC0415
 
     return Message(
-        topic=TOPIC,
-        partition=2,
-        offset=9,
-        key=key,
-        value=b"{}",
-        headers=headers,
+        topic=TOPIC, partition=2, offset=9, key=key, value=b"{}", headers=headers,
         timestamp=(1, 1_790_000_000_123),
     )
 
 
 def test_a_good_message_becomes_its_row() -> None:
     row = row_from_message(_message(b"pe1\n1\n/a", [("a", b"1"), ("b", None), ("c", b"\xc3\xa9")]))
-    assert row == QueueRow(
-        TOPIC,
-        2,
-        9,
-        b"pe1\n1\n/a",
-        b"{}",
-        [("a", b"1"), ("b", None), ("c", b"\xc3\xa9")],
-        1_790_000_000_123,
-    )
+    assert row == QueueRow(TOPIC, 2, 9, b"pe1\n1\n/a", b"{}",
+                           [("a", b"1"), ("b", None), ("c", b"\xc3\xa9")], 1_790_000_000_123)
 
 
-@pytest.mark.parametrize(
-    ("key", "headers", "error"),
-    [
-        (b"k", [("a", b"ok"), ("bad", b"x\xffy")], "header 'bad' is not valid UTF-8 (byte 1)"),
-        # two halves of one UTF-8 character in two headers: each value is invalid on its own
-        (b"k", [("a", b"\xc3"), ("b", b"\xa9")], "header 'a' is not valid UTF-8 (byte 0)"),
-        (b"k", [("a", b"ok"), ("b", b"\xa9")], "header 'b' is not valid UTF-8 (byte 0)"),
-        (b"\xffk", [("a", b"ok")], "message key is not valid UTF-8 (byte 0)"),
-    ],
-)
+@pytest.mark.parametrize(("key", "headers", "error"), [
+    (b"k", [("a", b"ok"), ("bad", b"x\xffy")], "header 'bad' is not valid UTF-8 (byte 1)"),
+    # two halves of one UTF-8 character in two headers: each value is invalid on its own
+    (b"k", [("a", b"\xc3"), ("b", b"\xa9")], "header 'a' is not valid UTF-8 (byte 0)"),
+    (b"k", [("a", b"ok"), ("b", b"\xa9")], "header 'b' is not valid UTF-8 (byte 0)"),
+    (b"\xffk", [("a", b"ok")], "message key is not valid UTF-8 (byte 0)"),
+])
 def test_undecodable_keys_and_headers_are_named(
     key: bytes, headers: list[tuple[str, bytes]], error: str
 ) -> None:
@@ -211,9 +196,8 @@ def test_undecodable_keys_and_headers_are_named(
 _offsets = itertools.count(1000)
 
 
-@settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(line=st.text(alphabet=st.sampled_from(list("a/'\"| [=]")), min_size=0, max_size=14))
 def test_xpath_line_fast_path_matches_the_regular_expressions(
     tables: ChdbConnection, line: str
@@ -221,21 +205,10 @@ def test_xpath_line_fast_path_matches_the_regular_expressions(
     """mv_parse takes a line without `|` or `"` and with paired `'` as one XPath without
     running its regular expressions: any line is split (or refused) exactly as they say."""
     offset = next(_offsets)
-    insert_rows(
-        tables,
-        DB,
-        TOPIC,
-        [
-            QueueRow(
-                TOPIC,
-                0,
-                offset,
-                f"pe1\n1\n{line}".encode(),
-                b"{}",
-                [("yangkey-event-time", b"2026-11-20T10:00:00Z")],
-            )
-        ],
-    )
+    insert_rows(tables, DB, TOPIC, [QueueRow(
+        TOPIC, 0, offset, f"pe1\n1\n{line}".encode(), b"{}",
+        [("yangkey-event-time", b"2026-11-20T10:00:00Z")],
+    )])
     history = qualified(DB, topic_tables(TOPIC, DB).history)
     stored = tables.query(
         f"SELECT xpaths FROM {history} WHERE kafka_offset = {{o:UInt64}}", {"o": offset}
@@ -247,10 +220,8 @@ def test_xpath_line_fast_path_matches_the_regular_expressions(
     if re.fullmatch(XPATH_LINE_RE, line):
         tokens = re.findall(XPATH_TOKEN_RE, line)
         # the separators' spaces come off (" | " between tokens)
-        expected = [
-            t[1 if i else 0 : len(t) - (0 if i == len(tokens) - 1 else 1)]
-            for i, t in enumerate(tokens)
-        ]
+        expected = [t[1 if i else 0 : len(t) - (0 if i == len(tokens) - 1 else 1)]
+                    for i, t in enumerate(tokens)]
         assert stored == [{"xpaths": expected}] and errors == []
     else:
         assert stored == []

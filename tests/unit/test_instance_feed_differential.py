@@ -150,23 +150,17 @@ def test_feed_reads_a_module_qualified_key_member(ietf_schema: SchemaContext) ->
     compiled = compile_subscription(IF, ietf_schema)
     (feed,) = feeds(compiled, ietf_schema)
     note = push_update(
-        {
-            "ietf-interfaces:interfaces": {
-                "interface": [
-                    {"ietf-interfaces:name": "eth0", "ietf-interfaces:enabled": True},
-                    {"name": "eth1", "enabled": False},
-                ]
-            }
-        }
+        {"ietf-interfaces:interfaces": {"interface": [
+            {"ietf-interfaces:name": "eth0", "ietf-interfaces:enabled": True},
+            {"name": "eth1", "enabled": False},
+        ]}}
     )
     derived = KeyDeriver(compiled).derive(note)
     objects = feed.feed(note)
     assert [obj["@path"] for obj in objects] == [f"{IF}[name='eth0']", f"{IF}[name='eth1']"]
     assert set(derived.xpaths) == {obj["@path"] for obj in objects}
     assert [(obj["name"], obj["enabled"]) for obj in objects] == [
-        ("eth0", "true"),
-        ("eth1", "false"),
-    ]
+        ("eth0", "true"), ("eth1", "false")]
 
 
 def _key_vectors() -> list[Any]:
@@ -197,16 +191,17 @@ FIXTURE_SUBSCRIPTIONS = {
 
 
 def _fixture_notifications() -> list[Any]:
-    paths = sorted(p for p in FIXTURE_NOTIFICATIONS.rglob("*") if p.suffix in (".json", ".xml"))
+    paths = sorted(
+        p for p in FIXTURE_NOTIFICATIONS.rglob("*") if p.suffix in (".json", ".xml")
+    )
     return [pytest.param(p, id=str(p.relative_to(FIXTURE_NOTIFICATIONS))) for p in paths]
 
 
 @pytest.mark.parametrize("path", _fixture_notifications())
 def test_feed_paths_are_key_xpaths_on_fixture_notifications(path: Path, fx_schema) -> None:
     name = str(path.relative_to(FIXTURE_NOTIFICATIONS))
-    subscriptions = next(
-        subs for prefix, subs in FIXTURE_SUBSCRIPTIONS.items() if name.startswith(prefix)
-    )
+    subscriptions = next(subs for prefix, subs in FIXTURE_SUBSCRIPTIONS.items()
+                         if name.startswith(prefix))
     try:
         note = decode(path.read_bytes(), name, fx_schema.index.by_namespace)
     except FramingError:

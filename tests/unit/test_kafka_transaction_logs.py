@@ -80,9 +80,9 @@ def test_every_client_yangkey_builds_takes_its_logger() -> None:
             if isinstance(node, ast.Call) and _name(node.func) in CLIENTS:
                 where = f"{path.relative_to(PACKAGE)}:{node.lineno}"
                 argument = node.args[0] if node.args else None
-                assert isinstance(argument, ast.Call) and _name(argument.func) == "logged", (
-                    f"{where}: {_name(node.func)}(...) without logged(...)"
-                )
+                assert (
+                    isinstance(argument, ast.Call) and _name(argument.func) == "logged"
+                ), f"{where}: {_name(node.func)}(...) without logged(...)"
                 built.append(where)
     assert len(built) >= 12, built  # the scan sees them (sink, markers, sources, registry...)
 

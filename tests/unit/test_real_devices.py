@@ -92,7 +92,9 @@ def test_identityref_written_with_a_yang_prefix_is_resolved(ietf_schema) -> None
         f"{IF}[name='0/1/1']",
     )
     ethernet = key(ietf_schema, f"{IF}[type='ianaift:ethernetCsmacd']", raw)
-    assert MessageKey.parse(ethernet).xpaths == (f"{IF}[name='0/9/0']",)
+    assert MessageKey.parse(ethernet).xpaths == (
+        f"{IF}[name='0/9/0']",
+    )
 
 
 def test_identityref_key_with_a_yang_prefix_keys_as_json_and_xml(fx_schema) -> None:
@@ -210,10 +212,7 @@ def test_declaration_line_and_its_document_are_one_record(tmp_path: Path) -> Non
     data = capture + b"\n" + capture + device("huawei-ne8000-sysname.json")
     records = list(split_records(data, "ncclient.log"))
     assert [source for _, source in records] == [
-        "ncclient.log:1",
-        "ncclient.log:4",
-        "ncclient.log:6",
-    ]
+        "ncclient.log:1", "ncclient.log:4", "ncclient.log:6"]
     assert records[0][0] == capture.rstrip(b"\n")
     # Files cut into ranges never part a declaration from its document.
     path = tmp_path / "big.xml"
@@ -246,40 +245,20 @@ def test_keys_reads_ncclient_output(tmp_path: Path) -> None:
 
 
 CASES = [
-    (
-        "huawei-olt-gpon.json",
-        f"{IF}[type='iana-if-type:softwareLoopback']",
-        FilteredOutError,
-        "every instance was filtered out by the subscription: 3 entries of "
-        f"{IF} contradict [type='iana-if-type:softwareLoopback'] (first: 'iana-if-type:gpon')",
-    ),
-    (
-        "6wind-heartbeat-netgauze.json",
-        IF,
-        EmptyUpdate,
-        "empty update: the push-update carries no data (a heartbeat?)",
-    ),
-    (
-        "collector-container-as-array.json",
-        IF,
-        ShapeError,
-        "data in a shape RFC 7951 does not allow: /ietf-interfaces:interfaces is an array; "
-        "RFC 7951 encodes a container as an object",
-    ),
-    (
-        "subscription-started.json",
-        IF,
-        FramingError,
-        "no push-update or push-change-update found (top-level members: "
-        "ietf-subscribed-notifications:subscription-started)",
-    ),
-    (
-        "huawei-ne8000-sysname.json",
-        "/ietf-system:system/dns-resolver/server",
-        NoMatchError,
-        "no data on the subscribed path /ietf-system:system/dns-resolver/server (the "
-        "notification carries ietf-interfaces:interfaces)",
-    ),
+    ("huawei-olt-gpon.json", f"{IF}[type='iana-if-type:softwareLoopback']", FilteredOutError,
+     "every instance was filtered out by the subscription: 3 entries of "
+     f"{IF} contradict [type='iana-if-type:softwareLoopback'] (first: 'iana-if-type:gpon')"),
+    ("6wind-heartbeat-netgauze.json", IF, EmptyUpdate,
+     "empty update: the push-update carries no data (a heartbeat?)"),
+    ("collector-container-as-array.json", IF, ShapeError,
+     "data in a shape RFC 7951 does not allow: /ietf-interfaces:interfaces is an array; "
+     "RFC 7951 encodes a container as an object"),
+    ("subscription-started.json", IF, FramingError,
+     "no push-update or push-change-update found (top-level members: "
+     "ietf-subscribed-notifications:subscription-started)"),
+    ("huawei-ne8000-sysname.json", "/ietf-system:system/dns-resolver/server", NoMatchError,
+     "no data on the subscribed path /ietf-system:system/dns-resolver/server (the "
+     "notification carries ietf-interfaces:interfaces)"),
 ]
 
 
@@ -328,38 +307,22 @@ def test_produce_counts_each_kind_and_does_not_dead_letter_empty_updates(fleet) 
     assert tally.rejected == Counter({"shape": 1, "framing": 1})
     assert tally.empty == 1
     keyed = sorted(MessageKey.parse(m.key).node for m in sent if m.topic != "dead")  # type: ignore[arg-type]
-    assert keyed == [
-        "MA5800-X7-OLT1",
-        "MA5800-X7-OLT1",
-        "NE8000-PE1",
-        "NE8000-PE1",
-        "collector-1",
-        "collector-1",
-    ]
+    assert keyed == ["MA5800-X7-OLT1", "MA5800-X7-OLT1", "NE8000-PE1", "NE8000-PE1",
+                     "collector-1", "collector-1"]
     assert tally.records == len(names) == tally.messages + tally.rejections + tally.empty
     assert Tally.from_json(tally.to_json()) == tally
 
     dead_letter = MessageBuilder(fleet, ProducerKnobs(empty_updates="dead-letter"))
-    sent = list(
-        outgoing(
-            [(device("6wind-heartbeat-netgauze.json"), "h")], dead_letter, "dead", again := Tally()
-        )
-    )
+    sent = list(outgoing([(device("6wind-heartbeat-netgauze.json"), "h")], dead_letter, "dead",
+                         again := Tally()))
     assert [m.header(HEADER_ERROR_KIND) for m in sent] == ["empty-update"]
     assert again.rejected == Counter({"empty-update": 1}) and again.empty == 0
 
 
 def test_keys_counts_rejections_by_kind_and_skips_empty_updates(tmp_path: Path) -> None:
-    lines = b"".join(
-        device(name).rstrip(b"\n") + b"\n"
-        for name in (
-            "6wind-heartbeat-netgauze.json",
-            "collector-container-as-array.json",
-            "huawei-olt-gpon.json",
-            "huawei-olt-statistics.json",
-            "subscription-started.json",
-        )
-    )
+    lines = b"".join(device(name).rstrip(b"\n") + b"\n" for name in (
+        "6wind-heartbeat-netgauze.json", "collector-container-as-array.json",
+        "huawei-olt-gpon.json", "huawei-olt-statistics.json", "subscription-started.json"))
     path = write(tmp_path, "fleet.jsonl", lines)
     result = run("keys", "--xpath", f"{IF}[type='iana-if-type:softwareLoopback']", path)
     assert result.exit_code == 1
@@ -428,10 +391,8 @@ def test_subscribing_to_a_notification_without_a_twin_names_the_top_nodes(tmp_pa
         encoding="utf-8",
     )
     schema = SchemaContext((str(tmp_path), *SchemaContext.cached().search_path))
-    with pytest.raises(
-        SchemaError,
-        match="subscribe to /yk-vendor-events:events or /yk-vendor-events:counters instead",
-    ):
+    with pytest.raises(SchemaError, match="subscribe to /yk-vendor-events:events or "
+                       "/yk-vendor-events:counters instead"):
         compile_subscription("/yk-vendor-events:link-flap", schema)
     with pytest.raises(SchemaError, match="it is an RPC or action, not a data node"):
         compile_subscription("/yk-vendor-events:clear-events", schema)
@@ -455,9 +416,8 @@ def test_yang_patch_without_instances_has_a_kind_too(ietf_schema) -> None:
     with pytest.raises(NoMatchError) as info:
         key(ietf_schema, IF, change(clock))
     assert type(info.value) is NoMatchError
-    assert info.value.reason.endswith(
-        "(the notification carries target /ietf-system:system/ietf-system:clock)"
-    )
+    assert info.value.reason.endswith("(the notification carries target /ietf-system:system/"
+                                      "ietf-system:clock)")
     with pytest.raises(EmptyUpdate, match="the yang-patch has no edit"):
         key(ietf_schema, IF, change())
 
@@ -476,9 +436,7 @@ def test_xml_data_off_the_path_is_no_empty_update(fleet) -> None:
     assert isinstance(rejection, Rejection)
     assert rejection.kind == "no-match"
     assert rejection.reason == f"no data on the subscribed path {IF}"
-    heartbeat = raw.replace(
-        b"<system xmlns='urn:ietf:params:xml:ns:yang:ietf-system'><contact>noc</contact></system>",
-        b"",
-    )
+    heartbeat = raw.replace(b"<system xmlns='urn:ietf:params:xml:ns:yang:ietf-system'>"
+                            b"<contact>noc</contact></system>", b"")
     rejection = MessageBuilder(fleet).build(heartbeat, "pe2.xml")
     assert isinstance(rejection, Rejection) and rejection.kind == "empty-update"

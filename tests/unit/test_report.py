@@ -74,15 +74,8 @@ def stored(conn: ChdbConnection, catalog: Catalog) -> Stored:
             partition = murmur2(message.key, partitions[message.topic])
             offset = offsets[(message.topic, partition)]
             offsets[(message.topic, partition)] += 1
-            row = QueueRow(
-                message.topic,
-                partition,
-                offset,
-                message.key,
-                message.value,
-                list(message.headers),
-                now_ms,
-            )
+            row = QueueRow(message.topic, partition, offset, message.key, message.value,
+                           list(message.headers), now_ms)
             batches.setdefault(message.topic, []).append(add_instances(feeds, row))
             key = MessageKey.parse(message.key.decode())
             out.partitions[(message.topic, partition)] += 1
@@ -105,9 +98,8 @@ def stored(conn: ChdbConnection, catalog: Catalog) -> Stored:
 
 @pytest.fixture(scope="module")
 def report(conn: ChdbConnection, catalog: Catalog, stored: Stored) -> Report:
-    return tables_report(
-        conn, DB, title="yangkey demo", catalog=catalog, figures=[("records read", "123")]
-    )
+    return tables_report(conn, DB, title="yangkey demo", catalog=catalog,
+                         figures=[("records read", "123")])
 
 
 def test_the_report_counts_what_was_stored(report: Report, stored: Stored) -> None:
@@ -115,17 +107,15 @@ def test_the_report_counts_what_was_stored(report: Report, stored: Stored) -> No
     assert {t: k for t, _, k in report.keys} == {t: len(k) for t, k in stored.keys.items()}
     assert {(n, s): m for n, s, m in report.nodes} == dict(stored.nodes)
     assert sorted((k, m) for k, _, m in report.dead_letters) == [
-        ("rejected:input", 2),
-        ("rejected:no-match", 1),
+        ("rejected:input", 2), ("rejected:no-match", 1)
     ]
     assert report.reasons[0] == ("rejected:input", "not JSON or XML </script><b>", 2)
     assert report.figures[0] == ("records read", "123")
     assert ("dead letters", "3") in report.figures
 
 
-def test_skew_counts_every_partition_of_a_topic(
-    report: Report, stored: Stored, catalog: Catalog
-) -> None:
+def test_skew_counts_every_partition_of_a_topic(report: Report, stored: Stored, catalog: Catalog
+                                                ) -> None:
     for skew in report.skew():
         counts = [stored.partitions[(skew.topic, p)] for p in range(skew.partitions)]
         assert skew.partitions == next(s.partitions for s in catalog.topics if s.name == skew.topic)
@@ -220,11 +210,8 @@ def test_a_page_without_plotly_js_fails_the_browser_check(
     # the check above can fail: the same page with plotly.js fetched from a CDN (offline)
     page = render(report)
     start = page.index("<script>")
-    cut = (
-        page[:start]
-        + '<script src="https://cdn.plot.ly/plotly-3.0.1.min.js">'
-        + page[page.index("</script>") :]
-    )
+    cut = page[: start] + '<script src="https://cdn.plot.ly/plotly-3.0.1.min.js">' + page[
+        page.index("</script>") :]
     path = tmp_path / "cdn.html"
     path.write_text(cut, encoding="utf-8")
     _load(browser, path)
@@ -235,17 +222,8 @@ def test_a_page_without_plotly_js_fails_the_browser_check(
 
 def test_yangkey_report_command(conn: ChdbConnection, stored: Stored, tmp_path: Path) -> None:
     out = tmp_path / "r" / "page.html"
-    result = run(
-        "report",
-        "--embedded",
-        conn.path,
-        "--database",
-        DB,
-        "-o",
-        str(out),
-        "--subscriptions",
-        str(ROOT / "examples" / "subscriptions.yaml"),
-    )
+    result = run("report", "--embedded", conn.path, "--database", DB, "-o", str(out),
+                 "--subscriptions", str(ROOT / "examples" / "subscriptions.yaml"))
     assert result.exit_code == 0, result.output
     assert f"wrote {out}" in result.stderr
     text = out.read_text(encoding="utf-8")
@@ -256,15 +234,9 @@ def test_yangkey_report_command(conn: ChdbConnection, stored: Stored, tmp_path: 
 
 def test_a_producer_run_report_without_tables() -> None:
     summary = {
-        "run_id": "r1",
-        "records": 10,
-        "messages": 12,
-        "rejected": 1,
-        "produced": {"t1": 8, "t2": 4},
-        "rejected_by_kind": {"input": 1},
-        "dead_letter_topic": "dlq",
-        "seconds": 2.0,
-        "records_per_second": 5.0,
+        "run_id": "r1", "records": 10, "messages": 12, "rejected": 1,
+        "produced": {"t1": 8, "t2": 4}, "rejected_by_kind": {"input": 1},
+        "dead_letter_topic": "dlq", "seconds": 2.0, "records_per_second": 5.0,
     }
     report = produce_report(summary, bootstrap=None)
     assert ("messages produced", "12") in report.figures

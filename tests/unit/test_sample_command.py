@@ -21,7 +21,9 @@ def _sample(tmp_path: Path, *args: str) -> tuple[list[bytes], dict[str, object]]
     return out.read_bytes().splitlines(), json.loads(expected.read_text())
 
 
-@pytest.mark.parametrize("count", [18, 19, 35, 1001, pytest.param(20_000, marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "count", [18, 19, 35, 1001, pytest.param(20_000, marks=pytest.mark.slow)]
+)
 def test_count_is_exact_and_the_expected_outcome_matches_the_file(
     tmp_path: Path, count: int
 ) -> None:

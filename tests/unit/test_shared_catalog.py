@@ -131,9 +131,8 @@ def test_record_round_trips_and_digest_ignores_learned_generation() -> None:
     replicated = replace(record, replication_factor=3, min_insync_replicas=2)
     assert SharedSubscription.from_json(orjson.loads(replicated.encode())) == replicated
     # A record written before min_insync_replicas existed: the broker's setting.
-    older = {
-        k: v for k, v in orjson.loads(replicated.encode()).items() if k != "min_insync_replicas"
-    }
+    older = {k: v for k, v in orjson.loads(replicated.encode()).items()
+             if k != "min_insync_replicas"}
     assert SharedSubscription.from_json(older).min_insync_replicas is None
 
 
@@ -211,13 +210,8 @@ def test_tombstone_of_the_winning_key_removes_the_subscription() -> None:
 
 def test_topic_specs_merge_by_name() -> None:
     one = learned()
-    two = replace(
-        learned(sub_id=778),
-        partitions=6,
-        retention_seconds=60,
-        replication_factor=3,
-        min_insync_replicas=2,
-    )
+    two = replace(learned(sub_id=778), partitions=6, retention_seconds=60,
+                  replication_factor=3, min_insync_replicas=2)
     (spec,) = topic_specs([one, two])
     assert spec.name == "t-dns" and spec.subscription_ids == (777, 778)
     assert spec.partitions == 6 and spec.retention_seconds == 3600

@@ -60,13 +60,11 @@ def test_follow_hands_each_new_batch_to_apply_until_stopped(
     assert [spec.name for spec in follower.merge()] == ["t-file"]
     monkeypatch.setattr("yangkey.clickhouse.shared_topics.time.sleep", lambda _s: None)
     # each round the catalog gains a subscription, until the third round stops the loop
-    rounds = iter(
-        [
-            lambda: writer.publish(learned(777, DNS, "t-dns")),
-            lambda: None,
-            lambda: writer.publish(learned(778, DNS, "t-file")),  # a file topic: never new
-        ]
-    )
+    rounds = iter([
+        lambda: writer.publish(learned(777, DNS, "t-dns")),
+        lambda: None,
+        lambda: writer.publish(learned(778, DNS, "t-file")),  # a file topic: never new
+    ])
     applied: list[list[str]] = []
 
     def should_stop() -> bool:

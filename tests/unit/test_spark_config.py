@@ -86,10 +86,9 @@ def test_the_same_settings_are_legal_where_they_make_a_run() -> None:
     assert stream.stream == Stream(enabled=True, checkpoint="ck", trigger_interval="10s")
     assert JobConfig.of(**LEGAL, delivery="at-least-once", producer_overrides={"acks": "1"})
     registry = RegistrySettings("http://r:8081")
-    assert (
-        JobConfig.of(**LEGAL, schema_registry=registry, single_topic="all", dry_run=True).registry
-        == registry
-    )
+    assert JobConfig.of(
+        **LEGAL, schema_registry=registry, single_topic="all", dry_run=True
+    ).registry == registry
     assert JobConfig.of(**{**LEGAL, "inputs": ("in.jsonl", "kafka://raw")})
 
 

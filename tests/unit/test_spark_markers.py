@@ -87,7 +87,7 @@ def test_resume_of_a_grown_file_plans_only_the_new_lines(tmp_path: Path) -> None
     # another --split-size on the resumed run changes nothing already produced
     resumed = resume_plan(_plan(path, 5000), committed, len(first), 5000, "r")
     assert [task for task, _ in resumed.plan] == [len(first)]
-    ((_, rest),) = resumed.plan
+    (_, rest), = resumed.plan
     assert isinstance(rest, FileRange)
     assert (rest.start, rest.end, rest.first_line) == (first[-1].end, path.stat().st_size, 101)
     assert len(resumed.committed) == len(first)
@@ -107,7 +107,7 @@ def test_resume_refuses_a_last_line_that_grew(tmp_path: Path) -> None:
     path.write_bytes(b'{"n": 1}\n{"n": 2')
     committed = _committed(path, _plan(path, 1 << 20))
     with path.open("ab") as stream:
-        stream.write(b"3}\n")
+        stream.write(b'3}\n')
     with pytest.raises(InputError, match="incomplete"):
         resume_plan(_plan(path, 1 << 20), committed, 1, 1 << 20, "r")
 
@@ -149,11 +149,8 @@ def test_oversized_message_is_dead_lettered_truncated_and_the_rest_goes_on() -> 
     builder = builder_for(BuilderSpec.from_file(EXAMPLE))
     small, big = _notification(10), _notification(5000)
     tally = Tally()
-    out = list(
-        outgoing(
-            [(small, "f:1"), (big, "f:2"), (small, "f:3")], builder, "dlq", tally, max_bytes=3000
-        )
-    )
+    out = list(outgoing([(small, "f:1"), (big, "f:2"), (small, "f:3")], builder, "dlq", tally,
+                        max_bytes=3000))
     assert tally.records == 3 and tally.rejected == Counter({"oversized": 1})
     assert tally.messages == len([m for m in out if m.topic != "dlq"]) >= 2
     letters = [m for m in out if m.topic == "dlq"]
@@ -183,12 +180,8 @@ def test_kafka_range_key_names_topic_partition_and_offsets() -> None:
 
 
 def test_task_skips_only_a_marker_of_its_own_range_and_checkpoint() -> None:
-    spec = SinkSpec(
-        producer_config={"bootstrap.servers": "127.0.0.1:1"},
-        dead_letter_topic="d",
-        run_id="r",
-        identity="me",
-    )
+    spec = SinkSpec(producer_config={"bootstrap.servers": "127.0.0.1:1"}, dead_letter_topic="d",
+                    run_id="r", identity="me")
     sink = KafkaSink(spec, 0, 0, 0, "kafka:t:0:0:10")
     try:
         done = sink._already_done(Marker(0, 1, Tally(records=10), "kafka:t:0:0:10", "me"))

@@ -216,11 +216,8 @@ def test_tally_merge_and_json_round_trip() -> None:
         (b'{\n  "a": 1\n}\n', "document"),
         (b'{"a": \n{"b": 2}\n', "lines"),  # broken first line, but JSON lines after it
         (b"<n><x/></n>\n<n/>\n", "lines"),
-        (
-            b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e "v">]><x>&e;</x>\n'
-            b'<notification xmlns="urn:ietf:params:xml:ns:netconf:notification:1.0"/>\n',
-            "lines",
-        ),
+        (b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e "v">]><x>&e;</x>\n'
+         b'<notification xmlns="urn:ietf:params:xml:ns:netconf:notification:1.0"/>\n', "lines"),
         (b"<notification>\n<x/>\n</notification>\n", "document"),
         (b'<?xml version="1.0"?>\n<notification>\n  <x/>\n</notification>\n', "document"),
         (b'<?xml version="1.0"?><n><x/></n>\n', "lines"),
@@ -239,8 +236,7 @@ def test_split_records_positions_skip_blank_lines_and_crlf() -> None:
         (b'{"a":3}', "d.jsonl:5"),
     ]
     assert next(split_records(data, "d.jsonl", "lines", first_line=41)) == (
-        b'{"a":1}',
-        "d.jsonl:41",
+        b'{"a":1}', "d.jsonl:41",
     )
     pretty = b"<notification>\n  <x/>\n</notification>\n"
     assert list(split_records(pretty, "n.xml")) == [(pretty, "n.xml")]
@@ -308,10 +304,7 @@ def test_parse_offset_spec_rejects_nonsense() -> None:
 def test_chunk_ranges_split_by_max_records() -> None:
     ranges = chunk_ranges("raw", {0: 0, 1: 10, 2: 5}, {0: 25, 1: 10, 2: 6}, 10)
     assert [(r.partition, r.start, r.end) for r in ranges] == [
-        (0, 0, 10),
-        (0, 10, 20),
-        (0, 20, 25),
-        (2, 5, 6),
+        (0, 0, 10), (0, 10, 20), (0, 20, 25), (2, 5, 6),
     ]
 
 
@@ -344,21 +337,17 @@ def test_spark_failure_recovers_the_task_error() -> None:
     assert "failed 2 times" in error.message()
     plain = spark_failure(RuntimeError("java.lang.OutOfMemoryError: heap\nmore"))
     assert plain.message() == "spark: the Spark job failed: java.lang.OutOfMemoryError: heap"
-    python_bug = spark_failure(
-        RuntimeError(
-            'Traceback (most recent call last):\n  File "x.py", line 3, in f\n'
-            "    raise ZeroDivisionError('division by zero')\n"
-            "ZeroDivisionError: division by zero\n"
-        )
-    )
+    python_bug = spark_failure(RuntimeError(
+        "Traceback (most recent call last):\n  File \"x.py\", line 3, in f\n"
+        "    raise ZeroDivisionError('division by zero')\n"
+        "ZeroDivisionError: division by zero\n"
+    ))
     assert python_bug.message().endswith("failed: ZeroDivisionError: division by zero")
     # an edge's own error (the registry's) comes back as its own line
-    registry = spark_failure(
-        RuntimeError(
-            "Lost task 0.0 in stage 1.0: org.apache.spark.api.python.PythonException: Traceback\n"
-            "yangkey.registry.errors.RegistryError: http://reg:8081: schema incompatible\n"
-        )
-    )
+    registry = spark_failure(RuntimeError(
+        "Lost task 0.0 in stage 1.0: org.apache.spark.api.python.PythonException: Traceback\n"
+        "yangkey.registry.errors.RegistryError: http://reg:8081: schema incompatible\n"
+    ))
     assert registry.message() == "http://reg:8081: schema incompatible"
 
 
@@ -367,9 +356,7 @@ def test_spark_failure_recovers_the_task_error() -> None:
 
 def _config(**changes: object) -> JobConfig:
     fields: dict[str, object] = {
-        "subscriptions": str(EXAMPLE),
-        "inputs": (str(NOTIFICATIONS),),
-        "bootstrap": "h:1",
+        "subscriptions": str(EXAMPLE), "inputs": (str(NOTIFICATIONS),), "bootstrap": "h:1",
         "preflight": False,
     }
     return JobConfig.of(**{**fields, **changes})
@@ -406,15 +393,8 @@ def test_prepare_long_message_timeout_raises_the_default_transaction_timeout() -
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        (
-            {
-                "producer_overrides": {
-                    "message.timeout.ms": "2000",
-                    "transaction.timeout.ms": "1000",
-                }
-            },
-            "message.timeout.ms .2000. must not exceed transaction.timeout.ms .1000.",
-        ),
+        ({"producer_overrides": {"message.timeout.ms": "2000", "transaction.timeout.ms": "1000"}},
+         "message.timeout.ms .2000. must not exceed transaction.timeout.ms .1000."),
         ({"producer_overrides": {"message.timeout.ms": "2m"}}, "expected a number of millisec"),
     ],
 )
@@ -465,13 +445,8 @@ def test_topic_specs_include_compaction_and_dead_letter() -> None:
 
 def test_marker_consumer_gets_connection_settings_only() -> None:
     spec = SinkSpec(
-        producer_config={
-            "bootstrap.servers": "h:1",
-            "sasl.username": "u",
-            "linger.ms": 5,
-            "security.protocol": "SASL_SSL",
-            "compression.type": "lz4",
-        },
+        producer_config={"bootstrap.servers": "h:1", "sasl.username": "u", "linger.ms": 5,
+                         "security.protocol": "SASL_SSL", "compression.type": "lz4"},
         dead_letter_topic="dlq",
         run_id="r",
     )
@@ -497,12 +472,8 @@ def test_preflight_admin_client_gets_the_producer_connection_settings(
 
     monkeypatch.setattr(markers_module, "AdminClient", admin)
     monkeypatch.setattr(preflight_module, "_any_reachable", lambda bootstrap: True)
-    overrides = {
-        "security.protocol": "SSL",
-        "enable.ssl.certificate.verification": "false",
-        "ssl_engine_id": "e",
-        "linger.ms": "5",
-    }
+    overrides = {"security.protocol": "SSL", "enable.ssl.certificate.verification": "false",
+                 "ssl_engine_id": "e", "linger.ms": "5"}
     with pytest.raises(_Stop):
         prepare(_config(producer_overrides=overrides, preflight=True))
     assert seen["bootstrap.servers"] == "h:1" and seen["security.protocol"] == "SSL"
@@ -553,12 +524,8 @@ def test_partition_closes_its_producer(
             self.fail = fail
 
     monkeypatch.setattr(sink_module, "Producer", Producer)
-    sink = SinkSpec(
-        producer_config={"bootstrap.servers": "h:1"},
-        dead_letter_topic="dlq",
-        run_id="r",
-        exactly_once=False,
-    )
+    sink = SinkSpec(producer_config={"bootstrap.servers": "h:1"}, dead_letter_topic="dlq",
+                    run_id="r", exactly_once=False)
     records = [(envelope("r1", 1042, ["eth0"]), "a:1")]
     if fail:
         with pytest.raises(BrokerError, match="cannot produce"):
@@ -626,15 +593,8 @@ def test_a_plan_task_reads_its_partition_to_the_end(spec: BuilderSpec, tmp_path:
 def test_produce_help_teaches_with_examples() -> None:
     result = CliRunner().invoke(produce, ["--help"])
     assert result.exit_code == 0
-    for expected in (
-        "--subscriptions",
-        "kafka://TOPIC",
-        "--stream",
-        "--create-topics",
-        "Examples:",
-        "read_committed",
-        "--producer-config",
-    ):
+    for expected in ("--subscriptions", "kafka://TOPIC", "--stream", "--create-topics",
+                     "Examples:", "read_committed", "--producer-config"):
         assert expected in result.output
 
 

@@ -82,18 +82,12 @@ def test_binary_file_rows_batch_and_streamed() -> None:
     assert batch.task is None and batch.key.startswith("files:2:")
     assert BinaryFiles("auto").open(list(reversed(rows))).key == batch.key  # order-free
     assert [source for _, source in batch.records] == [
-        "hdfs:///a.jsonl:1",
-        "hdfs:///b.jsonl:1",
-        "hdfs:///b.jsonl:2",
-        "hdfs:///b.jsonl:4",
+        "hdfs:///a.jsonl:1", "hdfs:///b.jsonl:1", "hdfs:///b.jsonl:2", "hdfs:///b.jsonl:4",
     ]
     streamed = StreamedFiles("lines").open(rows)
     assert (streamed.key, streamed.weigh) == ("", by_bytes)
     assert [source for _, source in streamed.records] == [
-        "hdfs:///b.jsonl:1",
-        "hdfs:///b.jsonl:2",
-        "hdfs:///b.jsonl:4",
-        "hdfs:///a.jsonl:1",
+        "hdfs:///b.jsonl:1", "hdfs:///b.jsonl:2", "hdfs:///b.jsonl:4", "hdfs:///a.jsonl:1",
     ]
 
 

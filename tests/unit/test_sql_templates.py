@@ -64,14 +64,8 @@ def headers(**fields: str | None) -> list[tuple[str, bytes | None]]:
 
 def row(offset: int, key: bytes | None, value: bytes, hdrs: Any = None, **kw: Any) -> QueueRow:
     return QueueRow(
-        TOPIC,
-        0,
-        offset,
-        key,
-        value,
-        headers() if hdrs is None else hdrs,
-        kw.pop("timestamp_ms", STAMP),
-        **kw,
+        TOPIC, 0, offset, key, value, headers() if hdrs is None else hdrs,
+        kw.pop("timestamp_ms", STAMP), **kw,
     )
 
 
@@ -119,19 +113,12 @@ def test_without_an_event_time_the_kafka_timestamp_is_shown(compacted: TemplateH
 def test_the_version_orders_generation_then_time_then_sequence_then_offset(
     compacted: TemplateHarness,
 ) -> None:
-    rows = compacted.parse(
-        [
-            row(0, KEY, b"a", headers(generation="1", sequence="9")),
-            row(1, KEY, b"b", headers(generation="1", sequence="10")),
-            row(2, KEY, b"c", headers(generation="1", sequence="10")),
-            row(
-                3,
-                KEY,
-                b"d",
-                headers(generation="2", sequence="0", event_time="2000-01-01T00:00:00Z"),
-            ),
-        ]
-    )
+    rows = compacted.parse([
+        row(0, KEY, b"a", headers(generation="1", sequence="9")),
+        row(1, KEY, b"b", headers(generation="1", sequence="10")),
+        row(2, KEY, b"c", headers(generation="1", sequence="10")),
+        row(3, KEY, b"d", headers(generation="2", sequence="0", event_time="2000-01-01T00:00:00Z")),
+    ])
     versions = [int(r["version"]) for r in rows]
     assert versions == sorted(versions) and len(set(versions)) == 4
 
@@ -140,117 +127,46 @@ def test_the_version_orders_generation_then_time_then_sequence_then_offset(
 
 BAD_ROWS: list[tuple[str, QueueRow, str, str]] = [
     # (case, queue row, kind, reason)
-    (
-        "engine could not read it",
-        row(
-            0,
-            b"\xff",
-            b"\x01",
-            error="message key is not valid UTF-8 (byte 0)",
-            raw_message=b"poison",
-        ),
-        "decode",
-        "message key is not valid UTF-8 (byte 0)",
-    ),
+    ("engine could not read it",
+     row(0, b"\xff", b"\x01", error="message key is not valid UTF-8 (byte 0)",
+         raw_message=b"poison"),
+     "decode", "message key is not valid UTF-8 (byte 0)"),
     ("key not UTF-8", row(0, b"\xc3\x28\n1\n/x", b"v"), "key", "message key is not valid UTF-8"),
-    (
-        "no key",
-        row(0, None, b"v"),
-        "key",
-        "message has no key (is the producer running with message keys off?)",
-    ),
-    (
-        "two lines",
-        row(0, b"pe1\n1042", b"v"),
-        "key",
-        "message key is not three lines: node LF subscription-id LF xpaths",
-    ),
+    ("no key", row(0, None, b"v"), "key",
+     "message has no key (is the producer running with message keys off?)"),
+    ("two lines", row(0, b"pe1\n1042", b"v"), "key",
+     "message key is not three lines: node LF subscription-id LF xpaths"),
     ("empty node", row(0, b"\n1042\n/x", b"v"), "key", "message key has an empty node name"),
-    (
-        "subscription id",
-        row(0, b"pe1\nabc\n/x", b"v"),
-        "key",
-        "subscription id of the message key is not a decimal number: abc",
-    ),
-    (
-        "unbalanced quotes",
-        row(0, b"pe1\n1042\n/a[k='x]", b"v"),
-        "key",
-        "XPath line of the message key is empty or has unbalanced quotes",
-    ),
-    (
-        "empty xpath line",
-        row(0, b"pe1\n1042\n", b"v"),
-        "key",
-        "XPath line of the message key is empty or has unbalanced quotes",
-    ),
-    (
-        "event time",
-        row(0, KEY, b"v", headers(event_time="yesterday")),
-        "header",
-        f"{HEADER_EVENT_TIME} header is not an RFC 3339 time: yesterday",
-    ),
-    (
-        "no time at all",
-        row(0, KEY, b"v", headers(event_time=None), timestamp_ms=None),
-        "header",
-        f"no {HEADER_EVENT_TIME} header and no Kafka timestamp",
-    ),
-    (
-        "sequence number",
-        row(0, KEY, b"v", headers(sequence="-5")),
-        "header",
-        f"{HEADER_SEQUENCE_NUMBER} header is not a decimal number: -5",
-    ),
-    (
-        "generation",
-        row(0, KEY, b"v", headers(generation="two")),
-        "header",
-        f"{HEADER_GENERATION} header is not a decimal number: two",
-    ),
-    (
-        "schema id",
-        row(0, KEY, b"v", headers(schema_id="x")),
-        "header",
-        f"{HEADER_SCHEMA_ID} header is not a schema registry id: x",
-    ),
+    ("subscription id", row(0, b"pe1\nabc\n/x", b"v"), "key",
+     "subscription id of the message key is not a decimal number: abc"),
+    ("unbalanced quotes", row(0, b"pe1\n1042\n/a[k='x]", b"v"), "key",
+     "XPath line of the message key is empty or has unbalanced quotes"),
+    ("empty xpath line", row(0, b"pe1\n1042\n", b"v"), "key",
+     "XPath line of the message key is empty or has unbalanced quotes"),
+    ("event time", row(0, KEY, b"v", headers(event_time="yesterday")), "header",
+     f"{HEADER_EVENT_TIME} header is not an RFC 3339 time: yesterday"),
+    ("no time at all", row(0, KEY, b"v", headers(event_time=None), timestamp_ms=None), "header",
+     f"no {HEADER_EVENT_TIME} header and no Kafka timestamp"),
+    ("sequence number", row(0, KEY, b"v", headers(sequence="-5")), "header",
+     f"{HEADER_SEQUENCE_NUMBER} header is not a decimal number: -5"),
+    ("generation", row(0, KEY, b"v", headers(generation="two")), "header",
+     f"{HEADER_GENERATION} header is not a decimal number: two"),
+    ("schema id", row(0, KEY, b"v", headers(schema_id="x")), "header",
+     f"{HEADER_SCHEMA_ID} header is not a schema registry id: x"),
     # numbers outside their column are refused, never wrapped
-    (
-        "generation over UInt32",
-        row(0, KEY, b"v", headers(generation="4294967296")),
-        "header",
-        f"{HEADER_GENERATION} header is not a decimal number: 4294967296",
-    ),
-    (
-        "negative generation",
-        row(0, KEY, b"v", headers(generation="-1")),
-        "header",
-        f"{HEADER_GENERATION} header is not a decimal number: -1",
-    ),
-    (
-        "sequence over UInt64",
-        row(0, KEY, b"v", headers(sequence="18446744073709551616")),
-        "header",
-        f"{HEADER_SEQUENCE_NUMBER} header is not a decimal number: 18446744073709551616",
-    ),
-    (
-        "sequence in exponent form",
-        row(0, KEY, b"v", headers(sequence="1e20")),
-        "header",
-        f"{HEADER_SEQUENCE_NUMBER} header is not a decimal number: 1e20",
-    ),
-    (
-        "sequence in Arabic-Indic digits",
-        row(0, KEY, b"v", headers(sequence="\u0661\u0660")),
-        "header",
-        f"{HEADER_SEQUENCE_NUMBER} header is not a decimal number: \u0661\u0660",
-    ),
-    (
-        "schema id over UInt32",
-        row(0, KEY, b"v", headers(schema_id="4294967296")),
-        "header",
-        f"{HEADER_SCHEMA_ID} header is not a schema registry id: 4294967296",
-    ),
+    ("generation over UInt32", row(0, KEY, b"v", headers(generation="4294967296")), "header",
+     f"{HEADER_GENERATION} header is not a decimal number: 4294967296"),
+    ("negative generation", row(0, KEY, b"v", headers(generation="-1")), "header",
+     f"{HEADER_GENERATION} header is not a decimal number: -1"),
+    ("sequence over UInt64",
+     row(0, KEY, b"v", headers(sequence="18446744073709551616")), "header",
+     f"{HEADER_SEQUENCE_NUMBER} header is not a decimal number: 18446744073709551616"),
+    ("sequence in exponent form", row(0, KEY, b"v", headers(sequence="1e20")), "header",
+     f"{HEADER_SEQUENCE_NUMBER} header is not a decimal number: 1e20"),
+    ("sequence in Arabic-Indic digits", row(0, KEY, b"v", headers(sequence="\u0661\u0660")),
+     "header", f"{HEADER_SEQUENCE_NUMBER} header is not a decimal number: \u0661\u0660"),
+    ("schema id over UInt32", row(0, KEY, b"v", headers(schema_id="4294967296")), "header",
+     f"{HEADER_SCHEMA_ID} header is not a schema registry id: 4294967296"),
 ]
 
 
@@ -298,16 +214,13 @@ def test_errors_get_every_bad_row_and_no_good_one(compacted: TemplateHarness) ->
 def test_a_good_row_older_than_the_retention_is_counted_as_expired(
     retained: TemplateHarness,
 ) -> None:
-    found = retained.errors(
-        [
-            row(0, KEY, b"ancient", headers(event_time="2000-01-01T00:00:00Z")),
-            row(1, KEY, b"recent", headers(event_time="2099-01-01T00:00:00Z")),
-            row(2, b"pe1\n1042", b"bad"),
-        ]
-    )
+    found = retained.errors([
+        row(0, KEY, b"ancient", headers(event_time="2000-01-01T00:00:00Z")),
+        row(1, KEY, b"recent", headers(event_time="2099-01-01T00:00:00Z")),
+        row(2, b"pe1\n1042", b"bad"),
+    ])
     assert [(int(r["kafka_offset"]), r["error_kind"]) for r in found] == [
-        (0, "expired"),
-        (2, "key"),
+        (0, "expired"), (2, "key")
     ]
     assert found[0]["raw_message"] == "ancient"  # the payload, kept
     assert "older than the topic retention of 2592000 s" in found[0]["error"]

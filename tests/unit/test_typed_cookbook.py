@@ -49,30 +49,14 @@ def demo(conn: ChdbConnection, catalog: Catalog) -> tuple[Pipe, Any]:
     replays = list(pipe.replays)
     for topic in {row.topic for row in replays}:
         insert_rows(conn, pipe.db, topic, [row for row in replays if row.topic == topic])
-    pipe.send_all(
-        [
-            envelope(
-                {
-                    "ietf-interfaces:interfaces": {
-                        "interface": [
-                            {
-                                "name": name,
-                                "statistics": {
-                                    "in-octets": str(octets),
-                                    "discontinuity-time": discontinuity,
-                                },
-                            }
-                        ]
-                    }
-                },
-                seq=0,
-                time=when.isoformat(),
-                sub=1043,
-                host=node,
-            )
-            for node, name, when, octets, discontinuity in SERIES
-        ]
-    )
+    pipe.send_all([
+        envelope(
+            {"ietf-interfaces:interfaces": {"interface": [{"name": name, "statistics": {
+                "in-octets": str(octets), "discontinuity-time": discontinuity}}]}},
+            seq=0, time=when.isoformat(), sub=1043, host=node,
+        )
+        for node, name, when, octets, discontinuity in SERIES
+    ])
     return pipe, data.expected
 
 
@@ -120,10 +104,8 @@ def test_in_octets_rate_handles_wrap_and_discontinuity(
 ) -> None:
     rows = conn.query(cookbook("in-octets rate"))
     got = {
-        (r["node"], r["interface"], datetime.fromisoformat(r["minute"]).replace(tzinfo=UTC)): (
-            int(r["octets"]),
-            int(r["bits_per_second"]),
-        )
+        (r["node"], r["interface"], datetime.fromisoformat(r["minute"]).replace(tzinfo=UTC)):
+            (int(r["octets"]), int(r["bits_per_second"]))
         for r in rows
         if r["node"] == "pe1.nyc" and r["interface"] in ("eth0", "eth1")
     }

@@ -133,27 +133,14 @@ def typed_catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
     return load_catalog(path)
 
 
-INTERFACES_JSON = {
-    "ietf-interfaces:interfaces": {
-        "interface": [
-            {
-                "name": "eth0",
-                "type": "iana-if-type:ethernetCsmacd",
-                "enabled": True,
-                "oper-status": "up",
-                "if-index": 3,
-                "speed": "10000000000",
-                "last-change": "2026-11-20T09:59:00.5+01:00",
-                "statistics": {"in-octets": "18446744073709551615", "in-errors": 7},
-                "ietf-ip:ipv4": {
-                    "mtu": 1500,
-                    "address": [{"ip": "192.0.2.1", "prefix-length": 24}],
-                },
-            },
-            {"name": "eth1", "oper-status": "down", "higher-layer-if": ["eth0", "lo"]},
-        ]
-    }
-}
+INTERFACES_JSON = {"ietf-interfaces:interfaces": {"interface": [
+    {"name": "eth0", "type": "iana-if-type:ethernetCsmacd", "enabled": True,
+     "oper-status": "up", "if-index": 3, "speed": "10000000000",
+     "last-change": "2026-11-20T09:59:00.5+01:00",
+     "statistics": {"in-octets": "18446744073709551615", "in-errors": 7},
+     "ietf-ip:ipv4": {"mtu": 1500, "address": [{"ip": "192.0.2.1", "prefix-length": 24}]}},
+    {"name": "eth1", "oper-status": "down", "higher-layer-if": ["eth0", "lo"]},
+]}}
 INTERFACES_XML = (
     f'<envelope xmlns="{NS_ENV}"><event-time>2026-11-20T10:00:00Z</event-time>'
     "<hostname>pe1</hostname><sequence-number>1</sequence-number><contents>"
@@ -206,22 +193,11 @@ def test_json_and_xml_give_identical_instance_rows(
 def test_tricky_types_reach_their_columns(conn: ChdbConnection, typed_catalog: Catalog) -> None:
     pipe = Pipe(conn, typed_catalog)
     topic = typed_catalog.topics[0].name
-    thing = {
-        "id": 4,
-        "ratio": "1.500",
-        "state": "off",
-        "colour": "yk-typed:red",
-        "flags": "c a",
-        "mixed": -3,
-        "seen": "2026-11-20T10:00:00.123456789Z",
-        "addr": "2001:DB8:0:0:0:0:0:1",
-        "marker": [None],
-        "big": "-9000000000000000000",
-        "version": "v2",
-        "weights": ["0.5", "12"],
-        "deep": {"small": -8},
-        "part": [{"n": 1, "label": "x"}],
-    }
+    thing = {"id": 4, "ratio": "1.500", "state": "off", "colour": "yk-typed:red",
+             "flags": "c a", "mixed": -3, "seen": "2026-11-20T10:00:00.123456789Z",
+             "addr": "2001:DB8:0:0:0:0:0:1", "marker": [None], "big": "-9000000000000000000",
+             "version": "v2", "weights": ["0.5", "12"], "deep": {"small": -8},
+             "part": [{"n": 1, "label": "x"}]}
     xml = (
         f'<envelope xmlns="{NS_ENV}"><event-time>2026-11-20T10:00:00Z</event-time>'
         "<hostname>pe1</hostname><contents>"
@@ -274,55 +250,24 @@ def send_patch(pipe: Pipe, *edits: dict[str, Any], seq: int, time: str) -> None:
 
 
 def test_merge_updates_only_the_leaves_it_carries(pipe: Pipe) -> None:
-    pipe.send(
-        envelope(
-            {
-                "ietf-interfaces:interfaces": {
-                    "interface": [
-                        {
-                            "name": "eth0",
-                            "oper-status": "up",
-                            "description": "uplink",
-                            "enabled": True,
-                        }
-                    ]
-                }
-            },
-            seq=1,
-            time=T1,
-        ),
-        topic=IF_TOPIC,
-    )
-    send_patch(
-        pipe,
-        edit("merge", f"{IF}=eth0", iface_value("eth0", **{"oper-status": "down"})),
-        seq=2,
-        time=T2,
-    )
-    assert pipe.now(IF_TOPIC, STATE) == {
-        path("eth0"): {
-            "oper-status": "down",
-            "description": "uplink",
-            "enabled": True,
-            "statistics.in-octets": None,
-        }
-    }
+    pipe.send(envelope({"ietf-interfaces:interfaces": {"interface": [
+        {"name": "eth0", "oper-status": "up", "description": "uplink", "enabled": True}
+    ]}}, seq=1, time=T1), topic=IF_TOPIC)
+    send_patch(pipe, edit("merge", f"{IF}=eth0", iface_value("eth0", **{"oper-status": "down"})),
+               seq=2, time=T2)
+    assert pipe.now(IF_TOPIC, STATE) == {path("eth0"): {
+        "oper-status": "down", "description": "uplink", "enabled": True,
+        "statistics.in-octets": None,
+    }}
     # a merge of one leaf below the target: the edit's target is the leaf's container
-    send_patch(
-        pipe,
-        edit("merge", f"{IF}=eth0/statistics", {"ietf-interfaces:statistics": {"in-octets": "5"}}),
-        seq=3,
-        time=T3,
-    )
+    send_patch(pipe, edit("merge", f"{IF}=eth0/statistics",
+                          {"ietf-interfaces:statistics": {"in-octets": "5"}}), seq=3, time=T3)
     assert pipe.now(IF_TOPIC, STATE)[path("eth0")] == {
-        "oper-status": "down",
-        "description": "uplink",
-        "enabled": True,
+        "oper-status": "down", "description": "uplink", "enabled": True,
         "statistics.in-octets": 5,
     }
-    history = pipe.rows(
-        f"SELECT operation, leaves FROM {pipe.table(IF_TOPIC, 'ihist')} ORDER BY event_time"
-    )
+    history = pipe.rows(f"SELECT operation, leaves FROM {pipe.table(IF_TOPIC, 'ihist')} "
+                        "ORDER BY event_time")
     assert history == [
         # in column order (the schema's), whatever the order of the members in the message
         {"operation": "replace", "leaves": ["name", "description", "enabled", "oper-status"]},
@@ -332,75 +277,48 @@ def test_merge_updates_only_the_leaves_it_carries(pipe: Pipe) -> None:
 
 
 def test_replace_after_merge_drops_the_leaves_it_does_not_carry(pipe: Pipe) -> None:
-    send_patch(
-        pipe,
-        edit("merge", f"{IF}=eth0", iface_value("eth0", description="uplink", enabled=True)),
-        seq=1,
-        time=T1,
-    )
-    send_patch(
-        pipe,
-        edit("merge", f"{IF}=eth0", iface_value("eth0", **{"oper-status": "up"})),
-        seq=2,
-        time=T2,
-    )
-    send_patch(
-        pipe, edit("replace", f"{IF}=eth0", iface_value("eth0", enabled=False)), seq=3, time=T3
-    )
-    assert pipe.now(IF_TOPIC, STATE) == {
-        path("eth0"): {
-            "oper-status": None,
-            "description": None,
-            "enabled": False,
-            "statistics.in-octets": None,
-        }
-    }
+    send_patch(pipe, edit("merge", f"{IF}=eth0",
+                          iface_value("eth0", description="uplink", enabled=True)),
+               seq=1, time=T1)
+    send_patch(pipe, edit("merge", f"{IF}=eth0", iface_value("eth0", **{"oper-status": "up"})),
+               seq=2, time=T2)
+    send_patch(pipe, edit("replace", f"{IF}=eth0", iface_value("eth0", enabled=False)),
+               seq=3, time=T3)
+    assert pipe.now(IF_TOPIC, STATE) == {path("eth0"): {
+        "oper-status": None, "description": None, "enabled": False,
+        "statistics.in-octets": None,
+    }}
 
 
 def test_delete_then_recreate(pipe: Pipe) -> None:
-    send_patch(
-        pipe,
-        edit("merge", f"{IF}=eth0", iface_value("eth0", description="old")),
-        edit("merge", f"{IF}=eth1", iface_value("eth1", description="stays")),
-        seq=1,
-        time=T1,
-    )
+    send_patch(pipe, edit("merge", f"{IF}=eth0", iface_value("eth0", description="old")),
+               edit("merge", f"{IF}=eth1", iface_value("eth1", description="stays")),
+               seq=1, time=T1)
     send_patch(pipe, edit("delete", f"{IF}=eth0"), seq=2, time=T2)
     assert list(pipe.now(IF_TOPIC, STATE)) == [path("eth1")]
     # re-created by a merge: nothing of the deleted instance comes back
-    send_patch(pipe, edit("merge", f"{IF}=eth0", iface_value("eth0", enabled=True)), seq=3, time=T3)
+    send_patch(pipe, edit("merge", f"{IF}=eth0", iface_value("eth0", enabled=True)),
+               seq=3, time=T3)
     assert pipe.now(IF_TOPIC, STATE)[path("eth0")] == {
-        "oper-status": None,
-        "description": None,
-        "enabled": True,
+        "oper-status": None, "description": None, "enabled": True,
         "statistics.in-octets": None,
     }
     # remove works like delete; the history keeps every step
     send_patch(pipe, edit("remove", f"{IF}=eth1"), seq=4, time=T4)
     assert list(pipe.now(IF_TOPIC, STATE)) == [path("eth0")]
-    ops = pipe.rows(
-        f"SELECT instance_path, groupArray(operation) AS ops FROM "
-        f"(SELECT * FROM {pipe.table(IF_TOPIC, 'ihist')} ORDER BY event_time) "
-        "GROUP BY instance_path ORDER BY instance_path"
-    )
-    assert ops == [
-        {"instance_path": path("eth0"), "ops": ["merge", "delete", "merge"]},
-        {"instance_path": path("eth1"), "ops": ["merge", "remove"]},
-    ]
+    ops = pipe.rows(f"SELECT instance_path, groupArray(operation) AS ops FROM "
+                    f"(SELECT * FROM {pipe.table(IF_TOPIC, 'ihist')} ORDER BY event_time) "
+                    "GROUP BY instance_path ORDER BY instance_path")
+    assert ops == [{"instance_path": path("eth0"), "ops": ["merge", "delete", "merge"]},
+                   {"instance_path": path("eth1"), "ops": ["merge", "remove"]}]
 
 
 def test_delete_of_a_leaf_below_the_target_clears_only_that_leaf(pipe: Pipe) -> None:
-    send_patch(
-        pipe,
-        edit("merge", f"{IF}=eth0", iface_value("eth0", description="x", enabled=True)),
-        seq=1,
-        time=T1,
-    )
+    send_patch(pipe, edit("merge", f"{IF}=eth0",
+                          iface_value("eth0", description="x", enabled=True)), seq=1, time=T1)
     send_patch(pipe, edit("delete", f"{IF}=eth0/description"), seq=2, time=T2)
     assert pipe.now(IF_TOPIC, STATE)[path("eth0")] == {
-        "oper-status": None,
-        "description": None,
-        "enabled": True,
+        "oper-status": None, "description": None, "enabled": True,
         "statistics.in-octets": None,
     }
 
@@ -408,11 +326,8 @@ def test_delete_of_a_leaf_below_the_target_clears_only_that_leaf(pipe: Pipe) -> 
 @pytest.mark.parametrize("order", [(0, 1, 2), (2, 1, 0), (1, 2, 0), (2, 0, 1)])
 def test_an_older_replay_never_wins(pipe: Pipe, order: Sequence[int]) -> None:
     steps = [
-        (
-            1,
-            T1,
-            edit("replace", f"{IF}=eth0", iface_value("eth0", description="first", enabled=True)),
-        ),
+        (1, T1, edit("replace", f"{IF}=eth0",
+                     iface_value("eth0", description="first", enabled=True))),
         (2, T2, edit("merge", f"{IF}=eth0", iface_value("eth0", description="second"))),
         (3, T3, edit("delete", f"{IF}=eth0")),
     ]
@@ -421,19 +336,14 @@ def test_an_older_replay_never_wins(pipe: Pipe, order: Sequence[int]) -> None:
         send_patch(pipe, change, seq=seq, time=time)
     assert pipe.now(IF_TOPIC, STATE) == {}  # the delete is the newest, in any arrival order
     # replaying an older version again after a newer re-create changes nothing
-    send_patch(
-        pipe, edit("merge", f"{IF}=eth0", iface_value("eth0", enabled=False)), seq=4, time=T4
-    )
+    send_patch(pipe, edit("merge", f"{IF}=eth0", iface_value("eth0", enabled=False)),
+               seq=4, time=T4)
     for seq, time, change in steps:
         send_patch(pipe, change, seq=seq, time=time)
-    assert pipe.now(IF_TOPIC, STATE) == {
-        path("eth0"): {
-            "oper-status": None,
-            "description": None,
-            "enabled": False,
-            "statistics.in-octets": None,
-        }
-    }
+    assert pipe.now(IF_TOPIC, STATE) == {path("eth0"): {
+        "oper-status": None, "description": None, "enabled": False,
+        "statistics.in-octets": None,
+    }}
 
 
 @pytest.mark.parametrize("order", [(0, 1, 2, 3), (3, 2, 1, 0), (2, 3, 0, 1)])
@@ -443,33 +353,20 @@ def test_one_batch_applies_its_patches_by_version_in_any_order(
     # one insert block (an ingest batch): the versions must decide within a block too (the
     # table merges a block's rows on insert), a replace clearing leaves, a newer delete hiding eth1
     steps = [
-        patch(
-            [
-                edit("merge", f"{IF}=eth0", iface_value("eth0", description="a", enabled=True)),
-                edit("merge", f"{IF}=eth1", iface_value("eth1", description="b")),
-            ],
-            seq=1,
-            time=T1,
-        ),
-        patch(
-            [edit("merge", f"{IF}=eth0", iface_value("eth0", **{"oper-status": "up"}))],
-            seq=2,
-            time=T2,
-        ),
-        patch(
-            [edit("replace", f"{IF}=eth0", iface_value("eth0", description="c"))], seq=3, time=T3
-        ),
+        patch([edit("merge", f"{IF}=eth0", iface_value("eth0", description="a", enabled=True)),
+               edit("merge", f"{IF}=eth1", iface_value("eth1", description="b"))],
+              seq=1, time=T1),
+        patch([edit("merge", f"{IF}=eth0", iface_value("eth0", **{"oper-status": "up"}))],
+              seq=2, time=T2),
+        patch([edit("replace", f"{IF}=eth0", iface_value("eth0", description="c"))],
+              seq=3, time=T3),
         patch([edit("delete", f"{IF}=eth1")], seq=4, time=T4),
     ]
     pipe.send_all([steps[i] for i in order], topic=IF_TOPIC)
-    expected = {
-        path("eth0"): {
-            "oper-status": None,
-            "description": "c",
-            "enabled": None,
-            "statistics.in-octets": None,
-        }
-    }
+    expected = {path("eth0"): {
+        "oper-status": None, "description": "c", "enabled": None,
+        "statistics.in-octets": None,
+    }}
     assert pipe.now(IF_TOPIC, STATE) == expected
     # the whole batch again (at-least-once ingest) changes nothing
     pipe.send_all(steps, topic=IF_TOPIC)
@@ -491,25 +388,19 @@ def test_the_state_keeps_the_newest_row_per_scope_and_its_answer_when_parts_merg
         send_patch(pipe, change, seq=seq, time=f"2026-11-20T10:00:0{seq}Z")
     for seq in (1, 2, 3):  # older replays, each its own insert
         send_patch(pipe, steps[seq - 1], seq=seq, time=f"2026-11-20T10:00:0{seq}Z")
-    expected = {
-        path("eth0"): {
-            "oper-status": "down",
-            "description": None,
-            "enabled": False,
-            "statistics.in-octets": None,
-        }
-    }
+    expected = {path("eth0"): {
+        "oper-status": "down", "description": None, "enabled": False,
+        "statistics.in-octets": None,
+    }}
     assert pipe.now(IF_TOPIC, STATE) == expected
     state = pipe.table(IF_TOPIC, "istate")
     pipe.conn.command(f"OPTIMIZE TABLE {state} FINAL")
     assert pipe.now(IF_TOPIC, STATE) == expected
     # one row per scope: the replace, the description merges, the oper-status merges, the delete
     # of description; each the newest of its scope
-    rows = pipe.rows(
-        f"SELECT covers, under, scope, sequence FROM (SELECT *, "
-        f"bitAnd(bitShiftRight(version, 64), 0xFFFFFFFF) AS sequence FROM {state}) "
-        "ORDER BY sequence"
-    )
+    rows = pipe.rows(f"SELECT covers, under, scope, sequence FROM (SELECT *, "
+                     f"bitAnd(bitShiftRight(version, 64), 0xFFFFFFFF) AS sequence FROM {state}) "
+                     "ORDER BY sequence")
     assert [(r["covers"], r["under"], r["scope"], r["sequence"]) for r in rows] == [
         (True, "", [], 3),
         (False, "", ["name", "description"], 4),
@@ -519,20 +410,14 @@ def test_the_state_keeps_the_newest_row_per_scope_and_its_answer_when_parts_merg
 
 
 def test_periodic_statistics_give_one_row_per_interface(pipe: Pipe) -> None:
-    data = {
-        "ietf-interfaces:interfaces": {
-            "interface": [
-                {"name": f"eth{i}", "statistics": {"in-octets": str(100 * i)}} for i in range(10)
-            ]
-        }
-    }
+    data = {"ietf-interfaces:interfaces": {"interface": [
+        {"name": f"eth{i}", "statistics": {"in-octets": str(100 * i)}} for i in range(10)
+    ]}}
     # a recent event time: the topic keeps 2 days, older rows are dropped on insert (TTL)
     recent = datetime.now(UTC).isoformat()
     pipe.send(envelope(data, seq=1, sub=1043, time=recent), topic=STATS_TOPIC)
-    rows = pipe.rows(
-        f"SELECT `interface.name` AS n, `in-octets` AS o, instance_path "
-        f"FROM {pipe.table(STATS_TOPIC, 'ihist')} ORDER BY o"
-    )
+    rows = pipe.rows(f"SELECT `interface.name` AS n, `in-octets` AS o, instance_path "
+                     f"FROM {pipe.table(STATS_TOPIC, 'ihist')} ORDER BY o")
     assert [r["n"] for r in rows] == [f"eth{i}" for i in range(10)]
     assert [r["o"] for r in rows] == [100 * i for i in range(10)]
     assert rows[3]["instance_path"] == f"{path('eth3')}/statistics"
@@ -541,15 +426,11 @@ def test_periodic_statistics_give_one_row_per_interface(pipe: Pipe) -> None:
 # -- DDL -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "flavour",
-    [
-        DdlOptions(mode="server", kafka_brokers="k1:9092"),
-        DdlOptions(mode="embedded"),
-        DdlOptions(mode="server", cluster="prod"),
-    ],
-    ids=["server", "embedded", "cluster"],
-)
+@pytest.mark.parametrize("flavour", [
+    DdlOptions(mode="server", kafka_brokers="k1:9092"),
+    DdlOptions(mode="embedded"),
+    DdlOptions(mode="server", cluster="prod"),
+], ids=["server", "embedded", "cluster"])
 def test_instance_ddl_parses_with_clickhouse(
     conn: ChdbConnection, example_catalog: Catalog, flavour: DdlOptions
 ) -> None:
@@ -558,17 +439,9 @@ def test_instance_ddl_parses_with_clickhouse(
     names = {s.name for s in statements}
     for topic in typed_topics(example_catalog):
         tables = topic_tables(topic, "yangkey", cluster=flavour.cluster is not None)
-        for name in (
-            tables.ihist,
-            tables.ihist_local,
-            tables.istate,
-            tables.istate_local,
-            tables.instances,
-            tables.iparsed,
-            tables.mv_iparse,
-            tables.mv_ihist,
-            tables.mv_istate,
-        ):
+        for name in (tables.ihist, tables.ihist_local, tables.istate, tables.istate_local,
+                     tables.instances, tables.iparsed, tables.mv_iparse, tables.mv_ihist,
+                     tables.mv_istate):
             assert f"yangkey.{name}" in names
 
 
@@ -584,23 +457,17 @@ def test_server_ddl_creates_on_chdb_over_the_kafka_engine(
         except ClickHouseError as exc:
             assert "Shutdown was called" in str(exc), statement.name
     tables = topic_tables(IF_TOPIC, "typed_server")
-    created = {
-        row["name"]
-        for row in conn.query("SELECT name FROM system.tables WHERE database = 'typed_server'")
-    }
-    assert {
-        tables.ihist,
-        tables.istate,
-        tables.instances,
-        tables.mv_ihist,
-        tables.mv_istate,
-    } <= created
+    created = {row["name"] for row in conn.query(
+        "SELECT name FROM system.tables WHERE database = 'typed_server'")}
+    assert {tables.ihist, tables.istate, tables.instances, tables.mv_ihist,
+            tables.mv_istate} <= created
 
 
-@pytest.mark.parametrize(
-    "raw", [envelope(INTERFACES_JSON, seq=1), INTERFACES_XML], ids=["json", "xml"]
-)
-def test_ingest_computes_the_feed_the_producer_sends(example_catalog: Catalog, raw: str) -> None:
+@pytest.mark.parametrize("raw", [envelope(INTERFACES_JSON, seq=1), INTERFACES_XML],
+                         ids=["json", "xml"])
+def test_ingest_computes_the_feed_the_producer_sends(
+    example_catalog: Catalog, raw: str
+) -> None:
     feed_on = ProducerKnobs.from_catalog(example_catalog, instances=True)
     with_feed = MessageBuilder(example_catalog, feed_on, strict=True).build(raw.encode(), "t")
     knobs = ProducerKnobs.from_catalog(example_catalog, instances=False)

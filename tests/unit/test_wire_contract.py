@@ -154,7 +154,9 @@ def _template_texts() -> dict[str, str]:
 
 def test_templates_set_no_column_set_and_write_no_header_or_kind() -> None:
     header_literals = {f"'{name}'" for name in messages.HEADERS.values()}
-    kind_literals = {f"'{kind}'" for kind in errors.ERROR_KINDS} | {f"'{messages.REJECTED_PREFIX}"}
+    kind_literals = {f"'{kind}'" for kind in errors.ERROR_KINDS} | {
+        f"'{messages.REJECTED_PREFIX}"
+    }
     for name, text in _template_texts().items():
         assert not re.search(r"{%-?\s*set\s+\w*COLUMNS?\b", text), name
         assert not {lit for lit in header_literals | kind_literals if lit in text}, name

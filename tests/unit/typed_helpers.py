@@ -56,13 +56,8 @@ class Pipe:
                 if topic is not None and message.topic != topic:
                     continue
                 row = QueueRow(
-                    message.topic,
-                    0,
-                    next(self.offsets),
-                    message.key,
-                    message.value,
-                    list(message.headers),
-                    1_790_000_000_000,
+                    message.topic, 0, next(self.offsets), message.key, message.value,
+                    list(message.headers), 1_790_000_000_000,
                 )
                 row = add_instances(self.feeds, row)
                 assert any(name == HEADER_INSTANCES for name, _ in row.headers)
@@ -87,42 +82,22 @@ class Pipe:
         return {row.pop("instance_path"): row for row in rows}
 
 
-def envelope(
-    data: dict[str, Any],
-    *,
-    seq: int,
-    time: str = "2026-11-20T10:00:00Z",
-    sub: int = 1042,
-    host: str = "pe1",
-) -> str:
-    return json.dumps(
-        {
-            "ietf-yp-notification:envelope": {
-                "event-time": time,
-                "hostname": host,
-                "sequence-number": seq,
-                "contents": {"ietf-yang-push:push-update": {"id": sub, "datastore-contents": data}},
-            }
-        }
-    )
+def envelope(data: dict[str, Any], *, seq: int, time: str = "2026-11-20T10:00:00Z",
+             sub: int = 1042, host: str = "pe1") -> str:
+    return json.dumps({"ietf-yp-notification:envelope": {
+        "event-time": time, "hostname": host, "sequence-number": seq,
+        "contents": {"ietf-yang-push:push-update": {"id": sub, "datastore-contents": data}},
+    }})
 
 
 def patch(edits: list[dict[str, Any]], *, seq: int, time: str, sub: int = 1042) -> str:
-    return json.dumps(
-        {
-            "ietf-yp-notification:envelope": {
-                "event-time": time,
-                "hostname": "pe1",
-                "sequence-number": seq,
-                "contents": {
-                    "ietf-yang-push:push-change-update": {
-                        "id": sub,
-                        "datastore-changes": {"yang-patch": {"patch-id": "p", "edit": edits}},
-                    }
-                },
-            }
-        }
-    )
+    return json.dumps({"ietf-yp-notification:envelope": {
+        "event-time": time, "hostname": "pe1", "sequence-number": seq,
+        "contents": {"ietf-yang-push:push-change-update": {
+            "id": sub,
+            "datastore-changes": {"yang-patch": {"patch-id": "p", "edit": edits}},
+        }},
+    }})
 
 
 def edit(op: str, target: str, value: dict[str, Any] | None = None) -> dict[str, Any]:
