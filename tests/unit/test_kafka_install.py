@@ -98,17 +98,24 @@ def test_an_unpinned_version_points_to_a_distribution() -> None:
         pinned("3.0.0")
 
 
-def test_install_from_a_mirror_is_complete_and_idempotent(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _mirror_of_the_cache(tmp_path: Path) -> tuple[Path, Path]:
+    """(the cached jars, a Maven repository of them under ``tmp_path``); skips without them."""
     cached = installed_jars()
     if cached is None:
         pytest.skip("no Kafka jars in the cache to serve as a mirror (make install fills it)")
+    mirror = tmp_path / "mirror"
     for pin in pinned(KAFKA_VERSION):
-        target = tmp_path / "mirror" / pin.path
+        target = mirror / pin.path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.symlink_to(cached / pin.name)
-    monkeypatch.setenv(REPOSITORY_ENV, (tmp_path / "mirror").as_uri())
+    return cached, mirror
+
+
+def test_install_from_a_mirror_is_complete_and_idempotent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cached, mirror = _mirror_of_the_cache(tmp_path)
+    monkeypatch.setenv(REPOSITORY_ENV, mirror.as_uri())
     libs = install_kafka(cache_dir=tmp_path / "cache")
     assert sorted(p.name for p in libs.iterdir()) == sorted(p.name for p in cached.iterdir())
     monkeypatch.setenv(REPOSITORY_ENV, (tmp_path / "nowhere").as_uri())
@@ -228,18 +235,12 @@ def test_kafka_extra_alone_installs_the_jars_without_pyspark_or_a_jvm(
 ) -> None:
     """The [kafka] extra's user: no pyspark, no java on the PATH; the jars come from the
     repository Maven's settings name (here a mirror built from the cache)."""
-    cached = installed_jars()
-    if cached is None:
-        pytest.skip("no Kafka jars in the cache to serve as a mirror (make install fills it)")
-    for pin in pinned(KAFKA_VERSION):
-        target = tmp_path / "mirror" / pin.path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.symlink_to(cached / pin.name)
+    cached, mirror = _mirror_of_the_cache(tmp_path)
     _no_maven_anywhere(monkeypatch, tmp_path)
     (tmp_path / ".m2").mkdir()
     (tmp_path / ".m2" / "settings.xml").write_text(
         "<settings><mirrors><mirror><mirrorOf>*</mirrorOf>"
-        f"<url>{(tmp_path / 'mirror').as_uri()}</url></mirror></mirrors></settings>"
+        f"<url>{mirror.as_uri()}</url></mirror></mirrors></settings>"
     )
     started: list[tuple[int, int, str]] = []
     done: list[int] = []

@@ -62,14 +62,21 @@ def find_repository() -> Repository | None:
     return None
 
 
-def _parse_xml(data: bytes) -> object | None:
+def _elements(data: bytes, tag: str) -> list[dict[str, str]]:
+    """Every ``tag`` element of the XML ``data`` (namespaces ignored) as its children's texts
+    by local name; none when ``data`` is not well-formed. Entities, DTDs and network off."""
     from lxml import etree  # noqa: PLC0415
 
     parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
     try:
-        return etree.fromstring(data, parser)
+        root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError:
-        return None
+        return []
+    return [
+        {_local(child.tag): (child.text or "").strip() for child in element}
+        for element in root.iter()
+        if _local(element.tag) == tag
+    ]
 
 
 def _local(tag: object) -> str:
@@ -89,15 +96,10 @@ def _settings_mirror() -> Repository | None:
     """The ``<mirror>`` of Maven's settings that stands for ``central``."""
     for path in _settings_files():
         try:
-            root = _parse_xml(path.read_bytes())
+            data = path.read_bytes()
         except OSError:
             continue
-        if root is None:
-            continue
-        for mirror in root.iter():  # type: ignore[attr-defined]
-            if _local(mirror.tag) != "mirror":
-                continue
-            fields = {_local(child.tag): (child.text or "").strip() for child in mirror}
+        for fields in _elements(data, "mirror"):
             covers = {part.strip() for part in fields.get("mirrorOf", "").split(",")}
             if fields.get("url") and covers & {"central", "*", "external:*"}:
                 return Repository(fields["url"], f"the mirror of central in {path}")
@@ -113,15 +115,10 @@ def _maven_default() -> Repository | None:
     for jar in sorted(lib.glob("maven-model-builder*.jar")):
         try:
             with zipfile.ZipFile(jar) as archive:
-                root = _parse_xml(archive.read(_SUPER_POM))
+                data = archive.read(_SUPER_POM)
         except (OSError, KeyError, zipfile.BadZipFile):
             continue
-        if root is None:
-            continue
-        for repository in root.iter():  # type: ignore[attr-defined]
-            if _local(repository.tag) != "repository":
-                continue
-            fields = {_local(child.tag): (child.text or "").strip() for child in repository}
+        for fields in _elements(data, "repository"):
             if fields.get("id") == "central" and fields.get("url"):
                 return Repository(fields["url"], f"Maven Central, as the Maven at {mvn} names it")
     return None
