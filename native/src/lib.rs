@@ -58,6 +58,20 @@ impl State {
     }
 }
 
+/// The Decoder's caches from ``guard`` (``self.state.try_lock()``), or fresh ones in ``own``
+/// when another thread is decoding with this Decoder (it let this one in while it ran Python
+/// code): waiting here, holding the GIL, would never end.
+fn state_of<'a>(
+    guard: &'a mut std::sync::TryLockResult<std::sync::MutexGuard<'_, State>>,
+    own: &'a mut Option<State>,
+) -> &'a mut State {
+    match guard {
+        Ok(state) => state,
+        Err(TryLockError::Poisoned(poisoned)) => poisoned.get_mut(),
+        Err(TryLockError::WouldBlock) => own.insert(State::new()),
+    }
+}
+
 /// Decodes notifications into the model's ``Notification``; see the module doc.
 #[pyclass(module = "yangkey_native", frozen)]
 struct Decoder {
@@ -107,18 +121,8 @@ impl Decoder {
         wanted: Option<&Bound<'py, PyAny>>,
     ) -> Result<Bound<'py, PyAny>, Fail> {
         let mut guard = self.state.try_lock();
-        let mut own;
-        let state: &mut State = match guard {
-            Ok(ref mut state) => state,
-            Err(TryLockError::Poisoned(ref mut poisoned)) => poisoned.get_mut(),
-            // Another thread is decoding with this Decoder (it let this one in while it ran
-            // Python code): waiting here, holding the GIL, would never end. Decode without
-            // the caches instead.
-            Err(TryLockError::WouldBlock) => {
-                own = State::new();
-                &mut own
-            }
-        };
+        let mut own = None;
+        let state = state_of(&mut guard, &mut own);
         let table = match &state.table {
             Some((seen, table)) if seen.bind(py).is(ns_modules) => table.clone(),
             _ => {
@@ -237,15 +241,8 @@ impl Decoder {
             return Ok(None);
         };
         let mut guard = self.state.try_lock();
-        let mut own;
-        let state: &mut State = match guard {
-            Ok(ref mut state) => state,
-            Err(TryLockError::Poisoned(ref mut poisoned)) => poisoned.get_mut(),
-            Err(TryLockError::WouldBlock) => {
-                own = State::new();
-                &mut own
-            }
-        };
+        let mut own = None;
+        let state = state_of(&mut guard, &mut own);
         let _ = ns_modules; // JSON names modules itself; kept for decode's signature
         state.names.next_document();
         let mut ctx = Ctx {
