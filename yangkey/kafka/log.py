@@ -282,20 +282,28 @@ class KafkaLog:
                     raise self._failed(f"cannot read the end of {self.topic}: {reason}")
             except KafkaException as exc:
                 error = exc.args[0] if exc.args else None
-                transient = isinstance(error, KafkaError) and error.code() in _TRANSIENT
-                if not transient or time.monotonic() > deadline:
+                code = error.code() if isinstance(error, KafkaError) else None
+                if code not in _TRANSIENT or time.monotonic() > deadline:
                     raise self._failed(
                         f"cannot read the end of {self.topic}: {kafka_reason(exc)}"
                     ) from None
+                if code == KafkaError._TIMED_OUT:
+                    self._renew_admin()
             except TimeoutError:
                 if time.monotonic() > deadline:
                     raise self._failed(
                         f"cannot read the end of {self.topic}: no answer in {wait:g}s"
                     ) from None
-                # Asked of a leader that died with the request: a new client asks the new one.
-                with self._clients_lock:
-                    self.admin = AdminClient(logged(self.admin_config))
+                self._renew_admin()
             time.sleep(0.2)
+
+    def _renew_admin(self) -> None:
+        """A new admin client, after a request that got no answer in its time (whether
+        librdkafka timed it out or the wait for its result did): asked of a leader that died
+        with the request, the old client's metadata may still name it; a new one asks the
+        cluster who leads now."""
+        with self._clients_lock:
+            self.admin = AdminClient(logged(self.admin_config))
 
     def identity(self, timeout: float | None = None) -> str:
         """The topic's id: another one means the topic was created again."""
