@@ -18,6 +18,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::Mutex;
 
 type W<T> = Result<T, Stop>;
 
@@ -27,8 +28,18 @@ enum Canon {
     Str,
     /// ``yangkey.instances._integer_text``.
     Int,
-    /// The reference's converter, called on the Python value; its answer must be a str.
-    Py(Py<PyAny>),
+    /// The reference's converter, called on the Python value; its answer must be a str. Its
+    /// answers for strings are remembered (a converter is a function of the value alone:
+    /// identities, enumeration-like texts and flags repeat in every instance).
+    Py(Py<PyAny>, Mutex<Memo>),
+}
+
+/// A converter's answers by the string it was given, at most [`MEMO_MAX`] (then forgotten).
+type Memo = HashMap<String, String>;
+const MEMO_MAX: usize = 1024;
+
+fn python(value: &Bound<'_, PyAny>) -> Canon {
+    Canon::Py(value.clone().unbind(), Mutex::new(Memo::new()))
 }
 
 /// ``yangkey.instances._converter``'s choices.
@@ -85,7 +96,7 @@ fn canon_of(value: &Bound<'_, PyAny>) -> PyResult<Canon> {
             ))),
         };
     }
-    Ok(Canon::Py(value.clone().unbind()))
+    Ok(python(value))
 }
 
 fn conv_of(value: &Bound<'_, PyAny>) -> PyResult<Conv> {
@@ -105,7 +116,7 @@ fn conv_of(value: &Bound<'_, PyAny>) -> PyResult<Conv> {
             "yangkey_native feed: unknown converter {kind:?}"
         )));
     }
-    Ok(Conv::Item(Canon::Py(value.clone().unbind())))
+    Ok(Conv::Item(python(value)))
 }
 
 fn member_json(name: &str) -> Vec<u8> {
@@ -306,11 +317,28 @@ fn text<'d>(run: &mut Run<'_, '_>, canon: &Canon, value: V<'d, '_>) -> W<Cow<'d,
         (Canon::Int, Node::Str(_)) => {
             Ok(Cow::Borrowed(py_strip(value.as_str().unwrap_or_default())))
         }
-        (Canon::Py(call), _) => {
+        (Canon::Py(call, memo), node) => {
+            let given = match node {
+                Node::Str(_) => value.as_str(),
+                _ => None,
+            };
+            if let (Some(given), Ok(memo)) = (given, memo.try_lock()) {
+                if let Some(known) = memo.get(given) {
+                    return Ok(Cow::Owned(known.clone()));
+                }
+            }
             let arg = to_py(run.py, value, run.names).map_err(|_| Stop)?;
             let answer = call.bind(run.py).call1((arg,)).map_err(|_| Stop)?;
             let answer = answer.cast_into::<PyString>().map_err(|_| Stop)?;
-            Ok(Cow::Owned(answer.to_str().map_err(|_| Stop)?.to_owned()))
+            let answer = answer.to_str().map_err(|_| Stop)?.to_owned();
+            // try_lock: another thread in this walker (it let this one in while Python ran)
+            if let (Some(given), Ok(mut memo)) = (given, memo.try_lock()) {
+                if memo.len() >= MEMO_MAX {
+                    memo.clear();
+                }
+                memo.insert(given.to_owned(), answer.clone());
+            }
+            Ok(Cow::Owned(answer))
         }
         _ => Err(Stop),
     }
