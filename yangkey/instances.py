@@ -379,7 +379,7 @@ class _Slot:
 
     def __init__(self, leaf: Leaf) -> None:
         self.leaf = leaf
-        """What the native feed's table is made of (:func:`yangkey.native.feed_table`)."""
+        """What the native feed's table is made of (:func:`yangkey.native_feed.feed_table`)."""
         self.name = leaf.name
         self.value: Callable[[Any], Any] = _converter(leaf)
 

@@ -47,9 +47,10 @@ The interface (contract 3):
 
 Contract 4 adds the instance feed (:mod:`yangkey.instances`) of JSON push-updates:
 
-* ``yangkey_native.Walker(tables, feeds)``: ``feeds`` per branch :func:`feed_table`'s plain
+* ``yangkey_native.Walker(tables, feeds)``: ``feeds`` per branch
+  :func:`yangkey.native_feed.feed_table`'s plain
   data of its :class:`~yangkey.instances.InstanceFeed` (the leaf table stays computed in
-  Python); :func:`feed_walker` makes one;
+  Python); :func:`yangkey.native_feed.feed_walker` makes one;
 * ``Decoder.keys(..., with_instances=True)`` with such a walker: an eighth item, per branch the
   ``yangkey-instances`` header's bytes (``InstanceFeed.header``'s, byte for byte) or None (no
   instance there), from the same walk as the keys; the whole answer is None (the reference
@@ -66,13 +67,12 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any, Protocol
 
 from yangkey.compiled import Branch, CompiledSubscription
 from yangkey.errors import FramingError, InputError, NotificationError, ShapeError
-from yangkey.instances import InstanceFeed, _pinned_key, _Plan, _Slot
 from yangkey.messages import CONTENT_TYPE_JSON, CONTENT_TYPE_XML
 from yangkey.notification_model import (
     NS_TELEMETRY,
@@ -298,86 +298,9 @@ def walker(compiled: CompiledSubscription) -> Any | None:
     return yangkey_native.Walker(data)
 
 
-def _key_sources(branch: Branch) -> dict[str, int | str]:
-    """Where the native walk holds each key value :func:`yangkey.walker.key_members` names when
-    it finds an instance: the index of its open value (each list step pushes its positions,
-    then its unpinned keys, in key order), or the pinned text (equal to the value the
-    reference's walker reports, or the entry was skipped); a later name wins, as in
-    ``dict(zip(...))``."""
-    sources: dict[str, int | str] = {}
-    index = 0
-    for step in branch.steps:
-        if step.kind != "list":
-            continue
-        index += sum(1 for slot in step.keys if slot.positional)
-        for slot in step.keys:
-            if slot.positional:
-                continue
-            name = f"{step.member}.{slot.member}"
-            if slot.pinned is None:
-                sources[name] = index
-                index += 1
-            else:
-                sources[name] = slot.pinned
-    return sources
-
-
-def _converter(slot: _Slot) -> Any:
-    """``yangkey.instances._converter``'s choice for ``slot``, as the feed table names it
-    (``integer``: the feed's integer text, :func:`yangkey.instances._integer_text`; any
-    converter but these: the reference's callable)."""
-    from yangson import datatype as dt  # noqa: PLC0415 - yangson on demand
-
-    leaf = slot.leaf
-    if leaf.kind == "list":
-        return "list"
-    if leaf.kind == "leaf-list":
-        return ("leaf-list", _canon(leaf.canon))
-    if isinstance(leaf.datatype, dt.BitsType):
-        return slot.value
-    if isinstance(leaf.datatype, dt.EmptyType):
-        return "empty"
-    return _canon(leaf.canon)
-
-
-def _plan_table(plan: _Plan) -> list[Any]:
-    return [
-        (member, (target.name, _converter(target)))
-        if isinstance(target, _Slot)
-        else (member, _plan_table(target))
-        for member, target in plan.items()
-    ]
-
-
-def feed_table(feed: InstanceFeed) -> tuple[Any, ...]:
-    """``yangkey_native.Walker``'s plain data of ``feed`` (contract 4): whether its target is
-    a leaf, its keys (name, and the index of the walk's value or the literal text), and its
-    leaf plan (:func:`yangkey.instances._plan`'s tree) with each leaf's converter."""
-    sources = _key_sources(feed.branch)
-    keys: list[tuple[str, int | str]] = []
-    for key in feed.keys:
-        found = sources.get(".".join(key.path))
-        # a key the walk does not report: its pinned text in the template (_pinned_key)
-        keys.append((key.name, _pinned_key(feed.branch, key) if found is None else found))
-    return (feed.leaf_target, keys, _plan_table(feed.tree))
-
-
-def feed_walker(branches: Sequence[Branch], feeds: Sequence[InstanceFeed]) -> Any | None:
-    """The native walker of ``branches`` with their instance feeds (for :func:`keys`'
-    ``with_instances`` and :func:`instances`), or None when the native path is off or does
-    not take their shape."""
-    if _decoder() is None:
-        return None
-    data = [branch_table(branch) for branch in branches]
-    if any(table is None for table in data):
-        return None
-    import yangkey_native  # type: ignore[import-not-found,unused-ignore]  # noqa: PLC0415
-
-    return yangkey_native.Walker(data, [feed_table(feed) for feed in feeds])
-
-
 def instances(raw: bytes, source: str, walker: Any) -> tuple[bytes | None, ...] | None:
-    """``Decoder.instances``: per branch of ``walker`` (:func:`feed_walker`'s) its instance
+    """``Decoder.instances``: per branch of ``walker``
+    (:func:`yangkey.native_feed.feed_walker`'s) its instance
     feed header, or None when the native path is off or leaves ``raw`` to the reference."""
     decoder = _load()[0]
     if decoder is None or type(raw) is not bytes:

@@ -36,10 +36,11 @@ from yangkey.messages import (
     notification_headers,
     subscription_headers,
 )
-from yangkey.native import Keys, feed_walker
+from yangkey.native import Keys
 from yangkey.native import active as native_active
 from yangkey.native import keys as native_keys
 from yangkey.native import routes as native_routes
+from yangkey.native_feed import feed_walker
 from yangkey.notifications import Notification, Wanted, decode
 from yangkey.schema import SchemaContext
 from yangkey.topics import topic_name_problem
@@ -69,8 +70,10 @@ class ProducerKnobs:
     instances: bool = False
     """The ``yangkey-instances`` header: the typed instance rows of each message for the
     ClickHouse instance tables (docs/design.md#instance-feed); per-branch topics only. Off by
-    default: it costs the producer 2.5-3x (benchmarks/bench_typed.py) and ``yangkey ingest``
-    computes the same rows itself; a server's Kafka engine tables need it on."""
+    default: it costs the producer 2.5-3x on the Python path (benchmarks/bench_typed.py; the
+    native pass writes JSON push-updates' headers itself, benchmarks/bench_native.py) and
+    ``yangkey ingest`` computes the same rows itself; a server's Kafka engine tables need it
+    on."""
     empty_updates: EmptyUpdates = "count"
     """An update without data (a heartbeat) is no error: ``count`` it in the run summary, or
     also send it to the dead-letter topic (``dead-letter``, kind ``empty-update``)."""

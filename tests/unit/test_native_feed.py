@@ -38,6 +38,7 @@ from yangkey.demo.sample import generate
 from yangkey.errors import YangkeyError
 from yangkey.instances import InstanceFeed, derive_leaves
 from yangkey.messages import HEADER_INSTANCES
+from yangkey.native_feed import feed_walker
 from yangkey.notifications import decode as python_decode
 from yangkey.producer import MessageBuilder, ProducerKnobs
 from yangkey.schema import SchemaContext
@@ -87,7 +88,7 @@ class Feeds:
             InstanceFeed(branch, derive_leaves(branch, schema, compiled.modules))
             for branch in compiled.branches
         ]
-        self.walker = native.feed_walker(compiled.branches, self.feeds)
+        self.walker = feed_walker(compiled.branches, self.feeds)
         assert self.walker is not None
 
     def __repr__(self) -> str:  # hypothesis prints the arguments of a failing example
@@ -409,7 +410,7 @@ def test_native_feed_builder_off_with_env(monkeypatch: pytest.MonkeyPatch) -> No
         outputs, answered, _ = _builder_outputs(records, ProducerKnobs(instances=True), True)
         assert answered == 0 and outputs
         assert native.instances(records[0], "t", None) is None
-        assert native.feed_walker((), ()) is None
+        assert feed_walker((), ()) is None
     finally:
         monkeypatch.delenv(native.ENV_NATIVE)
         native._load.cache_clear()

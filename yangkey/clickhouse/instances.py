@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 from yangkey.clickhouse.columns import TypedTopic, shared_branches, typed_branches
 from yangkey.errors import YangkeyError
 from yangkey.instances import InstanceFeed, catalog_modules
-from yangkey.native import feed_walker
 from yangkey.native import instances as native_instances
+from yangkey.native_feed import feed_walker
 from yangkey.notifications import decode
 from yangkey.schema import SchemaContext
 
@@ -36,7 +36,7 @@ class CatalogFeeds:
         self.feeds: dict[str, InstanceFeed] = {}
         """The feeds built so far."""
         self.walkers: dict[str, Any] = {}
-        """Per topic its feed's native walker (:func:`yangkey.native.feed_walker`), or None."""
+        """Per topic its feed's native walker (:func:`yangkey.native_feed.feed_walker`), or None."""
         self.native_fed = 0
         """Headers the native pass wrote (a JSON push-update it mirrors exactly)."""
         if catalog is not None:
