@@ -25,9 +25,10 @@ class Decoder:
         raw: bytes,
         source: str,
         ns_modules: Mapping[str, str],
-        route: Callable[[int, str | None], tuple[Walker, str, Any] | None],
+        route: Callable[..., tuple[Walker, str, Any] | None],
         with_xpaths: bool = False,
         routes: Routes | dict[tuple[int, str | None], tuple[Walker, str, Any]] | None = None,
+        learning: bool = False,
     ) -> tuple[Any, ...] | None:
         """(extra, subscription id, sequence number, event time, key, branch keys, xpaths) of a
         JSON push-update, or None: the reference derives it (yangkey/native.py)."""

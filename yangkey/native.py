@@ -6,7 +6,7 @@ else the Python reference (:func:`yangkey.notifications.decode`). ``YANGKEY_NATI
 Python. Which path runs is logged once at debug level, and :func:`status` tells it
 (``yangkey --version`` prints it).
 
-The interface (contract 3):
+The interface (contract 3; contract 4's additions below):
 
 * ``yangkey_native.CONTRACT`` (int) and ``__version__`` (str);
 * ``yangkey_native.Decoder(model)``: ``model`` is :func:`model`'s dict, the classes a decode
@@ -45,6 +45,15 @@ The interface (contract 3):
   set as a dict is (``routes[(id, node)] = (walker, node_name, extra)``), ``len`` and
   ``clear()``; :func:`routes` makes one.
 
+Contract 4 adds to contract 3:
+
+* ``Decoder.keys(..., learning=False)``: with ``learning``, ``route`` is asked
+  ``route(subscription_id, node, subscription)``, ``subscription`` being the
+  telemetry-message's ``yang-push-subscription`` metadata as the reference decodes it (or
+  None), so that it can answer for a subscription the catalog learns from it (or takes from
+  the shared catalog); without, as in contract 3;
+* :func:`keys_of`: ``Decoder.keys`` itself, for a caller that calls it once per record.
+
 The Python implementation stays the reference: tests/unit/test_native_decode.py checks that
 both paths agree.
 """
@@ -76,7 +85,7 @@ from yangkey.notification_model import (
 from yangkey.notifications import decode as python_decode
 from yangkey.values import Canon, QNameText, canon_integer, canon_string
 
-CONTRACT = 3
+CONTRACT = 4
 """The ``yangkey_native.CONTRACT`` this module speaks."""
 ENV_NATIVE = "YANGKEY_NATIVE"
 
@@ -104,6 +113,7 @@ class _Decoder(Protocol):
         route: Route,
         with_xpaths: bool = False,
         routes: Any = None,  # a RouteMemo: yangkey_native.Routes or a dict
+        learning: bool = False,
     ) -> Keys | None: ...
 
 
@@ -293,12 +303,21 @@ def keys(
     route: Route,
     with_xpaths: bool = False,
     routes: RouteMemo | None = None,
+    learning: bool = False,
 ) -> Keys | None:
     """``Decoder.keys`` (see the module doc), or None when the native path is off."""
     decoder = _load()[0]  # not _decoder(): one call less per notification
     if decoder is None or type(raw) is not bytes:
         return None
-    return decoder.keys(raw, source, ns_modules, route, with_xpaths, routes)
+    return decoder.keys(raw, source, ns_modules, route, with_xpaths, routes, learning)
+
+
+def keys_of() -> Callable[..., Keys | None] | None:
+    """``Decoder.keys`` itself, for a caller that makes it once per record (the bytes
+    ``raw`` must be exactly ``bytes``: :func:`keys` checks that), or None when the native
+    path is off."""
+    decoder = _load()[0]
+    return None if decoder is None else decoder.keys
 
 
 def native_decoder() -> _Decoder | None:

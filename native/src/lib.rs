@@ -27,7 +27,7 @@ use xmlconv::NsTable;
 
 /// The interface version: yangkey uses this module only when it expects the same number.
 /// Raise it on any change of what ``Decoder`` takes or returns.
-const CONTRACT: u32 = 3;
+const CONTRACT: u32 = 4;
 
 pub struct Ctx<'py, 'a> {
     pub py: Python<'py>,
@@ -221,7 +221,11 @@ impl Decoder {
     /// every instance's, sorted, when ``with_xpaths``, else None), or None for
     /// anything it leaves to the reference (not a JSON push-update with datastore-contents,
     /// any error, a value the native canons do not read, no instance found).
-    #[pyo3(signature = (raw, source, ns_modules, route, with_xpaths=false, routes=None))]
+    ///
+    /// ``learning`` (contract 4): ``route`` is asked ``route(subscription_id, node,
+    /// subscription)``, the telemetry-message's ``yang-push-subscription`` metadata (or None)
+    /// as the third argument, so that it can answer for a learned subscription.
+    #[pyo3(signature = (raw, source, ns_modules, route, with_xpaths=false, routes=None, learning=false))]
     #[allow(clippy::too_many_arguments)]
     fn keys<'py>(
         &self,
@@ -232,6 +236,7 @@ impl Decoder {
         route: &Bound<'py, PyAny>,
         with_xpaths: bool,
         routes: Option<&Bound<'py, PyAny>>,
+        learning: bool,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let data = raw.as_bytes();
         if start(data) != Start::Json {
@@ -292,13 +297,18 @@ impl Decoder {
                         Some(node) => node.clone(),
                         None => py.None().into_bound(py),
                     };
+                    let ask = |node: Bound<'py, PyAny>| match (learning, &note.subscription) {
+                        (false, _) => route.call1((id, node)),
+                        (true, Some(metadata)) => route.call1((id, node, metadata)),
+                        (true, None) => route.call1((id, node, py.None())),
+                    };
                     let routed = match routes.and_then(|r| r.cast::<PyDict>().ok()) {
-                        None => route.call1((id, node))?,
+                        None => ask(node)?,
                         Some(routes) => {
                             let asked = PyTuple::new(py, [id.clone(), node.clone()])?;
                             match routes.get_item(&asked)? {
                                 Some(known) => known,
-                                None => route.call1((id, node))?,
+                                None => ask(node)?,
                             }
                         }
                     };
