@@ -237,6 +237,15 @@ def peak_rss(pid: int) -> tuple[str, int] | None:
     return "other", kb
 
 
+def proportional_kb(pid: int) -> int:
+    """The process's proportional set size in kB now (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii", errors="replace") as rollup:
+            return next((int(line.split()[1]) for line in rollup if line.startswith("Pss:")), 0)
+    except OSError:
+        return 0
+
+
 class RssSampler:
     """Peak RSS of the Spark job's processes while it runs: this process's descendants but
     the broker's, read every ``every`` seconds (a worker's VmHWM is its peak so far, so a
@@ -247,6 +256,7 @@ class RssSampler:
         self.exclude = exclude
         self.every = every
         self.peaks: dict[int, tuple[str, int]] = {}
+        self.pss: dict[int, int] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="rss-sampler", daemon=True)
 
@@ -270,7 +280,14 @@ class RssSampler:
                 seen = peak_rss(pid)
                 if seen is not None and seen[1] >= self.peaks.get(pid, ("", 0))[1]:
                     self.peaks[pid] = seen
+                if seen is not None and seen[0] == "worker":
+                    self.pss[pid] = max(self.pss.get(pid, 0), proportional_kb(pid))
             self._stop.wait(self.every)
+
+    def peak_pss(self) -> float:
+        """The largest proportional set size (shared pages divided among their sharers) of a
+        worker seen, in MB: what a worker adds to the daemon it forked from."""
+        return max(self.pss.values(), default=0) / 1024
 
     def __enter__(self) -> RssSampler:
         self._thread.start()
@@ -473,7 +490,8 @@ def main() -> None:
                     f" {plain_rate:,.0f}/s, ratio {spark_rate / plain_rate:.2f}, broker CPU"
                     f" {broker_seconds:.1f}s, CPU per record: job {row['job'][-1]:.1f} µs,"
                     f" plain {row['plain_cpu'][-1]:.1f} µs, load {load:.1f}; peak RSS: Python"
-                    f" worker {worker_mb:.0f} MB (largest of {workers} worker processes), JVM"
+                    f" worker {worker_mb:.0f} MB (largest of {workers} worker processes; PSS"
+                    f" {rss.peak_pss():.0f} MB), JVM"
                     f" {jvm_mb:.0f} MB, this driver {driver_rss_mb():.0f} MB;"
                     f" native pass keyed {summary.tally.native:,} records",
                     flush=True,
