@@ -301,7 +301,7 @@ class MessageBuilder:
         if route is None:
             route = self._route(route_key)
         entry = route[0]
-        if entry is None and name and self.knobs.learn:
+        if entry is None and name and self.knobs.learn and self.catalog.file.learn:
             return self._learned_route(subscription_id, name, subscription)
         if not isinstance(entry, CatalogEntry) or not name or entry.deriver.native is None:
             return None
