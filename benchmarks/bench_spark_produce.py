@@ -38,9 +38,11 @@ import math
 import os
 import random
 import re
+import resource
 import statistics
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections import Counter
@@ -214,6 +216,93 @@ def job_and_broker_cpu(broker_pid: int | None) -> tuple[float, float]:
     return tree_cpu(os.getpid(), table) - broker, broker
 
 
+def peak_rss(pid: int) -> tuple[str, int] | None:
+    """(role, peak resident set in kB: ``VmHWM``) of a live process; None once it is gone.
+    Roles: ``jvm`` (the Spark driver), ``worker`` (a Python worker or the worker daemon it
+    forks from), ``other``."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as text:
+            command = text.read().replace(b"\0", b" ")
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
+            hwm = next((line for line in status if line.startswith("VmHWM:")), "")
+    except OSError:
+        return None
+    if not hwm:
+        return None
+    kb = int(hwm.split()[1])
+    if b"java" in command.split(b" ", 1)[0]:
+        return "jvm", kb
+    if b"python" in command and b"daemon" in command:
+        return "worker", kb
+    return "other", kb
+
+
+def proportional_kb(pid: int) -> int:
+    """The process's proportional set size in kB now (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii", errors="replace") as rollup:
+            return next((int(line.split()[1]) for line in rollup if line.startswith("Pss:")), 0)
+    except OSError:
+        return 0
+
+
+class RssSampler:
+    """Peak RSS of the Spark job's processes while it runs: this process's descendants but
+    the broker's, read every ``every`` seconds (a worker's VmHWM is its peak so far, so a
+    sample shortly before it ends holds its peak). Forked workers share the daemon's pages
+    until written: RSS counts them in each worker, as ``ps`` does."""
+
+    def __init__(self, exclude: int | None, every: float = 0.1) -> None:
+        self.exclude = exclude
+        self.every = every
+        self.peaks: dict[int, tuple[str, int]] = {}
+        self.pss: dict[int, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="rss-sampler", daemon=True)
+
+    def _descendants(self) -> list[int]:
+        table = process_cpu()
+        children: dict[int, list[int]] = {}
+        for pid, (parent, _) in table.items():
+            children.setdefault(parent, []).append(pid)
+        found, pending = [], list(children.get(os.getpid(), []))
+        while pending:
+            pid = pending.pop()
+            if pid == self.exclude:
+                continue
+            found.append(pid)
+            pending.extend(children.get(pid, []))
+        return found
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            for pid in self._descendants():
+                seen = peak_rss(pid)
+                if seen is not None and seen[1] >= self.peaks.get(pid, ("", 0))[1]:
+                    self.peaks[pid] = seen
+                if seen is not None and seen[0] == "worker":
+                    self.pss[pid] = max(self.pss.get(pid, 0), proportional_kb(pid))
+            self._stop.wait(self.every)
+
+    def peak_pss(self) -> float:
+        """The largest proportional set size (shared pages divided among their sharers) of a
+        worker seen, in MB: what a worker adds to the daemon it forked from."""
+        return max(self.pss.values(), default=0) / 1024
+
+    def __enter__(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def peak(self, role: str) -> tuple[float, int]:
+        """(the largest peak RSS in MB of processes in ``role``, how many there were)."""
+        sizes = [kb for r, kb in self.peaks.values() if r == role]
+        return (max(sizes) / 1024 if sizes else 0.0), len(sizes)
+
+
 def add_spark_conf_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--spark-conf",
@@ -229,6 +318,11 @@ def settings_variant(text: str) -> tuple[str, dict[str, str]]:
     """``name=k=v,k=v`` (or ``name=`` for the job's defaults) -> (name, overrides)."""
     name, _, pairs = text.partition("=")
     return name, parse_kv([p for p in pairs.split(",") if p], source="--settings")
+
+
+def driver_rss_mb() -> float:
+    """This process's peak RSS in MB (it also holds the plain loop's pre-computed messages)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def median(values: list[float]) -> float:
@@ -294,7 +388,10 @@ def main() -> None:
     bootstrap = args.bootstrap or (broker.bootstrap if broker else "")
     spark = None
     rows: dict[str, dict[str, list[float]]] = {
-        name: {k: [] for k in ("spark", "plain", "ratio", "broker", "job", "plain_cpu", "load")}
+        name: {
+            k: []
+            for k in ("spark", "plain", "ratio", "broker", "job", "plain_cpu", "load", "worker_mb")
+        }
         for name, _ in variants
     }
     try:
@@ -364,8 +461,11 @@ def main() -> None:
                 run_id = re.sub(r"[^A-Za-z0-9_.]", "_", f"bench{tag}{name}{repeat}")
                 config = base.but(producer_overrides=producer, run_id=run_id)
                 job_before, broker_before = job_and_broker_cpu(broker_pid)
-                summary = run(config, spark)
+                with RssSampler(broker_pid) as rss:
+                    summary = run(config, spark)
                 job_after, broker_after = job_and_broker_cpu(broker_pid)
+                worker_mb, workers = rss.peak("worker")
+                jvm_mb, _ = rss.peak("jvm")
                 job_seconds, broker_seconds = job_after - job_before, broker_after - broker_before
                 if summary.tally.records != tally.records or summary.tally.produced != renamed:
                     print(
@@ -383,12 +483,17 @@ def main() -> None:
                 row["job"].append(job_seconds * 1e6 / max(1, summary.tally.records))
                 row["plain_cpu"].append(plain_cpu * 1e6 / max(1, tally.records))
                 row["load"].append(load)
+                row["worker_mb"].append(worker_mb)
                 print(
                     f"run {repeat + 1} {name}: spark {spark_rate:,.0f} records/s"
                     f" ({summary.seconds:.1f}s, {summary.partitions} tasks), plain"
                     f" {plain_rate:,.0f}/s, ratio {spark_rate / plain_rate:.2f}, broker CPU"
                     f" {broker_seconds:.1f}s, CPU per record: job {row['job'][-1]:.1f} µs,"
-                    f" plain {row['plain_cpu'][-1]:.1f} µs, load {load:.1f}",
+                    f" plain {row['plain_cpu'][-1]:.1f} µs, load {load:.1f}; peak RSS: Python"
+                    f" worker {worker_mb:.0f} MB (largest of {workers} worker processes; PSS"
+                    f" {rss.peak_pss():.0f} MB), JVM"
+                    f" {jvm_mb:.0f} MB, this driver {driver_rss_mb():.0f} MB;"
+                    f" native pass keyed {summary.tally.native:,} records",
                     flush=True,
                 )
         del messages
@@ -406,7 +511,8 @@ def main() -> None:
     )
     print(
         f"{'settings':16}{'spark/s':>10}{'plain/s':>10}{'ratio':>7}"
-        f"{'broker CPU µs/rec':>19}{'job µs':>8}{'plain µs':>9}{'load':>6}  producer settings"
+        f"{'broker CPU µs/rec':>19}{'job µs':>8}{'plain µs':>9}{'load':>6}{'worker MB':>10}"
+        "  producer settings"
     )
     for name, overrides in variants:
         row = rows[name]
@@ -415,7 +521,7 @@ def main() -> None:
             f"{name:16}{median(row['spark']):>10,.0f}{median(row['plain']):>10,.0f}"
             f"{median(row['ratio']):>7.2f}{median(row['broker']):>19.1f}"
             f"{median(row['job']):>8.1f}{median(row['plain_cpu']):>9.1f}"
-            f"{median(row['load']):>6.1f}  {shown}"
+            f"{median(row['load']):>6.1f}{median(row['worker_mb']):>10.0f}  {shown}"
         )
     print(f"load average now: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 

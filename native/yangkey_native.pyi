@@ -25,10 +25,11 @@ class Decoder:
         raw: bytes,
         source: str,
         ns_modules: Mapping[str, str],
-        route: Callable[[int, str | None], tuple[Walker, str, Any] | None],
+        route: Callable[..., tuple[Walker, str, Any] | None],
         with_xpaths: bool = False,
         routes: Routes | dict[tuple[int, str | None], tuple[Walker, str, Any]] | None = None,
         with_instances: bool = False,
+        learning: bool = False,
     ) -> tuple[Any, ...] | None:
         """(extra, subscription id, sequence number, event time, key, branch keys, xpaths) of a
         JSON push-update (with_instances: and per branch its instance feed header), or None:

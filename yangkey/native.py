@@ -6,7 +6,7 @@ else the Python reference (:func:`yangkey.notifications.decode`). ``YANGKEY_NATI
 Python. Which path runs is logged once at debug level, and :func:`status` tells it
 (``yangkey --version`` prints it).
 
-The interface (contract 3):
+The interface (contract 3; contract 4's additions below):
 
 * ``yangkey_native.CONTRACT`` (int) and ``__version__`` (str);
 * ``yangkey_native.Decoder(model)``: ``model`` is :func:`model`'s dict, the classes a decode
@@ -45,7 +45,8 @@ The interface (contract 3):
   set as a dict is (``routes[(id, node)] = (walker, node_name, extra)``), ``len`` and
   ``clear()``; :func:`routes` makes one.
 
-Contract 4 adds the instance feed (:mod:`yangkey.instances`) of JSON push-updates:
+Contract 4 adds to contract 3 the instance feed (:mod:`yangkey.instances`) of JSON push-updates
+and learned subscriptions:
 
 * ``yangkey_native.Walker(tables, feeds)``: ``feeds`` per branch
   :func:`yangkey.native_feed.feed_table`'s plain
@@ -58,6 +59,12 @@ Contract 4 adds the instance feed (:mod:`yangkey.instances`) of JSON push-update
   float in a nested list, a converter that raises);
 * ``Decoder.instances(raw, source, walker)``: those headers alone (``yangkey ingest``), or
   None as ``keys`` would be; :func:`instances` calls it.
+* ``Decoder.keys(..., learning=False)``: with ``learning``, ``route`` is asked
+  ``route(subscription_id, node, subscription)``, ``subscription`` being the
+  telemetry-message's ``yang-push-subscription`` metadata as the reference decodes it (or
+  None), so that it can answer for a subscription the catalog learns from it (or takes from
+  the shared catalog); without, as in contract 3;
+* :func:`keys_of`: ``Decoder.keys`` itself, for a caller that calls it once per record.
 
 The Python implementation stays the reference: tests/unit/test_native_decode.py,
 test_native_keys.py and test_native_feed.py check that both paths agree.
@@ -119,6 +126,7 @@ class _Decoder(Protocol):
         with_xpaths: bool = False,
         routes: Any = None,  # a RouteMemo: yangkey_native.Routes or a dict
         with_instances: bool = False,
+        learning: bool = False,
     ) -> Keys | None: ...
 
     def instances(
@@ -327,14 +335,23 @@ def keys(
     with_xpaths: bool = False,
     routes: RouteMemo | None = None,
     with_instances: bool = False,
+    learning: bool = False,
 ) -> Keys | None:
     """``Decoder.keys`` (see the module doc), or None when the native path is off."""
     decoder = _load()[0]  # not _decoder(): one call less per notification
     if decoder is None or type(raw) is not bytes:
         return None
-    if with_instances:
-        return decoder.keys(raw, source, ns_modules, route, with_xpaths, routes, True)
-    return decoder.keys(raw, source, ns_modules, route, with_xpaths, routes)
+    return decoder.keys(
+        raw, source, ns_modules, route, with_xpaths, routes, with_instances, learning
+    )
+
+
+def keys_of() -> Callable[..., Keys | None] | None:
+    """``Decoder.keys`` itself, for a caller that makes it once per record (the bytes
+    ``raw`` must be exactly ``bytes``: :func:`keys` checks that), or None when the native
+    path is off."""
+    decoder = _load()[0]
+    return None if decoder is None else decoder.keys
 
 
 def native_decoder() -> _Decoder | None:

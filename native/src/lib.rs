@@ -224,7 +224,11 @@ impl Decoder {
     /// any error, a value the native canons do not read, no instance found). With
     /// ``with_instances`` (a walker built with feeds), an eighth item: per branch its instance
     /// feed header's bytes or None (feed.rs), from the same walk; None when a feed stops.
-    #[pyo3(signature = (raw, source, ns_modules, route, with_xpaths=false, routes=None, with_instances=false))]
+    ///
+    /// ``learning`` (contract 4): ``route`` is asked ``route(subscription_id, node,
+    /// subscription)``, the telemetry-message's ``yang-push-subscription`` metadata (or None)
+    /// as the third argument, so that it can answer for a learned subscription.
+    #[pyo3(signature = (raw, source, ns_modules, route, with_xpaths=false, routes=None, with_instances=false, learning=false))]
     #[allow(clippy::too_many_arguments)]
     fn keys<'py>(
         &self,
@@ -236,6 +240,7 @@ impl Decoder {
         with_xpaths: bool,
         routes: Option<&Bound<'py, PyAny>>,
         with_instances: bool,
+        learning: bool,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let data = raw.as_bytes();
         if start(data) != Start::Json {
@@ -296,13 +301,18 @@ impl Decoder {
                         Some(node) => node.clone(),
                         None => py.None().into_bound(py),
                     };
+                    let ask = |node: Bound<'py, PyAny>| match (learning, &note.subscription) {
+                        (false, _) => route.call1((id, node)),
+                        (true, Some(metadata)) => route.call1((id, node, metadata)),
+                        (true, None) => route.call1((id, node, py.None())),
+                    };
                     let routed = match routes.and_then(|r| r.cast::<PyDict>().ok()) {
-                        None => route.call1((id, node))?,
+                        None => ask(node)?,
                         Some(routes) => {
                             let asked = PyTuple::new(py, [id.clone(), node.clone()])?;
                             match routes.get_item(&asked)? {
                                 Some(known) => known,
-                                None => route.call1((id, node))?,
+                                None => ask(node)?,
                             }
                         }
                     };

@@ -363,13 +363,13 @@ def _builder_outputs(
         answered += found is not None
         return found
 
-    saved = yangkey.producer.native_keys
-    yangkey.producer.native_keys = counting
+    saved = yangkey.producer.native_keys_of
+    yangkey.producer.native_keys_of = lambda: counting
     try:
         builder = MessageBuilder(load_catalog(EXAMPLES), knobs, default_node="dflt")
         outputs = [builder.build(raw, f"demo:{n}") for n, raw in enumerate(records, 1)]
     finally:
-        yangkey.producer.native_keys = saved
+        yangkey.producer.native_keys_of = saved
     return outputs, answered, builder.feed_failures
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from yangkey.errors import InputError
-from yangkey.spark.source import kafka_source, units
+from yangkey.spark.source import kafka_source, splitting, units
 from yangkey.spark.source.kafka_source import KafkaRange
 from yangkey.spark.source.splitting import (
     RawRecord,
@@ -54,6 +54,27 @@ def test_a_planned_file_range_reads_itself_with_the_key_of_its_bytes(tmp_path: P
     path.write_bytes(LINES)
     with pytest.raises(InputError, match="the file shrank while the job ran"):
         ranges[-1].read()
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 5, 8, 9, 10, 64])
+def test_lines_are_cut_a_chunk_at_a_time_with_the_same_records_and_positions(
+    monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    """A range's lines are split a chunk of bytes at a time (memory): the records and their
+    path:line positions are those of the whole range split at once, wherever a chunk ends
+    (inside a line, on a line feed, a CR LF, a blank line, the end)."""
+    data = b'{"a": 1}\r\n\n \n{"b": 22}\n{"c": 333}\r\n\r\n{"d": 4}\n\n{"e": 5}'
+    whole = [
+        (line.removesuffix(b"\r"), f"f:{number}")
+        for number, line in enumerate(data.split(b"\n"), 3)
+        if line.strip()
+    ]
+    for cut in (data, data + b"\n", data + b"\n\n"):
+        monkeypatch.setattr(splitting, "CHUNK_BYTES", 1 << 20)
+        at_once = list(split_records(cut, "f", "lines", 3))
+        monkeypatch.setattr(splitting, "CHUNK_BYTES", chunk)
+        assert list(split_records(cut, "f", "lines", 3)) == at_once == whole
+    assert len(whole) == 5
 
 
 def test_a_planned_kafka_range_reads_itself_with_its_offsets_as_key(
