@@ -31,6 +31,16 @@ class Decoder:
     ) -> tuple[Any, ...] | None:
         """(extra, subscription id, sequence number, event time, key, branch keys, xpaths) of a
         JSON push-update, or None: the reference derives it (yangkey/native.py)."""
+    def keys_xml(
+        self,
+        raw: bytes,
+        source: str,
+        ns_modules: Mapping[str, str],
+        route: Callable[[int, str | None], tuple[Walker, str, Any] | None],
+        with_xpaths: bool = False,
+        routes: Routes | dict[tuple[int, str | None], tuple[Walker, str, Any]] | None = None,
+    ) -> tuple[Any, ...] | None:
+        """``keys`` of an XML push-update (contract 4), or None: the reference derives it."""
 
 class Walker:
     def __init__(self, branches: list[Any]) -> None:

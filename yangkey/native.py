@@ -6,7 +6,7 @@ else the Python reference (:func:`yangkey.notifications.decode`). ``YANGKEY_NATI
 Python. Which path runs is logged once at debug level, and :func:`status` tells it
 (``yangkey --version`` prints it).
 
-The interface (contract 3):
+The interface (contract 4; contract 4 added ``Decoder.keys_xml``):
 
 * ``yangkey_native.CONTRACT`` (int) and ``__version__`` (str);
 * ``yangkey_native.Decoder(model)``: ``model`` is :func:`model`'s dict, the classes a decode
@@ -39,6 +39,18 @@ The interface (contract 3):
   branch its key or None; ``xpaths`` every instance's, sorted, with ``with_xpaths``), or None
   for anything it leaves to the reference: XML, yang-patch, a text framing, any error, a key
   value the native canons do not read, a node name that is not plain ASCII, no instance.
+
+* ``Decoder.keys_xml(raw, source, ns_modules, route, with_xpaths=False, routes=None)``
+  (contract 4): ``keys`` of an XML push-update, in every framing the reference decodes
+  (NETCONF ``<notification>``, the telemetry message, the envelope, a bare push-update,
+  Huawei's ``sysName``/``sequenceNumber``, IOS-XE's ``subscription-id`` and
+  ``datastore-contents-xml`` holding the elements). The datastore contents are walked as the
+  JSON-shaped tree :class:`yangkey.xmltree.XmlConverter` makes of them (namespaces to modules
+  through ``ns_modules``; ``prefix:name`` text with a prefix in scope handed to a converter
+  as the :class:`~yangkey.values.QNameText` the reference holds). The same answer as
+  ``keys``, or None: JSON, yang-patch, contents written as XML text, any error. The caller
+  routes by content type (its ``route`` answers for ``application/yang-data+xml``): see
+  :func:`keys_xml`.
 
 * ``yangkey_native.Routes()``: ``Decoder.keys``' memo of the route's answers, kept where the
   pass reads them by the id and node it has just read (no tuple built and hashed in Python):
@@ -76,7 +88,7 @@ from yangkey.notification_model import (
 from yangkey.notifications import decode as python_decode
 from yangkey.values import Canon, QNameText, canon_integer, canon_string
 
-CONTRACT = 3
+CONTRACT = 4
 """The ``yangkey_native.CONTRACT`` this module speaks."""
 ENV_NATIVE = "YANGKEY_NATIVE"
 
@@ -104,6 +116,16 @@ class _Decoder(Protocol):
         route: Route,
         with_xpaths: bool = False,
         routes: Any = None,  # a RouteMemo: yangkey_native.Routes or a dict
+    ) -> Keys | None: ...
+
+    def keys_xml(
+        self,
+        raw: bytes,
+        source: str,
+        ns_modules: Mapping[str, str],
+        route: Route,
+        with_xpaths: bool = False,
+        routes: Any = None,
     ) -> Keys | None: ...
 
 
@@ -299,6 +321,22 @@ def keys(
     if decoder is None or type(raw) is not bytes:
         return None
     return decoder.keys(raw, source, ns_modules, route, with_xpaths, routes)
+
+
+def keys_xml(
+    raw: bytes,
+    source: str,
+    ns_modules: Mapping[str, str],
+    route: Route,
+    with_xpaths: bool = False,
+    routes: RouteMemo | None = None,
+) -> Keys | None:
+    """``Decoder.keys_xml``: :func:`keys` of an XML push-update (``route`` answers for the XML
+    content type), or None when the native path is off or leaves it to the reference."""
+    decoder = _load()[0]
+    if decoder is None or type(raw) is not bytes:
+        return None
+    return decoder.keys_xml(raw, source, ns_modules, route, with_xpaths, routes)
 
 
 def native_decoder() -> _Decoder | None:

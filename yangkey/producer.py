@@ -26,6 +26,7 @@ from yangkey.fleet import for_node
 from yangkey.instances import InstanceFeed, catalog_modules, derive_leaves
 from yangkey.messages import (
     CONTENT_TYPE_JSON,
+    CONTENT_TYPE_XML,
     EMPTY_UPDATE,
     EmptyUpdates,
     Headers,
@@ -36,9 +37,10 @@ from yangkey.messages import (
     notification_headers,
     subscription_headers,
 )
-from yangkey.native import Keys
+from yangkey.native import Keys, RouteMemo
 from yangkey.native import active as native_active
 from yangkey.native import keys as native_keys
+from yangkey.native import keys_xml as native_keys_xml
 from yangkey.native import routes as native_routes
 from yangkey.notifications import Notification, Wanted, decode
 from yangkey.schema import SchemaContext
@@ -135,6 +137,8 @@ class MessageBuilder:
         self._native_routes = native_routes()
         """:meth:`_native_route`'s answers by its question, which the native pass looks up
         itself (no Python call); emptied with ``_routes``, whose entries they hold."""
+        self._native_routes_xml = native_routes()
+        """The same for XML push-updates (:meth:`_native_route_xml`)."""
 
     def _feed(self, entry: CatalogEntry, index: int) -> InstanceFeed:
         topic = entry.topics[index]
@@ -163,6 +167,7 @@ class MessageBuilder:
         if len(self._routes) >= MAX_ROUTES:
             self._routes.clear()  # node names come from the input: keep the memory bounded
             self._native_routes.clear()
+            self._native_routes_xml.clear()
         self._routes[route_key] = route
         return route
 
@@ -234,10 +239,20 @@ class MessageBuilder:
                 source=source,
             )
         if self.native:
-            # A JSON push-update keyed without its data tree in Python; None: the Python path.
-            found = native_keys(
-                raw, source, self.ns_modules, self._native_route, False, self._native_routes
-            )
+            # A push-update keyed without its data tree in Python; None: the Python path.
+            if raw.startswith(b"<"):
+                found = native_keys_xml(
+                    raw,
+                    source,
+                    self.ns_modules,
+                    self._native_route_xml,
+                    False,
+                    self._native_routes_xml,
+                )
+            else:
+                found = native_keys(
+                    raw, source, self.ns_modules, self._native_route, False, self._native_routes
+                )
             if found is not None:
                 self.native_keyed += 1
                 return self._native_messages(raw, found)
@@ -289,8 +304,20 @@ class MessageBuilder:
         routes a JSON notification of (id, node) to, the node name its key carries, and the
         route; None leaves the notification to the Python path (learning, a skipped
         subscription, no node name, no native walker)."""
+        return self._native_answer(subscription_id, node, CONTENT_TYPE_JSON, self._native_routes)
+
+    def _native_route_xml(
+        self, subscription_id: int, node: str | None
+    ) -> tuple[Any, str, Any] | None:
+        """:meth:`_native_route` of an XML push-update (:func:`yangkey.native.keys_xml`):
+        its route's fixed headers name the XML content type."""
+        return self._native_answer(subscription_id, node, CONTENT_TYPE_XML, self._native_routes_xml)
+
+    def _native_answer(
+        self, subscription_id: int, node: str | None, content_type: str, memo: RouteMemo
+    ) -> tuple[Any, str, Any] | None:
         name = node or self.default_node
-        route_key = (subscription_id, name, CONTENT_TYPE_JSON)
+        route_key = (subscription_id, name, content_type)
         route = self._routes.get(route_key)
         if route is None:
             route = self._route(route_key)
@@ -298,7 +325,7 @@ class MessageBuilder:
         if not isinstance(entry, CatalogEntry) or not name or entry.deriver.native is None:
             return None
         answer = (entry.deriver.native, name, route)
-        self._native_routes[(subscription_id, node)] = answer
+        memo[(subscription_id, node)] = answer
         return answer
 
     def _native_messages(self, raw: bytes, found: Keys) -> list[KeyedMessage]:
