@@ -634,11 +634,17 @@ impl Decoder {
         let Ok(text) = std::str::from_utf8(data) else {
             return Ok(None);
         };
-        if let Ok(fast) = xmlfast::parse(text) {
-            if let Ok(frame) = xmlfast::frame(&fast) {
-                return self.fast_keys(py, &fast, &frame, ns_modules, route, with_xpaths, routes);
-            }
+        // The fast reader decides what is well formed: roxmltree takes documents libxml2
+        // refuses (an attribute twice, ``xmlns:p=""``, ``&#xD800;``, ``<:a>``), so it only
+        // reads, for the framings the fast one leaves to it (the telemetry message, Huawei's
+        // and IOS-XE's leaves), documents the fast reader took. Anything else: the reference.
+        let Ok(fast) = xmlfast::parse(text) else {
+            return Ok(None);
+        };
+        if let Ok(frame) = xmlfast::frame(&fast) {
+            return self.fast_keys(py, &fast, &frame, ns_modules, route, with_xpaths, routes);
         }
+        drop(fast);
         // roxmltree reads a name with an empty prefix (``<:a>``, ``</:a>``, `` :b="1"``) as
         // unprefixed, where libxml2 refuses it: any ':' a name could start with defers.
         let bytes = text.as_bytes();
