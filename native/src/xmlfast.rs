@@ -294,6 +294,9 @@ impl<'a> P<'a> {
     /// holds references; stored as a tape string when ``keep``.
     fn text(&mut self, keep: bool) -> F<(Str<'a>, bool)> {
         let start = self.at;
+        if self.s.get(start) == Some(&b'<') {
+            return Ok((Str::borrowed(start, 0), false)); // a container's, or no tail
+        }
         let mut references = false;
         let mut colon = false;
         loop {
