@@ -36,9 +36,16 @@ native / native JSON (XML and yang-patch: target <= 2x).
 
 Timed like bench_keys.py: the best of short CPU-time batches, interleaved across loops.
 
-Last, MessageBuilder.build over ``yangkey sample``'s mix (``--mix`` records), both paths.
+Then MessageBuilder.build over ``yangkey sample``'s mix (``--mix`` records), both paths.
+
+Last, the instance feed (the ``yangkey-instances`` header) for the JSON push-update of each
+size: ``MessageBuilder.build`` with the instances knob on, Python path (``b.py``) and native
+pass (``b.nat``: keys and header in one pass), and ``yangkey ingest``'s
+``CatalogFeeds.header`` (``i.py``: decode then ``InstanceFeed.header``; ``i.nat``:
+``Decoder.instances``); ``--feed-only`` runs this part alone.
 
     python benchmarks/bench_native.py [--seconds 1] [--instances 1,10,100,1000] [--mix 2000]
+        [--feed-only]
 """
 
 from __future__ import annotations
@@ -70,6 +77,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=1.0)
     parser.add_argument("--instances", default="1,10,100,1000")
     parser.add_argument("--mix", type=int, default=2000, help="records of the mixed run")
+    parser.add_argument("--feed-only", action="store_true", help="only the instance feed's figures")
     args = parser.parse_args()
     try:
         import yangkey_native  # noqa: PLC0415
@@ -85,6 +93,9 @@ def main() -> None:
 
         return run
 
+    if args.feed_only:
+        feed(args, loop)
+        return
     print(f"yangkey-native {yangkey_native.__version__}; microseconds per notification")
     header = (
         f"{'instances':>9} {'shape':<10} {'bytes':>8} {'orjson':>9} {'python':>9} "
@@ -214,6 +225,7 @@ def phase_b(
         " native / native JSON of the same content (target <= 2x)"
     )
     mixed(args)
+    feed(args, loop)
 
 
 def mixed(args: argparse.Namespace) -> None:
@@ -246,6 +258,54 @@ def mixed(args: argparse.Namespace) -> None:
         f"\nmixed (yangkey sample, {len(records):,} records, {share:.0%} keyed natively):"
         f" MessageBuilder.build python {us['python']:.2f} us, native {us['native']:.2f} us per"
         f" record: {us['python'] / us['native']:.2f}x"
+    )
+
+
+def feed(
+    args: argparse.Namespace, loop: Callable[[Callable[[], object]], Callable[[int], None]]
+) -> None:
+    """The instance feed header: MessageBuilder.build with instances on and ingest's
+    CatalogFeeds.header, Python path and native pass side by side."""
+    from yangkey.clickhouse.instances import CatalogFeeds  # noqa: PLC0415
+    from yangkey.producer import ProducerKnobs  # noqa: PLC0415
+
+    catalog = build_catalog(parse_subscriptions(f"subscriptions:\n  - id: 1042\n    xpath: {IF}\n"))
+    knobs = ProducerKnobs(instances=True)
+    by_python = MessageBuilder(catalog, knobs)
+    by_python.native = False
+    by_native = MessageBuilder(catalog, knobs)
+    python_feeds, native_feeds = CatalogFeeds(catalog), CatalogFeeds(catalog)
+    python_feeds.walkers = dict.fromkeys(python_feeds.branches)  # no native walker
+    print("\ninstance feed (JSON push-update, instances knob on); microseconds per notification")
+    print(
+        f"{'instances':>9} {'bytes':>8} {'header':>8} {'b.py':>9} {'b.nat':>9} {'i.py':>9} "
+        f"{'i.nat':>9}  {'b.py/b.nat':>10} {'i.py/i.nat':>10}"
+    )
+    for count in (int(n) for n in args.instances.split(",")):
+        raw = notification(count)
+        built = by_native.build(raw, "b")
+        assert built == by_python.build(raw, "b"), "the builders' records differ"
+        assert by_native.native_keyed, "the native pass did not answer"
+        assert isinstance(built, list)
+        topic = built[0].topic
+        header = python_feeds.header(topic, raw, "i")
+        assert header is not None and native_feeds.header(topic, raw, "i") == header
+        assert native_feeds.native_fed, "the native feed did not answer"
+        loops = {
+            "b.py": loop(lambda raw=raw: by_python.build(raw, "b")),
+            "b.nat": loop(lambda raw=raw: by_native.build(raw, "b")),
+            "i.py": loop(lambda raw=raw, topic=topic: python_feeds.header(topic, raw, "i")),
+            "i.nat": loop(lambda raw=raw, topic=topic: native_feeds.header(topic, raw, "i")),
+        }
+        us = {name: 1e6 / rate for name, rate in best_rates(loops, args.seconds / 2).items()}
+        print(
+            f"{count:>9} {len(raw):>8} {len(header):>8} {us['b.py']:>9.2f} {us['b.nat']:>9.2f} "
+            f"{us['i.py']:>9.2f} {us['i.nat']:>9.2f}  {us['b.py'] / us['b.nat']:>9.2f}x "
+            f"{us['i.py'] / us['i.nat']:>9.2f}x"
+        )
+    print(
+        "b.*: MessageBuilder.build with the yangkey-instances header; i.*: yangkey ingest's"
+        " CatalogFeeds.header; ratios: the native speed-up"
     )
 
 

@@ -28,9 +28,11 @@ class Decoder:
         route: Callable[[int, str | None], tuple[Walker, str, Any] | None],
         with_xpaths: bool = False,
         routes: Routes | dict[tuple[int, str | None], tuple[Walker, str, Any]] | None = None,
+        with_instances: bool = False,
     ) -> tuple[Any, ...] | None:
         """(extra, subscription id, sequence number, event time, key, branch keys, xpaths) of a
-        JSON push-update, or None: the reference derives it (yangkey/native.py)."""
+        JSON push-update (with_instances: and per branch its instance feed header), or None:
+        the reference derives it (yangkey/native.py)."""
     def keys_xml(
         self,
         raw: bytes,
@@ -40,11 +42,14 @@ class Decoder:
         with_xpaths: bool = False,
         routes: Routes | dict[tuple[int, str | None], tuple[Walker, str, Any]] | None = None,
     ) -> tuple[Any, ...] | None:
-        """``keys`` of an XML push-update (contract 4), or None: the reference derives it."""
+        """``keys`` of an XML push-update (contract 5), or None: the reference derives it."""
+    def instances(self, raw: bytes, source: str, walker: Walker) -> tuple[bytes | None, ...] | None:
+        """Per branch the instance feed header of a JSON push-update, or None: the reference."""
 
 class Walker:
-    def __init__(self, branches: list[Any]) -> None:
-        """A compiled subscription's walkers, from yangkey.native.tables' plain data."""
+    def __init__(self, branches: list[Any], feeds: list[Any] | None = None) -> None:
+        """A compiled subscription's walkers, from yangkey.native.tables' plain data; feeds:
+        per branch yangkey.native.feed_table's."""
 
 class Routes:
     """The route's answers by (subscription id, node), read by Decoder.keys without Python."""

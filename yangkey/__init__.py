@@ -68,8 +68,8 @@ The catalog
     records of the shared catalog topic), :mod:`yangkey.entries` (a catalog entry),
     :mod:`yangkey.catalog` (subscriptions file to compiled catalog, learning).
 The producer
-    :mod:`yangkey.instances` (the instance feed), :mod:`yangkey.producer` (raw bytes to keyed
-    messages or a rejection).
+    :mod:`yangkey.instances` (the instance feed), :mod:`yangkey.native_feed` (its tables for
+    the native pass), :mod:`yangkey.producer` (raw bytes to keyed messages or a rejection).
 For the edges
     :mod:`yangkey.jvm` (the JDK, JVM processes), :mod:`yangkey.summary` (a stored message in
     one line).

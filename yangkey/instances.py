@@ -375,9 +375,11 @@ def _pinned_key(branch: Branch, key: Leaf) -> str:
 class _Slot:
     """One leaf in the plan, with the function giving its feed value (chosen once)."""
 
-    __slots__ = ("name", "value")
+    __slots__ = ("leaf", "name", "value")
 
     def __init__(self, leaf: Leaf) -> None:
+        self.leaf = leaf
+        """What the native feed's table is made of (:func:`yangkey.native_feed.feed_table`)."""
         self.name = leaf.name
         self.value: Callable[[Any], Any] = _converter(leaf)
 

@@ -6,7 +6,8 @@ else the Python reference (:func:`yangkey.notifications.decode`). ``YANGKEY_NATI
 Python. Which path runs is logged once at debug level, and :func:`status` tells it
 (``yangkey --version`` prints it).
 
-The interface (contract 4; contract 4 added ``Decoder.keys_xml``):
+The interface (contract 5: contract 3's, the instance feed contract 4 added, and
+``Decoder.keys_xml``, added by contract 5):
 
 * ``yangkey_native.CONTRACT`` (int) and ``__version__`` (str);
 * ``yangkey_native.Decoder(model)``: ``model`` is :func:`model`'s dict, the classes a decode
@@ -41,7 +42,7 @@ The interface (contract 4; contract 4 added ``Decoder.keys_xml``):
   value the native canons do not read, a node name that is not plain ASCII, no instance.
 
 * ``Decoder.keys_xml(raw, source, ns_modules, route, with_xpaths=False, routes=None)``
-  (contract 4): ``keys`` of an XML push-update, in every framing the reference decodes
+  (contract 5): ``keys`` of an XML push-update, in every framing the reference decodes
   (NETCONF ``<notification>``, the telemetry message, the envelope, a bare push-update,
   Huawei's ``sysName``/``sequenceNumber``, IOS-XE's ``subscription-id`` and
   ``datastore-contents-xml`` holding the elements). The datastore contents are walked as the
@@ -57,8 +58,22 @@ The interface (contract 4; contract 4 added ``Decoder.keys_xml``):
   set as a dict is (``routes[(id, node)] = (walker, node_name, extra)``), ``len`` and
   ``clear()``; :func:`routes` makes one.
 
-The Python implementation stays the reference: tests/unit/test_native_decode.py checks that
-both paths agree.
+Contract 4 adds the instance feed (:mod:`yangkey.instances`) of JSON push-updates:
+
+* ``yangkey_native.Walker(tables, feeds)``: ``feeds`` per branch
+  :func:`yangkey.native_feed.feed_table`'s plain
+  data of its :class:`~yangkey.instances.InstanceFeed` (the leaf table stays computed in
+  Python); :func:`yangkey.native_feed.feed_walker` makes one;
+* ``Decoder.keys(..., with_instances=True)`` with such a walker: an eighth item, per branch the
+  ``yangkey-instances`` header's bytes (``InstanceFeed.header``'s, byte for byte) or None (no
+  instance there), from the same walk as the keys; the whole answer is None (the reference
+  answers) when a feed meets what it does not mirror (a value its converters do not read, a
+  float in a nested list, a converter that raises);
+* ``Decoder.instances(raw, source, walker)``: those headers alone (``yangkey ingest``), or
+  None as ``keys`` would be; :func:`instances` calls it.
+
+The Python implementation stays the reference: tests/unit/test_native_decode.py,
+test_native_keys.py and test_native_feed.py check that both paths agree.
 """
 
 from __future__ import annotations
@@ -69,7 +84,7 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any, Protocol
 
-from yangkey.compiled import CompiledSubscription
+from yangkey.compiled import Branch, CompiledSubscription
 from yangkey.errors import FramingError, InputError, NotificationError, ShapeError
 from yangkey.messages import CONTENT_TYPE_JSON, CONTENT_TYPE_XML
 from yangkey.notification_model import (
@@ -88,7 +103,7 @@ from yangkey.notification_model import (
 from yangkey.notifications import decode as python_decode
 from yangkey.values import Canon, QNameText, canon_integer, canon_string
 
-CONTRACT = 4
+CONTRACT = 5
 """The ``yangkey_native.CONTRACT`` this module speaks."""
 ENV_NATIVE = "YANGKEY_NATIVE"
 
@@ -116,6 +131,7 @@ class _Decoder(Protocol):
         route: Route,
         with_xpaths: bool = False,
         routes: Any = None,  # a RouteMemo: yangkey_native.Routes or a dict
+        with_instances: bool = False,
     ) -> Keys | None: ...
 
     def keys_xml(
@@ -127,6 +143,10 @@ class _Decoder(Protocol):
         with_xpaths: bool = False,
         routes: Any = None,
     ) -> Keys | None: ...
+
+    def instances(
+        self, raw: bytes, source: str, walker: Any
+    ) -> tuple[bytes | None, ...] | None: ...
 
 
 Route = Callable[[int, str | None], "tuple[Any, str, Any] | None"]
@@ -149,9 +169,10 @@ class RouteMemo(Protocol):
         """Forget them all."""
 
 
-Keys = tuple[Any, int, Any, Any, bytes, tuple[bytes | None, ...], tuple[str, ...] | None]
+Keys = tuple[Any, ...]
 """``Decoder.keys``'s answer: extra, subscription id, sequence number, event time, the key of
-every instance, per branch its key or None, every instance's XPath (or None)."""
+every instance, per branch its key or None, every instance's XPath (or None); with
+``with_instances`` also per branch its instance feed header (or None)."""
 
 
 def model() -> dict[str, Any]:
@@ -255,33 +276,36 @@ def tables(compiled: CompiledSubscription) -> list[Any] | None:
     leaf-list step before the last)."""
     branches: list[Any] = []
     for branch in compiled.branches:
-        steps = branch.steps
-        if any(step.kind in ("leaf", "leaf-list") for step in steps[:-1]):
+        table = branch_table(branch)
+        if table is None:
             return None
-        branches.append(
-            (
-                list(branch.pieces),
-                list(branch.positional),
-                [
-                    (
-                        step.kind,
-                        step.module,
-                        step.member,
-                        step.qualified_member,
-                        [
-                            (slot.member, _canon(slot.canon), slot.pinned, slot.positional)
-                            for slot in step.keys
-                        ],
-                        [
-                            (f.member, f.qualified_member, _canon(f.canon), f.value)
-                            for f in step.filters
-                        ],
-                    )
-                    for step in steps
-                ],
-            )
-        )
+        branches.append(table)
     return branches
+
+
+def branch_table(branch: Branch) -> tuple[Any, ...] | None:
+    """One branch of :func:`tables` (None: a shape the native walker does not mirror)."""
+    steps = branch.steps
+    if any(step.kind in ("leaf", "leaf-list") for step in steps[:-1]):
+        return None
+    return (
+        list(branch.pieces),
+        list(branch.positional),
+        [
+            (
+                step.kind,
+                step.module,
+                step.member,
+                step.qualified_member,
+                [
+                    (slot.member, _canon(slot.canon), slot.pinned, slot.positional)
+                    for slot in step.keys
+                ],
+                [(f.member, f.qualified_member, _canon(f.canon), f.value) for f in step.filters],
+            )
+            for step in steps
+        ],
+    )
 
 
 def walker(compiled: CompiledSubscription) -> Any | None:
@@ -295,6 +319,16 @@ def walker(compiled: CompiledSubscription) -> Any | None:
     import yangkey_native  # type: ignore[import-not-found,unused-ignore]  # noqa: PLC0415
 
     return yangkey_native.Walker(data)
+
+
+def instances(raw: bytes, source: str, walker: Any) -> tuple[bytes | None, ...] | None:
+    """``Decoder.instances``: per branch of ``walker``
+    (:func:`yangkey.native_feed.feed_walker`'s) its instance
+    feed header, or None when the native path is off or leaves ``raw`` to the reference."""
+    decoder = _load()[0]
+    if decoder is None or type(raw) is not bytes:
+        return None
+    return decoder.instances(raw, source, walker)
 
 
 def routes() -> RouteMemo:
@@ -315,11 +349,14 @@ def keys(
     route: Route,
     with_xpaths: bool = False,
     routes: RouteMemo | None = None,
+    with_instances: bool = False,
 ) -> Keys | None:
     """``Decoder.keys`` (see the module doc), or None when the native path is off."""
     decoder = _load()[0]  # not _decoder(): one call less per notification
     if decoder is None or type(raw) is not bytes:
         return None
+    if with_instances:
+        return decoder.keys(raw, source, ns_modules, route, with_xpaths, routes, True)
     return decoder.keys(raw, source, ns_modules, route, with_xpaths, routes)
 
 

@@ -42,6 +42,7 @@ from yangkey.native import active as native_active
 from yangkey.native import keys as native_keys
 from yangkey.native import keys_xml as native_keys_xml
 from yangkey.native import routes as native_routes
+from yangkey.native_feed import feed_walker
 from yangkey.notifications import Notification, Wanted, decode
 from yangkey.schema import SchemaContext
 from yangkey.topics import topic_name_problem
@@ -71,8 +72,10 @@ class ProducerKnobs:
     instances: bool = False
     """The ``yangkey-instances`` header: the typed instance rows of each message for the
     ClickHouse instance tables (docs/design.md#instance-feed); per-branch topics only. Off by
-    default: it costs the producer 2.5-3x (benchmarks/bench_typed.py) and ``yangkey ingest``
-    computes the same rows itself; a server's Kafka engine tables need it on."""
+    default: it costs the producer 2.5-3x on the Python path (benchmarks/bench_typed.py; the
+    native pass writes JSON push-updates' headers itself, benchmarks/bench_native.py) and
+    ``yangkey ingest`` computes the same rows itself; a server's Kafka engine tables need it
+    on."""
     empty_updates: EmptyUpdates = "count"
     """An update without data (a heartbeat) is no error: ``count`` it in the run summary, or
     also send it to the dead-letter topic (``dead-letter``, kind ``empty-update``)."""
@@ -129,9 +132,13 @@ class MessageBuilder:
         self.feed_failures = 0
         """Messages sent without the instance header: a leaf value the feed could not read."""
         self._routes: dict[tuple[int, str | None, str], _Route] = {}
-        self.native = native_active() and not self.knobs.instances
+        self.native = native_active()
         """Whether JSON push-updates are keyed by the native pass (:func:`yangkey.native.keys`;
-        off with the instance feed, which reads the data tree)."""
+        with the instance feed on, the pass writes its header too)."""
+        self._with_feed = self.knobs.instances and self.knobs.per_branch
+        """Whether a message carries the instance feed header."""
+        self._feed_walkers: dict[int, tuple[CatalogEntry, Any]] = {}
+        """Per entry (by identity, the entry kept alive) its native walker with feeds."""
         self.native_keyed = 0
         """Notifications keyed by the native pass so far (the run summary tells them)."""
         self._native_routes = native_routes()
@@ -239,19 +246,30 @@ class MessageBuilder:
                 source=source,
             )
         if self.native:
-            # A push-update keyed without its data tree in Python; None: the Python path.
+            # A push-update keyed without its data tree in Python; None: the Python path. XML
+            # natively only without the instance feed (keys_xml writes no header).
             if raw.startswith(b"<"):
-                found = native_keys_xml(
-                    raw,
-                    source,
-                    self.ns_modules,
-                    self._native_route_xml,
-                    False,
-                    self._native_routes_xml,
+                found = (
+                    None
+                    if self._with_feed
+                    else native_keys_xml(
+                        raw,
+                        source,
+                        self.ns_modules,
+                        self._native_route_xml,
+                        False,
+                        self._native_routes_xml,
+                    )
                 )
             else:
                 found = native_keys(
-                    raw, source, self.ns_modules, self._native_route, False, self._native_routes
+                    raw,
+                    source,
+                    self.ns_modules,
+                    self._native_route,
+                    False,
+                    self._native_routes,
+                    self._with_feed,
                 )
             if found is not None:
                 self.native_keyed += 1
@@ -324,16 +342,39 @@ class MessageBuilder:
         entry = route[0]
         if not isinstance(entry, CatalogEntry) or not name or entry.deriver.native is None:
             return None
-        answer = (entry.deriver.native, name, route)
+        walker = self._feed_walker(entry) if self._with_feed else entry.deriver.native
+        if walker is None:
+            return None
+        answer = (walker, name, route)
         memo[(subscription_id, node)] = answer
         return answer
 
+    def _feed_walker(self, entry: CatalogEntry) -> Any | None:
+        """The native walker of ``entry`` with the instance feed of each of its topics, or
+        None (a feed that cannot be built: the Python path words it)."""
+        known = self._feed_walkers.get(id(entry))
+        if known is not None and known[0] is entry:
+            return known[1]
+        branches = entry.compiled.branches
+        try:
+            feeds = [self._feed(entry, index) for index in range(len(branches))]
+        except YangkeyError:
+            walker = None
+        else:
+            walker = feed_walker(branches, feeds)
+        if len(self._feed_walkers) >= MAX_ROUTES:
+            self._feed_walkers.clear()
+        self._feed_walkers[id(entry)] = (entry, walker)
+        return walker
+
     def _native_messages(self, raw: bytes, found: Keys) -> list[KeyedMessage]:
         """``_build``'s messages from the keys :func:`yangkey.native.keys` composed."""
-        (entry, (fixed, size)), _, sequence_number, event_time, key, branch_keys, _ = found
+        (entry, (fixed, size)), _, sequence_number, event_time, key, branch_keys = found[:6]
         own = notification_headers(sequence_number, event_time)
         headers = fixed + own
         self.header_bytes = max(self.header_bytes, size + header_bytes(own))
+        if self._with_feed:
+            return self._native_feed_messages(raw, entry, headers, branch_keys, found[7])
         knobs = self.knobs
         keys = knobs.keys
         if not knobs.per_branch:
@@ -346,6 +387,31 @@ class MessageBuilder:
             for index, branch_key in enumerate(branch_keys)
             if branch_key is not None
         ]
+
+    def _native_feed_messages(
+        self,
+        raw: bytes,
+        entry: CatalogEntry,
+        headers: Headers,
+        branch_keys: tuple[bytes | None, ...],
+        feeds: tuple[bytes | None, ...],
+    ) -> list[KeyedMessage]:
+        """``_native_messages`` with each message's instance feed header (the native pass's,
+        byte for byte ``_with_instances``')."""
+        keys = self.knobs.keys
+        topics = entry.topics
+        messages: list[KeyedMessage] = []
+        for index, branch_key in enumerate(branch_keys):
+            if branch_key is None:
+                continue
+            value = feeds[index]
+            assert value is not None  # a branch with an instance has its feed
+            extended = headers + instances_headers(value)
+            self.header_bytes = max(self.header_bytes, header_bytes(extended))
+            messages.append(
+                KeyedMessage(topics[index], branch_key if keys else None, raw, extended)
+            )
+        return messages
 
     def _unrouted(
         self,

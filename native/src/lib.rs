@@ -7,6 +7,7 @@
 //! (malformed, an encoding other than UTF-8, a DTD, an entity, nesting or size past the
 //! limits), whose error the reference words. The Python adapter is ``yangkey/native.py``.
 
+mod feed;
 mod json;
 mod jsonframe;
 mod model;
@@ -29,7 +30,7 @@ use xmlconv::NsTable;
 
 /// The interface version: yangkey uses this module only when it expects the same number.
 /// Raise it on any change of what ``Decoder`` takes or returns.
-const CONTRACT: u32 = 4;
+const CONTRACT: u32 = 5;
 
 pub struct Ctx<'py, 'a> {
     pub py: Python<'py>,
@@ -222,8 +223,10 @@ impl Decoder {
     /// subscription_id, sequence_number, event_time, key, branch_keys, xpaths)`` (``xpaths``:
     /// every instance's, sorted, when ``with_xpaths``, else None), or None for
     /// anything it leaves to the reference (not a JSON push-update with datastore-contents,
-    /// any error, a value the native canons do not read, no instance found).
-    #[pyo3(signature = (raw, source, ns_modules, route, with_xpaths=false, routes=None))]
+    /// any error, a value the native canons do not read, no instance found). With
+    /// ``with_instances`` (a walker built with feeds), an eighth item: per branch its instance
+    /// feed header's bytes or None (feed.rs), from the same walk; None when a feed stops.
+    #[pyo3(signature = (raw, source, ns_modules, route, with_xpaths=false, routes=None, with_instances=false))]
     #[allow(clippy::too_many_arguments)]
     fn keys<'py>(
         &self,
@@ -234,6 +237,7 @@ impl Decoder {
         route: &Bound<'py, PyAny>,
         with_xpaths: bool,
         routes: Option<&Bound<'py, PyAny>>,
+        with_instances: bool,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let data = raw.as_bytes();
         if start(data) != Start::Json {
@@ -317,6 +321,7 @@ impl Decoder {
                 }
             };
         let contents = tape::V { doc: &doc, at };
+        let mut headers = Vec::new();
         let Ok((key, branch_keys, xpaths)) = walk::keys(
             py,
             ctx.names,
@@ -325,22 +330,71 @@ impl Decoder {
             node_name,
             subscription_id,
             with_xpaths,
+            with_instances.then_some(&mut headers),
         ) else {
             return Ok(None);
         };
         let none = || py.None().into_bound(py);
-        Ok(Some(PyTuple::new(
+        let mut answer = vec![
+            extra,
+            id.clone(),
+            note.sequence_number.clone().unwrap_or_else(none),
+            note.event_time.clone().unwrap_or_else(none),
+            key,
+            branch_keys,
+            xpaths,
+        ];
+        if with_instances {
+            answer.push(header_tuple(py, headers)?.into_any());
+        }
+        Ok(Some(PyTuple::new(py, answer)?))
+    }
+
+    /// The instance feed headers of a JSON push-update (``yangkey ingest``'s): per branch of
+    /// ``walker`` (built with feeds) the ``yangkey-instances`` header's bytes or None (no
+    /// instance there); None for anything left to the reference (not a JSON push-update with
+    /// datastore-contents, any error, no instance at all, a value a feed does not mirror).
+    fn instances<'py>(
+        &self,
+        py: Python<'py>,
+        raw: &Bound<'py, PyBytes>,
+        source: &Bound<'py, PyAny>,
+        walker: &Bound<'py, walk::Walker>,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let data = raw.as_bytes();
+        if start(data) != Start::Json {
+            return Ok(None);
+        }
+        let Ok(doc) = json::parse(data, true) else {
+            return Ok(None);
+        };
+        let mut guard = self.state.try_lock();
+        let mut own = None;
+        let state = state_of(&mut guard, &mut own);
+        state.names.next_document();
+        let mut ctx = Ctx {
             py,
-            [
-                extra,
-                id.clone(),
-                note.sequence_number.clone().unwrap_or_else(none),
-                note.event_time.clone().unwrap_or_else(none),
-                key,
-                branch_keys,
-                xpaths,
-            ],
-        )?))
+            model: &self.model,
+            source,
+            names: &mut state.names,
+            table: None,
+            wanted: None,
+            keys_only: true,
+        };
+        let mut note = Note::new();
+        if jsonframe::notification(&mut ctx, doc.root(), &mut note).is_err() {
+            return Ok(None);
+        }
+        let Some(at) = note.contents else {
+            return Ok(None);
+        };
+        let contents = tape::V { doc: &doc, at };
+        match walk::instances(py, ctx.names, walker.get(), contents) {
+            Ok(headers) if headers.iter().any(Option::is_some) => {
+                Ok(Some(header_tuple(py, headers)?))
+            }
+            _ => Ok(None),
+        }
     }
 
     /// ``keys`` of an XML push-update (xmlkeys.rs; contract 4): the same arguments and
@@ -392,6 +446,17 @@ impl Decoder {
             Err(_) => Ok(None),
         }
     }
+}
+
+/// Per branch its feed header as bytes, or None.
+fn header_tuple(py: Python<'_>, headers: Vec<Option<Vec<u8>>>) -> PyResult<Bound<'_, PyTuple>> {
+    PyTuple::new(
+        py,
+        headers.into_iter().map(|header| match header {
+            Some(header) => PyBytes::new(py, &header).into_any(),
+            None => py.None().into_bound(py),
+        }),
+    )
 }
 
 #[pymodule]

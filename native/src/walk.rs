@@ -20,7 +20,7 @@ pub struct Stop;
 type W<T> = Result<T, Stop>;
 
 /// How a key value or filter value is made canonical (``yangkey.values``).
-enum Canon {
+pub(crate) enum Canon {
     /// ``canon_string``: text as written, integers and booleans as Python writes them.
     Str,
     /// ``canon_integer``: decimal without sign ``+`` or leading zeros.
@@ -46,7 +46,7 @@ struct Filter {
 }
 
 #[derive(PartialEq, Eq, Clone, Copy)]
-enum Kind {
+pub(crate) enum Kind {
     Container,
     List,
     LeafList,
@@ -61,12 +61,19 @@ struct Step {
     filters: Vec<Filter>,
 }
 
-struct Branch {
+pub(crate) struct Branch {
     /// The pieces' total length: a rendered XPath's size but for its values.
     size: usize,
     pieces: Vec<String>,
     bare: Vec<bool>,
     steps: Vec<Step>,
+}
+
+impl Branch {
+    /// A branch without steps (no walk: it has no instance).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
 }
 
 /// A compiled subscription's walkers, built once from ``yangkey.native.tables``.
@@ -75,6 +82,8 @@ pub struct Walker {
     branches: Vec<Branch>,
     /// [`Walker::names`], worked out once.
     names: Vec<String>,
+    /// Per branch its instance feed (feed.rs), when built with ``feeds``.
+    feeds: Option<Vec<crate::feed::Feed>>,
 }
 
 fn canon_of(value: &Bound<'_, PyAny>) -> PyResult<Canon> {
@@ -122,8 +131,10 @@ impl Walker {
     /// member, qualified_member, keys, filters)``, a key ``(member, canon, pinned,
     /// positional)``, a filter ``(member, qualified_member, canon, value)``; a canon is
     /// ``"string"``, ``"integer"`` or the reference's callable.
+    /// ``feeds``: per branch its instance feed's table (``yangkey.native.feed_table``).
     #[new]
-    fn new(branches: Vec<BranchData<'_>>) -> PyResult<Self> {
+    #[pyo3(signature = (branches, feeds=None))]
+    fn new(branches: Vec<BranchData<'_>>, feeds: Option<Vec<Bound<'_, PyAny>>>) -> PyResult<Self> {
         let mut built = Vec::new();
         for (pieces, bare, steps) in branches {
             if bare.len() + 1 != pieces.len() {
@@ -167,8 +178,23 @@ impl Walker {
                 steps: compiled,
             });
         }
+        let feeds = match feeds {
+            None => None,
+            Some(feeds) if feeds.len() == built.len() => Some(
+                feeds
+                    .iter()
+                    .map(crate::feed::Feed::new)
+                    .collect::<PyResult<Vec<_>>>()?,
+            ),
+            Some(_) => {
+                return Err(pyo3::exceptions::PyValueError::new_err(
+                    "yangkey_native.Walker: one feed per branch",
+                ))
+            }
+        };
         let mut walker = Walker {
             branches: built,
+            feeds,
             names: Vec::new(),
         };
         walker.names = walker.read_names();
@@ -243,12 +269,12 @@ fn integer_text(text: &str) -> W<Cow<'_, str>> {
     })
 }
 
-struct Run<'py, 'n> {
-    py: Python<'py>,
-    names: &'n mut NameCache,
+pub(crate) struct Run<'py, 'n> {
+    pub py: Python<'py>,
+    pub names: &'n mut NameCache,
     /// An XML document's ``prefix:name`` leaves (xmlkeys.rs): what a converter is handed
     /// for them, as the reference's tree holds them.
-    qnames: Option<&'n QNames>,
+    pub qnames: Option<&'n QNames>,
 }
 
 /// The leaves of an XML document's tape whose text is ``prefix:name`` with a prefix in
@@ -257,6 +283,32 @@ struct Run<'py, 'n> {
 pub struct QNames {
     pub class: Py<PyAny>,
     pub at: Vec<(usize, std::rc::Rc<str>)>,
+}
+
+/// Where the walk puts each instance it finds: its XPath (the key pass), or that and its
+/// instance feed object (feed.rs). ``value`` is what the entries walker reports as its value.
+pub(crate) trait Out<'d> {
+    fn found(
+        &mut self,
+        run: &mut Run<'_, '_>,
+        branch: &Branch,
+        values: &[Cow<'d, str>],
+        value: V<'d, '_>,
+    ) -> W<()>;
+}
+
+impl<'d> Out<'d> for Vec<String> {
+    #[inline]
+    fn found(
+        &mut self,
+        _run: &mut Run<'_, '_>,
+        branch: &Branch,
+        values: &[Cow<'d, str>],
+        _value: V<'d, '_>,
+    ) -> W<()> {
+        self.push(render(branch, values));
+        Ok(())
+    }
 }
 
 impl Run<'_, '_> {
@@ -313,13 +365,13 @@ impl Run<'_, '_> {
     /// The walker of one branch from step ``index`` on, below ``parent``; ``values`` holds
     /// the open placeholders' values so far. A return is the generated walker's ``continue``
     /// of the innermost list loop (or its ``return`` outside any).
-    fn walk<'d>(
+    pub(crate) fn walk<'d>(
         &mut self,
         branch: &Branch,
         index: usize,
         parent: V<'d, '_>,
         values: &mut Vec<Cow<'d, str>>,
-        out: &mut Vec<String>,
+        out: &mut impl Out<'d>,
     ) -> W<()> {
         let step = &branch.steps[index];
         let last = index + 1 == branch.steps.len();
@@ -327,13 +379,13 @@ impl Run<'_, '_> {
             return Ok(());
         };
         match step.kind {
-            Kind::Leaf => out.push(render(branch, values)),
+            Kind::Leaf => out.found(self, branch, values, child)?,
             Kind::Container => {
                 if !step.filters.is_empty() && !self.passes(child, step)? {
                     return Ok(());
                 }
                 if last {
-                    out.push(render(branch, values));
+                    out.found(self, branch, values, child)?;
                 } else if child.is_object() {
                     self.walk(branch, index + 1, child, values, out)?;
                 }
@@ -348,13 +400,14 @@ impl Run<'_, '_> {
                     match &slot.pinned {
                         Some(pinned) => {
                             if *text == **pinned {
-                                out.push(render(branch, values));
+                                out.found(self, branch, values, item)?;
                             }
                         }
                         None => {
                             values.push(text);
-                            out.push(render(branch, values));
+                            let taken = out.found(self, branch, values, item);
                             values.pop();
+                            taken?;
                         }
                     }
                 }
@@ -384,7 +437,7 @@ impl Run<'_, '_> {
         entry: V<'d, '_>,
         position: usize,
         values: &mut Vec<Cow<'d, str>>,
-        out: &mut Vec<String>,
+        out: &mut impl Out<'d>,
     ) -> W<()> {
         if !entry.is_object() {
             return Ok(()); // the reference's TypeError / type check: continue
@@ -413,8 +466,7 @@ impl Run<'_, '_> {
             return Ok(());
         }
         if last {
-            out.push(render(branch, values));
-            Ok(())
+            out.found(self, branch, values, entry)
         } else {
             self.walk(branch, index + 1, entry, values, out)
         }
@@ -464,7 +516,7 @@ fn quote(value: &str, out: &mut String) {
 }
 
 /// The concrete XPath: the template's pieces around the open values, a position bare.
-fn render(branch: &Branch, values: &[Cow<'_, str>]) -> String {
+pub(crate) fn render(branch: &Branch, values: &[Cow<'_, str>]) -> String {
     let size = branch.size + values.iter().map(|v| v.len() + 2).sum::<usize>();
     let mut out = String::with_capacity(size);
     out.push_str(&branch.pieces[0]);
@@ -533,9 +585,33 @@ fn encode_key<'py>(
     })
 }
 
+/// Per branch the instance feed header of a push-update's data (``Decoder.instances``): None
+/// for a branch without an instance; stops where the reference's feed would not be mirrored.
+pub fn instances(
+    py: Python<'_>,
+    names: &mut NameCache,
+    walker: &Walker,
+    data: V<'_, '_>,
+) -> W<Vec<Option<Vec<u8>>>> {
+    let feeds = walker.feeds.as_ref().ok_or(Stop)?;
+    let mut run = Run {
+        py,
+        names,
+        qnames: None,
+    };
+    let mut values = Vec::new();
+    let mut headers = Vec::with_capacity(feeds.len());
+    for (branch, feed) in walker.branches.iter().zip(feeds) {
+        let mut found = Vec::new();
+        headers.push(feed.walk(&mut run, branch, data, &mut values, &mut found)?);
+    }
+    Ok(headers)
+}
+
 /// The message keys of a push-update's data: ``(key, branch_keys)``, the key of every
 /// instance and per branch its key or None (no instance there). Stops where
 /// ``KeyDeriver.derive`` would leave its hot path or raise.
+#[allow(clippy::too_many_arguments)]
 pub fn keys<'py>(
     py: Python<'py>,
     names: &mut NameCache,
@@ -544,6 +620,7 @@ pub fn keys<'py>(
     node: &str,
     subscription_id: u32,
     with_xpaths: bool,
+    headers: Option<&mut Vec<Option<Vec<u8>>>>,
 ) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     keys_with(
         py,
@@ -553,6 +630,7 @@ pub fn keys<'py>(
         node,
         subscription_id,
         with_xpaths,
+        headers,
         None,
     )
 }
@@ -567,17 +645,27 @@ pub fn keys_with<'py>(
     node: &str,
     subscription_id: u32,
     with_xpaths: bool,
+    mut headers: Option<&mut Vec<Option<Vec<u8>>>>,
     qnames: Option<&QNames>,
 ) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     if !plain_node_name(node) {
         return Err(Stop);
     }
+    // ``headers``: per branch its instance feed's header too, in the same walk (feed.rs)
+    let feeds = match (&headers, &walker.feeds) {
+        (None, _) => None,
+        (Some(_), Some(feeds)) => Some(feeds),
+        (Some(_), None) => return Err(Stop),
+    };
     let mut run = Run { py, names, qnames };
     let mut per_branch = Vec::with_capacity(walker.branches.len());
     let mut values = Vec::new();
-    for branch in &walker.branches {
+    for (index, branch) in walker.branches.iter().enumerate() {
         let mut found = Vec::new();
-        if !branch.steps.is_empty() {
+        if let (Some(feeds), Some(headers)) = (feeds, headers.as_deref_mut()) {
+            let feed = &feeds[index];
+            headers.push(feed.walk(&mut run, branch, data, &mut values, &mut found)?);
+        } else if !branch.steps.is_empty() {
             run.walk(branch, 0, data, &mut values, &mut found)?;
         }
         per_branch.push(sorted_unique(found, branch.pieces[0].len()));

@@ -598,6 +598,7 @@ impl Decoder {
             &node_name,
             frame.subscription_id,
             with_xpaths,
+            None,
             Some(&qnames),
         ) else {
             return Ok(None);
@@ -707,6 +708,7 @@ impl Decoder {
             &node_name,
             subscription_id,
             with_xpaths,
+            None,
             Some(&qnames),
         ) else {
             return Ok(None);

@@ -29,8 +29,9 @@ from yangkey.clickhouse.identifiers import qualified
 from yangkey.clickhouse.ingest import ingest
 from yangkey.clickhouse.tables import topic_tables
 from yangkey.config import parse_subscriptions
+from yangkey.errors import ConfigError
 from yangkey.kafka.catalog_topic import CatalogTopic
-from yangkey.kafka.config import ensure_topics, producer_config
+from yangkey.kafka.config import TopicSpec, ensure_topics, producer_config
 from yangkey.messages import KeyedMessage
 from yangkey.producer import MessageBuilder
 from yangkey.shared_catalog import SharedBranch, SharedSubscription, topic_specs
@@ -161,6 +162,22 @@ def test_catalog_topic_is_created_compacted_with_one_partition(
     resource = ConfigResource(ConfigResource.Type.TOPIC, topic)
     configs = admin.describe_configs([resource])[resource].result(10)
     assert configs["cleanup.policy"].value == "compact"
+
+
+def test_a_catalog_topic_whose_records_can_expire_is_refused(
+    kafka_bootstrap: str, topic_name: str
+) -> None:
+    # Learned subscriptions that expire would be learned again under new generations.
+    topic = f"{topic_name}-expiring"
+    configs = {"cleanup.policy": "compact,delete", "retention.ms": "60000"}
+    ensure_topics(kafka_bootstrap, [TopicSpec(topic, configs=configs)])
+    with pytest.raises(ConfigError) as raised:
+        CatalogTopic(kafka_bootstrap, topic)
+    assert raised.value.source == f"kafka://{kafka_bootstrap}"
+    assert f"topic {topic}: cleanup.policy is compact,delete with retention.ms=60000" in str(
+        raised.value
+    )
+    assert "learned subscriptions would expire; the shared catalog needs" in str(raised.value)
 
 
 def test_two_writers_racing_on_one_subscription_agree(

@@ -15,8 +15,6 @@ broker is back) and with the default three (a new leader, a short pause).
 from __future__ import annotations
 
 import contextlib
-import http.client
-import json
 import os
 import signal
 import subprocess
@@ -28,7 +26,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, TopicPartition
@@ -39,6 +36,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
 )
 from factories import unique_name
 from pyspark.sql import SparkSession
+from registry_calls import call, json_schema, until
 from test_spark_job import Setup, Triple, _env, consume, make_setup, reference, triples, write_jsonl
 
 from yangkey.demo.sample import generate_count
@@ -364,23 +362,6 @@ def test_a_broker_whose_disk_is_replaced_loses_nothing(
 # --------------------------------------------------------------------------- the registry's store
 
 
-def registry_call(url: str, method: str, path: str, body: object = None) -> tuple[int, Any]:
-    """One request on its own connection: (status, JSON answer)."""
-    parts = urlsplit(url)
-    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
-    try:
-        data = None if body is None else json.dumps(body).encode()
-        connection.request(method, path, body=data)
-        response = connection.getresponse()
-        return response.status, json.loads(response.read() or b"null")
-    finally:
-        connection.close()
-
-
-def json_schema(name: str) -> dict[str, str]:
-    return {"schema": json.dumps({"type": "object", "title": name}), "schemaType": "JSON"}
-
-
 @dataclass
 class Traffic:
     """A reader and a writer against a registry instance, every answer kept: (status, error
@@ -398,7 +379,7 @@ class Traffic:
 
     def _timed(self, method: str, path: str, body: object = None) -> tuple[int, Any, float]:
         started = time.monotonic()
-        status, answer = registry_call(self.url, method, path, body)
+        status, answer = call(self.url, method, path, body)
         return status, answer, time.monotonic() - started
 
     def _code(self, status: int, answer: Any) -> int:
@@ -451,18 +432,11 @@ class Traffic:
         return any(status == 200 and sent > moment for status, _, _, sent in self.writes)
 
 
-def until(condition: Callable[[], bool], seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, f"not within {seconds:.0f}s: {what}"
-        time.sleep(0.2)
-
-
 def registry_view(url: str) -> dict[str, int]:
     """{subject: id of its version 1} as an instance answers it."""
     return {
-        subject: registry_call(url, "GET", f"/subjects/{subject}/versions/1")[1]["id"]
-        for subject in registry_call(url, "GET", "/subjects")[1]
+        subject: call(url, "GET", f"/subjects/{subject}/versions/1")[1]["id"]
+        for subject in call(url, "GET", "/subjects")[1]
     }
 
 
@@ -481,7 +455,7 @@ def test_the_registry_recovers_by_itself_when_its_single_replica_stores_leader_r
     ) as registry:
         url = registry.url
         for subject in known:
-            assert registry_call(url, "POST", f"/subjects/{subject}/versions",
+            assert call(url, "POST", f"/subjects/{subject}/versions",
                                  json_schema(subject))[0] == 200
         metadata = admin(cluster).list_topics(topic, timeout=10).topics[topic].partitions[0]
         assert metadata.replicas == [metadata.leader], "one replica"
@@ -545,7 +519,7 @@ def test_the_registry_writes_on_through_a_new_leader_of_its_replicated_store(
     with running_registry(cluster.bootstrap, topic, overrides={"log_level": 0}) as registry:
         url = registry.url
         for subject in known:
-            assert registry_call(url, "POST", f"/subjects/{subject}/versions",
+            assert call(url, "POST", f"/subjects/{subject}/versions",
                                  json_schema(subject))[0] == 200
         metadata = admin(cluster).list_topics(topic, timeout=10).topics[topic].partitions[0]
         assert len(metadata.replicas) == REPLICAS

@@ -5,7 +5,6 @@ share a --node-id, kill -9 of an instance under load; and store topics that can 
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import signal
@@ -17,10 +16,11 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 from confluent_kafka.admin import AdminClient
+from registry_calls import call, ok, until
+from registry_calls import json_schema as schema
 
 from yangkey.errors import ConfigError
 from yangkey.kafka.broker import EmbeddedKafka
@@ -39,38 +39,9 @@ FAST_CLEANING = {
 }
 
 
-def call(url: str, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-    parts = urlsplit(url)
-    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
-    try:
-        data = None if body is None else json.dumps(body).encode()
-        connection.request(method, path, body=data)
-        response = connection.getresponse()
-        return response.status, json.loads(response.read() or b"null")
-    finally:
-        connection.close()
-
-
-def ok(url: str, method: str, path: str, body: Any = None) -> Any:
-    status, answer = call(url, method, path, body)
-    assert status == 200, (method, path, status, answer)
-    return answer
-
-
-def schema(name: str) -> dict[str, str]:
-    return {"schema": json.dumps({"type": "object", "title": name}), "schemaType": "JSON"}
-
-
 def same_schema(answer: Any, name: str) -> bool:
     text = answer.get("schema") if isinstance(answer, dict) else None
     return text is not None and json.loads(text) == json.loads(schema(name)["schema"])
-
-
-def until(condition: Callable[[], bool], seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, f"not within {seconds}s: {what}"
-        time.sleep(0.2)
 
 
 def view(url: str) -> dict[str, list[tuple[int, int]]]:

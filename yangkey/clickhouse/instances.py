@@ -4,11 +4,13 @@ the ``yangkey-instances`` header to a record that lacks it (the feed: :mod:`yang
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from yangkey.clickhouse.columns import TypedTopic, shared_branches, typed_branches
 from yangkey.errors import YangkeyError
 from yangkey.instances import InstanceFeed, catalog_modules
+from yangkey.native import instances as native_instances
+from yangkey.native_feed import feed_walker
 from yangkey.notifications import decode
 from yangkey.schema import SchemaContext
 
@@ -33,6 +35,10 @@ class CatalogFeeds:
         self.branches: dict[str, Branch] = {}
         self.feeds: dict[str, InstanceFeed] = {}
         """The feeds built so far."""
+        self.walkers: dict[str, Any] = {}
+        """Per topic its feed's native walker (:func:`yangkey.native_feed.feed_walker`), or None."""
+        self.native_fed = 0
+        """Headers the native pass wrote (a JSON push-update it mirrors exactly)."""
         if catalog is not None:
             self._add(typed_branches(catalog))
         self.untyped: dict[str, str] = {}
@@ -73,6 +79,15 @@ class CatalogFeeds:
         feed = self.feed(topic)
         if feed is None:
             return None
+        if topic in self.walkers:
+            walker = self.walkers[topic]
+        else:
+            walker = self.walkers[topic] = feed_walker((feed.branch,), (feed,))
+        if walker is not None:
+            found = native_instances(value, source, walker)
+            if found is not None and found[0] is not None:
+                self.native_fed += 1
+                return found[0]
         try:
             return feed.header(decode(value, source, self.ns_modules))
         except YangkeyError as exc:

@@ -17,52 +17,14 @@ from collections.abc import Mapping
 
 from confluent_kafka import KafkaException
 
-from yangkey.errors import BrokerError, ConfigError
+from yangkey.errors import BrokerError, ConfigError, YangkeyError
 from yangkey.kafka.config import TopicSpec, admin_config, ensure_topics, kafka_reason
-from yangkey.kafka.log import KafkaLog
+from yangkey.kafka.log import SHARED_CATALOG, KafkaLog, ensure_log_topic
 from yangkey.kafka.logs import logged
 from yangkey.shared_catalog import SharedCatalog, SharedSubscription, topic_specs
-from yangkey.topics import BROKER_DEFAULT, replicas
+from yangkey.topics import replicas
 
 CATALOG_TOPIC = "_yangkey_catalog"
-
-
-def ensure_catalog_topic(
-    bootstrap: str,
-    topic: str = CATALOG_TOPIC,
-    *,
-    overrides: Mapping[str, object] | None = None,
-    replication_factor: int = BROKER_DEFAULT,
-    min_insync_replicas: int | None = None,
-    timeout: float = 15.0,
-    warn: bool = True,
-) -> None:
-    """Create the compacted single-partition topic if missing (replicated as the broker's
-    defaults say unless told otherwise); refuse one with more partitions (its offsets must be
-    one total order)."""
-    from confluent_kafka.admin import AdminClient  # noqa: PLC0415
-
-    where = f"kafka://{bootstrap}/{topic}"
-    # Quiet: an unreachable broker is one error line, not a log line per retry.
-    config = {"log_level": 0, **admin_config(bootstrap, overrides)}
-    admin = AdminClient(logged(config))
-    spec = TopicSpec(
-        topic,
-        partitions=1,
-        replication_factor=replication_factor,
-        min_insync_replicas=min_insync_replicas,
-        compaction=True,
-    )
-    try:
-        result = ensure_topics(admin, [spec], timeout=timeout, warn=warn)
-    except KafkaException as exc:
-        reason = f"cannot create the catalog topic: {kafka_reason(exc)}"
-        raise BrokerError(reason, source=where) from None
-    if result.warnings:
-        raise ConfigError(
-            "the shared catalog needs a single-partition topic; " + "; ".join(result.warnings),
-            source=where,
-        )
 
 
 def writer_id() -> str:
@@ -100,15 +62,19 @@ class CatalogTopic(SharedCatalog):
         self.create_topics = create_topics
         if create:
             factor, in_sync = replication
-            ensure_catalog_topic(
-                bootstrap,
-                topic,
-                overrides=overrides,
-                replication_factor=replicas(factor),
-                min_insync_replicas=in_sync,
-                timeout=timeout,
-                warn=warn,
-            )
+            try:
+                ensure_log_topic(
+                    bootstrap,
+                    topic,
+                    SHARED_CATALOG,
+                    overrides=overrides,
+                    replication_factor=replicas(factor),
+                    min_insync_replicas=in_sync,
+                    timeout=timeout,
+                    warn=warn,
+                )
+            except YangkeyError as exc:
+                raise exc.within(f"kafka://{bootstrap}") from None
         try:
             self.kafka_log = KafkaLog(bootstrap, topic, overrides=overrides, timeout=timeout)
         except KafkaException as exc:  # librdkafka refuses a setting: one line

@@ -26,7 +26,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from confluent_kafka import (
     OFFSET_BEGINNING,
@@ -98,21 +98,38 @@ _TRANSIENT = (
 )
 
 
+class LogUse(NamedTuple):
+    """Who keeps a compacted log, in the words its errors use."""
+
+    user: str
+    """``the registry``, ``the shared catalog``."""
+    records: str
+    """What would be lost if records expired: ``registered schemas``."""
+    other: str
+    """How to choose another topic instead: ``, or choose another --store-topic``."""
+
+
+REGISTRY_STORE = LogUse("the registry", "registered schemas", ", or choose another --store-topic")
+SHARED_CATALOG = LogUse("the shared catalog", "learned subscriptions", "")
+
+
 def ensure_log_topic(
     bootstrap: str,
     topic: str,
+    use: LogUse = REGISTRY_STORE,
     *,
     replication_factor: int = BROKER_DEFAULT,
     min_insync_replicas: int | None = None,
     overrides: Mapping[str, object] | None = None,
     timeout: float = 15.0,
+    warn: bool = True,
 ) -> None:
     """Create the compacted single-partition topic if missing (replicated as the broker's
-    defaults say unless told otherwise); refuse one with more partitions (offsets are the
-    sequence numbers: they must be one total order) or one whose records can expire (a
-    ``delete`` policy, or ``compact,delete`` with a retention). The messages name the schema
-    registry, this function's one user (the shared catalog has
-    :func:`yangkey.kafka.catalog_topic.ensure_catalog_topic`)."""
+    defaults say unless told otherwise; ``warn``: about too few replicas); refuse one with more
+    partitions (offsets are the sequence numbers: they must be one total order) or one whose
+    records can expire (a ``delete`` policy, or ``compact,delete`` with a retention). Errors
+    name the topic and ``use``."""
+    where = f"topic {topic}"
     # Quiet: an unreachable broker is reported once, as one error line, not per retry.
     config = {"log_level": 0, **admin_config(bootstrap, overrides)}
     admin = AdminClient(logged(config))
@@ -123,19 +140,23 @@ def ensure_log_topic(
         min_insync_replicas=min_insync_replicas,
         compaction=True,
     )
-    result = ensure_topics(admin, [spec], timeout=timeout)
+    try:
+        result = ensure_topics(admin, [spec], timeout=timeout, warn=warn)
+    except KafkaException as exc:
+        reason = f"cannot create the topic {use.user} needs: {kafka_reason(exc)}"
+        raise BrokerError(reason, source=where) from None
     if result.warnings:
         raise ConfigError(
-            "the registry needs a single-partition topic; " + "; ".join(result.warnings),
-            source=f"topic {topic}",
+            f"{use.user} needs a single-partition topic; " + "; ".join(result.warnings),
+            source=where,
         )
     problem = expiry_problem(topic_configs(admin, topic, timeout))
     if problem:
         raise ConfigError(
-            f"{problem}: registered schemas would expire; the registry needs "
+            f"{problem}: {use.records} would expire; {use.user} needs "
             "cleanup.policy=compact (kafka-configs --alter --entity-type topics --entity-name "
-            f"{topic} --add-config cleanup.policy=compact, or choose another --store-topic)",
-            source=f"topic {topic}",
+            f"{topic} --add-config cleanup.policy=compact{use.other})",
+            source=where,
         )
 
 
@@ -261,20 +282,28 @@ class KafkaLog:
                     raise self._failed(f"cannot read the end of {self.topic}: {reason}")
             except KafkaException as exc:
                 error = exc.args[0] if exc.args else None
-                transient = isinstance(error, KafkaError) and error.code() in _TRANSIENT
-                if not transient or time.monotonic() > deadline:
+                code = error.code() if isinstance(error, KafkaError) else None
+                if code not in _TRANSIENT or time.monotonic() > deadline:
                     raise self._failed(
                         f"cannot read the end of {self.topic}: {kafka_reason(exc)}"
                     ) from None
+                if code == KafkaError._TIMED_OUT:
+                    self._renew_admin()
             except TimeoutError:
                 if time.monotonic() > deadline:
                     raise self._failed(
                         f"cannot read the end of {self.topic}: no answer in {wait:g}s"
                     ) from None
-                # Asked of a leader that died with the request: a new client asks the new one.
-                with self._clients_lock:
-                    self.admin = AdminClient(logged(self.admin_config))
+                self._renew_admin()
             time.sleep(0.2)
+
+    def _renew_admin(self) -> None:
+        """A new admin client, after a request that got no answer in its time (whether
+        librdkafka timed it out or the wait for its result did): asked of a leader that died
+        with the request, the old client's metadata may still name it; a new one asks the
+        cluster who leads now."""
+        with self._clients_lock:
+            self.admin = AdminClient(logged(self.admin_config))
 
     def identity(self, timeout: float | None = None) -> str:
         """The topic's id: another one means the topic was created again."""

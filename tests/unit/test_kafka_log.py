@@ -1,0 +1,74 @@
+"""The compacted log's end-offset question (yangkey.kafka.log.KafkaLog.end_offset) when the
+broker asked does not answer: no broker here, the admin clients are stand-ins."""
+
+from __future__ import annotations
+
+import socket
+from concurrent.futures import Future
+from typing import Any
+
+import pytest
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
+
+from yangkey.kafka import log as kafka_log
+from yangkey.kafka.log import KafkaLog, LogUnavailable
+
+
+class Offset:
+    def __init__(self, offset: int) -> None:
+        self.offset = offset
+
+
+class Admin:
+    """An admin client whose offset requests fail with ``error`` (or answer ``offset``)."""
+
+    def __init__(self, *, error: int | None = None, offset: int = 0) -> None:
+        self.error = error
+        self.offset = offset
+        self.asked = 0
+
+    def list_offsets(self, request: dict[TopicPartition, Any], **_: Any) -> dict[Any, Future[Any]]:
+        self.asked += 1
+        future: Future[Any] = Future()
+        if self.error is None:
+            future.set_result(Offset(self.offset))
+        else:
+            future.set_exception(KafkaException(KafkaError(self.error)))
+        return {partition: future for partition in request}
+
+
+def closed_port() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{sock.getsockname()[1]}"
+
+
+@pytest.fixture
+def log() -> Any:
+    found = KafkaLog(closed_port(), "_schemas", timeout=3.0)
+    yield found
+    found.close()
+
+
+def test_a_request_librdkafka_timed_out_is_asked_again_of_a_new_client(
+    log: KafkaLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The leader died with the request in flight: the old client's metadata still names it.
+    stuck = Admin(error=KafkaError._TIMED_OUT)
+    log.admin = stuck  # type: ignore[assignment]
+    fresh = Admin(offset=7)
+    monkeypatch.setattr(kafka_log, "AdminClient", lambda config: fresh)
+    assert log.end_offset() == 7
+    assert stuck.asked == 1 and fresh.asked == 1
+
+
+def test_a_transient_error_other_than_a_timeout_keeps_the_client(
+    log: KafkaLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    moving = Admin(error=KafkaError.NOT_LEADER_FOR_PARTITION)
+    log.admin = moving  # type: ignore[assignment]
+    made: list[Admin] = []
+    monkeypatch.setattr(kafka_log, "AdminClient", lambda config: made.append(Admin()) or made[-1])
+    with pytest.raises(LogUnavailable, match="cannot read the end of _schemas"):
+        log.end_offset(timeout=1.0)
+    assert moving.asked > 1 and not made
