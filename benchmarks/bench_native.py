@@ -19,17 +19,20 @@ and yang-patch <= 2x the native JSON path) are phase B's, where walk, key and re
 move into Rust and the data tree no longer becomes Python objects; phase A's native decode
 still builds them.
 
-Phase B (the native key pass) follows in the same run: for the JSON push-update of each size,
+Phase B (the native key pass) follows in the same run: for the push-update of each size
+(JSON, the same data as XML, the same instances as a yang-patch),
 
 * ``python``: Phase 3 by the reference, bytes to key: :func:`yangkey.notifications.decode`
   then ``KeyDeriver.derive(...).key``;
 * ``native``: ``Decoder.keys`` (parse, framing, walk, canonical values, templates, key bytes;
   no data tree in Python), routed to the deriver's native walker as MessageBuilder routes
   (the route's answer remembered in a ``yangkey_native.Routes`` the pass reads itself);
+  ``Decoder.keys_xml`` for XML; none for yang-patch (the reference keys it);
 * ``b.py`` / ``b.nat``: ``MessageBuilder.build`` (the Spark worker's record building: keyed
   messages with their headers) without and with the native pass;
 
-and the ratios native / orjson.loads (target <= 1.0x), python / native, b.py / b.nat.
+and the ratios native / orjson.loads (target <= 1.0x), python / native, b.py / b.nat, and
+native / native JSON (XML and yang-patch: target <= 2x).
 
 Timed like bench_keys.py: the best of short CPU-time batches, interleaved across loops.
 
@@ -166,36 +169,60 @@ def phase_b(
         answer = routes[(subscription_id, node)] = (deriver.native, node, None)
         return answer
 
-    print("\nphase B: bytes -> key (JSON push-update); microseconds per notification")
     print(
-        f"{'instances':>9} {'bytes':>8} {'orjson':>9} {'python':>9} {'native':>9} "
-        f"{'b.py':>9} {'b.nat':>9}  {'nat/orjson':>10} {'py/nat':>7} {'b.py/b.nat':>10}"
+        "\nphase B: bytes -> key (JSON push-update; XML: the same data, Decoder.keys_xml;"
+        " yang-patch: the same instances, left to the reference); microseconds per notification"
     )
-    for count in (int(n) for n in args.instances.split(",")):
-        raw = notification(count)
-        key = deriver.derive(decode(raw, "bench", ns_modules)).key
-        found = native.keys(raw, "bench", ns_modules, route)
-        assert found is not None and found[4] == key, "the native key differs"
-        assert by_native.build(raw, "b") == by_python.build(raw, "b")
-        loops = {
-            "orjson": loop(lambda raw=raw: orjson.loads(raw)),
-            "python": loop(lambda raw=raw: deriver.derive(decode(raw, "bench", ns_modules)).key),
-            "native": loop(
-                lambda raw=raw: native.keys(raw, "bench", ns_modules, route, False, routes)
-            ),
-            "b.py": loop(lambda raw=raw: by_python.build(raw, "b")),
-            "b.nat": loop(lambda raw=raw: by_native.build(raw, "b")),
-        }
-        us = {name: 1e6 / rate for name, rate in best_rates(loops, args.seconds / 2).items()}
-        print(
-            f"{count:>9} {len(raw):>8} {us['orjson']:>9.2f} {us['python']:>9.2f} "
-            f"{us['native']:>9.2f} {us['b.py']:>9.2f} {us['b.nat']:>9.2f}  "
-            f"{us['native'] / us['orjson']:>9.2f}x {us['python'] / us['native']:>6.2f}x "
-            f"{us['b.py'] / us['b.nat']:>9.2f}x"
-        )
     print(
-        "nat/orjson: the native key pass / orjson.loads of the same bytes (target <= 1.0x);"
-        " py/nat and b.py/b.nat: the speed-up of keys and of MessageBuilder.build"
+        f"{'instances':>9} {'shape':<10} {'bytes':>8} {'orjson':>9} {'python':>9} {'native':>9} "
+        f"{'b.py':>9} {'b.nat':>9}  {'nat/orjson':>10} {'py/nat':>7} {'b.py/b.nat':>10} "
+        f"{'vs json':>7}"
+    )
+    passes = {"json": native.keys, "xml": native.keys_xml, "yang-patch": None}
+    for count in (int(n) for n in args.instances.split(",")):
+        inputs = {
+            "json": notification(count),
+            "xml": xml_notification(count),
+            "yang-patch": yang_patch(count),
+        }
+        loops = {}
+        for shape, raw in inputs.items():
+            key = deriver.derive(decode(raw, "bench", ns_modules)).key
+            keys = passes[shape]
+            if keys is not None:
+                found = keys(raw, "bench", ns_modules, route)
+                assert found is not None and found[4] == key, f"the native {shape} key differs"
+                loops[f"{shape} native"] = loop(
+                    lambda raw=raw, keys=keys: keys(raw, "bench", ns_modules, route, False, routes)
+                )
+            assert by_native.build(raw, "b") == by_python.build(raw, "b")
+            loops[f"{shape} python"] = loop(
+                lambda raw=raw: deriver.derive(decode(raw, "bench", ns_modules)).key
+            )
+            loops[f"{shape} b.py"] = loop(lambda raw=raw: by_python.build(raw, "b"))
+            loops[f"{shape} b.nat"] = loop(lambda raw=raw: by_native.build(raw, "b"))
+        json_raw = inputs["json"]
+        loops["orjson"] = loop(lambda raw=json_raw: orjson.loads(raw))
+        seconds = args.seconds * len(loops) / 10
+        us = {name: 1e6 / rate for name, rate in best_rates(loops, seconds).items()}
+        for shape, raw in inputs.items():
+            own = us.get(f"{shape} native")
+
+            def ratio(a: float | None, b: float | None) -> str:
+                return "" if a is None or b is None else f"{a / b:.2f}x"
+
+            print(
+                f"{count:>9} {shape:<10} {len(raw):>8} {us['orjson']:>9.2f} "
+                f"{us[shape + ' python']:>9.2f} {'' if own is None else format(own, '.2f'):>9} "
+                f"{us[shape + ' b.py']:>9.2f} {us[shape + ' b.nat']:>9.2f}  "
+                f"{ratio(own, us['orjson']):>10} {ratio(us[shape + ' python'], own):>7} "
+                f"{ratio(us[shape + ' b.py'], us[shape + ' b.nat']):>10} "
+                f"{ratio(own, us['json native']):>7}"
+            )
+    print(
+        "nat/orjson: the native key pass / orjson.loads of the JSON bytes (target <= 1.0x);"
+        " py/nat and b.py/b.nat: the speed-up of keys and of MessageBuilder.build; vs json:"
+        " native / native JSON of the same content (target <= 2x)"
     )
     mixed(args)
     feed(args, loop)

@@ -34,6 +34,16 @@ class Decoder:
         """(extra, subscription id, sequence number, event time, key, branch keys, xpaths) of a
         JSON push-update (with_instances: and per branch its instance feed header), or None:
         the reference derives it (yangkey/native.py)."""
+    def keys_xml(
+        self,
+        raw: bytes,
+        source: str,
+        ns_modules: Mapping[str, str],
+        route: Callable[[int, str | None], tuple[Walker, str, Any] | None],
+        with_xpaths: bool = False,
+        routes: Routes | dict[tuple[int, str | None], tuple[Walker, str, Any]] | None = None,
+    ) -> tuple[Any, ...] | None:
+        """``keys`` of an XML push-update (contract 5), or None: the reference derives it."""
     def instances(self, raw: bytes, source: str, walker: Walker) -> tuple[bytes | None, ...] | None:
         """Per branch the instance feed header of a JSON push-update, or None: the reference."""
 

@@ -6,7 +6,8 @@ else the Python reference (:func:`yangkey.notifications.decode`). ``YANGKEY_NATI
 Python. Which path runs is logged once at debug level, and :func:`status` tells it
 (``yangkey --version`` prints it).
 
-The interface (contract 3; contract 4's additions below):
+The interface (contract 5: contract 3's; contract 4 added the instance feed and learned
+subscriptions, contract 5 ``Decoder.keys_xml``):
 
 * ``yangkey_native.CONTRACT`` (int) and ``__version__`` (str);
 * ``yangkey_native.Decoder(model)``: ``model`` is :func:`model`'s dict, the classes a decode
@@ -39,6 +40,18 @@ The interface (contract 3; contract 4's additions below):
   branch its key or None; ``xpaths`` every instance's, sorted, with ``with_xpaths``), or None
   for anything it leaves to the reference: XML, yang-patch, a text framing, any error, a key
   value the native canons do not read, a node name that is not plain ASCII, no instance.
+
+* ``Decoder.keys_xml(raw, source, ns_modules, route, with_xpaths=False, routes=None)``
+  (contract 5): ``keys`` of an XML push-update, in every framing the reference decodes
+  (NETCONF ``<notification>``, the telemetry message, the envelope, a bare push-update,
+  Huawei's ``sysName``/``sequenceNumber``, IOS-XE's ``subscription-id`` and
+  ``datastore-contents-xml`` holding the elements). The datastore contents are walked as the
+  JSON-shaped tree :class:`yangkey.xmltree.XmlConverter` makes of them (namespaces to modules
+  through ``ns_modules``; ``prefix:name`` text with a prefix in scope handed to a converter
+  as the :class:`~yangkey.values.QNameText` the reference holds). The same answer as
+  ``keys``, or None: JSON, yang-patch, contents written as XML text, any error. The caller
+  routes by content type (its ``route`` answers for ``application/yang-data+xml``): see
+  :func:`keys_xml`.
 
 * ``yangkey_native.Routes()``: ``Decoder.keys``' memo of the route's answers, kept where the
   pass reads them by the id and node it has just read (no tuple built and hashed in Python):
@@ -97,7 +110,7 @@ from yangkey.notification_model import (
 from yangkey.notifications import decode as python_decode
 from yangkey.values import Canon, QNameText, canon_integer, canon_string
 
-CONTRACT = 4
+CONTRACT = 5
 """The ``yangkey_native.CONTRACT`` this module speaks."""
 ENV_NATIVE = "YANGKEY_NATIVE"
 
@@ -127,6 +140,16 @@ class _Decoder(Protocol):
         routes: Any = None,  # a RouteMemo: yangkey_native.Routes or a dict
         with_instances: bool = False,
         learning: bool = False,
+    ) -> Keys | None: ...
+
+    def keys_xml(
+        self,
+        raw: bytes,
+        source: str,
+        ns_modules: Mapping[str, str],
+        route: Route,
+        with_xpaths: bool = False,
+        routes: Any = None,
     ) -> Keys | None: ...
 
     def instances(
@@ -352,6 +375,22 @@ def keys_of() -> Callable[..., Keys | None] | None:
     path is off."""
     decoder = _load()[0]
     return None if decoder is None else decoder.keys
+
+
+def keys_xml(
+    raw: bytes,
+    source: str,
+    ns_modules: Mapping[str, str],
+    route: Route,
+    with_xpaths: bool = False,
+    routes: RouteMemo | None = None,
+) -> Keys | None:
+    """``Decoder.keys_xml``: :func:`keys` of an XML push-update (``route`` answers for the XML
+    content type), or None when the native path is off or leaves it to the reference."""
+    decoder = _load()[0]
+    if decoder is None or type(raw) is not bytes:
+        return None
+    return decoder.keys_xml(raw, source, ns_modules, route, with_xpaths, routes)
 
 
 def native_decoder() -> _Decoder | None:

@@ -26,6 +26,7 @@ from yangkey.fleet import for_node
 from yangkey.instances import InstanceFeed, catalog_modules, derive_leaves
 from yangkey.messages import (
     CONTENT_TYPE_JSON,
+    CONTENT_TYPE_XML,
     EMPTY_UPDATE,
     EmptyUpdates,
     Headers,
@@ -36,9 +37,10 @@ from yangkey.messages import (
     notification_headers,
     subscription_headers,
 )
-from yangkey.native import Keys
+from yangkey.native import Keys, RouteMemo
 from yangkey.native import active as native_active
 from yangkey.native import keys_of as native_keys_of
+from yangkey.native import keys_xml as native_keys_xml
 from yangkey.native import routes as native_routes
 from yangkey.native_feed import feed_walker
 from yangkey.notifications import Notification, Wanted, decode
@@ -144,6 +146,8 @@ class MessageBuilder:
         self._native_routes = native_routes()
         """:meth:`_native_route`'s answers by its question, which the native pass looks up
         itself (no Python call); emptied with ``_routes``, whose entries they hold."""
+        self._native_routes_xml = native_routes()
+        """The same for XML push-updates (:meth:`_native_route_xml`)."""
 
     def _feed(self, entry: CatalogEntry, index: int) -> InstanceFeed:
         topic = entry.topics[index]
@@ -172,6 +176,7 @@ class MessageBuilder:
         if len(self._routes) >= MAX_ROUTES:
             self._routes.clear()  # node names come from the input: keep the memory bounded
             self._native_routes.clear()
+            self._native_routes_xml.clear()
         self._routes[route_key] = route
         return route
 
@@ -244,17 +249,32 @@ class MessageBuilder:
             )
         native = self._native_keys
         if native is not None and self.native and type(raw) is bytes:
-            # A JSON push-update keyed without its data tree in Python; None: the Python path.
-            found = native(
-                raw,
-                source,
-                self.ns_modules,
-                self._native_route,
-                False,
-                self._native_routes,
-                self._with_feed,
-                True,
-            )
+            # A push-update keyed without its data tree in Python; None: the Python path. XML
+            # natively only without the instance feed (keys_xml writes no header).
+            if raw.startswith(b"<"):
+                found = (
+                    None
+                    if self._with_feed
+                    else native_keys_xml(
+                        raw,
+                        source,
+                        self.ns_modules,
+                        self._native_route_xml,
+                        False,
+                        self._native_routes_xml,
+                    )
+                )
+            else:
+                found = native(
+                    raw,
+                    source,
+                    self.ns_modules,
+                    self._native_route,
+                    False,
+                    self._native_routes,
+                    self._with_feed,
+                    True,
+                )
             if found is not None:
                 self.native_keyed += 1
                 return self._native_messages(raw, found)
@@ -309,13 +329,37 @@ class MessageBuilder:
         route; None leaves the notification to the Python path (a skipped subscription, no
         node name, no native walker, learning refused). ``subscription``: the notification's
         ``yang-push-subscription`` metadata, which a learned subscription is learned from."""
+        return self._native_answer(
+            subscription_id, node, CONTENT_TYPE_JSON, self._native_routes, subscription
+        )
+
+    def _native_route_xml(
+        self, subscription_id: int, node: str | None
+    ) -> tuple[Any, str, Any] | None:
+        """:meth:`_native_route` of an XML push-update (:func:`yangkey.native.keys_xml`):
+        its route's fixed headers name the XML content type; a subscription to learn is left
+        to the Python path (``keys_xml`` reads no metadata)."""
+        return self._native_answer(
+            subscription_id, node, CONTENT_TYPE_XML, self._native_routes_xml, None, learn=False
+        )
+
+    def _native_answer(
+        self,
+        subscription_id: int,
+        node: str | None,
+        content_type: str,
+        memo: RouteMemo,
+        subscription: Any,
+        *,
+        learn: bool = True,
+    ) -> tuple[Any, str, Any] | None:
         name = node or self.default_node
-        route_key = (subscription_id, name, CONTENT_TYPE_JSON)
+        route_key = (subscription_id, name, content_type)
         route = self._routes.get(route_key)
         if route is None:
             route = self._route(route_key)
         entry = route[0]
-        if entry is None and name and self.knobs.learn and self.catalog.file.learn:
+        if learn and entry is None and name and self.knobs.learn and self.catalog.file.learn:
             return self._learned_route(subscription_id, name, subscription)
         if not isinstance(entry, CatalogEntry) or not name or entry.deriver.native is None:
             return None
@@ -323,7 +367,7 @@ class MessageBuilder:
         if walker is None:
             return None
         answer = (walker, name, route)
-        self._native_routes[(subscription_id, node)] = answer
+        memo[(subscription_id, node)] = answer
         return answer
 
     def _feed_walker(self, entry: CatalogEntry) -> Any | None:

@@ -16,7 +16,9 @@ mod routes;
 mod tape;
 mod walk;
 mod xmlconv;
+mod xmlfast;
 mod xmlframe;
+mod xmlkeys;
 mod xmlparse;
 
 use model::{Fail, Model, Note};
@@ -28,7 +30,7 @@ use xmlconv::NsTable;
 
 /// The interface version: yangkey uses this module only when it expects the same number.
 /// Raise it on any change of what ``Decoder`` takes or returns.
-const CONTRACT: u32 = 4;
+const CONTRACT: u32 = 5;
 
 pub struct Ctx<'py, 'a> {
     pub py: Python<'py>,
@@ -403,6 +405,33 @@ impl Decoder {
             }
             _ => Ok(None),
         }
+    }
+
+    /// ``keys`` of an XML push-update (xmlkeys.rs; contract 4): the same arguments and
+    /// answer, the datastore contents walked as the JSON-shaped tree the reference converts
+    /// them into. None for anything else (JSON, yang-patch, IOS-XE's contents as XML text,
+    /// any error, a value the native canons do not read, no instance found).
+    #[pyo3(signature = (raw, source, ns_modules, route, with_xpaths=false, routes=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn keys_xml<'py>(
+        &self,
+        py: Python<'py>,
+        raw: &Bound<'py, PyBytes>,
+        source: &Bound<'py, PyAny>,
+        ns_modules: &Bound<'py, PyAny>,
+        route: &Bound<'py, PyAny>,
+        with_xpaths: bool,
+        routes: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        self.xml_keys(
+            py,
+            raw.as_bytes(),
+            source,
+            ns_modules,
+            route,
+            with_xpaths,
+            routes,
+        )
     }
 
     /// The JSON parse alone, no Python object built: True for a document the native decoder

@@ -105,6 +105,17 @@ impl<'a> Doc<'a> {
     }
 }
 
+/// [`Doc::text`] of a string before its document is built (xmlfast.rs): ``owned`` is what
+/// will be [`Doc::owned`].
+#[inline]
+pub fn str_text<'s>(input: &'s str, owned: &'s [String], s: Str<'_>) -> &'s str {
+    if s.len() == OWNED {
+        &owned[s.at()]
+    } else {
+        &input[s.at()..s.at() + s.len() as usize]
+    }
+}
+
 thread_local! {
     /// The tape of the last document, kept for the next: a large allocation per notification
     /// would cost page faults each time.

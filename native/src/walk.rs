@@ -80,6 +80,8 @@ impl Branch {
 #[pyclass(module = "yangkey_native", frozen)]
 pub struct Walker {
     branches: Vec<Branch>,
+    /// [`Walker::names`], worked out once.
+    names: Vec<String>,
     /// Per branch its instance feed (feed.rs), when built with ``feeds``.
     feeds: Option<Vec<crate::feed::Feed>>,
 }
@@ -190,10 +192,39 @@ impl Walker {
                 ))
             }
         };
-        Ok(Walker {
+        let mut walker = Walker {
             branches: built,
             feeds,
-        })
+            names: Vec::new(),
+        };
+        walker.names = walker.read_names();
+        Ok(walker)
+    }
+}
+
+impl Walker {
+    /// Every member name the walk looks up (steps, keys, filters; plain and qualified): a
+    /// member named otherwise is never read (xmlkeys.rs leaves it out of the tape).
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    fn read_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for step in self.branches.iter().flat_map(|b| &b.steps) {
+            let keys = step.keys.iter().flat_map(|k| [&k.member, &k.qualified]);
+            let filters = step.filters.iter().flat_map(|f| [&f.member, &f.qualified]);
+            for name in [&step.member, &step.qualified]
+                .into_iter()
+                .chain(keys)
+                .chain(filters)
+            {
+                if !names.contains(name) {
+                    names.push(name.clone());
+                }
+            }
+        }
+        names
     }
 }
 
@@ -241,6 +272,17 @@ fn integer_text(text: &str) -> W<Cow<'_, str>> {
 pub(crate) struct Run<'py, 'n> {
     pub py: Python<'py>,
     pub names: &'n mut NameCache,
+    /// An XML document's ``prefix:name`` leaves (xmlkeys.rs): what a converter is handed
+    /// for them, as the reference's tree holds them.
+    pub qnames: Option<&'n QNames>,
+}
+
+/// The leaves of an XML document's tape whose text is ``prefix:name`` with a prefix in
+/// scope of a known namespace: the reference's tree holds a ``QNameText`` there (its
+/// ``module_value`` what an identityref converter answers). By tape index, ascending.
+pub struct QNames {
+    pub class: Py<PyAny>,
+    pub at: Vec<(usize, std::rc::Rc<str>)>,
 }
 
 /// Where the walk puts each instance it finds: its XPath (the key pass), or that and its
@@ -277,8 +319,27 @@ impl Run<'_, '_> {
             (Canon::Str, Node::Str(_)) => Ok(Cow::Borrowed(value.as_str().unwrap_or_default())),
             (Canon::Str, Node::Bool(b)) => Ok(Cow::Borrowed(if b { "true" } else { "false" })),
             (Canon::Int, Node::Str(_)) => integer_text(value.as_str().unwrap_or_default()),
+            // An XML document's tape leaves out what no walk reads: a key or filter value
+            // with element children is not the reference's whole tree (which its converters
+            // refuse): the reference answers.
+            (Canon::Py(_), Node::Object { .. } | Node::Array { .. }) if self.qnames.is_some() => {
+                Err(Stop)
+            }
             (Canon::Py(call), _) => {
-                let arg = to_py(self.py, value, self.names).map_err(|_| Stop)?;
+                let qname = self.qnames.and_then(|q| {
+                    let found = q.at.binary_search_by_key(&value.at, |(at, _)| *at).ok()?;
+                    Some((&q.class, &q.at[found].1))
+                });
+                let arg = match qname {
+                    Some((class, module_value)) => {
+                        let text = value.as_str().unwrap_or_default();
+                        class
+                            .bind(self.py)
+                            .call1((text, &**module_value))
+                            .map_err(|_| Stop)?
+                    }
+                    None => to_py(self.py, value, self.names).map_err(|_| Stop)?,
+                };
                 let text = call.bind(self.py).call1((arg,)).map_err(|_| Stop)?;
                 text.extract::<String>().map(Cow::Owned).map_err(|_| Stop)
             }
@@ -533,7 +594,11 @@ pub fn instances(
     data: V<'_, '_>,
 ) -> W<Vec<Option<Vec<u8>>>> {
     let feeds = walker.feeds.as_ref().ok_or(Stop)?;
-    let mut run = Run { py, names };
+    let mut run = Run {
+        py,
+        names,
+        qnames: None,
+    };
     let mut values = Vec::new();
     let mut headers = Vec::with_capacity(feeds.len());
     for (branch, feed) in walker.branches.iter().zip(feeds) {
@@ -555,7 +620,33 @@ pub fn keys<'py>(
     node: &str,
     subscription_id: u32,
     with_xpaths: bool,
+    headers: Option<&mut Vec<Option<Vec<u8>>>>,
+) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    keys_with(
+        py,
+        names,
+        walker,
+        data,
+        node,
+        subscription_id,
+        with_xpaths,
+        headers,
+        None,
+    )
+}
+
+/// [`keys`] of a tape an XML document was converted into, with its ``prefix:name`` leaves.
+#[allow(clippy::too_many_arguments)]
+pub fn keys_with<'py>(
+    py: Python<'py>,
+    names: &mut NameCache,
+    walker: &Walker,
+    data: V<'_, '_>,
+    node: &str,
+    subscription_id: u32,
+    with_xpaths: bool,
     mut headers: Option<&mut Vec<Option<Vec<u8>>>>,
+    qnames: Option<&QNames>,
 ) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     if !plain_node_name(node) {
         return Err(Stop);
@@ -566,7 +657,7 @@ pub fn keys<'py>(
         (Some(_), Some(feeds)) => Some(feeds),
         (Some(_), None) => return Err(Stop),
     };
-    let mut run = Run { py, names };
+    let mut run = Run { py, names, qnames };
     let mut per_branch = Vec::with_capacity(walker.branches.len());
     let mut values = Vec::new();
     for (index, branch) in walker.branches.iter().enumerate() {

@@ -73,6 +73,21 @@ impl NsTable {
         Ok(table)
     }
 
+    /// The module id of namespace ``ns``, if the map names it (xmlkeys.rs).
+    pub fn module_of(&self, ns: &str) -> Option<u32> {
+        self.by_ns.get(ns).copied()
+    }
+
+    /// How many modules the map names: ids past them are the document's own.
+    pub fn known(&self) -> usize {
+        self.modules.len()
+    }
+
+    /// The name of module ``id`` (below [`NsTable::known`]).
+    pub fn module_name(&self, id: u32) -> &str {
+        &self.modules[id as usize].0
+    }
+
     /// The trie of ``wanted`` (cached by identity).
     /// The lock is never held while Python runs (building a trie reads the selection
     /// through Python calls, which may let another thread in).

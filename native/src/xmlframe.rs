@@ -132,7 +132,7 @@ pub fn contents_from_text<'py>(ctx: &mut Ctx<'py, '_>, text: &str) -> R<Bound<'p
     Ok(conv.members(doc.root_element().children(), NO_MODULE)?)
 }
 
-fn notification<'py, 'd>(
+pub fn notification<'py, 'd>(
     ctx: &mut Ctx<'py, '_>,
     conv: &mut Conv<'py, '_, 'd>,
     element: Node<'d, '_>,
@@ -157,24 +157,29 @@ fn notification<'py, 'd>(
         if let Some(metadata) = kids.one(ctx, "telemetry-message-metadata")? {
             let meta = Kids::new(metadata);
             if let Some(subscription) = meta.one(ctx, "yang-push-subscription")? {
-                let members = conv.members(elements(subscription), NO_MODULE)?;
-                let by_local = PyDict::new(py);
-                for (key, value) in members.cast::<PyDict>().map_err(PyErr::from)?.iter() {
-                    let key: String = key.extract()?;
-                    by_local.set_item(local(&key), value)?;
-                }
-                if let Some(filter) = Kids::new(subscription).one(ctx, "xpath-filter")? {
-                    let namespaces = PyDict::new(py);
-                    for ns in filter.namespaces() {
-                        if let Some(prefix) = ns.name() {
-                            if prefix != "xml" {
-                                namespaces.set_item(prefix, ns.uri())?;
+                if ctx.keys_only {
+                    // A key pass reads no subscription metadata: its refusals only.
+                    Kids::new(subscription).one(ctx, "xpath-filter")?;
+                } else {
+                    let members = conv.members(elements(subscription), NO_MODULE)?;
+                    let by_local = PyDict::new(py);
+                    for (key, value) in members.cast::<PyDict>().map_err(PyErr::from)?.iter() {
+                        let key: String = key.extract()?;
+                        by_local.set_item(local(&key), value)?;
+                    }
+                    if let Some(filter) = Kids::new(subscription).one(ctx, "xpath-filter")? {
+                        let namespaces = PyDict::new(py);
+                        for ns in filter.namespaces() {
+                            if let Some(prefix) = ns.name() {
+                                if prefix != "xml" {
+                                    namespaces.set_item(prefix, ns.uri())?;
+                                }
                             }
                         }
+                        by_local.set_item("namespaces", namespaces)?;
                     }
-                    by_local.set_item("namespaces", namespaces)?;
+                    note.subscription = Some(by_local.into_any());
                 }
-                note.subscription = Some(by_local.into_any());
             }
             let time_set = note
                 .event_time
@@ -304,6 +309,8 @@ fn push<'py, 'd>(
                     let legacy_text = text(legacy);
                     if has_element_child(legacy) || py_strip(&legacy_text).is_empty() {
                         Some(legacy)
+                    } else if ctx.keys_only {
+                        return Err(Fail::Defer); // another document: the reference keys it
                     } else {
                         // XML text inside the element: parsed on its own, converted here.
                         let wrapped = fragment(&legacy_text);
@@ -337,12 +344,20 @@ fn push<'py, 'd>(
             },
         };
         return match contents {
+            // ``Decoder.keys_xml``: the walk reads the elements in place (xmlkeys.rs).
+            Some(contents) if ctx.keys_only => {
+                note.contents = Some(contents.id().get_usize());
+                Ok(())
+            }
             Some(contents) => conv.contents(ctx, contents, note),
             None => {
                 note.data = Some(PyDict::new(py).into_any());
                 Ok(())
             }
         };
+    }
+    if ctx.keys_only {
+        return Err(Fail::Defer); // yang-patch edits: the reference walks them
     }
     let patch = match kids.one(ctx, "datastore-changes")? {
         Some(changes) => Kids::new(changes).one(ctx, "yang-patch")?,

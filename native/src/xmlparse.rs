@@ -56,7 +56,7 @@ pub fn parse(text: &str) -> Option<Document<'_>> {
 /// unreserved and sub-delimiter characters, '/', '?', one '#', '%' starting an escape.
 /// libxml2 refuses others ("xmlns: '...' is not a valid URI"), so anything else goes to the
 /// reference, which decides.
-fn plain_uri(uri: &str) -> bool {
+pub fn plain_uri(uri: &str) -> bool {
     let bytes = uri.as_bytes();
     // A ':' before any '/', '?' or '#' ends a scheme (else a relative reference's first
     // segment would hold it, which RFC 3986 does not allow).

@@ -398,6 +398,8 @@ def _builder_outputs(
     yangkey.producer.native_keys_of = lambda: counting
     try:
         builder = MessageBuilder(load_catalog(EXAMPLES), knobs, default_node="dflt")
+        if not use_native:
+            builder.native = False  # XML push-updates too (test_native_xml_keys.py)
         outputs = [builder.build(raw, f"demo:{n}") for n, raw in enumerate(records, 1)]
     finally:
         yangkey.producer.native_keys_of = saved

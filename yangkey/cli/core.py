@@ -231,9 +231,10 @@ def _native_document(
 ) -> dict[str, Any] | None:
     """``_document`` from :func:`yangkey.native.keys` (whose ``route`` answers ``(walker,
     node, (node, topics))``), or None: the Python path keys the line."""
-    from yangkey.native import keys  # noqa: PLC0415
+    from yangkey.native import keys, keys_xml  # noqa: PLC0415
 
-    found = keys(raw, source, ns_modules, route, with_xpaths=True)
+    native = keys_xml if raw.startswith(b"<") else keys
+    found = native(raw, source, ns_modules, route, with_xpaths=True)
     if found is None:
         return None
     (node, topics), subscription_id, _, _, key, branch_keys, xpaths = found

@@ -1,0 +1,904 @@
+//! The key pass's fast XML reader (``Decoder.keys_xml``): one scan of the bytes into a lean
+//! element arena (local name, namespace, first child, next sibling, the text before the first
+//! child, and for ``prefix:name`` text the namespace its prefix has in scope), the framing of
+//! a NETCONF notification, an envelope or a bare push-update read from it, and the datastore
+//! contents written into the JSON tape (xmlkeys.rs) as ``XmlConverter.members`` makes them.
+//!
+//! It reads a strict subset of XML 1.0 with namespaces, where every document it takes is well
+//! formed and means what libxml2 reads: ASCII names, namespace declarations with plain URIs,
+//! unprefixed other attributes, text with the predefined entities and character references.
+//! Anything else (a comment, CDATA, a processing instruction, a DTD, a carriage return,
+//! a prefixed attribute, an undeclared prefix, non-ASCII names, the telemetry message,
+//! Huawei's and IOS-XE's leaves, a header field to refuse...) is not refused here: the caller
+//! then reads the document with the full parser (roxmltree, xmlframe.rs), whose answer or
+//! deferral stands. So this reader only has to be exact on what it takes.
+
+use crate::model::{plain_node_name, py_strip, uint32_text};
+use crate::tape::Str;
+use crate::xmlparse::plain_uri;
+
+pub const NONE: u32 = u32::MAX;
+/// As xmlparse.rs: deeper, longer or larger documents go to the full parser.
+const MAX_DEPTH: usize = 128;
+const MAX_NAME: usize = 50_000;
+const MAX_DOCUMENT: usize = 10_000_000;
+
+/// The reader does not take this document: the full parser reads it.
+pub struct Other;
+
+type F<T> = Result<T, Other>;
+
+/// A name's (prefix, local name) as input offsets.
+type QName = (Option<(usize, usize)>, (usize, usize));
+
+pub struct El<'a> {
+    /// The local name: input bytes ``at..at + len``.
+    pub local: (u32, u32),
+    /// Index in [`Fast::namespaces`] (0: no namespace).
+    pub ns: u32,
+    pub first: u32,
+    pub next: u32,
+    /// ``element.text``: the text before the first child (no comment or PI is taken).
+    pub text: Str<'a>,
+    /// For text ``prefix:name`` (no space) whose prefix is declared in scope: that
+    /// namespace's index (``XmlConverter.leaf``), else [`NONE`].
+    pub qname: u32,
+    /// Whether the text holds a ':' (only then can it be ``prefix:name``).
+    pub colon: bool,
+}
+
+pub struct Fast<'a> {
+    pub input: &'a str,
+    pub els: Vec<El<'a>>,
+    /// Text with references, decoded: [`Str::owned`]'s strings (the tape's ``owned``).
+    pub owned: Vec<String>,
+    pub namespaces: Vec<&'a str>,
+}
+
+impl<'a> Fast<'a> {
+    pub fn local(&self, el: u32) -> &'a str {
+        let (at, len) = self.els[el as usize].local;
+        &self.input[at as usize..(at + len) as usize]
+    }
+
+    pub fn text(&self, el: u32) -> &str {
+        let s = self.els[el as usize].text;
+        crate::tape::str_text(self.input, &self.owned, s)
+    }
+
+    pub fn children(&self, el: u32) -> Children<'_, 'a> {
+        Children {
+            fast: self,
+            at: self.els[el as usize].first,
+        }
+    }
+}
+
+pub struct Children<'f, 'a> {
+    fast: &'f Fast<'a>,
+    at: u32,
+}
+
+impl Iterator for Children<'_, '_> {
+    type Item = u32;
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        if self.at == NONE {
+            return None;
+        }
+        let at = self.at;
+        self.at = self.fast.els[at as usize].next;
+        Some(at)
+    }
+}
+
+struct Open {
+    el: u32,
+    name: (usize, usize),
+    scope: usize,
+    last: u32,
+    /// The default namespace in scope inside it.
+    default: u32,
+}
+
+struct P<'a> {
+    s: &'a [u8],
+    input: &'a str,
+    at: usize,
+    fast: Fast<'a>,
+    /// In-scope declarations, innermost last: (prefix, "" for the default; namespace).
+    scope: Vec<(&'a str, u32)>,
+    open: Vec<Open>,
+}
+
+/// Bytes text scanning stops at: '<', '&', ']', controls, 0xEF (U+FFFE/U+FFFF start so).
+static STOP: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'<' as usize] = true;
+    table[b'&' as usize] = true;
+    table[b']' as usize] = true;
+    table[b':' as usize] = true;
+    table[0xEF] = true;
+    table
+};
+
+/// The bytes of a word that [`STOP`] holds (SWAR: the lowest flagged byte is exact).
+#[inline]
+fn stops(word: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    let control = word.wrapping_sub(ONES * 0x20) & !word & HIGH;
+    control
+        | zero(word ^ (ONES * b'<' as u64))
+        | zero(word ^ (ONES * b'&' as u64))
+        | zero(word ^ (ONES * b']' as u64))
+        | zero(word ^ (ONES * b':' as u64))
+        | zero(word ^ (ONES * 0xEF))
+}
+
+/// The bytes of a word an attribute value's scan looks at: its quote, '<', '&', controls,
+/// 0xEF (SWAR, as [`stops`]).
+#[inline]
+fn in_value(word: u64, quote: u8) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    let control = word.wrapping_sub(ONES * 0x20) & !word & HIGH;
+    control
+        | zero(word ^ (ONES * quote as u64))
+        | zero(word ^ (ONES * b'<' as u64))
+        | zero(word ^ (ONES * b'&' as u64))
+        | zero(word ^ (ONES * 0xEF))
+}
+
+/// NCName characters after the first (ASCII only).
+static NAME: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'-' || c == b'.';
+        b += 1;
+    }
+    table
+};
+
+/// ``a == b`` for the short names of a document, without a call to bcmp (a call per
+/// element cost more than the scan: eight bytes at a time, the rest folded into one word).
+#[inline]
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut diff = 0u64;
+    let mut a_chunks = a.chunks_exact(8);
+    let mut b_chunks = b.chunks_exact(8);
+    for (x, y) in (&mut a_chunks).zip(&mut b_chunks) {
+        let x = u64::from_le_bytes([x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]);
+        let y = u64::from_le_bytes([y[0], y[1], y[2], y[3], y[4], y[5], y[6], y[7]]);
+        diff |= x ^ y;
+    }
+    let (mut x, mut y) = (0u64, 0u64);
+    for (i, (p, q)) in a_chunks
+        .remainder()
+        .iter()
+        .zip(b_chunks.remainder())
+        .enumerate()
+    {
+        x |= (*p as u64) << (8 * i);
+        y |= (*q as u64) << (8 * i);
+    }
+    diff | (x ^ y) == 0
+}
+
+#[inline]
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+#[inline]
+fn name_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_'
+}
+
+/// An XML Char (XML 1.0 section 2.2) a character reference may name.
+fn xml_char(c: u32) -> bool {
+    matches!(c, 0x9 | 0xA | 0xD | 0x20..=0xD7FF | 0xE000..=0xFFFD | 0x10000..=0x10FFFF)
+}
+
+impl<'a> P<'a> {
+    #[inline]
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.at).copied()
+    }
+
+    fn skip_ws(&mut self) -> bool {
+        let start = self.at;
+        while self.peek().is_some_and(is_ws) {
+            self.at += 1;
+        }
+        self.at > start
+    }
+
+    fn expect(&mut self, b: u8) -> F<()> {
+        if self.peek() == Some(b) {
+            self.at += 1;
+            Ok(())
+        } else {
+            Err(Other)
+        }
+    }
+
+    fn ncname(&mut self) -> F<(usize, usize)> {
+        let start = self.at;
+        if !self.peek().is_some_and(name_start) {
+            return Err(Other);
+        }
+        self.at += 1;
+        while self.at < self.s.len() && NAME[self.s[self.at] as usize] {
+            self.at += 1;
+        }
+        Ok((start, self.at))
+    }
+
+    /// A QName: (prefix, local), each as input offsets.
+    fn qname(&mut self) -> F<QName> {
+        let start = self.at;
+        let first = self.ncname()?;
+        let result = if self.peek() == Some(b':') {
+            self.at += 1;
+            (Some(first), self.ncname()?)
+        } else {
+            (None, first)
+        };
+        if self.at - start > MAX_NAME {
+            return Err(Other);
+        }
+        Ok(result)
+    }
+
+    fn slice(&self, (a, b): (usize, usize)) -> &'a str {
+        &self.input[a..b]
+    }
+
+    fn intern(&mut self, uri: &'a str) -> u32 {
+        match self
+            .fast
+            .namespaces
+            .iter()
+            .position(|n| same_bytes(n.as_bytes(), uri.as_bytes()))
+        {
+            Some(at) => at as u32,
+            None => {
+                self.fast.namespaces.push(uri);
+                (self.fast.namespaces.len() - 1) as u32
+            }
+        }
+    }
+
+    fn lookup(&self, prefix: &str) -> Option<u32> {
+        self.scope
+            .iter()
+            .rev()
+            .find(|(p, _)| same_bytes(p.as_bytes(), prefix.as_bytes()))
+            .map(|(_, ns)| *ns)
+    }
+
+    /// Text up to the next '<' (which must come): checked as XML content, decoded when it
+    /// holds references; stored as a tape string when ``keep``.
+    fn text(&mut self, keep: bool) -> F<(Str<'a>, bool)> {
+        let start = self.at;
+        if self.s.get(start) == Some(&b'<') {
+            return Ok((Str::borrowed(start, 0), false)); // a container's, or no tail
+        }
+        let mut references = false;
+        let mut colon = false;
+        loop {
+            while self.at + 8 <= self.s.len() {
+                let chunk = &self.s[self.at..self.at + 8];
+                let word = u64::from_le_bytes([
+                    chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7],
+                ]);
+                let found = stops(word);
+                if found != 0 {
+                    self.at += (found.trailing_zeros() / 8) as usize;
+                    break;
+                }
+                self.at += 8;
+            }
+            while self.at < self.s.len() && !STOP[self.s[self.at] as usize] {
+                self.at += 1;
+            }
+            let Some(b) = self.peek() else {
+                return Err(Other); // unclosed element
+            };
+            match b {
+                b'<' => break,
+                b'&' => references = true,
+                b':' => colon = true,
+                b'\t' | b'\n' => {}
+                0..=0x1f => return Err(Other), // controls; CR: line ends normalized
+                b']' if self.s[self.at..].starts_with(b"]]>") => return Err(Other),
+                0xEF if matches!(
+                    self.s.get(self.at + 1..self.at + 3),
+                    Some([0xBF, 0xBE | 0xBF])
+                ) =>
+                {
+                    return Err(Other); // U+FFFE, U+FFFF
+                }
+                _ => {}
+            }
+            self.at += 1;
+        }
+        let end = self.at;
+        if !references {
+            return Ok((Str::borrowed(start, end - start), colon));
+        }
+        let decoded = decode(&self.input[start..end])?;
+        if !keep {
+            return Ok((Str::borrowed(start, 0), colon));
+        }
+        let colon = decoded.contains(':');
+        self.fast.owned.push(decoded);
+        Ok((Str::owned(self.fast.owned.len() - 1), colon))
+    }
+
+    /// An attribute value: no '<', no reference, no control but tab and line feed.
+    fn value(&mut self) -> F<(usize, usize)> {
+        let quote = self.peek().ok_or(Other)?;
+        if quote != b'"' && quote != b'\'' {
+            return Err(Other);
+        }
+        self.at += 1;
+        let start = self.at;
+        loop {
+            // Eight bytes at a time to the first that needs a look (namespace names are long).
+            while self.at + 8 <= self.s.len() {
+                let chunk = &self.s[self.at..self.at + 8];
+                let word = u64::from_le_bytes([
+                    chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7],
+                ]);
+                let found = in_value(word, quote);
+                if found != 0 {
+                    self.at += (found.trailing_zeros() / 8) as usize;
+                    break;
+                }
+                self.at += 8;
+            }
+            let b = self.peek().ok_or(Other)?;
+            if b == quote {
+                break;
+            }
+            if b == b'<' || b == b'&' || (b < 0x20 && b != b'\t' && b != b'\n') {
+                return Err(Other);
+            }
+            if b == 0xEF
+                && matches!(
+                    self.s.get(self.at + 1..self.at + 3),
+                    Some([0xBF, 0xBE | 0xBF])
+                )
+            {
+                return Err(Other);
+            }
+            self.at += 1;
+        }
+        let end = self.at;
+        self.at += 1;
+        Ok((start, end))
+    }
+
+    /// ``<?xml ...?>`` as libxml2 takes it: version 1.0, encoding UTF-8 (any case),
+    /// standalone yes or no, in that order.
+    fn declaration(&mut self) -> F<()> {
+        self.at += "<?xml".len();
+        let mut seen_version = false;
+        let mut order = 0;
+        loop {
+            let ws = self.skip_ws();
+            if self.s[self.at..].starts_with(b"?>") {
+                self.at += 2;
+                return if seen_version { Ok(()) } else { Err(Other) };
+            }
+            if !ws {
+                return Err(Other);
+            }
+            let name = self.ncname()?;
+            self.skip_ws();
+            self.expect(b'=')?;
+            self.skip_ws();
+            let value = self.value()?;
+            let (name, value) = (self.slice(name), self.slice(value));
+            let rank = match name {
+                "version" if value == "1.0" => 1,
+                "encoding" if value.eq_ignore_ascii_case("utf-8") => 2,
+                "standalone" if value == "yes" || value == "no" => 3,
+                _ => return Err(Other),
+            };
+            if rank <= order || (rank > 1 && !seen_version) {
+                return Err(Other);
+            }
+            seen_version |= rank == 1;
+            order = rank;
+        }
+    }
+
+    fn start_tag(&mut self) -> F<()> {
+        self.at += 1; // '<'
+        let (prefix, local) = self.qname()?;
+        let name_end = self.at;
+        let mark = self.scope.len();
+        let mut default = self.open.last().map_or(0, |o| o.default);
+        // The names of its attributes (a tag with more goes to the full parser).
+        let mut attributes = [(0usize, 0usize); 8];
+        let mut count = 0;
+        let empty = loop {
+            let ws = self.skip_ws();
+            match self.peek() {
+                Some(b'>') => {
+                    self.at += 1;
+                    break false;
+                }
+                Some(b'/') => {
+                    self.at += 1;
+                    self.expect(b'>')?;
+                    break true;
+                }
+                _ if !ws => return Err(Other),
+                _ => {}
+            }
+            let name_start = self.at;
+            let (attr_prefix, attr_local) = self.qname()?;
+            let whole = (name_start, self.at);
+            let name = &self.s[whole.0..whole.1];
+            if count == attributes.len()
+                || attributes[..count]
+                    .iter()
+                    .any(|a| same_bytes(&self.s[a.0..a.1], name))
+            {
+                return Err(Other);
+            }
+            attributes[count] = whole;
+            count += 1;
+            self.skip_ws();
+            self.expect(b'=')?;
+            self.skip_ws();
+            let value = self.value()?;
+            let uri = self.slice(value);
+            match (attr_prefix.map(|p| self.slice(p)), self.slice(attr_local)) {
+                (None, "xmlns") => {
+                    if uri.is_empty() || !checked_uri(uri) {
+                        return Err(Other);
+                    }
+                    default = self.intern(uri);
+                }
+                (Some("xmlns"), declared) => {
+                    if declared == "xml"
+                        || declared == "xmlns"
+                        || uri.is_empty()
+                        || !checked_uri(uri)
+                    {
+                        return Err(Other);
+                    }
+                    let ns = self.intern(uri);
+                    self.scope.push((declared, ns));
+                }
+                (Some(_), _) => return Err(Other), // xml:lang, a prefixed attribute
+                (None, _) => {}                    // an attribute the converter never reads
+            }
+        };
+        let ns = match prefix.map(|p| self.slice(p)) {
+            Some("xml" | "xmlns") => return Err(Other),
+            Some(p) => self.lookup(p).ok_or(Other)?,
+            None => default,
+        };
+        if self.open.len() >= MAX_DEPTH {
+            return Err(Other);
+        }
+        let index = self.fast.els.len() as u32;
+        match self.open.last_mut() {
+            Some(parent) => {
+                if parent.last == NONE {
+                    self.fast.els[parent.el as usize].first = index;
+                } else {
+                    self.fast.els[parent.last as usize].next = index;
+                }
+                parent.last = index;
+            }
+            None if !self.fast.els.is_empty() => return Err(Other), // a second root
+            None => {}
+        }
+        self.fast.els.push(El {
+            local: (local.0 as u32, (local.1 - local.0) as u32),
+            ns,
+            first: NONE,
+            next: NONE,
+            text: Str::borrowed(0, 0),
+            qname: NONE,
+            colon: false,
+        });
+        if empty {
+            self.scope.truncate(mark);
+            return Ok(());
+        }
+        let start = prefix.map_or(local.0, |p| p.0);
+        self.open.push(Open {
+            el: index,
+            name: (start, name_end),
+            scope: mark,
+            last: NONE,
+            default,
+        });
+        let (text, colon) = self.text(true)?;
+        let el = &mut self.fast.els[index as usize];
+        el.text = text;
+        el.colon = colon;
+        Ok(())
+    }
+
+    fn end_tag(&mut self) -> F<()> {
+        self.at += 2; // '</'
+        let open = self.open.pop().ok_or(Other)?;
+        // The open tag's name (checked there), then what may end a name: the same name.
+        let name = &self.s[open.name.0..open.name.1];
+        let end = self.at + name.len();
+        if end > self.s.len() || !same_bytes(&self.s[self.at..end], name) {
+            return Err(Other);
+        }
+        self.at = end;
+        self.skip_ws();
+        self.expect(b'>')?;
+        let el = open.el as usize;
+        if self.fast.els[el].first == NONE && self.fast.els[el].colon {
+            // ``XmlConverter.leaf``: resolved with the element's own declarations in scope.
+            let text = crate::tape::str_text(self.input, &self.fast.owned, self.fast.els[el].text);
+            if let Some(colon) = text.bytes().position(|b| b == b':') {
+                let prefix = &text[..colon];
+                if !prefix.is_empty() && !text.bytes().any(|b| b == b' ') && prefix != "xml" {
+                    if let Some(ns) = self.lookup(prefix) {
+                        self.fast.els[el].qname = ns;
+                    }
+                }
+            }
+        }
+        self.scope.truncate(open.scope);
+        Ok(())
+    }
+}
+
+/// Text with references -> its characters.
+fn decode(text: &str) -> F<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('&') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let end = after.find(';').ok_or(Other)?;
+        let name = &after[..end];
+        match name {
+            "lt" => out.push('<'),
+            "gt" => out.push('>'),
+            "amp" => out.push('&'),
+            "apos" => out.push('\''),
+            "quot" => out.push('"'),
+            _ => {
+                let number = if let Some(hex) = name.strip_prefix("#x") {
+                    if hex.is_empty()
+                        || hex.len() > 8
+                        || !hex.bytes().all(|b| b.is_ascii_hexdigit())
+                    {
+                        return Err(Other);
+                    }
+                    u32::from_str_radix(hex, 16).map_err(|_| Other)?
+                } else if let Some(digits) = name.strip_prefix('#') {
+                    if digits.is_empty()
+                        || digits.len() > 8
+                        || !digits.bytes().all(|b| b.is_ascii_digit())
+                    {
+                        return Err(Other);
+                    }
+                    digits.parse::<u32>().map_err(|_| Other)?
+                } else {
+                    return Err(Other); // an entity: the reference refuses it
+                };
+                if !xml_char(number) {
+                    return Err(Other);
+                }
+                out.push(char::from_u32(number).ok_or(Other)?);
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+thread_local! {
+    /// Namespace names [`plain_uri`] took (a producer declares the same few in every
+    /// notification): compared, not checked again.
+    static PLAIN: std::cell::RefCell<Vec<Box<str>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// [`plain_uri`], remembered for the first 32 names it took.
+fn checked_uri(uri: &str) -> bool {
+    PLAIN.with(|plain| {
+        let mut plain = plain.borrow_mut();
+        if plain
+            .iter()
+            .any(|p| same_bytes(p.as_bytes(), uri.as_bytes()))
+        {
+            return true;
+        }
+        if !plain_uri(uri) {
+            return false;
+        }
+        if plain.len() < 32 {
+            plain.push(uri.into());
+        }
+        true
+    })
+}
+
+thread_local! {
+    /// The arena of the last document, kept for the next (as the tape's: a large allocation
+    /// per notification costs page faults each time).
+    static SPARE: std::cell::RefCell<Vec<El<'static>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Arenas over this many elements are not kept (8 MB).
+const SPARE_MAX: usize = 1 << 18;
+
+fn spare_arena<'a>(capacity: usize) -> Vec<El<'a>> {
+    let mut els = SPARE.with(|spare| std::mem::take(&mut *spare.borrow_mut()));
+    els.reserve(capacity);
+    // SAFETY: the vector is empty; El<'static> and El<'a> differ in lifetime only.
+    unsafe { std::mem::transmute::<Vec<El<'static>>, Vec<El<'a>>>(els) }
+}
+
+impl Drop for Fast<'_> {
+    fn drop(&mut self) {
+        let mut els = std::mem::take(&mut self.els);
+        if els.capacity() <= SPARE_MAX {
+            els.clear();
+            // SAFETY: the vector is empty (no reference to the input is kept).
+            let els = unsafe { std::mem::transmute::<Vec<El<'_>>, Vec<El<'static>>>(els) };
+            SPARE.with(|spare| *spare.borrow_mut() = els);
+        }
+        let namespaces = keep(std::mem::take(&mut self.namespaces));
+        BUFFERS.with(|b| b.borrow_mut().namespaces = namespaces);
+    }
+}
+
+/// Per-document buffers kept for the next document (empty between documents): their
+/// allocation cost as much as a small notification's scan.
+#[derive(Default)]
+struct Buffers {
+    namespaces: Vec<&'static str>,
+    scope: Vec<(&'static str, u32)>,
+    open: Vec<Open>,
+}
+
+thread_local! {
+    static BUFFERS: std::cell::RefCell<Buffers> = std::cell::RefCell::new(Buffers::default());
+}
+
+/// An empty vector of ``&'static str``s as one of ``&'a str``s.
+fn relent<'a, T>(mut v: Vec<&'static T>) -> Vec<&'a T>
+where
+    T: ?Sized,
+{
+    v.clear();
+    // SAFETY: the vector is empty; the element types differ in lifetime only.
+    unsafe { std::mem::transmute::<Vec<&'static T>, Vec<&'a T>>(v) }
+}
+
+/// The other way: an emptied vector kept past its document.
+fn keep<T: ?Sized>(mut v: Vec<&T>) -> Vec<&'static T> {
+    v.clear();
+    // SAFETY: the vector is empty: no reference to the document is kept.
+    unsafe { std::mem::transmute::<Vec<&T>, Vec<&'static T>>(v) }
+}
+
+fn keep_scope(mut v: Vec<(&str, u32)>) -> Vec<(&'static str, u32)> {
+    v.clear();
+    // SAFETY: as keep.
+    unsafe { std::mem::transmute::<Vec<(&str, u32)>, Vec<(&'static str, u32)>>(v) }
+}
+
+fn lend_scope<'a>(mut v: Vec<(&'static str, u32)>) -> Vec<(&'a str, u32)> {
+    v.clear();
+    // SAFETY: as relent.
+    unsafe { std::mem::transmute::<Vec<(&'static str, u32)>, Vec<(&'a str, u32)>>(v) }
+}
+
+/// Read ``input`` (UTF-8 text starting with '<') into the arena; [`Other`]: the full parser.
+pub fn parse(input: &str) -> F<Fast<'_>> {
+    if input.len() > MAX_DOCUMENT || input.len() >= crate::tape::OWNED as usize {
+        return Err(Other);
+    }
+    let buffers = BUFFERS.with(|b| std::mem::take(&mut *b.borrow_mut()));
+    let mut namespaces = relent(buffers.namespaces);
+    namespaces.push("");
+    let mut open = buffers.open;
+    open.clear();
+    let mut p = P {
+        s: input.as_bytes(),
+        input,
+        at: 0,
+        fast: Fast {
+            input,
+            els: spare_arena(input.len() / 24 + 4),
+            owned: Vec::new(),
+            namespaces,
+        },
+        scope: lend_scope(buffers.scope),
+        open,
+    };
+    let read = p.document();
+    let scope = keep_scope(std::mem::take(&mut p.scope));
+    let mut open = std::mem::take(&mut p.open);
+    open.clear();
+    BUFFERS.with(|b| {
+        let mut b = b.borrow_mut();
+        b.scope = scope;
+        b.open = open;
+    });
+    read.map(|()| p.fast)
+}
+
+impl<'a> P<'a> {
+    fn document(&mut self) -> F<()> {
+        let p = self;
+        let input = p.input;
+        if input.starts_with("<?xml") {
+            p.declaration()?;
+            p.skip_ws();
+        }
+        if p.peek() != Some(b'<') || !p.s.get(p.at + 1).copied().is_some_and(name_start) {
+            return Err(Other);
+        }
+        p.start_tag()?;
+        while !p.open.is_empty() {
+            // at a '<' (text() stops only there)
+            match p.s.get(p.at + 1) {
+                Some(b'/') => p.end_tag()?,
+                Some(b) if name_start(*b) => p.start_tag()?,
+                _ => return Err(Other), // comment, CDATA, PI, or no markup
+            }
+            if !p.open.is_empty() {
+                p.text(false)?; // the tail: checked, not kept
+            }
+        }
+        p.skip_ws();
+        if p.at != p.s.len() {
+            return Err(Other); // anything after the root element
+        }
+        Ok(())
+    }
+}
+
+/// What the framing gives a key pass.
+pub struct Frame<'f> {
+    pub subscription_id: u32,
+    pub node: Option<&'f str>,
+    pub event_time: Option<&'f str>,
+    pub sequence_number: Option<u32>,
+    pub contents: u32,
+}
+
+/// The children of ``el`` named as ``names`` (local names), the first of each; a name seen
+/// twice: the reference refuses it when it reads it, so the full parser takes it.
+fn fields<const N: usize>(fast: &Fast<'_>, el: u32, names: [&str; N]) -> F<[u32; N]> {
+    let mut found = [NONE; N];
+    for child in fast.children(el) {
+        let local = fast.local(child);
+        if let Some(i) = names.iter().position(|n| *n == local) {
+            if found[i] != NONE {
+                return Err(Other);
+            }
+            found[i] = child;
+        }
+    }
+    Ok(found)
+}
+
+fn stripped<'f>(fast: &'f Fast<'_>, el: u32) -> Option<&'f str> {
+    (el != NONE).then(|| py_strip(fast.text(el)))
+}
+
+/// ``_name_text``: as written; a plain name only (the reference's check words any other).
+fn node_name<'f>(fast: &'f Fast<'_>, el: u32) -> F<Option<&'f str>> {
+    if el == NONE {
+        return Ok(None);
+    }
+    match fast.text(el) {
+        "" => Ok(None),
+        name if plain_node_name(name) => Ok(Some(name)),
+        _ => Err(Other),
+    }
+}
+
+fn uint32(text: Option<&str>) -> F<Option<u32>> {
+    match text {
+        None => Ok(None),
+        Some(text) => uint32_text(text).map(Some).ok_or(Other),
+    }
+}
+
+/// ``_xml_notification`` of a NETCONF notification, an envelope or a bare push-update with
+/// datastore-contents and every read field well formed; [`Other`] for the rest.
+pub fn frame<'f>(fast: &'f Fast<'_>) -> F<Frame<'f>> {
+    let mut event_time = None;
+    let mut node = None;
+    let mut sequence_number = None;
+    let mut push = 0;
+    match fast.local(0) {
+        "notification" => {
+            let [time, host, sys, seq, seq_legacy, update, change] = fields(
+                fast,
+                0,
+                [
+                    "eventTime",
+                    "hostname",
+                    "sysName",
+                    "sequence-number",
+                    "sequenceNumber",
+                    "push-update",
+                    "push-change-update",
+                ],
+            )?;
+            if sys != NONE || seq_legacy != NONE || change != NONE || update == NONE {
+                return Err(Other); // Huawei's leaves, yang-patch, no push-update
+            }
+            event_time = stripped(fast, time).filter(|t| !t.is_empty());
+            node = node_name(fast, host)?;
+            sequence_number = uint32(stripped(fast, seq))?;
+            push = update;
+        }
+        "envelope" => {
+            let [time, host, seq, contents] = fields(
+                fast,
+                0,
+                ["event-time", "hostname", "sequence-number", "contents"],
+            )?;
+            event_time = stripped(fast, time).filter(|t| !t.is_empty());
+            node = node_name(fast, host)?;
+            sequence_number = uint32(stripped(fast, seq))?;
+            if contents == NONE {
+                return Err(Other);
+            }
+            push = fast.children(contents).next().ok_or(Other)?;
+            if fast.local(push) != "push-update" {
+                return Err(Other);
+            }
+        }
+        "push-update" => {}
+        _ => return Err(Other), // the telemetry message, anything else
+    }
+    let [id, legacy_id, contents, legacy_contents] = fields(
+        fast,
+        push,
+        [
+            "id",
+            "subscription-id",
+            "datastore-contents",
+            "datastore-contents-xml",
+        ],
+    )?;
+    if legacy_id != NONE || legacy_contents != NONE || contents == NONE {
+        return Err(Other); // IOS-XE's names; an empty update
+    }
+    let subscription_id = uint32(stripped(fast, id))?.ok_or(Other)?;
+    Ok(Frame {
+        subscription_id,
+        node,
+        event_time,
+        sequence_number,
+        contents,
+    })
+}
