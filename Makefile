@@ -23,6 +23,9 @@ DEV    := $(VENV)/.dev
 NATIVE := $(VENV)/.native
 # Cargo's build directory outside the clone: every worktree and CI run reuses its crates.
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/yangkey/native-target
+# One build in it at a time: another clone's build could replace the compiled module between
+# cargo's end and maturin packing it (flock: util-linux; without it, builds are not serialised).
+NATIVE_LOCK := $(if $(shell command -v flock 2>/dev/null),flock $(CARGO_TARGET_DIR).lock)
 
 .PHONY: demo test unit faults lint bench install clean native native-if-cargo constraints floors
 
@@ -57,7 +60,8 @@ floors: $(DEV)
 # The optional compiled decoder (yangkey-native): pip builds it with maturin (from PyPI) and
 # cargo (crates.io, versions pinned in native/Cargo.lock).
 $(NATIVE): $(DEV) native/Cargo.toml native/Cargo.lock native/pyproject.toml native/yangkey_native.pyi $(wildcard native/src/*.rs)
-	$(BIN)/python -m pip install -q ./native
+	mkdir -p "$(dir $(CARGO_TARGET_DIR))"
+	$(NATIVE_LOCK) $(BIN)/python -m pip install -q ./native
 	touch $(NATIVE)
 
 native: $(NATIVE)
