@@ -1,17 +1,19 @@
-"""Issue 33: the native key pass and JSON yang-patch (push-change-update, RFC 8641 section
-3.10 carrying RFC 8072 edits).
+"""Issue 33: the native key pass and yang-patch (push-change-update, RFC 8641 section 3.10
+carrying RFC 8072 edits), JSON and XML.
 
-The native pass keys no yang-patch: ``Decoder.keys`` (and ``Decoder.instances``) answer None
-and the reference (patch.py, messages.py, KeyDeriver) keys it and words any error. What this
-file checks is that the None comes before the parse (native/src/patchscan.rs: the first body
-name in the bytes), so MessageBuilder is not slower on yang-patch with the module than
-without: ``Decoder.documents`` (how many documents the decoder parsed and began to read)
-stays put for a yang-patch and moves for a push-update. Inputs: every JSON yang-patch record
-of ``yangkey sample``, the differential tests' envelope generator, hypothesis-generated
+The native pass keys no yang-patch: ``Decoder.keys``, ``Decoder.instances`` and
+``Decoder.keys_xml`` answer None and the reference (patch.py, messages.py, KeyDeriver) keys
+it and words any error. What this file checks is that the None comes before the parse
+(native/src/patchscan.rs: the first body name in the bytes; XML: the first start tag so
+named), so MessageBuilder is not slower on yang-patch with the module than without:
+``Decoder.documents`` (how many documents the decoder parsed and began to read) stays put
+for a yang-patch and moves for a push-update. Inputs: every JSON yang-patch record of
+``yangkey sample``, the differential tests' JSON and XML generators, hypothesis-generated
 push-change-updates over the example subscriptions (operations x targets x values x the JSON
-framings), and push-updates whose data or envelope spell the other body name. Where the pass
-answers (a push-update) its answer is the reference's byte for byte (test_native_keys.py's
-``same``); MessageBuilder's records and rejections are equal with the pass and without.
+framings), XML yang-patches in each XML framing, and push-updates whose data or envelope
+spell the other body name. Where the pass answers (a push-update) its answer is the
+reference's byte for byte (test_native_keys.py's ``same``, test_native_xml_keys.py's for
+XML); MessageBuilder's records and rejections are equal with the pass and without.
 
 Skipped when yangkey-native is not installed (``make native`` builds it).
 """
@@ -25,8 +27,11 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_core_differential import envelope_documents
+from test_core_differential import envelope_documents, xml_wrapped
 from test_native_keys import EXAMPLES, _builder_outputs, same, wrapped
+from test_native_xml_keys import NS_YP
+from test_native_xml_keys import framed as xml_framed
+from test_native_xml_keys import same as xml_same
 
 from yangkey import native
 from yangkey.catalog import load_catalog
@@ -277,3 +282,113 @@ def test_native_patch_name_before_the_body(decoder: Any, fx_schema: SchemaContex
     reference = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
     reference.native = False
     assert builder.build(raw, "n") == reference.build(raw, "n")
+
+
+# ----------------------------------------------------------------------------------- XML
+
+XML_EDIT = (
+    "<edit><edit-id>1</edit-id><operation>{operation}</operation>"
+    "<target>/ietf-interfaces:interfaces/interface={name}</target>{value}</edit>"
+)
+
+
+def xml_patch(operations: list[str], framing: str = "netconf", prefix: str = "") -> bytes:
+    """A push-change-update in XML (one edit per operation), in the framing of
+    test_native_xml_keys.py's ``framed``; ``prefix``: the push elements prefixed."""
+    edits = "".join(
+        XML_EDIT.format(
+            operation=operation,
+            name=f"eth{index}",
+            value=""
+            if operation in ("delete", "remove")
+            else f'<value><interface xmlns="urn:ietf:params:xml:ns:yang:ietf-interfaces">'
+            f"<name>eth{index}</name><oper-status>up</oper-status></interface></value>",
+        )
+        for index, operation in enumerate(operations)
+    )
+    q = f"{prefix}:" if prefix else ""
+    space = f"xmlns:{prefix}" if prefix else "xmlns"
+    body = (
+        f'<{q}push-change-update {space}="{NS_YP}"><{q}id>1042</{q}id><{q}datastore-changes>'
+        '<yang-patch xmlns="urn:ietf:params:xml:ns:yang:ietf-yang-patch">'
+        f"<patch-id>p</patch-id>{edits}</yang-patch></{q}datastore-changes>"
+        f"</{q}push-change-update>"
+    )
+    update = xml_framed(framing, "", "pe1", 1042).decode()
+    push = (
+        f'<push-update xmlns="{NS_YP}"><id>1042</id>'
+        "<datastore-contents></datastore-contents></push-update>"
+    )
+    assert push in update, update
+    return update.replace(push, body).encode()
+
+
+def xml_unparsed(decoder: Any, raw: bytes, ns: dict[str, str]) -> None:
+    """``Decoder.keys_xml`` answers None for ``raw`` without parsing it."""
+    before = decoder.documents
+    assert decoder.keys_xml(raw, "t", ns, never) is None, raw
+    assert decoder.documents == before, f"the native pass parsed a yang-patch: {raw!r}"
+
+
+@pytest.mark.parametrize("framing", ["netconf", "envelope", "telemetry", "huawei", "pretty"])
+@pytest.mark.parametrize("prefix", ["", "yp"])
+def test_native_patch_xml_not_parsed(
+    decoder: Any, fx_schema: SchemaContext, framing: str, prefix: str
+) -> None:
+    """An XML push-change-update (merge, replace, create, delete, remove edits) in the
+    framings the reference reads: ``keys_xml`` says None before any parse, and MessageBuilder's
+    record (or rejection) is the same with the pass as without."""
+    ns = fx_schema.index.by_namespace
+    raw = xml_patch(["merge", "replace", "create", "delete", "remove"], framing, prefix)
+    xml_unparsed(decoder, raw, ns)
+    builder = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
+    reference = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
+    reference.native = False
+    built = builder.build(raw, "x")
+    assert built == reference.build(raw, "x")
+    assert builder.native_keyed == 0
+    if framing == "netconf" and not prefix:
+        assert isinstance(built, list) and built, built  # a real yang-patch, keyed by Python
+
+
+def test_native_patch_xml_differential(decoder: Any, fx_schema: SchemaContext) -> None:
+    """The differential tests' XML generator (push-updates and a few push-change-updates,
+    fields missing, twice, out of order): a push-change-update is never parsed; a push-update
+    still gets the reference's answer where the pass answers."""
+    ns = fx_schema.index.by_namespace
+    deriver = KeyDeriver(compile_subscription(IF, fx_schema))
+    seen = {"patch": 0, "update": 0}
+
+    @settings(max_examples=200, deadline=None)
+    @given(document=xml_wrapped())
+    def check(document: str) -> None:
+        raw = document.encode()
+        if b"<push-change-update " in raw:
+            seen["patch"] += 1
+            xml_unparsed(decoder, raw, ns)
+            return
+        seen["update"] += 1
+        xml_same(decoder, deriver, raw, ns, "d")
+
+    check()
+    assert seen["patch"] and seen["update"]
+
+
+@pytest.mark.parametrize("framing", ["netconf", "envelope", "telemetry", "bare"])
+def test_native_patch_xml_name_inside_a_push_update(
+    decoder: Any, fx_schema: SchemaContext, framing: str
+) -> None:
+    """An XML push-update whose data spells the other body name as a tag name would (in a
+    text) is still keyed natively, the reference's answer: the body's own tag comes first."""
+    ns = fx_schema.index.by_namespace
+    deriver = KeyDeriver(compile_subscription(IF, fx_schema))
+    for text in ("x:push-change-update&gt;", "a:push-change-update b", "y:push-change-update/"):
+        inside = f"<description>{text}</description>"
+        contents = (
+            '<interfaces xmlns="urn:ietf:params:xml:ns:yang:ietf-interfaces">'
+            f"<interface><name>eth0</name>{inside}</interface></interfaces>"
+        )
+        raw = xml_framed(framing, contents, "pe1", 1042)
+        before = decoder.documents
+        assert xml_same(decoder, deriver, raw, ns, "d") == "native", raw
+        assert decoder.documents != before
