@@ -43,6 +43,7 @@ NS_IF = "urn:ietf:params:xml:ns:yang:ietf-interfaces"
 NS_IANAIFT = "urn:ietf:params:xml:ns:yang:iana-if-type"
 NS_ENV = "urn:ietf:params:xml:ns:yang:ietf-yp-notification"
 NS_YP = "urn:ietf:params:xml:ns:yang:ietf-yang-push"
+NS_PATCH = "urn:ietf:params:xml:ns:yang:ietf-yang-patch"
 
 
 def interfaces(instances: int) -> list[dict[str, Any]]:
@@ -108,6 +109,36 @@ def xml_notification(instances: int = 10) -> bytes:
         element = etree.SubElement(tree, f"{{{NS_IF}}}interface")
         for member, value in entry.items():
             text = str(value).replace("iana-if-type:", "ianaift:")
+            etree.SubElement(element, f"{{{NS_IF}}}{member}").text = text
+    return etree.tostring(root)
+
+
+def xml_yang_patch(instances: int = 10) -> bytes:
+    """:func:`yang_patch` in XML: the same instances as one merge edit each, in the envelope
+    :func:`xml_notification` uses."""
+    root = etree.Element(f"{{{NS_ENV}}}envelope", nsmap={None: NS_ENV})
+    etree.SubElement(root, f"{{{NS_ENV}}}event-time").text = "2026-11-20T10:00:00.000Z"
+    etree.SubElement(root, f"{{{NS_ENV}}}hostname").text = "router-nyc-01"
+    etree.SubElement(root, f"{{{NS_ENV}}}sequence-number").text = "42"
+    contents = etree.SubElement(root, f"{{{NS_ENV}}}contents")
+    push = etree.SubElement(contents, f"{{{NS_YP}}}push-change-update", nsmap={None: NS_YP})
+    etree.SubElement(push, f"{{{NS_YP}}}id").text = "1042"
+    changes = etree.SubElement(push, f"{{{NS_YP}}}datastore-changes")
+    patch = etree.SubElement(changes, f"{{{NS_PATCH}}}yang-patch", nsmap={None: NS_PATCH})
+    etree.SubElement(patch, f"{{{NS_PATCH}}}patch-id").text = "p"
+    for index, entry in enumerate(interfaces(instances)):
+        edit = etree.SubElement(patch, f"{{{NS_PATCH}}}edit")
+        etree.SubElement(edit, f"{{{NS_PATCH}}}edit-id").text = str(index)
+        etree.SubElement(edit, f"{{{NS_PATCH}}}operation").text = "merge"
+        name = str(entry["name"]).replace("/", "%2F")
+        target = f"/ietf-interfaces:interfaces/interface={name}"
+        etree.SubElement(edit, f"{{{NS_PATCH}}}target").text = target
+        value = etree.SubElement(edit, f"{{{NS_PATCH}}}value")
+        element = etree.SubElement(
+            value, f"{{{NS_IF}}}interface", nsmap={None: NS_IF, "ianaift": NS_IANAIFT}
+        )
+        for member, item in entry.items():
+            text = str(item).replace("iana-if-type:", "ianaift:")
             etree.SubElement(element, f"{{{NS_IF}}}{member}").text = text
     return etree.tostring(root)
 

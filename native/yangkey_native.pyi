@@ -16,6 +16,8 @@ class Decoder:
         wanted: Callable[[Any], Any] | None = None,
     ) -> Any | None:
         """The reference's Notification, its error raised, or None: the reference decodes."""
+    @property
+    def documents(self) -> int: ...
     def check(self, raw: bytes) -> bool:
         """The JSON parse alone (no Python object built): True when well formed, no duplicate."""
     def loads(self, raw: bytes) -> Any | None:

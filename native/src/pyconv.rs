@@ -35,6 +35,11 @@ impl NameCache {
         self.document = self.document.wrapping_add(1);
     }
 
+    /// How many documents were begun (wraps): what ``Decoder.documents`` reports.
+    pub fn documents(&self) -> u32 {
+        self.document
+    }
+
     /// The Python string of a string value, shared with its repetitions in this document.
     #[inline]
     pub fn value<'py>(&mut self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {

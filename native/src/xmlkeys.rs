@@ -629,8 +629,8 @@ impl Decoder {
         with_xpaths: bool,
         routes: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        if start(data) != Start::Xml {
-            return Ok(None);
+        if start(data) != Start::Xml || crate::patchscan::is_xml_patch(data) {
+            return Ok(None); // JSON, or yang-patch: the reference keys it (patchscan.rs)
         }
         let Ok(text) = std::str::from_utf8(data) else {
             return Ok(None);

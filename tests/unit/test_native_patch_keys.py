@@ -1,0 +1,394 @@
+"""Issue 33: the native key pass and yang-patch (push-change-update, RFC 8641 section 3.10
+carrying RFC 8072 edits), JSON and XML.
+
+The native pass keys no yang-patch: ``Decoder.keys``, ``Decoder.instances`` and
+``Decoder.keys_xml`` answer None and the reference (patch.py, messages.py, KeyDeriver) keys
+it and words any error. What this file checks is that the None comes before the parse
+(native/src/patchscan.rs: the first body name in the bytes; XML: the first start tag so
+named), so MessageBuilder is not slower on yang-patch with the module than without:
+``Decoder.documents`` (how many documents the decoder parsed and began to read) stays put
+for a yang-patch and moves for a push-update. Inputs: every JSON yang-patch record of
+``yangkey sample``, the differential tests' JSON and XML generators, hypothesis-generated
+push-change-updates over the example subscriptions (operations x targets x values x the JSON
+framings), XML yang-patches in each XML framing, and push-updates whose data or envelope
+spell the other body name. Where the pass answers (a push-update) its answer is the
+reference's byte for byte (test_native_keys.py's ``same``, test_native_xml_keys.py's for
+XML); MessageBuilder's records and rejections are equal with the pass and without.
+
+Skipped when yangkey-native is not installed (``make native`` builds it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_core_differential import envelope_documents, xml_wrapped
+from test_native_keys import EXAMPLES, _builder_outputs, same, wrapped
+from test_native_xml_keys import NS_YP
+from test_native_xml_keys import framed as xml_framed
+from test_native_xml_keys import same as xml_same
+
+from yangkey import native
+from yangkey.catalog import load_catalog
+from yangkey.demo.sample import generate
+from yangkey.keys import KeyDeriver
+from yangkey.producer import MessageBuilder
+from yangkey.schema import SchemaContext
+from yangkey.templates import compile_subscription
+
+yangkey_native = pytest.importorskip("yangkey_native", reason="yangkey-native not installed")
+
+SETTINGS = settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+IF = "/ietf-interfaces:interfaces/interface"
+NAMES = ["eth0", "ge-0/0/1", "e'1", "Gi0/0/0.100", "x,y", "ü1", ""]
+
+
+@pytest.fixture(scope="module")
+def decoder() -> Any:
+    return yangkey_native.Decoder(native.model())
+
+
+def never(*_: Any) -> Any:
+    raise AssertionError("a yang-patch must not be routed by the native pass")
+
+
+def framed(wrapper: str, body: dict[str, Any], node: str | None = "pe1") -> bytes:
+    """A notification body (``{"ietf-yang-push:push-change-update": ...}``) in one of the JSON
+    framings yangkey reads (SPEC 2.4)."""
+    if wrapper == "envelope":
+        envelope: dict[str, Any] = {"event-time": "2026-11-20T10:00:00Z", "sequence-number": 3}
+        if node is not None:
+            envelope["hostname"] = node
+        envelope["contents"] = body
+        return orjson.dumps({"ietf-yp-notification:envelope": envelope})
+    if wrapper == "bare":
+        return orjson.dumps(body)
+    if wrapper == "restconf":
+        notification: dict[str, Any] = {"eventTime": "2026-11-20T10:00:00Z", **body}
+        if node is not None:
+            notification["sysName"] = node
+        return orjson.dumps({"ietf-restconf:notification": notification})
+    assert wrapper == "telemetry"
+    message: dict[str, Any] = {
+        "telemetry-message-metadata": {
+            "node-export-timestamp": "2026-11-20T10:00:01Z",
+            "yang-push-subscription": {"id": 1042, "xpath-filter": IF},
+        },
+        "payload": {"ietf-yp-notification:envelope": {"contents": body}},
+    }
+    if node is not None:
+        message["network-node-manifest"] = {"name": node}
+    return orjson.dumps({"ietf-telemetry-message:message": message})
+
+
+def patch(subscription_id: Any, edits: Any, qualified: bool = False) -> dict[str, Any]:
+    name = "ietf-yang-patch:yang-patch" if qualified else "yang-patch"
+    changes = {name: {"patch-id": "p", "edit": edits}}
+    return {
+        "ietf-yang-push:push-change-update": {
+            "id": subscription_id,
+            "datastore-changes": changes,
+        }
+    }
+
+
+def unparsed(decoder: Any, raw: bytes, ns: dict[str, str]) -> None:
+    """``Decoder.keys`` and ``Decoder.instances`` answer None for ``raw`` without parsing it."""
+    before = decoder.documents
+    assert decoder.keys(raw, "t", ns, never) is None, raw
+    assert decoder.keys(raw, "t", ns, never, True, None, True, True) is None, raw
+    walker = native.walker(compile_subscription(IF, SchemaContext.cached()))
+    assert decoder.instances(raw, "t", walker) is None, raw
+    assert decoder.documents == before, f"the native pass parsed a yang-patch: {raw!r}"
+
+
+def json_patches(records: list[bytes]) -> list[bytes]:
+    return [raw for raw in records if raw[:1] == b"{" and b'push-change-update"' in raw]
+
+
+# -------------------------------------------------------------------------- the sample
+
+
+def test_native_patch_sample_not_parsed(decoder: Any, fx_schema: SchemaContext) -> None:
+    """Every JSON yang-patch of ``yangkey sample`` (merge/replace edits flipping oper-status,
+    a delete, whatever the bad records hold): None before the parse; the sample has them."""
+    records = generate(nodes=3, interfaces=4, rounds=3, seed=5).records
+    patches = json_patches(records)
+    assert len(patches) >= 9
+    for raw in patches:
+        unparsed(decoder, raw, fx_schema.index.by_namespace)
+
+
+def test_native_patch_coverage_and_builder_records() -> None:
+    """The coverage check: MessageBuilder (the module's shared decoder) parses no JSON
+    yang-patch of the sample at all, and its records and rejections are the same with the
+    native pass as without, for every record of the sample."""
+    records = generate(nodes=3, interfaces=4, rounds=2, seed=3).records
+    patches = json_patches(records)
+    decoder = native._load()[0]
+    assert decoder is not None and patches
+    builder = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
+    reference = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
+    reference.native = False
+    parsed = 0
+    for number, raw in enumerate(patches):
+        before = decoder.documents
+        assert builder.build(raw, f"p:{number}") == reference.build(raw, f"p:{number}")
+        parsed += decoder.documents != before
+    assert parsed == 0, f"{parsed} of {len(patches)} yang-patches parsed natively"
+    assert builder.native_keyed == 0
+    with_native, answered = _builder_outputs(records, None, True)
+    without, none = _builder_outputs(records, None, False)
+    assert none == 0 and answered > 0
+    assert with_native == without
+
+
+# ------------------------------------------------------------- the differential envelopes
+
+
+def test_native_patch_differential_envelopes(decoder: Any, fx_schema: SchemaContext) -> None:
+    """The differential tests' envelope generator (missing and odd fields, qualified and bare
+    body names, yang-patch and push-update): a push-change-update is never parsed, a
+    push-update still is (its answer the reference's where the pass answers)."""
+    ns = fx_schema.index.by_namespace
+    deriver = KeyDeriver(compile_subscription(IF, fx_schema))
+    seen = {"patch": 0, "update": 0}
+
+    @settings(max_examples=150, deadline=None)
+    @given(document=envelope_documents())
+    def check(document: Any) -> None:
+        raw = orjson.dumps(document)
+        if b'push-change-update"' in raw:
+            seen["patch"] += 1
+            unparsed(decoder, raw, ns)
+            return
+        seen["update"] += 1
+        same(decoder, deriver, raw, ns, None)
+
+    check()
+    assert seen["patch"] and seen["update"]
+
+
+# ------------------------------------------------------------------------ hypothesis
+
+
+@st.composite
+def edits(draw: st.DrawFn) -> dict[str, Any]:
+    """One yang-patch edit against the example subscriptions' data: any operation, a target
+    at the subscription's list, deeper, shallower or beside it, a value or none."""
+    name = draw(st.sampled_from(NAMES))
+    target = draw(
+        st.sampled_from(
+            [
+                f"{IF}={quote(name, safe='')}",
+                f"{IF}={quote(name, safe='')}/oper-status",
+                f"{IF}={quote(name, safe='')}/statistics",
+                f"{IF}={quote(name, safe='')}/ietf-ip:ipv4/address=10.0.0.1",
+                IF,
+                "/ietf-interfaces:interfaces",
+                "/ietf-system:system/dns-resolver/search=example.com",
+                "not a path",
+            ]
+        )
+    )
+    operation = draw(
+        st.sampled_from(["create", "delete", "insert", "merge", "move", "replace", "remove", "x"])
+    )
+    edit: dict[str, Any] = {"edit-id": draw(st.sampled_from(["1", "e"])), "operation": operation}
+    if draw(st.integers(0, 9)):
+        edit["target"] = target
+    if operation not in ("delete", "remove") or not draw(st.integers(0, 5)):
+        entry = {"name": name, "oper-status": draw(st.sampled_from(["up", "down", 3]))}
+        edit["value"] = draw(
+            st.sampled_from(
+                [
+                    {"ietf-interfaces:interface": [entry]},
+                    {"ietf-interfaces:oper-status": entry["oper-status"]},
+                    {"ietf-interfaces:interface": entry},
+                    {},
+                ]
+            )
+        )
+    return edit
+
+
+@SETTINGS
+@given(
+    subscription_id=st.sampled_from([1042, 1043, 1100, 2002, 9999]),
+    edit_list=st.lists(edits(), min_size=1, max_size=4),
+    wrapper=st.sampled_from(["envelope", "bare", "restconf", "telemetry"]),
+    qualified=st.booleans(),
+)
+def test_native_patch_generated(
+    decoder: Any,
+    fx_schema: SchemaContext,
+    subscription_id: int,
+    edit_list: list[dict[str, Any]],
+    wrapper: str,
+    qualified: bool,
+) -> None:
+    """Subscriptions x edit operations x targets x framings: not parsed by the native pass,
+    and MessageBuilder's record (or rejection) the same with the pass as without."""
+    raw = framed(wrapper, patch(subscription_id, edit_list, qualified))
+    unparsed(decoder, raw, fx_schema.index.by_namespace)
+    builder = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
+    reference = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
+    reference.native = False
+    assert builder.build(raw, "g") == reference.build(raw, "g")
+    assert builder.native_keyed == 0
+
+
+# ---------------------------------------------------------- the other body name spelled
+
+
+@pytest.mark.parametrize("wrapper", ["envelope", "bare", "restconf", "telemetry"])
+def test_native_patch_name_inside_a_push_update(
+    decoder: Any, fx_schema: SchemaContext, wrapper: str
+) -> None:
+    """A push-update whose data spells ``push-change-update"`` (a name, a value) is still
+    keyed natively, the reference's answer: the body's own name, first in the bytes,
+    decides."""
+    ns = fx_schema.index.by_namespace
+    deriver = KeyDeriver(compile_subscription(IF, fx_schema))
+    for name in ('push-change-update"', "push-change-update", "ietf-yang-push:push-update"):
+        data = {"ietf-interfaces:interfaces": {"interface": [{"name": name, "description": name}]}}
+        raw = wrapped(wrapper, data, "pe1", 1042)
+        before = decoder.documents
+        assert same(decoder, deriver, raw, ns, "d") == "native", raw
+        assert decoder.documents != before
+
+
+def test_native_patch_name_before_the_body(decoder: Any, fx_schema: SchemaContext) -> None:
+    """A push-change-update whose envelope spells ``push-update"`` before the body (a
+    hostname ending so) is parsed as before and still left to the reference, its records the
+    same both ways."""
+    ns = fx_schema.index.by_namespace
+    edit = {"edit-id": "1", "operation": "delete", "target": f"{IF}=eth0"}
+    raw = framed("envelope", patch(1042, [edit]), node="ietf-yang-push:push-update")
+    assert raw.index(b'push-update"') < raw.index(b'push-change-update"')
+    before = decoder.documents
+    assert decoder.keys(raw, "t", ns, never) is None
+    assert decoder.documents != before  # the envelope's value came first: parsed as before
+    builder = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
+    reference = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
+    reference.native = False
+    assert builder.build(raw, "n") == reference.build(raw, "n")
+
+
+# ----------------------------------------------------------------------------------- XML
+
+XML_EDIT = (
+    "<edit><edit-id>1</edit-id><operation>{operation}</operation>"
+    "<target>/ietf-interfaces:interfaces/interface={name}</target>{value}</edit>"
+)
+
+
+def xml_patch(operations: list[str], framing: str = "netconf", prefix: str = "") -> bytes:
+    """A push-change-update in XML (one edit per operation), in the framing of
+    test_native_xml_keys.py's ``framed``; ``prefix``: the push elements prefixed."""
+    edits = "".join(
+        XML_EDIT.format(
+            operation=operation,
+            name=f"eth{index}",
+            value=""
+            if operation in ("delete", "remove")
+            else f'<value><interface xmlns="urn:ietf:params:xml:ns:yang:ietf-interfaces">'
+            f"<name>eth{index}</name><oper-status>up</oper-status></interface></value>",
+        )
+        for index, operation in enumerate(operations)
+    )
+    q = f"{prefix}:" if prefix else ""
+    space = f"xmlns:{prefix}" if prefix else "xmlns"
+    body = (
+        f'<{q}push-change-update {space}="{NS_YP}"><{q}id>1042</{q}id><{q}datastore-changes>'
+        '<yang-patch xmlns="urn:ietf:params:xml:ns:yang:ietf-yang-patch">'
+        f"<patch-id>p</patch-id>{edits}</yang-patch></{q}datastore-changes>"
+        f"</{q}push-change-update>"
+    )
+    update = xml_framed(framing, "", "pe1", 1042).decode()
+    push = (
+        f'<push-update xmlns="{NS_YP}"><id>1042</id>'
+        "<datastore-contents></datastore-contents></push-update>"
+    )
+    assert push in update, update
+    return update.replace(push, body).encode()
+
+
+def xml_unparsed(decoder: Any, raw: bytes, ns: dict[str, str]) -> None:
+    """``Decoder.keys_xml`` answers None for ``raw`` without parsing it."""
+    before = decoder.documents
+    assert decoder.keys_xml(raw, "t", ns, never) is None, raw
+    assert decoder.documents == before, f"the native pass parsed a yang-patch: {raw!r}"
+
+
+@pytest.mark.parametrize("framing", ["netconf", "envelope", "telemetry", "huawei", "pretty"])
+@pytest.mark.parametrize("prefix", ["", "yp"])
+def test_native_patch_xml_not_parsed(
+    decoder: Any, fx_schema: SchemaContext, framing: str, prefix: str
+) -> None:
+    """An XML push-change-update (merge, replace, create, delete, remove edits) in the
+    framings the reference reads: ``keys_xml`` says None before any parse, and MessageBuilder's
+    record (or rejection) is the same with the pass as without."""
+    ns = fx_schema.index.by_namespace
+    raw = xml_patch(["merge", "replace", "create", "delete", "remove"], framing, prefix)
+    xml_unparsed(decoder, raw, ns)
+    builder = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
+    reference = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
+    reference.native = False
+    built = builder.build(raw, "x")
+    assert built == reference.build(raw, "x")
+    assert builder.native_keyed == 0
+    if framing == "netconf" and not prefix:
+        assert isinstance(built, list) and built, built  # a real yang-patch, keyed by Python
+
+
+def test_native_patch_xml_differential(decoder: Any, fx_schema: SchemaContext) -> None:
+    """The differential tests' XML generator (push-updates and a few push-change-updates,
+    fields missing, twice, out of order): a push-change-update is never parsed; a push-update
+    still gets the reference's answer where the pass answers."""
+    ns = fx_schema.index.by_namespace
+    deriver = KeyDeriver(compile_subscription(IF, fx_schema))
+    seen = {"patch": 0, "update": 0}
+
+    @settings(max_examples=200, deadline=None)
+    @given(document=xml_wrapped())
+    def check(document: str) -> None:
+        raw = document.encode()
+        if b"<push-change-update " in raw:
+            seen["patch"] += 1
+            xml_unparsed(decoder, raw, ns)
+            return
+        seen["update"] += 1
+        xml_same(decoder, deriver, raw, ns, "d")
+
+    check()
+    assert seen["patch"] and seen["update"]
+
+
+@pytest.mark.parametrize("framing", ["netconf", "envelope", "telemetry", "bare"])
+def test_native_patch_xml_name_inside_a_push_update(
+    decoder: Any, fx_schema: SchemaContext, framing: str
+) -> None:
+    """An XML push-update whose data spells the other body name as a tag name would (in a
+    text) is still keyed natively, the reference's answer: the body's own tag comes first."""
+    ns = fx_schema.index.by_namespace
+    deriver = KeyDeriver(compile_subscription(IF, fx_schema))
+    for text in ("x:push-change-update&gt;", "a:push-change-update b", "y:push-change-update/"):
+        inside = f"<description>{text}</description>"
+        contents = (
+            '<interfaces xmlns="urn:ietf:params:xml:ns:yang:ietf-interfaces">'
+            f"<interface><name>eth0</name>{inside}</interface></interfaces>"
+        )
+        raw = xml_framed(framing, contents, "pe1", 1042)
+        before = decoder.documents
+        assert xml_same(decoder, deriver, raw, ns, "d") == "native", raw
+        assert decoder.documents != before
