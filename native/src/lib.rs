@@ -276,61 +276,11 @@ impl Decoder {
         let Ok(subscription_id) = id.extract::<u32>() else {
             return Ok(None);
         };
-        // ``routes``: the answers ``route`` gave before, by (id, node); the caller keeps it,
-        // a ``Routes`` (read here without a Python object) or a dict.
-        let memo = routes.and_then(|r| r.cast::<routes::Routes>().ok());
-        let node_text = match &note.node {
-            None => Some(None),
-            Some(node) => node
-                .cast::<PyString>()
-                .ok()
-                .and_then(|s| s.to_str().ok())
-                .map(Some),
+        let Some((walker, node_name, extra)) =
+            routes::routed(py, &note, id, subscription_id, route, routes, learning)?
+        else {
+            return Ok(None);
         };
-        let known = match (memo, node_text) {
-            (Some(memo), Some(node_text)) => memo.get().get(py, subscription_id, node_text),
-            _ => None,
-        };
-        let from_python;
-        let (walker, node_name, extra): (Bound<'py, walk::Walker>, &str, Bound<'py, PyAny>) =
-            match &known {
-                Some(answer) => (
-                    answer.walker.bind(py).clone(),
-                    &answer.node_name,
-                    answer.extra.bind(py).clone(),
-                ),
-                None => {
-                    let node = match &note.node {
-                        Some(node) => node.clone(),
-                        None => py.None().into_bound(py),
-                    };
-                    let ask = |node: Bound<'py, PyAny>| match (learning, &note.subscription) {
-                        (false, _) => route.call1((id, node)),
-                        (true, Some(metadata)) => route.call1((id, node, metadata)),
-                        (true, None) => route.call1((id, node, py.None())),
-                    };
-                    let routed = match routes.and_then(|r| r.cast::<PyDict>().ok()) {
-                        None => ask(node)?,
-                        Some(routes) => {
-                            let asked = PyTuple::new(py, [id.clone(), node.clone()])?;
-                            match routes.get_item(&asked)? {
-                                Some(known) => known,
-                                None => ask(node)?,
-                            }
-                        }
-                    };
-                    if routed.is_none() {
-                        return Ok(None);
-                    }
-                    let (walker, node_name, extra): (
-                        Bound<'py, walk::Walker>,
-                        Bound<'py, PyString>,
-                        Bound<'py, PyAny>,
-                    ) = routed.extract()?;
-                    from_python = node_name;
-                    (walker, from_python.to_str()?, extra) // borrowed: no copy
-                }
-            };
         let contents = tape::V { doc: &doc, at };
         let mut headers = Vec::new();
         let Ok((key, branch_keys, xpaths)) = walk::keys(
@@ -338,7 +288,7 @@ impl Decoder {
             ctx.names,
             walker.get(),
             contents,
-            node_name,
+            &node_name,
             subscription_id,
             with_xpaths,
             with_instances.then_some(&mut headers),

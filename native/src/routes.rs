@@ -2,9 +2,10 @@
 //! node), kept where the key pass reads them without a Python object: it looks an answer up by
 //! the id and node text it has just read, not by a tuple built, hashed and compared in Python.
 
+use crate::model::Note;
 use crate::walk::Walker;
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyDict, PyString, PyTuple};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -106,4 +107,94 @@ impl Routes {
         let taken = std::mem::take(&mut *self.map.lock().unwrap_or_else(|e| e.into_inner()));
         drop(taken);
     }
+}
+
+/// A route's answer: the walker, the node name the key carries, the caller's extra.
+pub type Routed<'py> = (Bound<'py, Walker>, Arc<str>, Bound<'py, PyAny>);
+
+/// ``route``'s answer for the (id, node) of ``note``, from the memo ``routes`` when it holds
+/// one (a ``Routes``, read without a Python object, or a dict). With ``learning`` (contract
+/// 4) a route that is asked gets the notification's ``yang-push-subscription`` metadata (or
+/// None) as a third argument.
+pub fn routed<'py>(
+    py: Python<'py>,
+    note: &Note<'py>,
+    id: &Bound<'py, PyAny>,
+    subscription_id: u32,
+    route: &Bound<'py, PyAny>,
+    routes: Option<&Bound<'py, PyAny>>,
+    learning: bool,
+) -> PyResult<Option<Routed<'py>>> {
+    let node_text = match &note.node {
+        None => Some(None),
+        Some(node) => node
+            .cast::<PyString>()
+            .ok()
+            .and_then(|s| s.to_str().ok())
+            .map(Some),
+    };
+    let metadata = learning.then(|| match &note.subscription {
+        Some(metadata) => metadata.clone(),
+        None => py.None().into_bound(py),
+    });
+    routed_by(
+        py,
+        node_text,
+        &note.node,
+        id,
+        subscription_id,
+        route,
+        routes,
+        metadata.as_ref(),
+    )
+}
+
+/// [`routed`] of a node given as text (``node_text``: None when it is no text) and object;
+/// ``metadata``: the route's third argument when learning.
+#[allow(clippy::too_many_arguments)]
+pub fn routed_by<'py>(
+    py: Python<'py>,
+    node_text: Option<Option<&str>>,
+    node: &Option<Bound<'py, PyAny>>,
+    id: &Bound<'py, PyAny>,
+    subscription_id: u32,
+    route: &Bound<'py, PyAny>,
+    routes: Option<&Bound<'py, PyAny>>,
+    metadata: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Option<Routed<'py>>> {
+    let memo = routes.and_then(|r| r.cast::<Routes>().ok());
+    if let (Some(memo), Some(node_text)) = (memo, node_text) {
+        if let Some(answer) = memo.get().get(py, subscription_id, node_text) {
+            return Ok(Some((
+                answer.walker.bind(py).clone(),
+                answer.node_name.clone(),
+                answer.extra.bind(py).clone(),
+            )));
+        }
+    }
+    let node = match node {
+        Some(node) => node.clone(),
+        None => py.None().into_bound(py),
+    };
+    let ask = |node: Bound<'py, PyAny>| match metadata {
+        None => route.call1((id, node)),
+        Some(metadata) => route.call1((id, node, metadata)),
+    };
+    let answer = match routes.and_then(|r| r.cast::<PyDict>().ok()) {
+        None => ask(node)?,
+        Some(routes) => {
+            let asked = PyTuple::new(py, [id.clone(), node.clone()])?;
+            match routes.get_item(&asked)? {
+                Some(known) => known,
+                None => ask(node)?,
+            }
+        }
+    };
+    if answer.is_none() {
+        return Ok(None);
+    }
+    let (walker, node_name, extra): (Bound<'py, Walker>, Bound<'py, PyString>, Bound<'py, PyAny>) =
+        answer.extract()?;
+    let node_name: Arc<str> = Arc::from(node_name.to_str()?);
+    Ok(Some((walker, node_name, extra)))
 }

@@ -13,15 +13,15 @@
 //! canons leave to Python) returns None: the reference answers, and words any error.
 
 use crate::model::Note;
-use crate::routes::Routes;
+use crate::routes::{routed, routed_by};
 use crate::tape::{Doc, Node as T, Str};
-use crate::walk::{self, QNames, Walker};
+use crate::walk::{self, QNames};
 use crate::xmlconv::{Conv, NsTable};
 use crate::xmlfast::{self, same_bytes, Fast, Frame, NONE};
 use crate::xmlparse::{parse, text};
 use crate::{start, state_of, Ctx, Decoder, Start};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString, PyTuple};
+use pyo3::types::{PyString, PyTuple};
 use roxmltree::{Node, NodeId};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -451,80 +451,6 @@ fn tape<'a>(
     finish(build)
 }
 
-type Routed<'py> = (Bound<'py, Walker>, Arc<str>, Bound<'py, PyAny>);
-
-/// ``route``'s answer for (id, node), from the memo ``routes`` when it holds one (as
-/// ``Decoder.keys`` asks it).
-fn routed<'py>(
-    py: Python<'py>,
-    note: &Note<'py>,
-    id: &Bound<'py, PyAny>,
-    subscription_id: u32,
-    route: &Bound<'py, PyAny>,
-    routes: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Option<Routed<'py>>> {
-    let node_text = match &note.node {
-        None => Some(None),
-        Some(node) => node
-            .cast::<PyString>()
-            .ok()
-            .and_then(|s| s.to_str().ok())
-            .map(Some),
-    };
-    routed_by(
-        py,
-        node_text,
-        &note.node,
-        id,
-        subscription_id,
-        route,
-        routes,
-    )
-}
-
-/// [`routed`] of a node given as text (``node_text``: None when it is no text) and object.
-fn routed_by<'py>(
-    py: Python<'py>,
-    node_text: Option<Option<&str>>,
-    node: &Option<Bound<'py, PyAny>>,
-    id: &Bound<'py, PyAny>,
-    subscription_id: u32,
-    route: &Bound<'py, PyAny>,
-    routes: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Option<Routed<'py>>> {
-    let memo = routes.and_then(|r| r.cast::<Routes>().ok());
-    if let (Some(memo), Some(node_text)) = (memo, node_text) {
-        if let Some(answer) = memo.get().get(py, subscription_id, node_text) {
-            return Ok(Some((
-                answer.walker.bind(py).clone(),
-                answer.node_name.clone(),
-                answer.extra.bind(py).clone(),
-            )));
-        }
-    }
-    let node = match node {
-        Some(node) => node.clone(),
-        None => py.None().into_bound(py),
-    };
-    let answer = match routes.and_then(|r| r.cast::<PyDict>().ok()) {
-        None => route.call1((id, node))?,
-        Some(routes) => {
-            let asked = PyTuple::new(py, [id.clone(), node.clone()])?;
-            match routes.get_item(&asked)? {
-                Some(known) => known,
-                None => route.call1((id, node))?,
-            }
-        }
-    };
-    if answer.is_none() {
-        return Ok(None);
-    }
-    let (walker, node_name, extra): (Bound<'py, Walker>, Bound<'py, PyString>, Bound<'py, PyAny>) =
-        answer.extract()?;
-    let node_name: Arc<str> = Arc::from(node_name.to_str()?);
-    Ok(Some((walker, node_name, extra)))
-}
-
 impl Decoder {
     /// The namespace table of ``ns_modules`` (the last one's, kept), or None.
     fn ns_table(
@@ -576,6 +502,7 @@ impl Decoder {
             frame.subscription_id,
             route,
             routes,
+            None,
         )?
         else {
             return Ok(None);
@@ -691,7 +618,7 @@ impl Decoder {
             return Ok(None);
         };
         let Some((walker, node_name, extra)) =
-            routed(py, &note, id, subscription_id, route, routes)?
+            routed(py, &note, id, subscription_id, route, routes, false)?
         else {
             return Ok(None);
         };
