@@ -39,6 +39,7 @@ import os
 import random
 import re
 import resource
+import shutil
 import statistics
 import sys
 import tempfile
@@ -502,6 +503,8 @@ def main() -> None:
             spark.stop()
         if broker is not None:
             broker.stop()
+        # The generated input is 100+ MB per run: left behind, runs fill /tmp.
+        shutil.rmtree(work, ignore_errors=True)
 
     transform_rate = tally.records / transform_seconds
     print()
