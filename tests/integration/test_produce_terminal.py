@@ -41,7 +41,9 @@ def test_ctrl_c_on_produce_is_one_line_and_leaves_no_jvm(kafka_broker: Any, tmp_
     prefix = unique_name("term")
     subscriptions = write_subscriptions(tmp_path, prefix)
     data = tmp_path / "in.jsonl"
-    records = generate(nodes=400, interfaces=10, rounds=10, seed=3).records
+    # Long enough to be interrupted: with the native key pass, 10 rounds could end before the
+    # first progress line (seen once in CI: exit 0, no line to answer).
+    records = generate(nodes=400, interfaces=10, rounds=40, seed=3).records
     data.write_bytes(b"".join(record.rstrip(b"\n") + b"\n" for record in records))
     command = [
         sys.executable, "-m", "yangkey.cli", "produce", "--subscriptions", str(subscriptions),
