@@ -41,10 +41,12 @@ def test_ctrl_c_on_produce_is_one_line_and_leaves_no_jvm(kafka_broker: Any, tmp_
     prefix = unique_name("term")
     subscriptions = write_subscriptions(tmp_path, prefix)
     data = tmp_path / "in.jsonl"
-    # Long enough to be interrupted: with the native key pass, 10 rounds could end before the
-    # first progress line (seen once in CI: exit 0, no line to answer).
+    # Long enough to be interrupted: a task reports its first progress after half a second,
+    # and with the native key pass 23k records are keyed sooner than that (seen twice in CI:
+    # exit 0, no progress line to answer). The same rounds 16 times over: ~365k records,
+    # seconds per task.
     records = generate(nodes=400, interfaces=10, rounds=40, seed=3).records
-    data.write_bytes(b"".join(record.rstrip(b"\n") + b"\n" for record in records))
+    data.write_bytes(b"".join(record.rstrip(b"\n") + b"\n" for record in records) * 16)
     command = [
         sys.executable, "-m", "yangkey.cli", "produce", "--subscriptions", str(subscriptions),
         "--input", str(data), "--bootstrap", kafka_broker.bootstrap, "--create-topics",
