@@ -17,7 +17,7 @@ pub fn parse(text: &str) -> Option<Document<'_>> {
     if text.len() > MAX_DOCUMENT {
         return None;
     }
-    if declared_encoding_not_utf8(text) {
+    if declared_encoding_not_utf8(text) || lenient_spot(text.as_bytes()) {
         return None;
     }
     let options = ParsingOptions {
@@ -32,6 +32,11 @@ pub fn parse(text: &str) -> Option<Document<'_>> {
     for node in doc.descendants().filter(|n| n.is_element()) {
         for ns in node.namespaces() {
             let uri = ns.uri();
+            // libxml2: "xmlns:p: Empty XML namespace is not allowed" (Namespaces in XML 1.0
+            // section 3; roxmltree takes it).
+            if uri.is_empty() && ns.name().is_some() {
+                return None;
+            }
             if !checked.contains(&uri.as_ptr()) {
                 if !plain_uri(uri) {
                     return None;
@@ -50,6 +55,58 @@ pub fn parse(text: &str) -> Option<Document<'_>> {
         depths[node.id().get_usize()] = depth;
     }
     Some(doc)
+}
+
+/// What roxmltree reads and libxml2 refuses, found without parsing: a character reference to
+/// a surrogate (roxmltree makes it U+FFFD; libxml2: "invalid xmlChar value") and a name with an
+/// empty prefix in a tag (`<:a>`, `<a :b="1">`; libxml2: "Failed to parse QName"). Inside a
+/// comment or CDATA section the scan may see a tag where there is none: such a document only
+/// goes to the reference, which reads it.
+fn lenient_spot(bytes: &[u8]) -> bool {
+    let mut in_tag = false;
+    let mut quote = 0u8;
+    let mut previous = 0u8;
+    for (at, &byte) in bytes.iter().enumerate() {
+        if quote != 0 {
+            if byte == quote {
+                quote = 0;
+            }
+        } else if in_tag {
+            match byte {
+                b'"' | b'\'' => quote = byte,
+                b'>' => in_tag = false,
+                b':' if matches!(previous, b'<' | b'/' | b' ' | b'\t' | b'\r' | b'\n') => {
+                    return true;
+                }
+                _ => {}
+            }
+        } else if byte == b'<' {
+            in_tag = true;
+        }
+        if byte == b'&' && bytes.get(at + 1) == Some(&b'#') && surrogate_reference(&bytes[at + 2..])
+        {
+            return true;
+        }
+        previous = byte;
+    }
+    false
+}
+
+/// The digits after `&#` (`x` and hex, or decimal) name a UTF-16 surrogate.
+fn surrogate_reference(rest: &[u8]) -> bool {
+    let (digits, radix) = match rest.first() {
+        Some(b'x') => (&rest[1..], 16),
+        _ => (rest, 10),
+    };
+    // Surrogates have at most 5 decimal digits; a longer reference is no surrogate (looking
+    // no further keeps the scan linear).
+    let Some(end) = digits.iter().take(8).position(|b| *b == b';') else {
+        return false;
+    };
+    std::str::from_utf8(&digits[..end])
+        .ok()
+        .and_then(|text| u32::from_str_radix(text, radix).ok())
+        .is_some_and(|code| (0xD800..=0xDFFF).contains(&code))
 }
 
 /// A namespace name libxml2 takes as a URI for sure (RFC 3986): a scheme before any ':',

@@ -293,6 +293,15 @@ EDGES = [
     b"<a>&e;</a>",
     b"<a>\x0c</a>",
     b'<a b="1" b="2"/>',
+    # roxmltree reads these, libxml2 refuses them: the native parser must hand them over.
+    b"<push-update xmlns:p=''><id>1</id></push-update>",
+    b"<push-update><id>1&#xD800;</id></push-update>",
+    b"<push-update><id>1&#57343;</id></push-update>",
+    b"<push-update><:id>1</:id></push-update>",
+    b"<push-update><id :a='1'>1</id></push-update>",
+    b"<push-update xmlns:p='u' xmlns:q='u'><id p:a='1' q:a='2'>1</id></push-update>",
+    # and a colon in text or an attribute's value is no empty prefix
+    b"<push-update><id a=' :b'>1</id><x xmlns='u'> :y</x></push-update>",
     b"<p:a/>",
     b"<push-update><id>1</id><id>2</id></push-update>",
     b"<push-update><id> 0042 </id><datastore-contents><x xmlns='" + NS_IF.encode() + b"'>"
