@@ -310,7 +310,7 @@ impl Decoder {
             return Ok(None);
         };
         let none = || py.None().into_bound(py);
-        let mut answer = vec![
+        let answer = [
             extra,
             id.clone(),
             note.sequence_number.clone().unwrap_or_else(none),
@@ -319,8 +319,11 @@ impl Decoder {
             branch_keys,
             xpaths,
         ];
+        // The tuple straight from an array: a vector's allocation per notification otherwise.
         if with_instances {
-            answer.push(header_tuple(py, headers)?.into_any());
+            let [a, b, c, d, e, f, g] = answer;
+            let headers = header_tuple(py, headers)?.into_any();
+            return Ok(Some(PyTuple::new(py, [a, b, c, d, e, f, g, headers])?));
         }
         Ok(Some(PyTuple::new(py, answer)?))
     }
