@@ -188,7 +188,9 @@ impl Decoder {
     /// in the tape) and ``state``'s name cache for the walk; None for anything left to the
     /// reference: XML, a yang-patch (patchscan.rs), a document the parser refuses, a framing
     /// error (the reference decodes it and raises its error). The caller holds the state's
-    /// lock (``state_of``): the name cache handed back is borrowed from its guard.
+    /// lock (``state_of``): the name cache handed back is borrowed from its guard. Inlined into
+    /// both: as a call of its own it cost ``keys`` 35 instructions more (callgrind, of ~12,000).
+    #[inline(always)]
     fn json_note<'py, 'd, 's>(
         &self,
         py: Python<'py>,
