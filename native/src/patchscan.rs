@@ -18,16 +18,14 @@ const CHANGE: &[u8] = b"push-change-update\"";
 
 /// Whether the first body name in ``data`` is ``push-change-update`` (a yang-patch).
 pub fn is_patch(data: &[u8]) -> bool {
-    let mut at = 0;
-    while let Some(found) = data[at..].iter().position(|&b| b == b'p') {
-        let rest = &data[at + found..];
+    for found in memchr::memchr_iter(b'p', data) {
+        let rest = &data[found..];
         if rest.starts_with(UPDATE) {
             return false;
         }
         if rest.starts_with(CHANGE) {
             return true;
         }
-        at += found + 1;
     }
     false
 }
@@ -36,10 +34,7 @@ pub fn is_patch(data: &[u8]) -> bool {
 /// (any prefix; a comment or text spelling one counts too, which only ever leaves a document
 /// to the reference) is ``push-change-update``.
 pub fn is_xml_patch(data: &[u8]) -> bool {
-    let mut at = 0;
-    while let Some(found) = data[at..].iter().position(|&b| b == b'p') {
-        let start = at + found;
-        at = start + 1;
+    for start in memchr::memchr_iter(b'p', data) {
         if start == 0 || !matches!(data[start - 1], b'<' | b':') {
             continue;
         }

@@ -166,9 +166,9 @@ pub fn routed_by<'py>(
     if let (Some(memo), Some(node_text)) = (memo, node_text) {
         if let Some(answer) = memo.get().get(py, subscription_id, node_text) {
             return Ok(Some((
-                answer.walker.bind(py).clone(),
-                answer.node_name.clone(),
-                answer.extra.bind(py).clone(),
+                answer.walker.into_bound(py),
+                answer.node_name,
+                answer.extra.into_bound(py),
             )));
         }
     }

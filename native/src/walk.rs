@@ -678,13 +678,23 @@ pub fn keys_with<'py>(
             .map_err(|_| Stop)?
             .into_any())
     };
-    let mut branch_keys: Vec<Bound<'py, PyAny>> = Vec::with_capacity(per_branch.len());
-    for xpaths in &per_branch {
-        branch_keys.push(if xpaths.is_empty() {
-            py.None().into_bound(py)
-        } else {
-            bytes(xpaths)?
-        });
+    // The tuple filled straight from the branches: a vector's allocation per notification
+    // otherwise. A key that cannot be built stops the pass after it.
+    let mut stopped = false;
+    let branch_keys = PyTuple::new(
+        py,
+        per_branch.iter().map(|xpaths| {
+            if xpaths.is_empty() {
+                return None;
+            }
+            let key = bytes(xpaths);
+            stopped |= key.is_err();
+            key.ok()
+        }),
+    )
+    .map_err(|_| Stop)?;
+    if stopped {
+        return Err(Stop);
     }
     let every: Vec<String> = if per_branch.len() == 1 {
         per_branch.swap_remove(0)
@@ -692,11 +702,10 @@ pub fn keys_with<'py>(
         sorted_unique(per_branch.into_iter().flatten().collect(), 0)
     };
     let key = if walker.branches.len() == 1 {
-        branch_keys[0].clone()
+        branch_keys.get_item(0).map_err(|_| Stop)?
     } else {
         bytes(&every)?
     };
-    let branch_keys = PyTuple::new(py, branch_keys).map_err(|_| Stop)?;
     let xpaths = if with_xpaths {
         PyTuple::new(py, &every).map_err(|_| Stop)?.into_any()
     } else {

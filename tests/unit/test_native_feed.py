@@ -15,8 +15,6 @@ Skipped when yangkey-native is not installed (``make native`` builds it).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +22,11 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from native_helpers import EXAMPLES, builder_outputs, key_vectors
 from test_core_differential import SUBSCRIPTIONS, TreeMaker
 from yangson import datatype as dt
 from yangson.schemanode import TerminalNode
 
-import yangkey.producer
 from yangkey import native
 from yangkey.catalog import load_catalog
 from yangkey.clickhouse.ingest.rows import QueueRow, add_instances
@@ -47,7 +45,6 @@ from yangkey.templates import compile_subscription
 yangkey_native = pytest.importorskip("yangkey_native", reason="yangkey-native not installed")
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples" / "subscriptions.yaml"
 TYPED_YANG = ROOT / "tests" / "fixtures" / "yang-typed"
 TYPED = [
     "/yk-typed:things/thing",
@@ -146,21 +143,9 @@ def envelope(data: Any) -> bytes:
 
 def test_native_feed_vectors(decoder: Any, ietf_schema: SchemaContext) -> None:
     """Every JSON public vector: the native header of each branch is the Python feed's."""
-    from test_core_vectors import _vector_file  # noqa: PLC0415 (where the vectors are found)
-
-    vectors = _vector_file()
-    if not vectors.is_file():
-        pytest.skip(f"public vectors not found at {vectors} (set YANGKEY_VECTORS)")
     ns = ietf_schema.index.by_namespace
     answered = 0
-    for line in vectors.read_text(encoding="utf-8").splitlines():
-        vector = json.loads(line)
-        if vector["kind"] != "key" or not vector["notification"].lstrip().startswith("{"):
-            continue
-        if "subtree" in vector:
-            compiled = compile_subscription(vector["subtree"], ietf_schema, subtree=True)
-        else:
-            compiled = compile_subscription(vector["xpath"], ietf_schema)
+    for vector, compiled in key_vectors(ietf_schema, "{"):
         raw = vector["notification"].encode()
         outcome = same(decoder, Feeds(compiled, ietf_schema), raw, ns)
         answered += outcome == "native"
@@ -349,30 +334,6 @@ def test_native_feed_leaves_other_framings_to_the_reference(
 # ---------------------------------------------------------------------------- the builder
 
 
-def _builder_outputs(
-    records: list[bytes], knobs: ProducerKnobs, use_native: bool
-) -> tuple[list[Any], int, int]:
-    """Every record's messages or rejection from a fresh builder, how many records the
-    native pass answered, and the builder's feed failures."""
-    answered = 0
-    real: Callable[..., Any] = native.keys
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        nonlocal answered
-        found = real(*args, **kwargs) if use_native else None
-        answered += found is not None
-        return found
-
-    saved = yangkey.producer.native_keys_of
-    yangkey.producer.native_keys_of = lambda: counting
-    try:
-        builder = MessageBuilder(load_catalog(EXAMPLES), knobs, default_node="dflt")
-        outputs = [builder.build(raw, f"demo:{n}") for n, raw in enumerate(records, 1)]
-    finally:
-        yangkey.producer.native_keys_of = saved
-    return outputs, answered, builder.feed_failures
-
-
 @pytest.mark.parametrize(
     "knobs",
     [ProducerKnobs(instances=True), ProducerKnobs(instances=True, keys=False)],
@@ -384,11 +345,11 @@ def test_native_feed_builder_same_records(knobs: ProducerKnobs) -> None:
     the native pass as without; and the pass answers most JSON push-updates (the coverage
     check: it fails if the feed is not on the native path)."""
     records = generate(nodes=3, interfaces=4, rounds=2, seed=3).records
-    with_native, answered, failures = _builder_outputs(records, knobs, True)
-    without, none, python_failures = _builder_outputs(records, knobs, False)
+    with_native, answered, builder = builder_outputs(records, knobs, True)
+    without, none, python_builder = builder_outputs(records, knobs, False)
     assert none == 0
     assert with_native == without
-    assert failures == python_failures
+    assert builder.feed_failures == python_builder.feed_failures
     fed = [
         message
         for messages in without
@@ -407,7 +368,7 @@ def test_native_feed_builder_off_with_env(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv(native.ENV_NATIVE, "0")
     native._load.cache_clear()
     try:
-        outputs, answered, _ = _builder_outputs(records, ProducerKnobs(instances=True), True)
+        outputs, answered, _ = builder_outputs(records, ProducerKnobs(instances=True), True)
         assert answered == 0 and outputs
         assert native.instances(records[0], "t", None) is None
         assert feed_walker((), ()) is None

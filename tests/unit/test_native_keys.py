@@ -17,7 +17,6 @@ Skipped when yangkey-native is not installed (``make native`` builds it).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,16 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from native_helpers import (
+    EXAMPLES,
+    builder_outputs,
+    builders,
+    cli_both_ways,
+    derivers_of,
+    reference,
+    same,
+    vectors_keyed,
+)
 from test_core_differential import SUBSCRIPTIONS, TreeMaker
 
 import yangkey.producer
@@ -32,22 +41,17 @@ from yangkey import native
 from yangkey.catalog import load_catalog
 from yangkey.compiled import CompiledSubscription
 from yangkey.demo.sample import generate
-from yangkey.errors import YangkeyError
 from yangkey.keys import KeyDeriver
-from yangkey.notifications import decode as python_decode
 from yangkey.producer import MessageBuilder, ProducerKnobs
 from yangkey.schema import SchemaContext
-from yangkey.templates import compile_subscription
 
 yangkey_native = pytest.importorskip("yangkey_native", reason="yangkey-native not installed")
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "subscriptions.yaml"
 SETTINGS = settings(
     max_examples=300,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-Answer = tuple[Any, ...]
 
 
 @pytest.fixture(scope="module")
@@ -57,71 +61,7 @@ def decoder() -> Any:
 
 @pytest.fixture(scope="module")
 def derivers(fx_schema: SchemaContext) -> dict[str, tuple[KeyDeriver, Any]]:
-    """Every subscription of the differential tests: its deriver and its schema root."""
-    found: dict[str, tuple[KeyDeriver, Any]] = {}
-    for text in SUBSCRIPTIONS:
-        compiled = compile_subscription(
-            text, fx_schema, keyless="position" if "sample" in text else "reject"
-        )
-        found[text] = (KeyDeriver(compiled), fx_schema.schema_root(compiled.modules))
-    return found
-
-
-def reference(
-    deriver: KeyDeriver, raw: bytes, ns: dict[str, str], default_node: str | None
-) -> Answer:
-    """The Python path's answer: what the native pass returns, or the error raised."""
-    try:
-        note = python_decode(raw, "t", ns)
-        derived = deriver.derive(note, default_node=default_node)
-    except YangkeyError as exc:
-        return ("error", type(exc).__name__, exc.kind, str(exc))
-    branch_keys = tuple(
-        derived.branch_key(index) if xpaths else None
-        for index, xpaths in enumerate(derived.branch_xpaths)
-    )
-    return (
-        "ok",
-        note.subscription_id,
-        note.sequence_number,
-        note.event_time,
-        derived.key,
-        branch_keys,
-        derived.xpaths,
-    )
-
-
-def native_answer(
-    decoder: Any, deriver: KeyDeriver, raw: bytes, ns: dict[str, str], default_node: str | None
-) -> Answer | None:
-    """The native pass's answer, routed as MessageBuilder routes (node or default node)."""
-    assert deriver.native is not None
-
-    def route(subscription_id: int, node: str | None) -> tuple[Any, str, Any] | None:
-        assert type(subscription_id) is int
-        name = node or default_node
-        return None if not name else (deriver.native, name, ("extra", subscription_id))
-
-    found = decoder.keys(raw, "t", ns, route, True)
-    if found is None:
-        return None
-    extra, subscription_id, sequence, event_time, key, branch_keys, xpaths = found
-    assert extra == ("extra", subscription_id)
-    return ("ok", subscription_id, sequence, event_time, key, branch_keys, xpaths)
-
-
-def same(
-    decoder: Any, deriver: KeyDeriver, raw: bytes, ns: dict[str, str], default_node: str | None
-) -> str:
-    """Asserts that the native answer, when there is one, is the reference's, to the type;
-    returns which path answered."""
-    got = native_answer(decoder, deriver, raw, ns, default_node)
-    if got is None:
-        return "python"
-    want = reference(deriver, raw, ns, default_node)
-    assert got == want, raw
-    assert [type(v) for v in got] == [type(v) for v in want]
-    return "native"
+    return derivers_of(fx_schema)
 
 
 def envelope(data: Any, node: Any = "pe1", sub: Any = 7, seq: Any = 3) -> bytes:
@@ -167,28 +107,7 @@ WRAPPERS = ["envelope", "envelope", "bare", "restconf", "telemetry", "text"]
 
 
 def test_native_keys_vectors(decoder: Any, ietf_schema: SchemaContext) -> None:
-    from test_core_vectors import _vector_file  # noqa: PLC0415 (where the vectors are found)
-
-    vectors = _vector_file()
-    if not vectors.is_file():
-        pytest.skip(f"public vectors not found at {vectors} (set YANGKEY_VECTORS)")
-    ns = ietf_schema.index.by_namespace
-    answered = 0
-    for line in vectors.read_text(encoding="utf-8").splitlines():
-        vector = json.loads(line)
-        if vector["kind"] != "key" or not vector["notification"].lstrip().startswith("{"):
-            continue
-        if "subtree" in vector:
-            compiled = compile_subscription(vector["subtree"], ietf_schema, subtree=True)
-        else:
-            compiled = compile_subscription(vector["xpath"], ietf_schema)
-        deriver = KeyDeriver(compiled)
-        raw = vector["notification"].encode()
-        assert same(decoder, deriver, raw, ns, vector.get("node")) == "native", vector["id"]
-        got = native_answer(decoder, deriver, raw, ns, vector.get("node"))
-        assert got is not None and got[4] == vector["expect"].encode(), vector["id"]
-        answered += 1
-    assert answered >= 2
+    assert vectors_keyed(decoder, ietf_schema, "{") >= 2
 
 
 # ----------------------------------------------------------------------- generated trees
@@ -380,32 +299,6 @@ def test_native_keys_routes_memo(
 # ---------------------------------------------------------------------------- the builder
 
 
-def _builder_outputs(
-    records: list[bytes], knobs: ProducerKnobs | None, use_native: bool
-) -> tuple[list[Any], int]:
-    """Every record's messages or rejection from a fresh builder, and how many records the
-    native pass answered."""
-    answered = 0
-    real: Callable[..., Any] = native.keys
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        nonlocal answered
-        found = real(*args, **kwargs) if use_native else None
-        answered += found is not None
-        return found
-
-    saved = yangkey.producer.native_keys_of
-    yangkey.producer.native_keys_of = lambda: counting
-    try:
-        builder = MessageBuilder(load_catalog(EXAMPLES), knobs, default_node="dflt")
-        if not use_native:
-            builder.native = False  # XML push-updates too (test_native_xml_keys.py)
-        outputs = [builder.build(raw, f"demo:{n}") for n, raw in enumerate(records, 1)]
-    finally:
-        yangkey.producer.native_keys_of = saved
-    return outputs, answered
-
-
 @pytest.mark.parametrize(
     "knobs",
     [None, ProducerKnobs(keys=False), ProducerKnobs(per_branch=False)],
@@ -416,8 +309,8 @@ def test_native_keys_builder_same_records(knobs: ProducerKnobs | None) -> None:
     sample`` shape: the same messages (topic, key, value, headers) and the same rejections
     (kind, reason, position, raw bytes) with the native pass as without."""
     records = generate(nodes=3, interfaces=4, rounds=2, seed=3).records
-    with_native, answered = _builder_outputs(records, knobs, True)
-    without, none = _builder_outputs(records, knobs, False)
+    with_native, answered, _ = builder_outputs(records, knobs, True)
+    without, none, _ = builder_outputs(records, knobs, False)
     assert none == 0
     assert with_native == without
     json_push = [raw for raw in records if raw.lstrip().startswith(b"{") and b"push-update" in raw]
@@ -429,9 +322,7 @@ def test_native_keys_builder_route_memory_bounded(monkeypatch: pytest.MonkeyPatc
     names come from the input), and the records stay the same."""
     monkeypatch.setattr(yangkey.producer, "MAX_ROUTES", 2)
     records = generate(nodes=4, interfaces=2, rounds=1, seed=9).records
-    builder = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
-    reference = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
-    reference.native = False
+    builder, reference = builders()
     for number, raw in enumerate(records):
         assert builder.build(raw, f"r:{number}") == reference.build(raw, f"r:{number}")
         assert len(builder._native_routes) <= 2 * len(builder._routes) <= 4
@@ -442,7 +333,7 @@ def test_native_keys_builder_with_instances_and_env(monkeypatch: pytest.MonkeyPa
     """With the instance feed on the pass answers too (its headers: test_native_feed.py);
     YANGKEY_NATIVE=0: no native pass."""
     records = generate(nodes=1, interfaces=2, rounds=1, seed=3).records
-    _, answered = _builder_outputs(records, ProducerKnobs(instances=True), True)
+    _, answered, _ = builder_outputs(records, ProducerKnobs(instances=True), True)
     assert answered > 0
     monkeypatch.setenv(native.ENV_NATIVE, "0")
     native._load.cache_clear()
@@ -473,42 +364,17 @@ def test_native_keys_cli_same_lines(
 ) -> None:
     """``yangkey keys`` over every sample shape (bad lines included): the same lines out, the
     same stderr and exit status with the native pass as without, most JSON lines keyed by it."""
-    from click.testing import CliRunner  # noqa: PLC0415
-
-    from yangkey.cli import main  # noqa: PLC0415
-
     records = generate(nodes=2, interfaces=3, rounds=2, seed=5).records
     lines = tmp_path / "sample.jsonl"
     lines.write_bytes(b"\n".join(records) + b"\n")
-    answered = 0
-    real = native.keys
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        nonlocal answered
-        found = real(*args, **kwargs)
-        answered += found is not None
-        return found
-
-    monkeypatch.setattr(native, "keys", counting)
-    results = []
-    for use_native in (True, False):
-        if not use_native:
-            monkeypatch.setenv(native.ENV_NATIVE, "0")
-        native._load.cache_clear()
-        try:
-            result = CliRunner().invoke(main, ["keys", *options, str(lines)])
-        finally:
-            native._load.cache_clear()
-        results.append((result.exit_code, result.stdout, result.stderr))
-        if use_native:
-            documents = [json.loads(line) for line in result.stdout.splitlines()]
-            keyed = sum(
-                "key" in document and b'"datastore-contents"' in raw and b"<" not in raw[:1]
-                for raw, document in zip(records, documents, strict=True)
-            )
-            assert keyed and answered >= keyed * 0.8, (answered, keyed)
-            answered = 0
-    assert answered == 0
+    results, answered = cli_both_ways(monkeypatch, "keys", ["keys", *options, str(lines)])
+    documents = [json.loads(line) for line in results[0][1].splitlines()]
+    keyed = sum(
+        "key" in document and b'"datastore-contents"' in raw and b"<" not in raw[:1]
+        for raw, document in zip(records, documents, strict=True)
+    )
+    assert keyed and answered[0] >= keyed * 0.8, (answered, keyed)
+    assert answered[1] == 0
     assert results[0] == results[1]
     assert results[0][0] == 1 and '"kind"' in results[0][1]  # the bad records are reported
 

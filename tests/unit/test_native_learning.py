@@ -13,13 +13,14 @@ from typing import Any
 
 import orjson
 import pytest
+from test_shared_catalog import MemoryLog
 
 from yangkey import native
 from yangkey.catalog import Catalog, build_catalog
 from yangkey.config import parse_subscriptions
 from yangkey.messages import KeyedMessage, Rejection
 from yangkey.producer import MessageBuilder, ProducerKnobs
-from yangkey.shared_catalog import CatalogState, SharedCatalog
+from yangkey.shared_catalog import SharedCatalog
 
 pytestmark = pytest.mark.skipif(not native.active(), reason="yangkey-native is not built")
 
@@ -135,7 +136,7 @@ def test_native_learning_off_and_shared_catalog() -> None:
     assert with_native == without
     assert keyed == sum(1 for r in records if b'"id":1,' in r)
 
-    log = SharedLog()
+    log = MemoryLog()
     writer = build_catalog(parse_subscriptions(FILE))
     writer.attach(SharedCatalog(log, "writer"))
     assert isinstance(MessageBuilder(writer).build(records[0], "w"), list)  # learns 777 @ pe1
@@ -151,18 +152,3 @@ def test_native_learning_off_and_shared_catalog() -> None:
     assert shared_native == shared_python
     assert all(isinstance(r, list) and r for r in shared_native)
     assert shared_keyed == len(bare)
-
-
-class SharedLog:
-    """The shared catalog's topic as a list (one partition, offsets from 0)."""
-
-    def __init__(self) -> None:
-        self.records: list[tuple[bytes, bytes | None]] = []
-
-    def read(self, store: CatalogState) -> None:
-        for offset in range(store.end, len(self.records)):
-            store.apply(offset, *self.records[offset])
-
-    def append(self, key: bytes, value: bytes | None) -> int:
-        self.records.append((key, value))
-        return len(self.records) - 1

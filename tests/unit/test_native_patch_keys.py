@@ -27,17 +27,16 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from native_helpers import builder_outputs, builders
 from test_core_differential import envelope_documents, xml_wrapped
-from test_native_keys import EXAMPLES, _builder_outputs, same, wrapped
+from test_native_keys import same, wrapped
 from test_native_xml_keys import NS_YP
 from test_native_xml_keys import framed as xml_framed
 from test_native_xml_keys import same as xml_same
 
 from yangkey import native
-from yangkey.catalog import load_catalog
 from yangkey.demo.sample import generate
 from yangkey.keys import KeyDeriver
-from yangkey.producer import MessageBuilder
 from yangkey.schema import SchemaContext
 from yangkey.templates import compile_subscription
 
@@ -136,9 +135,7 @@ def test_native_patch_coverage_and_builder_records() -> None:
     patches = json_patches(records)
     decoder = native._load()[0]
     assert decoder is not None and patches
-    builder = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
-    reference = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
-    reference.native = False
+    builder, reference = builders()
     parsed = 0
     for number, raw in enumerate(patches):
         before = decoder.documents
@@ -146,8 +143,8 @@ def test_native_patch_coverage_and_builder_records() -> None:
         parsed += decoder.documents != before
     assert parsed == 0, f"{parsed} of {len(patches)} yang-patches parsed natively"
     assert builder.native_keyed == 0
-    with_native, answered = _builder_outputs(records, None, True)
-    without, none = _builder_outputs(records, None, False)
+    with_native, answered, _ = builder_outputs(records, None, True)
+    without, none, _ = builder_outputs(records, None, False)
     assert none == 0 and answered > 0
     assert with_native == without
 
@@ -240,9 +237,7 @@ def test_native_patch_generated(
     and MessageBuilder's record (or rejection) the same with the pass as without."""
     raw = framed(wrapper, patch(subscription_id, edit_list, qualified))
     unparsed(decoder, raw, fx_schema.index.by_namespace)
-    builder = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
-    reference = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
-    reference.native = False
+    builder, reference = builders()
     assert builder.build(raw, "g") == reference.build(raw, "g")
     assert builder.native_keyed == 0
 
@@ -278,9 +273,7 @@ def test_native_patch_name_before_the_body(decoder: Any, fx_schema: SchemaContex
     before = decoder.documents
     assert decoder.keys(raw, "t", ns, never) is None
     assert decoder.documents != before  # the envelope's value came first: parsed as before
-    builder = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
-    reference = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
-    reference.native = False
+    builder, reference = builders()
     assert builder.build(raw, "n") == reference.build(raw, "n")
 
 
@@ -341,9 +334,7 @@ def test_native_patch_xml_not_parsed(
     ns = fx_schema.index.by_namespace
     raw = xml_patch(["merge", "replace", "create", "delete", "remove"], framing, prefix)
     xml_unparsed(decoder, raw, ns)
-    builder = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
-    reference = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
-    reference.native = False
+    builder, reference = builders()
     built = builder.build(raw, "x")
     assert built == reference.build(raw, "x")
     assert builder.native_keyed == 0

@@ -18,31 +18,33 @@ Skipped when yangkey-native is not installed (``make native`` builds it).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
+import native_helpers
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from native_helpers import (
+    builder_outputs,
+    builders,
+    cli_both_ways,
+    derivers_of,
+    reference,
+    vectors_keyed,
+)
 from test_core_differential import SUBSCRIPTIONS, TreeMaker
 
-import yangkey.producer
 from yangkey import native
-from yangkey.catalog import load_catalog
 from yangkey.demo.sample import generate
-from yangkey.errors import YangkeyError
 from yangkey.keys import KeyDeriver
-from yangkey.notifications import decode as python_decode
-from yangkey.producer import MessageBuilder, ProducerKnobs
+from yangkey.producer import ProducerKnobs
 from yangkey.schema import SchemaContext
-from yangkey.templates import compile_subscription
 
 yangkey_native = pytest.importorskip("yangkey_native", reason="yangkey-native not installed")
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "subscriptions.yaml"
 SETTINGS = settings(
     max_examples=300,
     deadline=None,
@@ -54,7 +56,8 @@ NS_ENV = "urn:ietf:params:xml:ns:yang:ietf-yp-notification"
 NS_TM = "urn:ietf:params:xml:ns:yang:ietf-telemetry-message"
 NS_LEGACY_YP = "urn:ietf:params:xml:ns:yang:ietf-yang-push"  # IOS-XE's own framing
 UNKNOWN_NS = "urn:example:not-in-any-module"
-Answer = tuple[Any, ...]
+native_answer = partial(native_helpers.native_answer, entry="keys_xml")
+same = partial(native_helpers.same, entry="keys_xml")
 
 
 @pytest.fixture(scope="module")
@@ -64,76 +67,7 @@ def decoder() -> Any:
 
 @pytest.fixture(scope="module")
 def derivers(fx_schema: SchemaContext) -> dict[str, tuple[KeyDeriver, Any]]:
-    found: dict[str, tuple[KeyDeriver, Any]] = {}
-    for text in SUBSCRIPTIONS:
-        compiled = compile_subscription(
-            text, fx_schema, keyless="position" if "sample" in text else "reject"
-        )
-        found[text] = (KeyDeriver(compiled), fx_schema.schema_root(compiled.modules))
-    return found
-
-
-def reference(
-    deriver: KeyDeriver,
-    raw: bytes,
-    ns: dict[str, str],
-    default_node: str | None,
-    pruned: bool = False,
-) -> Answer:
-    """The Python path's answer (the decode reading only what the walkers read when
-    ``pruned``, as MessageBuilder decodes), or the error raised."""
-    try:
-        wanted = (lambda _note: deriver.wanted) if pruned else None
-        note = python_decode(raw, "t", ns, wanted)
-        derived = deriver.derive(note, default_node=default_node)
-    except YangkeyError as exc:
-        return ("error", type(exc).__name__, exc.kind, str(exc))
-    branch_keys = tuple(
-        derived.branch_key(index) if xpaths else None
-        for index, xpaths in enumerate(derived.branch_xpaths)
-    )
-    return (
-        "ok",
-        note.subscription_id,
-        note.sequence_number,
-        note.event_time,
-        derived.key,
-        branch_keys,
-        derived.xpaths,
-    )
-
-
-def native_answer(
-    decoder: Any, deriver: KeyDeriver, raw: bytes, ns: dict[str, str], default_node: str | None
-) -> Answer | None:
-    assert deriver.native is not None
-
-    def route(subscription_id: int, node: str | None) -> tuple[Any, str, Any] | None:
-        assert type(subscription_id) is int
-        name = node or default_node
-        return None if not name else (deriver.native, name, ("extra", subscription_id))
-
-    found = decoder.keys_xml(raw, "t", ns, route, True)
-    if found is None:
-        return None
-    extra, subscription_id, sequence, event_time, key, branch_keys, xpaths = found
-    assert extra == ("extra", subscription_id)
-    return ("ok", subscription_id, sequence, event_time, key, branch_keys, xpaths)
-
-
-def same(
-    decoder: Any, deriver: KeyDeriver, raw: bytes, ns: dict[str, str], default_node: str | None
-) -> str:
-    """The native answer, when there is one, is the reference's (full and pruned decode), to
-    the type; returns which path answered."""
-    got = native_answer(decoder, deriver, raw, ns, default_node)
-    if got is None:
-        return "python"
-    for pruned in (False, True):
-        want = reference(deriver, raw, ns, default_node, pruned)
-        assert got == want, (pruned, raw)
-        assert [type(v) for v in got] == [type(v) for v in want]
-    return "native"
+    return derivers_of(fx_schema)
 
 
 # ------------------------------------------------------------------- JSON tree -> XML text
@@ -265,28 +199,7 @@ def module_namespaces(schema: SchemaContext) -> dict[str, str]:
 
 def test_native_xml_keys_vectors(decoder: Any, ietf_schema: SchemaContext) -> None:
     """Every XML key vector: keyed by the native pass, the reference's and the vector's key."""
-    from test_core_vectors import _vector_file  # noqa: PLC0415
-
-    vectors = _vector_file()
-    if not vectors.is_file():
-        pytest.skip(f"public vectors not found at {vectors} (set YANGKEY_VECTORS)")
-    ns = ietf_schema.index.by_namespace
-    answered = 0
-    for line in vectors.read_text(encoding="utf-8").splitlines():
-        vector = json.loads(line)
-        if vector["kind"] != "key" or not vector["notification"].lstrip().startswith("<"):
-            continue
-        if "subtree" in vector:
-            compiled = compile_subscription(vector["subtree"], ietf_schema, subtree=True)
-        else:
-            compiled = compile_subscription(vector["xpath"], ietf_schema)
-        deriver = KeyDeriver(compiled)
-        raw = vector["notification"].encode()
-        assert same(decoder, deriver, raw, ns, vector.get("node")) == "native", vector["id"]
-        got = native_answer(decoder, deriver, raw, ns, vector.get("node"))
-        assert got is not None and got[4] == vector["expect"].encode(), vector["id"]
-        answered += 1
-    assert answered >= 1
+    assert vectors_keyed(decoder, ietf_schema, "<", "keys_xml") >= 1
 
 
 # ----------------------------------------------------------------------- generated trees
@@ -603,31 +516,6 @@ def test_native_xml_keys_leave_the_rest_to_the_reference(
 # ---------------------------------------------------------------------------- the builder
 
 
-def _outputs(
-    records: list[bytes], knobs: ProducerKnobs | None, use_native: bool
-) -> tuple[list[Any], int]:
-    """Every record's messages or rejection from a fresh builder (the native pass on or
-    off), and how many XML records the native pass answered."""
-    answered = 0
-    real: Callable[..., Any] = native.keys_xml
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        nonlocal answered
-        found = real(*args, **kwargs)
-        answered += found is not None
-        return found
-
-    saved = yangkey.producer.native_keys_xml
-    yangkey.producer.native_keys_xml = counting
-    try:
-        builder = MessageBuilder(load_catalog(EXAMPLES), knobs, default_node="dflt")
-        builder.native = builder.native and use_native
-        outputs = [builder.build(raw, f"demo:{n}") for n, raw in enumerate(records, 1)]
-    finally:
-        yangkey.producer.native_keys_xml = saved
-    return outputs, answered
-
-
 @pytest.mark.parametrize(
     "knobs",
     [None, ProducerKnobs(keys=False), ProducerKnobs(per_branch=False)],
@@ -638,8 +526,8 @@ def test_native_xml_keys_builder_same_records(knobs: ProducerKnobs | None) -> No
     key, value, headers: the XML content type among them) and rejections with the native
     pass as without, and most XML push-updates keyed by it."""
     records = generate(nodes=3, interfaces=4, rounds=2, seed=3).records
-    with_native, answered = _outputs(records, knobs, True)
-    without, none = _outputs(records, knobs, False)
+    with_native, answered, _ = builder_outputs(records, knobs, True, xml=True)
+    without, none, _ = builder_outputs(records, knobs, False, xml=True)
     assert none == 0
     assert with_native == without
     xml_push = [
@@ -652,9 +540,7 @@ def test_native_xml_keys_builder_routes_by_content_type() -> None:
     """The same subscription, node and data in JSON and XML: each message carries its own
     content type (the two memos of routes are apart)."""
     records = generate(nodes=2, interfaces=6, rounds=1, seed=3).records
-    builder = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
-    reference = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
-    reference.native = False
+    builder, reference = builders()
     for number, raw in enumerate(records + records):
         assert builder.build(raw, f"r:{number}") == reference.build(raw, f"r:{number}")
     assert len(builder._native_routes_xml) and len(builder._native_routes)
@@ -666,38 +552,11 @@ def test_native_xml_keys_builder_routes_by_content_type() -> None:
 def test_native_xml_keys_cli_same_lines(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """``yangkey keys --subscriptions`` over every sample shape: the same lines, stderr and
     exit status with the native pass as without, most XML push-updates keyed by it."""
-    from click.testing import CliRunner  # noqa: PLC0415
-
-    from yangkey.cli import main  # noqa: PLC0415
-
     records = generate(nodes=2, interfaces=3, rounds=2, seed=5).records
     lines = tmp_path / "sample.jsonl"
     lines.write_bytes(b"\n".join(records) + b"\n")
-    answered = 0
-    real = native.keys_xml
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        nonlocal answered
-        found = real(*args, **kwargs)
-        answered += found is not None
-        return found
-
-    monkeypatch.setattr(native, "keys_xml", counting)
-    results = []
-    for use_native in (True, False):
-        if not use_native:
-            monkeypatch.setenv(native.ENV_NATIVE, "0")
-        native._load.cache_clear()
-        try:
-            result = CliRunner().invoke(main, ["keys", str(lines)])
-        finally:
-            native._load.cache_clear()
-        results.append((result.exit_code, result.stdout, result.stderr))
-        if use_native:
-            xml_push = sum(
-                raw.startswith(b"<") and b"datastore-contents>" in raw for raw in records
-            )
-            assert xml_push and answered >= xml_push * 0.8, (answered, xml_push)
-            answered = 0
-    assert answered == 0
+    results, answered = cli_both_ways(monkeypatch, "keys_xml", ["keys", str(lines)])
+    xml_push = sum(raw.startswith(b"<") and b"datastore-contents>" in raw for raw in records)
+    assert xml_push and answered[0] >= xml_push * 0.8, (answered, xml_push)
+    assert answered[1] == 0
     assert results[0] == results[1]
