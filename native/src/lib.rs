@@ -246,8 +246,9 @@ impl Decoder {
         learning: bool,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let data = raw.as_bytes();
-        if start(data) != Start::Json || patchscan::is_patch(data) {
-            return Ok(None); // XML, or yang-patch: the reference keys it (patchscan.rs)
+        if start(data) != Start::Json || (with_instances && patchscan::is_patch(data)) {
+            // XML, or a yang-patch's instance feed: the reference answers (patchscan.rs)
+            return Ok(None);
         }
         let Ok(doc) = json::parse(data, true) else {
             return Ok(None);
@@ -270,7 +271,12 @@ impl Decoder {
         if jsonframe::notification(&mut ctx, doc.root(), &mut note).is_err() {
             return Ok(None); // the reference decodes it and raises its error
         }
-        let (Some(at), Some(id)) = (note.contents, note.subscription_id.as_ref()) else {
+        let at = match (note.contents, note.patch) {
+            (Some(at), _) => at,
+            (None, Some(at)) if !with_instances => at, // yang-patch (patchwalk.rs)
+            _ => return Ok(None),
+        };
+        let Some(id) = note.subscription_id.as_ref() else {
             return Ok(None);
         };
         let Ok(subscription_id) = id.extract::<u32>() else {
@@ -283,16 +289,29 @@ impl Decoder {
         };
         let contents = tape::V { doc: &doc, at };
         let mut headers = Vec::new();
-        let Ok((key, branch_keys, xpaths)) = walk::keys(
-            py,
-            ctx.names,
-            walker.get(),
-            contents,
-            &node_name,
-            subscription_id,
-            with_xpaths,
-            with_instances.then_some(&mut headers),
-        ) else {
+        let keyed = if note.patch.is_some() {
+            walk::patch_keys(
+                py,
+                ctx.names,
+                walker.get(),
+                contents,
+                &node_name,
+                subscription_id,
+                with_xpaths,
+            )
+        } else {
+            walk::keys(
+                py,
+                ctx.names,
+                walker.get(),
+                contents,
+                &node_name,
+                subscription_id,
+                with_xpaths,
+                with_instances.then_some(&mut headers),
+            )
+        };
+        let Ok((key, branch_keys, xpaths)) = keyed else {
             return Ok(None);
         };
         let none = || py.None().into_bound(py);
