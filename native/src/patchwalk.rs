@@ -40,7 +40,15 @@ struct TargetStep<'d> {
 /// the allocations were a third of the pass's time past the parse).
 struct Targets<'d> {
     steps: Vec<TargetStep<'d>>,
-    keys: Vec<Cow<'d, str>>,
+    keys: Vec<Key<'d>>,
+    /// The percent-decoded keys' text, one after the other.
+    text: String,
+}
+
+/// A key value as the target writes it, or decoded: ``Targets::text[start..end]``.
+enum Key<'d> {
+    Raw(&'d str),
+    Decoded(usize, usize),
 }
 
 /// An edit as the key pass reads it: where its target's steps are in [`Targets::steps`],
@@ -80,7 +88,7 @@ impl<'d> Targets<'d> {
                         let range = match equals {
                             None => None,
                             Some(_) => {
-                                self.keys.push(percent_decode(&target[key..at])?);
+                                self.key(&target[key..at])?;
                                 Some((keys, self.keys.len()))
                             }
                         };
@@ -98,7 +106,7 @@ impl<'d> Targets<'d> {
                 }
                 b':' if equals.is_none() => colon = Some(at),
                 b',' if equals.is_some() => {
-                    self.keys.push(percent_decode(&target[key..at])?);
+                    self.key(&target[key..at])?;
                     key = at + 1;
                 }
                 _ => {}
@@ -111,32 +119,66 @@ impl<'d> Targets<'d> {
     }
 }
 
-/// ``_percent_decode``: every ``%`` followed by two hex digits, the bytes UTF-8.
-fn percent_decode(text: &str) -> W<Cow<'_, str>> {
-    if !text.as_bytes().contains(&b'%') {
-        return Ok(Cow::Borrowed(text));
-    }
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    let hex = |b: Option<&u8>| -> W<u8> {
-        match b {
-            Some(b @ b'0'..=b'9') => Ok(b - b'0'),
-            Some(b @ b'a'..=b'f') => Ok(b - b'a' + 10),
-            Some(b @ b'A'..=b'F') => Ok(b - b'A' + 10),
-            _ => Err(Stop),
+impl<'d> Targets<'d> {
+    /// One key value, percent-decoded as ``_percent_decode`` decodes it: every ``%``
+    /// followed by two hex digits, the bytes UTF-8; decoded into [`Targets::text`] (no
+    /// allocation per key: interface names are written with ``%2F``).
+    fn key(&mut self, text: &'d str) -> W<()> {
+        let bytes = text.as_bytes();
+        if !bytes.contains(&b'%') {
+            self.keys.push(Key::Raw(text));
+            return Ok(());
         }
-    };
-    while at < bytes.len() {
-        if bytes[at] == b'%' {
-            out.push(hex(bytes.get(at + 1))? << 4 | hex(bytes.get(at + 2))?);
-            at += 3;
-        } else {
-            out.push(bytes[at]);
-            at += 1;
+        let hex = |b: Option<&u8>| -> W<u8> {
+            match b {
+                Some(b @ b'0'..=b'9') => Ok(b - b'0'),
+                Some(b @ b'a'..=b'f') => Ok(b - b'a' + 10),
+                Some(b @ b'A'..=b'F') => Ok(b - b'A' + 10),
+                _ => Err(Stop),
+            }
+        };
+        let start = self.text.len();
+        let (mut at, mut plain) = (0, 0);
+        while at < bytes.len() {
+            if bytes[at] != b'%' {
+                at += 1;
+                continue;
+            }
+            self.text.push_str(&text[plain..at]);
+            // A run of escapes: ASCII as it comes; from the first byte past ASCII on, the
+            // run's bytes must be UTF-8 by themselves (the text around it is whole
+            // characters, which cannot complete a sequence it begins).
+            let mut high: Vec<u8> = Vec::new();
+            while bytes.get(at) == Some(&b'%') {
+                let byte = hex(bytes.get(at + 1))? << 4 | hex(bytes.get(at + 2))?;
+                if byte < 0x80 && high.is_empty() {
+                    self.text.push(byte as char);
+                } else {
+                    high.push(byte);
+                }
+                at += 3;
+            }
+            if !high.is_empty() {
+                self.text
+                    .push_str(std::str::from_utf8(&high).map_err(|_| Stop)?);
+            }
+            plain = at;
         }
+        self.text.push_str(&text[plain..]);
+        self.keys.push(Key::Decoded(start, self.text.len()));
+        Ok(())
     }
-    String::from_utf8(out).map(Cow::Owned).map_err(|_| Stop)
+
+    /// The key values, as the walk reads them.
+    fn values(&self) -> Vec<Cow<'_, str>> {
+        self.keys
+            .iter()
+            .map(|key| match *key {
+                Key::Raw(text) => Cow::Borrowed(text),
+                Key::Decoded(start, end) => Cow::Borrowed(&self.text[start..end]),
+            })
+            .collect()
+    }
 }
 
 /// ``_json_push``'s edits of a yang-patch object: ``edit`` a list (absent: none) of objects
@@ -145,7 +187,13 @@ fn edits<'d, 'a>(patch: V<'d, 'a>, targets: &mut Targets<'d>) -> W<Vec<Edit<'d, 
     let Some(list) = patch.get("edit") else {
         return Ok(Vec::new());
     };
-    let mut edits = Vec::new();
+    let Node::Array { len, .. } = list.node() else {
+        return Err(Stop);
+    };
+    let len = len as usize;
+    let mut edits = Vec::with_capacity(len);
+    targets.steps.reserve(3 * len);
+    targets.keys.reserve(len);
     for edit in list.items().ok_or(Stop)? {
         if !edit.is_object() {
             return Err(Stop);
@@ -192,8 +240,10 @@ pub fn patch_keys<'py>(
     let mut targets = Targets {
         steps: Vec::new(),
         keys: Vec::new(),
+        text: String::new(),
     };
     let edits = edits(patch, &mut targets)?;
+    let keys = targets.values();
     let mut run = Run {
         py,
         names,
@@ -206,14 +256,7 @@ pub fn patch_keys<'py>(
         if !branch.steps.is_empty() {
             for edit in &edits {
                 let target = &targets.steps[edit.steps.0..edit.steps.1];
-                run.edit(
-                    branch,
-                    target,
-                    &targets.keys,
-                    edit.value,
-                    &mut values,
-                    &mut found,
-                )?;
+                run.edit(branch, target, &keys, edit.value, &mut values, &mut found)?;
                 values.clear();
             }
         }

@@ -169,7 +169,13 @@ EDGES: list[tuple[str, list[dict[str, Any]]]] = [
     ("/yk-test:top/site[name=\"a'b\"]/rack[id='7']", [edit("delete", "/yk-test:top/site=a'b")]),
     (
         "/yk-test:top/site/rack",
-        [edit("merge", "/yk-test:top/site=p", {"yk-test:site": {"name": "p", "rack": [{"id": 1}]}})],
+        [
+            edit(
+                "merge",
+                "/yk-test:top/site=p",
+                {"yk-test:site": {"name": "p", "rack": [{"id": 1}]}},
+            )
+        ],
     ),
     (IF, [edit("replace", f"{IF}=eth0/description", {"ietf-interfaces:description": "up"})]),
     (
@@ -208,6 +214,14 @@ EDGES: list[tuple[str, list[dict[str, Any]]]] = [
             )
         ],
     ),
+    # a deleted entry above a list the subscription opens: no instance there (DELETED is read
+    # only where nothing below is open); one deleted where nothing below is open
+    (
+        f"{IF}/ietf-ip:ipv4/address",
+        [edit("delete", f"{IF}=eth0"), edit("delete", f"{IF}=eth1/ietf-ip:ipv4/address=10.0.0.1")],
+    ),
+    (f"{IF}[name='eth1']/ietf-ip:ipv4/address[ip='10.0.0.1']", [edit("delete", f"{IF}=eth1")]),
+    (f"{IF}/statistics/in-octets", [edit("remove", f"{IF}=eth0/statistics")]),
     ("/yk-test:top/codes", [edit("merge", "/yk-test:top", {"yk-test:top": {"codes": [5, "7"]}})]),
     ("/yk-test:top/codes", [edit("delete", "/yk-test:top/codes=5,007")]),
     ("/yk-test:top/codes[.='5']", [edit("merge", "/yk-test:top/codes=05", {"codes": [6]})]),
@@ -274,6 +288,8 @@ REFUSED: list[tuple[str, list[dict[str, Any]]]] = [
     (IF, [edit("delete", f"{IF}=a,b")]),
     # a list on the path without keys and without value (the walker's missing key)
     (f"{IF}/oper-status", [edit("delete", f"{IF}/oper-status")]),
+    # a deleted entry above a list the subscription opens: no instance
+    (f"{IF}/ietf-ip:ipv4/address", [edit("delete", f"{IF}=eth0")]),
     # targets the reference cannot parse; edits without target or operation
     (IF, [edit("delete", "ietf-interfaces:interfaces")]),
     (IF, [edit("delete", "/interfaces/interface=x")]),
@@ -497,3 +513,55 @@ def test_native_patch_builder_records_and_coverage() -> None:
     assert with_native == without
     json_push = [raw for raw in records if raw[:1] == b"{"]
     assert answered >= 0.8 * len(json_push), (answered, len(json_push))
+
+
+# ------------------------------------------------------------------- the target's spelling
+
+TARGET_PIECES = [
+    "/",
+    "//",
+    "ietf-interfaces:",
+    "interfaces",
+    "interface",
+    "=",
+    ",",
+    ":",
+    "%2F",
+    "%2C",
+    "%3D",
+    "%C3%BC",
+    "%C3",
+    "%zz",
+    "%",
+    "%41",
+    "ü",
+    "eth0",
+    "ietf-ip:",
+    "ipv4",
+    "address",
+    "name",
+]
+
+
+@SETTINGS
+@given(
+    text=st.sampled_from([IF, f"{IF}/name", f"{IF}/ietf-ip:ipv4/address", "/yk-test:top/flow"]),
+    head=st.sampled_from(["", "/ietf-interfaces:interfaces", IF, f"{IF}=", "/yk-test:top/flow="]),
+    pieces=st.lists(st.sampled_from(TARGET_PIECES), max_size=8),
+    with_value=st.booleans(),
+)
+def test_native_patch_target_spellings(
+    decoder: Any,
+    fx_schema: SchemaContext,
+    text: str,
+    head: str,
+    pieces: list[str],
+    with_value: bool,
+) -> None:
+    """Targets spelled every which way (empty and trailing segments, several ``=`` and
+    ``:``, escapes good, bad and not UTF-8, non-ASCII text): the native parse of RFC 8040's
+    data resource identifier is the reference's, whatever it keys or refuses."""
+    deriver = KeyDeriver(compile_subscription(text, fx_schema))
+    value = {"ietf-interfaces:interface": [{"name": "eth0"}]} if with_value else None
+    raw = change([edit("merge", head + "".join(pieces), value)])
+    event(same(decoder, deriver, raw, fx_schema.index.by_namespace, "dflt"))
