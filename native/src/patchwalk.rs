@@ -9,9 +9,9 @@
 //! value's subtree is walked by walk.rs itself. Whatever the reference refuses (a target it
 //! cannot parse, the wrong number of keys, a value naming another entry, several entries, a
 //! missing key) or that this walk does not mirror exactly (a list step without keys before the
-//! value, a leaf-list or a data filter on the target's path, a key member given as null, which
-//! the reference's per-plan cache reads differently from its first walk) stops the pass: the
-//! reference answers and words the error.
+//! value, a keyless list, a data filter that could read a key or the next step's member, a key
+//! member given as null, which the reference's per-plan cache reads differently from its first
+//! walk) stops the pass: the reference answers and words the error.
 //!
 //! A child module of walk.rs: it reads the walker's tables as walk.rs does.
 
