@@ -74,7 +74,11 @@ impl<'d> Targets<'d> {
         let (mut segment, mut equals, mut colon) = (1, None, None);
         let (mut key, mut keys) = (0, 0);
         for at in 1..=bytes.len() {
-            match bytes.get(at).copied().unwrap_or(b'/') {
+            let byte = bytes.get(at).copied().unwrap_or(b'/');
+            if byte > b'=' {
+                continue; // letters and most of a name: none of the delimiters below
+            }
+            match byte {
                 b'/' => {
                     if at > segment {
                         let identifier = &target[segment..equals.unwrap_or(at)];
