@@ -28,9 +28,10 @@ Phase B (the native key pass) follows in the same run: for the push-update of ea
   no data tree in Python), routed to the deriver's native walker as MessageBuilder routes
   (the route's answer remembered in a ``yangkey_native.Routes`` the pass reads itself);
   ``Decoder.keys_xml`` for XML; for yang-patch (one merge edit per instance: 1, 10, 100,
-  1,000 edits; ``xml-patch`` the same in XML) the pass's None, which it answers before
-  parsing (the reference keys it; native/src/patchscan.rs): b.py / b.nat >= 1.0x shows the
-  module does not slow it;
+  1,000 edits) ``Decoder.keys`` too (native/src/patchwalk.rs: each edit's target parsed and
+  its value walked in place); for ``xml-patch`` (the same edits in XML) the pass's None,
+  which it answers before parsing (the reference keys it; native/src/patchscan.rs): b.py /
+  b.nat >= 1.0x shows the module does not slow it;
 * ``b.py`` / ``b.nat``: ``MessageBuilder.build`` (the Spark worker's record building: keyed
   messages with their headers) without and with the native pass;
 
@@ -174,8 +175,9 @@ def phase_b(
 
     print(
         "\nphase B: bytes -> key (JSON push-update; XML: the same data, Decoder.keys_xml;"
-        " yang-patch: the same instances, left to the reference: native is Decoder.keys' early"
-        " None); microseconds per notification"
+        " yang-patch: the same instances as merge edits, Decoder.keys; xml-patch: those in XML,"
+        " left to the reference: native is Decoder.keys_xml's early None); microseconds per"
+        " notification"
     )
     print(
         f"{'instances':>9} {'shape':<10} {'bytes':>8} {'orjson':>9} {'python':>9} {'native':>9} "
@@ -201,8 +203,8 @@ def phase_b(
             keys = passes[shape]
             if keys is not None:
                 found = keys(raw, "bench", ns_modules, route)
-                if shape.endswith("patch"):
-                    assert found is None, "the native pass keyed a yang-patch"
+                if shape == "xml-patch":
+                    assert found is None, "the native pass keyed an XML yang-patch"
                 else:
                     assert found is not None and found[4] == key, f"the native {shape} key differs"
                 loops[f"{shape} native"] = loop(
@@ -220,8 +222,8 @@ def phase_b(
         us = {name: 1e6 / rate for name, rate in best_rates(loops, seconds).items()}
         for shape, raw in inputs.items():
             own = us.get(f"{shape} native")
-            # a yang-patch's native figure is the None's cost: no key, so no key ratios
-            keyed = None if shape.endswith("patch") else own
+            # an XML yang-patch's native figure is the None's cost: no key, so no key ratios
+            keyed = None if shape == "xml-patch" else own
 
             def ratio(a: float | None, b: float | None) -> str:
                 return "" if a is None or b is None else f"{a / b:.2f}x"
@@ -237,9 +239,9 @@ def phase_b(
     print(
         "nat/orjson: the native key pass / orjson.loads of the JSON bytes (target <= 1.0x);"
         " py/nat and b.py/b.nat: the speed-up of keys and of MessageBuilder.build; vs json:"
-        " native / native JSON of the same content (target <= 2x); yang-patch, xml-patch"
-        " (the same edits in XML): native is the cost of the pass's None (the reference keys"
-        " them), b.py/b.nat >= 1.0x: the module does not slow them"
+        " native / native JSON of the same content (target <= 2x); xml-patch (the yang-patch's"
+        " edits in XML): native is the cost of the pass's None (the reference keys them),"
+        " b.py/b.nat >= 1.0x: the module does not slow them"
     )
     mixed(args)
     feed(args, loop)

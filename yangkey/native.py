@@ -49,7 +49,7 @@ subscriptions, contract 5 ``Decoder.keys_xml``):
   JSON-shaped tree :class:`yangkey.xmltree.XmlConverter` makes of them (namespaces to modules
   through ``ns_modules``; ``prefix:name`` text with a prefix in scope handed to a converter
   as the :class:`~yangkey.values.QNameText` the reference holds). The same answer as
-  ``keys``, or None: JSON, yang-patch, contents written as XML text, any error. The caller
+  ``keys``, or None: JSON, an XML yang-patch, contents written as XML text, any error. The caller
   routes by content type (its ``route`` answers for ``application/yang-data+xml``): see
   :func:`keys_xml`.
 

@@ -348,9 +348,6 @@ fn push<'py>(
         }
         return Ok(()); // an empty update: data stays {}
     }
-    if ctx.keys_only {
-        return Err(Fail::Defer); // yang-patch edits: the reference walks them
-    }
     let patch = get(body, "datastore-changes")
         .filter(|v| v.is_object())
         .and_then(|changes| find(&members(changes), "yang-patch"))
@@ -362,6 +359,10 @@ fn push<'py>(
             ctx.source,
         ));
     };
+    if ctx.keys_only {
+        note.patch = Some(patch.at); // its edits walked in place (patchwalk.rs)
+        return Ok(());
+    }
     let edits: Vec<V<'_, '_>> = match patch.get("edit") {
         None => Vec::new(),
         Some(edits) => match edits.items() {

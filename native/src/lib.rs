@@ -197,9 +197,12 @@ impl Decoder {
         data: &'d [u8],
         source: &Bound<'py, PyAny>,
         state: &'s mut State,
+        yang_patch: bool,
     ) -> Option<(tape::Doc<'d>, Note<'py>, &'s mut NameCache)> {
-        if start(data) != Start::Json || patchscan::is_patch(data) {
-            return None; // XML, or yang-patch: the reference keys it (patchscan.rs)
+        if start(data) != Start::Json || (!yang_patch && patchscan::is_patch(data)) {
+            // XML, or a yang-patch the caller does not key (the instance feed's): the
+            // reference answers (patchscan.rs)
+            return None;
         }
         let doc = json::parse(data, true).ok()?;
         state.names.next_document();
@@ -283,10 +286,17 @@ impl Decoder {
         let mut own = None;
         let state = state_of(&mut guard, &mut own);
         let _ = ns_modules; // JSON names modules itself; kept for decode's signature
-        let Some((doc, note, names)) = self.json_note(py, raw.as_bytes(), source, state) else {
+        let Some((doc, note, names)) =
+            self.json_note(py, raw.as_bytes(), source, state, !with_instances)
+        else {
             return Ok(None);
         };
-        let (Some(at), Some(id)) = (note.contents, note.subscription_id.as_ref()) else {
+        let at = match (note.contents, note.patch) {
+            (Some(at), _) => at,
+            (None, Some(at)) if !with_instances => at, // yang-patch (patchwalk.rs)
+            _ => return Ok(None),
+        };
+        let Some(id) = note.subscription_id.as_ref() else {
             return Ok(None);
         };
         let Ok(subscription_id) = id.extract::<u32>() else {
@@ -299,16 +309,29 @@ impl Decoder {
         };
         let contents = tape::V { doc: &doc, at };
         let mut headers = Vec::new();
-        let Ok((key, branch_keys, xpaths)) = walk::keys(
-            py,
-            names,
-            walker.get(),
-            contents,
-            &node_name,
-            subscription_id,
-            with_xpaths,
-            with_instances.then_some(&mut headers),
-        ) else {
+        let keyed = if note.patch.is_some() {
+            walk::patch_keys(
+                py,
+                names,
+                walker.get(),
+                contents,
+                &node_name,
+                subscription_id,
+                with_xpaths,
+            )
+        } else {
+            walk::keys(
+                py,
+                names,
+                walker.get(),
+                contents,
+                &node_name,
+                subscription_id,
+                with_xpaths,
+                with_instances.then_some(&mut headers),
+            )
+        };
+        let Ok((key, branch_keys, xpaths)) = keyed else {
             return Ok(None);
         };
         let none = || py.None().into_bound(py);
@@ -344,7 +367,8 @@ impl Decoder {
         let mut guard = self.state.try_lock();
         let mut own = None;
         let state = state_of(&mut guard, &mut own);
-        let Some((doc, note, names)) = self.json_note(py, raw.as_bytes(), source, state) else {
+        let Some((doc, note, names)) = self.json_note(py, raw.as_bytes(), source, state, false)
+        else {
             return Ok(None);
         };
         let Some(at) = note.contents else {

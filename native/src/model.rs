@@ -147,6 +147,8 @@ pub struct Note<'py> {
     pub data: Option<Bound<'py, PyAny>>,
     /// Where a push-update's datastore-contents object is in the JSON tape (keys only).
     pub contents: Option<usize>,
+    /// Where a push-change-update's yang-patch object is in the JSON tape (keys only).
+    pub patch: Option<usize>,
     pub edits: Option<Bound<'py, PyAny>>,
     pub subscription: Option<Bound<'py, PyAny>>,
     pub pruned: bool,
@@ -165,6 +167,7 @@ impl<'py> Note<'py> {
             sequence_number: None,
             data: None,
             contents: None,
+            patch: None,
             edits: None,
             subscription: None,
             pruned: false,

@@ -14,6 +14,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use std::borrow::Cow;
 
+#[path = "patchwalk.rs"]
+mod patchwalk;
+pub use patchwalk::patch_keys;
+
 /// The walk leaves this notification to the reference.
 pub struct Stop;
 
@@ -668,8 +672,26 @@ pub fn keys_with<'py>(
         } else if !branch.steps.is_empty() {
             run.walk(branch, 0, data, &mut values, &mut found)?;
         }
-        per_branch.push(sorted_unique(found, branch.pieces[0].len()));
+        per_branch.push(found);
     }
+    compose(py, walker, per_branch, node, subscription_id, with_xpaths)
+}
+
+/// The answer of a key pass from each branch's instances (unsorted, may repeat): stops when
+/// there is none (the reference answers).
+fn compose<'py>(
+    py: Python<'py>,
+    walker: &Walker,
+    found: Vec<Vec<String>>,
+    node: &str,
+    subscription_id: u32,
+    with_xpaths: bool,
+) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let mut per_branch: Vec<Vec<String>> = found
+        .into_iter()
+        .zip(&walker.branches)
+        .map(|(found, branch)| sorted_unique(found, branch.pieces[0].len()))
+        .collect();
     if per_branch.iter().all(Vec::is_empty) {
         return Err(Stop); // empty update, a container template, or no instance: the reference
     }

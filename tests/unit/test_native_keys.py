@@ -393,7 +393,10 @@ def test_native_keys_counted_in_the_tally_and_summary(monkeypatch: pytest.Monkey
     builder = MessageBuilder(load_catalog(EXAMPLES), default_node="dflt")
     tally = Tally()
     sent = list(outgoing(((raw, f"s:{n}") for n, raw in enumerate(records)), builder, "dl", tally))
-    json_push = sum(b'"datastore-contents"' in raw and raw[:1] == b"{" for raw in records)
+    json_push = sum(
+        (b'"datastore-contents"' in raw or b'"datastore-changes"' in raw) and raw[:1] == b"{"
+        for raw in records
+    )  # push-updates and yang-patches (test_native_patch_native.py)
     assert sent and 0 < tally.native == builder.native_keyed <= json_push
     again = Tally.from_json(tally.to_json()).merge(Tally.from_json(tally.to_compact_json(10)))
     assert again.native == 2 * tally.native

@@ -1,11 +1,13 @@
 """Issue 33: the native key pass and yang-patch (push-change-update, RFC 8641 section 3.10
 carrying RFC 8072 edits), JSON and XML.
 
-The native pass keys no yang-patch: ``Decoder.keys``, ``Decoder.instances`` and
-``Decoder.keys_xml`` answer None and the reference (patch.py, messages.py, KeyDeriver) keys
-it and words any error. What this file checks is that the None comes before the parse
-(native/src/patchscan.rs: the first body name in the bytes; XML: the first start tag so
-named), so MessageBuilder is not slower on yang-patch with the module than without:
+``Decoder.keys`` keys a JSON yang-patch itself (native/src/patchwalk.rs; its differential
+tests are test_native_patch_native.py). The passes that leave every yang-patch to the
+reference (patch.py, messages.py, KeyDeriver), which keys it and words any error, are the
+instance feed's (``Decoder.instances``, ``Decoder.keys(..., with_instances=True)``) and the
+XML one (``Decoder.keys_xml``). What this file checks is that their None comes before the
+parse (native/src/patchscan.rs: the first body name in the bytes; XML: the first start tag
+so named), so MessageBuilder is not slower on yang-patch with the module than without:
 ``Decoder.documents`` (how many documents the decoder parsed and began to read) stays put
 for a yang-patch and moves for a push-update. Inputs: every JSON yang-patch record of
 ``yangkey sample``, the differential tests' JSON and XML generators, hypothesis-generated
@@ -101,9 +103,9 @@ def patch(subscription_id: Any, edits: Any, qualified: bool = False) -> dict[str
 
 
 def unparsed(decoder: Any, raw: bytes, ns: dict[str, str]) -> None:
-    """``Decoder.keys`` and ``Decoder.instances`` answer None for ``raw`` without parsing it."""
+    """The instance feed's passes (``Decoder.keys`` with instances, ``Decoder.instances``)
+    answer None for ``raw`` without parsing it."""
     before = decoder.documents
-    assert decoder.keys(raw, "t", ns, never) is None, raw
     assert decoder.keys(raw, "t", ns, never, True, None, True, True) is None, raw
     walker = native.walker(compile_subscription(IF, SchemaContext.cached()))
     assert decoder.instances(raw, "t", walker) is None, raw
@@ -119,7 +121,8 @@ def json_patches(records: list[bytes]) -> list[bytes]:
 
 def test_native_patch_sample_not_parsed(decoder: Any, fx_schema: SchemaContext) -> None:
     """Every JSON yang-patch of ``yangkey sample`` (merge/replace edits flipping oper-status,
-    a delete, whatever the bad records hold): None before the parse; the sample has them."""
+    a delete, whatever the bad records hold): the feed's passes say None before the parse;
+    the sample has them."""
     records = generate(nodes=3, interfaces=4, rounds=3, seed=5).records
     patches = json_patches(records)
     assert len(patches) >= 9
@@ -128,9 +131,9 @@ def test_native_patch_sample_not_parsed(decoder: Any, fx_schema: SchemaContext) 
 
 
 def test_native_patch_coverage_and_builder_records() -> None:
-    """The coverage check: MessageBuilder (the module's shared decoder) parses no JSON
-    yang-patch of the sample at all, and its records and rejections are the same with the
-    native pass as without, for every record of the sample."""
+    """The coverage check: MessageBuilder (the module's shared decoder) keys every JSON
+    yang-patch of the sample natively (one parse each), and its records and rejections are
+    the same with the native pass as without, for every record of the sample."""
     records = generate(nodes=3, interfaces=4, rounds=2, seed=3).records
     patches = json_patches(records)
     decoder = native._load()[0]
@@ -141,8 +144,8 @@ def test_native_patch_coverage_and_builder_records() -> None:
         before = decoder.documents
         assert builder.build(raw, f"p:{number}") == reference.build(raw, f"p:{number}")
         parsed += decoder.documents != before
-    assert parsed == 0, f"{parsed} of {len(patches)} yang-patches parsed natively"
-    assert builder.native_keyed == 0
+    assert parsed == len(patches), f"{parsed} of {len(patches)} yang-patches parsed natively"
+    assert builder.native_keyed == len(patches)
     with_native, answered, _ = builder_outputs(records, None, True)
     without, none, _ = builder_outputs(records, None, False)
     assert none == 0 and answered > 0
@@ -154,8 +157,9 @@ def test_native_patch_coverage_and_builder_records() -> None:
 
 def test_native_patch_differential_envelopes(decoder: Any, fx_schema: SchemaContext) -> None:
     """The differential tests' envelope generator (missing and odd fields, qualified and bare
-    body names, yang-patch and push-update): a push-change-update is never parsed, a
-    push-update still is (its answer the reference's where the pass answers)."""
+    body names, yang-patch and push-update): the feed's passes never parse a
+    push-change-update; the key pass's answer, for both, is the reference's where it
+    answers."""
     ns = fx_schema.index.by_namespace
     deriver = KeyDeriver(compile_subscription(IF, fx_schema))
     seen = {"patch": 0, "update": 0}
@@ -167,6 +171,7 @@ def test_native_patch_differential_envelopes(decoder: Any, fx_schema: SchemaCont
         if b'push-change-update"' in raw:
             seen["patch"] += 1
             unparsed(decoder, raw, ns)
+            same(decoder, deriver, raw, ns, None)
             return
         seen["update"] += 1
         same(decoder, deriver, raw, ns, None)
@@ -233,13 +238,12 @@ def test_native_patch_generated(
     wrapper: str,
     qualified: bool,
 ) -> None:
-    """Subscriptions x edit operations x targets x framings: not parsed by the native pass,
-    and MessageBuilder's record (or rejection) the same with the pass as without."""
+    """Subscriptions x edit operations x targets x framings: not parsed by the feed's passes,
+    and MessageBuilder's record (or rejection) the same with the key pass as without."""
     raw = framed(wrapper, patch(subscription_id, edit_list, qualified))
     unparsed(decoder, raw, fx_schema.index.by_namespace)
     builder, reference = builders()
     assert builder.build(raw, "g") == reference.build(raw, "g")
-    assert builder.native_keyed == 0
 
 
 # ---------------------------------------------------------- the other body name spelled
@@ -264,15 +268,19 @@ def test_native_patch_name_inside_a_push_update(
 
 def test_native_patch_name_before_the_body(decoder: Any, fx_schema: SchemaContext) -> None:
     """A push-change-update whose envelope spells ``push-update"`` before the body (a
-    hostname ending so) is parsed as before and still left to the reference, its records the
-    same both ways."""
+    hostname ending so): the feed's pass parses it (the scan guessed push-update) and still
+    leaves it to the reference; the key pass keys it, the reference's answer; the records
+    are the same both ways."""
     ns = fx_schema.index.by_namespace
     edit = {"edit-id": "1", "operation": "delete", "target": f"{IF}=eth0"}
     raw = framed("envelope", patch(1042, [edit]), node="ietf-yang-push:push-update")
     assert raw.index(b'push-update"') < raw.index(b'push-change-update"')
     before = decoder.documents
-    assert decoder.keys(raw, "t", ns, never) is None
+    walker = native.walker(compile_subscription(IF, SchemaContext.cached()))
+    assert decoder.instances(raw, "t", walker) is None
     assert decoder.documents != before  # the envelope's value came first: parsed as before
+    deriver = KeyDeriver(compile_subscription(IF, SchemaContext.cached()))
+    assert same(decoder, deriver, raw, ns, None) == "native"
     builder, reference = builders()
     assert builder.build(raw, "n") == reference.build(raw, "n")
 

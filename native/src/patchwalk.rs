@@ -1,0 +1,547 @@
+//! yang-patch keys natively (RFC 8641 section 3.10's push-change-update carrying RFC 8072
+//! edits): each edit's target parsed as ``yangkey.notification_model.parse_target`` parses it
+//! (RFC 8040 section 3.5.3), matched against each branch's steps and walked as
+//! ``yangkey.patch.edit_tree`` builds the data tree and the generated walker reads it: the
+//! target's keys as the entry's key leaves, the edit's value below its target (still in the
+//! tape, never converted), a target without value as ``walker.DELETED``'s node.
+//!
+//! The chain ``edit_tree`` makes is one node per target step, so it is read here in a loop; the
+//! value's subtree is walked by walk.rs itself. Whatever the reference refuses (a target it
+//! cannot parse, the wrong number of keys, a value naming another entry, several entries, a
+//! missing key) or that this walk does not mirror exactly (a list step without keys before the
+//! value, a keyless list, a data filter that could read a key or the next step's member, a key
+//! member given as null, which the reference's per-plan cache reads differently from its first
+//! walk) stops the pass: the reference answers and words the error.
+//!
+//! A child module of walk.rs: it reads the walker's tables as walk.rs does.
+
+use super::{
+    compose, integer_text, lookup, render, Branch, Canon, Kind, Run, Step, Stop, Walker, W,
+};
+use crate::pyconv::NameCache;
+use crate::tape::{Node, V};
+use pyo3::prelude::*;
+use std::borrow::Cow;
+
+/// RFC 8072 section 2.5's edit operations (``notification_model.OPERATIONS``).
+const OPERATIONS: [&str; 7] = [
+    "create", "delete", "insert", "merge", "move", "replace", "remove",
+];
+
+/// ``TargetStep``: module, name, and where its percent-decoded ``=k1,k2`` values are in
+/// [`Targets::keys`] (None: the step names no instance).
+struct TargetStep<'d> {
+    module: &'d str,
+    name: &'d str,
+    keys: Option<(usize, usize)>,
+}
+
+/// Every edit's target, in two vectors for the whole notification (no allocation per edit:
+/// the allocations were a third of the pass's time past the parse).
+struct Targets<'d> {
+    steps: Vec<TargetStep<'d>>,
+    keys: Vec<Key<'d>>,
+    /// The percent-decoded keys' text, one after the other.
+    text: String,
+}
+
+/// A key value as the target writes it, or decoded: ``Targets::text[start..end]``.
+enum Key<'d> {
+    Raw(&'d str),
+    Decoded(usize, usize),
+}
+
+/// An edit as the key pass reads it: where its target's steps are in [`Targets::steps`],
+/// its value when it is an object.
+struct Edit<'d, 'a> {
+    steps: (usize, usize),
+    value: Option<V<'d, 'a>>,
+}
+
+impl<'d> Targets<'d> {
+    /// ``_parse_target``: a leading ``/``, empty segments skipped, ``name=k1,k2`` split at
+    /// the first ``=``, ``module:name`` at the last ``:`` before it, the module inherited by
+    /// unqualified steps; any refusal stops (the reference words it). Returns where its steps
+    /// are. One scan of the bytes (``str.strip``, ``split``, ``partition``, ``rpartition``
+    /// in one: skipping empty segments makes the strip of ``/`` redundant).
+    fn parse(&mut self, target: &'d str) -> W<(usize, usize)> {
+        let bytes = target.as_bytes();
+        if bytes.first() != Some(&b'/') {
+            return Err(Stop);
+        }
+        let first = self.steps.len();
+        let mut module: Option<&str> = None;
+        let (mut segment, mut equals, mut colon) = (1, None, None);
+        let (mut key, mut keys) = (0, 0);
+        for at in 1..=bytes.len() {
+            let byte = bytes.get(at).copied().unwrap_or(b'/');
+            if byte > b'=' {
+                continue; // letters and most of a name: none of the delimiters below
+            }
+            match byte {
+                b'/' => {
+                    if at > segment {
+                        let identifier = &target[segment..equals.unwrap_or(at)];
+                        let name = match colon {
+                            Some(colon) => {
+                                module = Some(&target[segment..colon]);
+                                &target[colon + 1..equals.unwrap_or(at)]
+                            }
+                            None => identifier,
+                        };
+                        let range = match equals {
+                            None => None,
+                            Some(_) => {
+                                self.key(&target[key..at])?;
+                                Some((keys, self.keys.len()))
+                            }
+                        };
+                        self.steps.push(TargetStep {
+                            module: module.ok_or(Stop)?,
+                            name,
+                            keys: range,
+                        });
+                    }
+                    (segment, equals, colon) = (at + 1, None, None);
+                }
+                b'=' if equals.is_none() => {
+                    equals = Some(at);
+                    (key, keys) = (at + 1, self.keys.len());
+                }
+                b':' if equals.is_none() => colon = Some(at),
+                b',' if equals.is_some() => {
+                    self.key(&target[key..at])?;
+                    key = at + 1;
+                }
+                _ => {}
+            }
+        }
+        if self.steps.len() == first {
+            return Err(Stop);
+        }
+        Ok((first, self.steps.len()))
+    }
+}
+
+impl<'d> Targets<'d> {
+    /// One key value, percent-decoded as ``_percent_decode`` decodes it: every ``%``
+    /// followed by two hex digits, the bytes UTF-8; decoded into [`Targets::text`] (no
+    /// allocation per key: interface names are written with ``%2F``).
+    fn key(&mut self, text: &'d str) -> W<()> {
+        let bytes = text.as_bytes();
+        if !bytes.contains(&b'%') {
+            self.keys.push(Key::Raw(text));
+            return Ok(());
+        }
+        let hex = |b: Option<&u8>| -> W<u8> {
+            match b {
+                Some(b @ b'0'..=b'9') => Ok(b - b'0'),
+                Some(b @ b'a'..=b'f') => Ok(b - b'a' + 10),
+                Some(b @ b'A'..=b'F') => Ok(b - b'A' + 10),
+                _ => Err(Stop),
+            }
+        };
+        let start = self.text.len();
+        let (mut at, mut plain) = (0, 0);
+        while at < bytes.len() {
+            if bytes[at] != b'%' {
+                at += 1;
+                continue;
+            }
+            self.text.push_str(&text[plain..at]);
+            // A run of escapes: ASCII as it comes; from the first byte past ASCII on, the
+            // run's bytes must be UTF-8 by themselves (the text around it is whole
+            // characters, which cannot complete a sequence it begins).
+            let mut high: Vec<u8> = Vec::new();
+            while bytes.get(at) == Some(&b'%') {
+                let byte = hex(bytes.get(at + 1))? << 4 | hex(bytes.get(at + 2))?;
+                if byte < 0x80 && high.is_empty() {
+                    self.text.push(byte as char);
+                } else {
+                    high.push(byte);
+                }
+                at += 3;
+            }
+            if !high.is_empty() {
+                self.text
+                    .push_str(std::str::from_utf8(&high).map_err(|_| Stop)?);
+            }
+            plain = at;
+        }
+        self.text.push_str(&text[plain..]);
+        self.keys.push(Key::Decoded(start, self.text.len()));
+        Ok(())
+    }
+
+    /// The key values, as the walk reads them.
+    fn values(&self) -> Vec<Cow<'_, str>> {
+        self.keys
+            .iter()
+            .map(|key| match *key {
+                Key::Raw(text) => Cow::Borrowed(text),
+                Key::Decoded(start, end) => Cow::Borrowed(&self.text[start..end]),
+            })
+            .collect()
+    }
+}
+
+/// ``_json_push``'s edits of a yang-patch object: ``edit`` a list (absent: none) of objects
+/// with a string target and a known operation; the value kept when it is an object.
+fn edits<'d, 'a>(patch: V<'d, 'a>, targets: &mut Targets<'d>) -> W<Vec<Edit<'d, 'a>>> {
+    let Some(list) = patch.get("edit") else {
+        return Ok(Vec::new());
+    };
+    let Node::Array { len, .. } = list.node() else {
+        return Err(Stop);
+    };
+    let len = len as usize;
+    let mut edits = Vec::with_capacity(len);
+    targets.steps.reserve(3 * len);
+    targets.keys.reserve(len);
+    for edit in list.items().ok_or(Stop)? {
+        if !edit.is_object() {
+            return Err(Stop);
+        }
+        // One scan of its members (the last of a name, as dict.get: only the document's
+        // duplicates are refused, and the parse refused them).
+        let (mut target, mut operation, mut value) = (None, None, None);
+        for (name, member) in edit.members() {
+            match name {
+                "target" => target = Some(member),
+                "operation" => operation = Some(member),
+                "value" => value = Some(member),
+                _ => {}
+            }
+        }
+        let target = target.and_then(|t| t.as_str()).ok_or(Stop)?;
+        let operation = operation.and_then(|o| o.as_str()).ok_or(Stop)?;
+        if !OPERATIONS.contains(&operation) {
+            return Err(Stop);
+        }
+        edits.push(Edit {
+            steps: targets.parse(target)?,
+            value: value.filter(|v| v.is_object()),
+        });
+    }
+    Ok(edits)
+}
+
+/// The message keys of a yang-patch: [`super::keys`]'s answer, each branch's instances those
+/// of every edit (``KeyDeriver.instances`` with ``edits_xpaths``).
+#[allow(clippy::type_complexity)]
+pub fn patch_keys<'py>(
+    py: Python<'py>,
+    names: &mut NameCache,
+    walker: &Walker,
+    patch: V<'_, '_>,
+    node: &str,
+    subscription_id: u32,
+    with_xpaths: bool,
+) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    if !crate::model::plain_node_name(node) {
+        return Err(Stop);
+    }
+    let mut targets = Targets {
+        steps: Vec::new(),
+        keys: Vec::new(),
+        text: String::new(),
+    };
+    let edits = edits(patch, &mut targets)?;
+    let keys = targets.values();
+    let mut run = Run {
+        py,
+        names,
+        qnames: None,
+    };
+    let mut per_branch = Vec::with_capacity(walker.branches.len());
+    let mut values = Vec::new();
+    for branch in &walker.branches {
+        let mut found = Vec::with_capacity(edits.len());
+        if !branch.steps.is_empty() {
+            for edit in &edits {
+                let target = &targets.steps[edit.steps.0..edit.steps.1];
+                run.edit(branch, target, &keys, edit.value, &mut values, &mut found)?;
+                values.clear();
+            }
+        }
+        per_branch.push(found);
+    }
+    compose(py, walker, per_branch, node, subscription_id, with_xpaths)
+}
+
+/// Whether a target step names ``step``: its qualified member is ``module:name``.
+fn names(step: &Step, target: &TargetStep<'_>) -> bool {
+    let qualified = step.qualified.as_bytes();
+    let (module, name) = (target.module.as_bytes(), target.name.as_bytes());
+    qualified.len() == module.len() + 1 + name.len()
+        && qualified.starts_with(module)
+        && qualified[module.len()] == b':'
+        && qualified.ends_with(name)
+}
+
+/// Whether a data filter of ``step`` could read what ``edit_tree`` puts in its node besides
+/// the value: a key leaf (the target's), or ``next``'s member. Never in a real schema (a
+/// filter names a leaf that is no key), but then the walk here would not mirror it.
+fn filters_clash(step: &Step, next: Option<&Step>) -> bool {
+    step.filters.iter().any(|filter| {
+        [&filter.member, &filter.qualified].into_iter().any(|name| {
+            is_key(step, name) || next.is_some_and(|n| *name == n.member || *name == n.qualified)
+        })
+    })
+}
+
+/// Whether ``step`` (a list) has a key leaf named ``member``.
+fn is_key(step: &Step, member: &str) -> bool {
+    step.keys
+        .iter()
+        .any(|k| !k.positional && k.member == member)
+}
+
+/// ``branch.open_after[index]``: a step from ``index`` on has an open placeholder.
+fn open_after(branch: &Branch, index: usize) -> bool {
+    branch.steps[index..]
+        .iter()
+        .any(|s| s.keys.iter().any(|k| k.pinned.is_none()))
+}
+
+/// ``canon`` of a key value as the target spells it (a Python ``str`` in the reference).
+fn canon_text<'d>(run: &mut Run<'_, '_>, canon: &Canon, text: Cow<'d, str>) -> W<Cow<'d, str>> {
+    match canon {
+        Canon::Str => Ok(text),
+        Canon::Int => Ok(Cow::Owned(integer_text(&text)?.into_owned())),
+        Canon::Py(call) => {
+            let text = call.bind(run.py).call1((&*text,)).map_err(|_| Stop)?;
+            text.extract::<String>().map(Cow::Owned).map_err(|_| Stop)
+        }
+    }
+}
+
+/// The one entry a list target's value holds (``_one_entry``: two objects stop), or None.
+fn one_entry<'d, 'a>(content: Option<V<'d, 'a>>) -> W<Option<V<'d, 'a>>> {
+    let Some(content) = content else {
+        return Ok(None);
+    };
+    match content.items() {
+        None => Ok(Some(content).filter(|c| c.is_object())),
+        Some(items) => {
+            let mut objects = items.filter(|i| i.is_object());
+            let first = objects.next();
+            if objects.next().is_some() {
+                return Err(Stop);
+            }
+            Ok(first)
+        }
+    }
+}
+
+impl Run<'_, '_> {
+    /// The instances of one edit in one branch: ``edit_tree``'s chain read by the walker.
+    fn edit<'d>(
+        &mut self,
+        branch: &Branch,
+        target: &[TargetStep<'_>],
+        keys: &'d [Cow<'_, str>],
+        value: Option<V<'d, '_>>,
+        values: &mut Vec<Cow<'d, str>>,
+        out: &mut Vec<String>,
+    ) -> W<()> {
+        let steps = &branch.steps;
+        let depth = target.len().min(steps.len());
+        for (step, tstep) in steps.iter().zip(target) {
+            if !names(step, tstep) {
+                return Ok(()); // edit_tree's None: the target is not on this branch
+            }
+        }
+        let value = if target.len() <= steps.len() {
+            value
+        } else {
+            None
+        };
+        let keys_of = |range: Option<(usize, usize)>| range.map(|(a, b)| &keys[a..b]);
+        let last_level = depth - 1;
+        // What edit_tree raises, checked before the walk (which may stop reading earlier),
+        // and the final entry's value (its keys checked against the target's).
+        let mut item = None;
+        for (index, (step, tstep)) in steps.iter().zip(target).enumerate() {
+            let last = index == last_level;
+            if filters_clash(step, (!last).then(|| &steps[index + 1])) {
+                return Err(Stop);
+            }
+            if step.kind != Kind::List {
+                continue;
+            }
+            match keys_of(tstep.keys) {
+                None if last && value.is_some() => {}
+                None => return Err(Stop), // the walker's missing key (or a keyless list)
+                Some(keys) => {
+                    if keys.len() != step.keys.iter().filter(|k| !k.positional).count() {
+                        return Err(Stop);
+                    }
+                    if let (true, Some(value)) = (last, value) {
+                        item = one_entry(lookup(value, &step.member, &step.qualified))?;
+                        if let Some(item) = item {
+                            self.check_value_keys(step, keys, item)?;
+                        }
+                    }
+                }
+            }
+        }
+        // The walk down the chain: each level's node holds the next level's member only
+        // (and a list entry the target's keys), until the final one.
+        for (index, (step, tstep)) in steps.iter().zip(target).enumerate() {
+            let last_step = index + 1 == steps.len();
+            let final_level = index == last_level;
+            match step.kind {
+                // A leaf or leaf-list is the branch's last step (tables() refuses others).
+                Kind::Leaf => {
+                    // edit_tree sets it (the value's, or ""), or, a key leaf, the entry holds
+                    // the target's key
+                    return found(branch, values, out);
+                }
+                Kind::LeafList => {
+                    return match (keys_of(tstep.keys), value) {
+                        (Some(keys), _) => self.leaf_list(branch, step, keys, values, out),
+                        (None, Some(value)) => self.walk(branch, index, value, values, out),
+                        (None, None) => Ok(()),
+                    };
+                }
+                Kind::Container => {
+                    if !final_level {
+                        continue; // {next member}: no filter reads it (filters_clash)
+                    }
+                    let Some(value) = value else {
+                        // {DELETED}
+                        if last_step || !open_after(branch, index + 1) {
+                            return found(branch, values, out);
+                        }
+                        return Ok(());
+                    };
+                    let content =
+                        lookup(value, &step.member, &step.qualified).filter(|c| c.is_object());
+                    if let Some(content) = content {
+                        if !step.filters.is_empty() && !self.passes(content, step)? {
+                            return Ok(());
+                        }
+                    }
+                    if last_step {
+                        return found(branch, values, out);
+                    }
+                    return match content {
+                        Some(content) => self.walk(branch, index + 1, content, values, out),
+                        None => Ok(()), // {}: nothing below
+                    };
+                }
+                Kind::List => {
+                    let Some(keys) = keys_of(tstep.keys) else {
+                        // the final level, with value: the value's entries are the list's
+                        return match value {
+                            Some(value) => self.walk(branch, index, value, values, out),
+                            None => Ok(()),
+                        };
+                    };
+                    let item = if final_level { item } else { None };
+                    let mut pinned_ok = true;
+                    let mut given = keys.iter();
+                    for slot in step.keys.iter().filter(|s| !s.positional) {
+                        // The entry's key is the value's when it gives one, checked to be the
+                        // target's once canonical (check_value_keys): the same text.
+                        let wanted = Cow::Borrowed(&**given.next().ok_or(Stop)?);
+                        let text = canon_text(self, &slot.canon, wanted)?;
+                        match &slot.pinned {
+                            None => values.push(text),
+                            Some(pinned) => pinned_ok &= *text == **pinned,
+                        }
+                    }
+                    if !pinned_ok {
+                        return Ok(());
+                    }
+                    if let Some(item) = item {
+                        if !step.filters.is_empty() && !self.passes(item, step)? {
+                            return Ok(());
+                        }
+                    }
+                    if last_step {
+                        return found(branch, values, out);
+                    }
+                    if !final_level {
+                        continue;
+                    }
+                    if value.is_none() && !open_after(branch, index + 1) {
+                        return found(branch, values, out); // DELETED
+                    }
+                    let next = &steps[index + 1];
+                    if is_key(step, &next.member) {
+                        // the entry's key leaf: the target's (or the value's, checked equal)
+                        if next.kind != Kind::Leaf {
+                            return Err(Stop);
+                        }
+                        return found(branch, values, out);
+                    }
+                    return match item {
+                        Some(item) => self.walk(branch, index + 1, item, values, out),
+                        None => Ok(()),
+                    };
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A leaf-list target's values (``=v1,v2``): the walker's leaf-list loop over them.
+    fn leaf_list<'d>(
+        &mut self,
+        branch: &Branch,
+        step: &Step,
+        keys: &'d [Cow<'_, str>],
+        values: &mut Vec<Cow<'d, str>>,
+        out: &mut Vec<String>,
+    ) -> W<()> {
+        let slot = step.keys.first().ok_or(Stop)?;
+        for key in keys {
+            let text = canon_text(self, &slot.canon, Cow::Borrowed(&**key))?;
+            match &slot.pinned {
+                Some(pinned) => {
+                    if *text == **pinned {
+                        found(branch, values, out)?;
+                    }
+                }
+                None => {
+                    values.push(text);
+                    found(branch, values, out)?;
+                    values.pop();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// ``_check_value_keys``: each key the value's entry gives is the target's (equal text, or
+    /// equal once canonical); a key given as null stops (the reference's first walk refuses
+    /// it, its per-plan cache would not).
+    fn check_value_keys(&mut self, step: &Step, keys: &[Cow<'_, str>], item: V<'_, '_>) -> W<()> {
+        let named = step.keys.iter().filter(|k| !k.positional);
+        for (slot, wanted) in named.zip(keys) {
+            let Some(given) = item.get(&slot.member) else {
+                continue;
+            };
+            if given.is_null() {
+                return Err(Stop);
+            }
+            if matches!(given.node(), Node::Str(_)) && given.as_str() == Some(&**wanted) {
+                continue;
+            }
+            let given = self.canon(&slot.canon, given)?;
+            let wanted = canon_text(self, &slot.canon, Cow::Borrowed(wanted))?;
+            if given != wanted {
+                return Err(Stop);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The instance the walker records where it stands.
+fn found(branch: &Branch, values: &[Cow<'_, str>], out: &mut Vec<String>) -> W<()> {
+    out.push(render(branch, values));
+    Ok(())
+}
