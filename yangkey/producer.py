@@ -207,9 +207,7 @@ class MessageBuilder:
         """Whether ``rejection`` is an empty update this run counts without dead-lettering."""
         return rejection.kind == EMPTY_UPDATE and self.knobs.empty_updates == "count"
 
-    def build(
-        self, raw: bytes, source: str, native: bool = True
-    ) -> list[KeyedMessage] | Rejection:
+    def build(self, raw: bytes, source: str, native: bool = True) -> list[KeyedMessage] | Rejection:
         """The keyed messages of one notification, or why it has none (an empty update is a
         rejection of kind ``empty-update`` here: :meth:`counts_only` says what to do with
         it). ``native`` False: the native pass has answered None for ``raw`` already

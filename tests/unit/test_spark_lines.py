@@ -16,6 +16,8 @@ import orjson
 import pytest
 import yaml
 
+from tests.unit.test_native_learning import FILE as LEARNING_FILE
+from tests.unit.test_native_learning import learning_stream
 from yangkey import native
 from yangkey.demo.sample import generate, iter_jsonl
 from yangkey.errors import InputError
@@ -28,9 +30,6 @@ from yangkey.spark.source import splitting
 from yangkey.spark.source.splitting import FileRange, LineRecords, line_records, split_records
 from yangkey.spark.source.units import by_bytes
 from yangkey.spark.transform import BuilderSpec, Tally, outgoing
-
-from tests.unit.test_native_learning import FILE as LEARNING_FILE
-from tests.unit.test_native_learning import learning_stream
 
 pytestmark = pytest.mark.skipif(not native.active(), reason="yangkey-native is not built")
 
@@ -209,6 +208,51 @@ def test_learned_subscriptions(tmp_path: Path) -> None:
     assert old[1].native > 0 and old[1].rejections > 0
 
 
+TWO_BRANCHES = """
+subscriptions:
+  - id: 2001
+    subtree: |
+      <system xmlns="urn:ietf:params:xml:ns:yang:ietf-system">
+        <clock/><dns-resolver><search/></dns-resolver>
+      </system>
+    type: periodic
+"""
+
+
+def system(n: int) -> bytes:
+    """A push-update of both branches, one of them, or neither; no event time every other."""
+    data: dict[str, Any] = {}
+    if n % 3:
+        data["clock"] = {"timezone-utc-offset": n}
+    if n % 4:
+        data["dns-resolver"] = {"search": [f"d{n}.example", "b.example"]}
+    envelope: dict[str, Any] = {
+        "hostname": f"pe{n % 3}",
+        "sequence-number": n,
+        "contents": {
+            "ietf-yang-push:push-update": {
+                "id": 2001,
+                "datastore-contents": {"ietf-system:system": data},
+            }
+        },
+    }
+    if n % 2:
+        envelope["event-time"] = f"2026-11-20T10:00:{n % 60:02d}Z"
+    return orjson.dumps({"ietf-yp-notification:envelope": envelope})
+
+
+@pytest.mark.parametrize("knobs", KNOBS[:3], ids=lambda k: ",".join(k) or "defaults")
+def test_several_branches_and_no_event_time(tmp_path: Path, knobs: dict[str, Any]) -> None:
+    spec = spec_of(tmp_path, TWO_BRANCHES, **knobs)
+    data = b"\n".join(system(n) for n in range(40)) + b"\n"
+    old = per_record(spec, data)
+    assert_same(old, by_lines(spec, data))
+    messages, tally, _ = old
+    assert tally.native >= 25 and len(messages) > tally.native
+    untimed = b"\n".join(system(n) for n in range(0, 40, 2)) + b"\n"
+    assert_same(per_record(spec, untimed), by_lines(spec, untimed))
+
+
 def test_an_error_the_native_pass_raises_names_the_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -289,8 +333,12 @@ def test_line_records_iterate_as_split_records() -> None:
     data = b"a\n\n b \r\nc\r\n"
     assert list(LineRecords(data, "p", 5)) == list(split_records(data, "p", "lines", 5))
     assert isinstance(line_records(data, "p", "lines"), LineRecords)
-    # XML declarations join the next line; a document is one record: per record, as before
-    assert not isinstance(line_records(b'<?xml version="1.0"?>\n<a/>\n', "p"), LineRecords)
+    # an XML declaration alone joins the next line; a document is one record: per record
+    declared = b'{}\n<?xml version="1.0"?>\r\n<a/>\n'
+    assert not isinstance(line_records(declared, "p", "lines"), LineRecords)
+    inline = b'{}\n<?xml version="1.0"?> <a/>\n  <?xml version="1.0"?>\n'
+    assert not isinstance(line_records(inline, "p", "lines"), LineRecords)
+    assert isinstance(line_records(inline[:-24], "p", "lines"), LineRecords)
     assert not isinstance(line_records(b'{\n "a": 1\n}\n', "p"), LineRecords)
 
 
@@ -307,7 +355,7 @@ def test_a_dry_run_task_over_a_file_range(tmp_path: Path) -> None:
     path = tmp_path / "in.jsonl"
     data = plain_input()
     path.write_bytes(data)
-    key, records = FileRange(str(path), 0, len(data), 1, "lines").read()
+    _key, records = FileRange(str(path), 0, len(data), 1, "lines").read()
     assert isinstance(records, LineRecords)
     sink = SinkSpec({"bootstrap.servers": "127.0.0.1:9"}, "dlq", "run", dry_run=True)
     result = produce_partition(records, spec.builder(), sink, 0, 0)

@@ -136,8 +136,8 @@ CHUNK_BYTES = 1 << 20
 
 
 class LineRecords:
-    """:func:`split_records`' records of a range in the ``lines`` layout without XML
-    declarations: iterated, the same ``(line, position)`` pairs; read by
+    """:func:`split_records`' records of a range in the ``lines`` layout without a line that
+    is an XML declaration alone (:func:`line_records` checks): iterated, the same ``(line, position)`` pairs; read by
     :func:`yangkey.spark.lines.outgoing_lines` a chunk of lines at a time, which builds a
     line's position only when something needs it (a rejection, the Python path)."""
 
@@ -172,9 +172,22 @@ def line_records(
 ) -> Iterable[RawRecord]:
     """:func:`split_records`, as :class:`LineRecords` where it can be."""
     chosen = detect_layout(data[:65536]) if layout == "auto" else layout
-    if chosen == "lines" and b"<?xml" not in data:
+    if chosen == "lines" and not _declaration_lines(data):
         return LineRecords(data, path, first_line)
     return split_records(data, path, chosen, first_line)
+
+
+def _declaration_lines(data: bytes) -> bool:
+    """Whether a line of ``data`` is an XML declaration alone, which ``split_records`` joins
+    to the line after it (one before its document on the same line changes nothing)."""
+    at = data.find(b"<?xml")
+    while at >= 0:
+        end = data.find(b"\n", at)
+        end = len(data) if end < 0 else end
+        if is_declaration(data[data.rfind(b"\n", 0, at) + 1 : end]):
+            return True
+        at = data.find(b"<?xml", end)
+    return False
 
 
 def _line_chunks(data: bytes) -> Iterator[bytes]:
