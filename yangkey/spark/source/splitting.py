@@ -137,9 +137,10 @@ CHUNK_BYTES = 1 << 20
 
 class LineRecords:
     """:func:`split_records`' records of a range in the ``lines`` layout without a line that
-    is an XML declaration alone (:func:`line_records` checks): iterated, the same ``(line, position)`` pairs; read by
-    :func:`yangkey.spark.lines.outgoing_lines` a chunk of lines at a time, which builds a
-    line's position only when something needs it (a rejection, the Python path)."""
+    is an XML declaration alone (:func:`line_records` checks): iterated, the same ``(line,
+    position)`` pairs; read by :func:`yangkey.spark.lines.outgoing_lines` a chunk of lines at
+    a time, which builds a line's position only when something needs it (a rejection, the
+    Python path)."""
 
     __slots__ = ("data", "first_line", "path", "progress")
 
