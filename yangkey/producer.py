@@ -207,12 +207,13 @@ class MessageBuilder:
         """Whether ``rejection`` is an empty update this run counts without dead-lettering."""
         return rejection.kind == EMPTY_UPDATE and self.knobs.empty_updates == "count"
 
-    def build(self, raw: bytes, source: str) -> list[KeyedMessage] | Rejection:
+    def build(self, raw: bytes, source: str, native: bool = True) -> list[KeyedMessage] | Rejection:
         """The keyed messages of one notification, or why it has none (an empty update is a
         rejection of kind ``empty-update`` here: :meth:`counts_only` says what to do with
-        it)."""
+        it). ``native`` False: the native pass has answered None for ``raw`` already
+        (:func:`yangkey.spark.lines.outgoing_lines`), not asked again."""
         try:
-            return self._build(raw, source)
+            return self._build(raw, source, native)
         except YangkeyError as exc:
             return Rejection(source=source, kind=exc.kind, reason=exc.reason, raw=raw)
         except Exception as exc:
@@ -240,7 +241,7 @@ class MessageBuilder:
         reason = f"internal error, a yangkey bug (please report): {type(exc).__name__}: {exc}"
         return Rejection(source, "bug", reason, raw)
 
-    def _build(self, raw: bytes, source: str) -> list[KeyedMessage]:
+    def _build(self, raw: bytes, source: str, ask_native: bool = True) -> list[KeyedMessage]:
         if len(raw) > self.max_bytes:
             raise InputError(
                 f"notification of {len(raw)} bytes is over the limit of {self.max_bytes} "
@@ -248,7 +249,7 @@ class MessageBuilder:
                 source=source,
             )
         native = self._native_keys
-        if native is not None and self.native and type(raw) is bytes:
+        if native is not None and self.native and ask_native and type(raw) is bytes:
             # A push-update keyed without its data tree in Python; None: the Python path. XML
             # natively only without the instance feed (keys_xml writes no header).
             if raw.startswith(b"<"):

@@ -12,6 +12,8 @@ modules the same way; tests/unit/test_import_graph.py checks both):
   what one Spark partition holds and how its task reads it;
 * :mod:`yangkey.spark.transform` — the pure per-record logic (no Spark): records -> keyed
   messages and dead letters, counted;
+* :mod:`yangkey.spark.lines` — the same for a file range's lines, a chunk at a time (what a
+  batch task runs);
 * :mod:`yangkey.spark.delivery` — exactly-once into Kafka: commit markers, resuming, a
   stream's checkpoint identity, the sink, fencing crashed runs;
 * :mod:`yangkey.spark.config` — :class:`~yangkey.spark.config.JobConfig`, what a run is asked

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from pyspark.sql import SparkSession
 
 from yangkey.spark.delivery.sink import PartitionResult
-from yangkey.spark.source.splitting import RawRecord
+from yangkey.spark.source.splitting import LineRecords, RawRecord
 from yangkey.spark.transform import Tally
 
 REPORT = struct.Struct("!8sIIQQ")
@@ -217,13 +217,62 @@ def reporting(
     task: int,
     attempt: int,
     weigh: Callable[[RawRecord], int],
-) -> Iterator[RawRecord]:
+) -> Iterable[RawRecord]:
     """Task side of :class:`Progress`: ``records`` passed through, with a datagram to the
     driver every :data:`REPORT_EVERY` seconds (and one at the end) saying how many records
-    and how much work (``weigh``) the task has read."""
+    and how much work (``weigh``) the task has read. :class:`LineRecords` are told it a
+    chunk of lines at a time (by the loop that reads them), not wrapped."""
     if channel is None:
-        yield from records
-        return
+        return records
+    if isinstance(records, LineRecords):
+        return LineRecords(
+            records.data, records.path, records.first_line, _Reporter(channel, task, attempt)
+        )
+    return _reporting(records, channel, task, attempt, weigh)
+
+
+class _Reporter:
+    """``reporting``'s datagrams, told (records, work) as they are read; ``(0, -1)`` says
+    the task has read all it will."""
+
+    def __init__(self, channel: Channel, task: int, attempt: int) -> None:
+        self.channel = channel
+        self.task = task
+        self.attempt = attempt
+        self.count = self.done = 0
+        self.sock: socket.socket | None = None
+        self.due = time.monotonic() + REPORT_EVERY
+
+    def __call__(self, count: int, done: int) -> None:
+        if done < 0:
+            self.send()
+            if self.sock is not None:
+                self.sock.close()
+                self.sock = None
+            return
+        self.count += count
+        self.done += done
+        if time.monotonic() >= self.due:
+            self.send()
+            self.due = time.monotonic() + REPORT_EVERY
+
+    def send(self) -> None:
+        host, port, token = self.channel
+        if self.sock is None:
+            self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        with contextlib.suppress(OSError):
+            self.sock.sendto(
+                REPORT.pack(token, self.task, self.attempt, self.count, self.done), (host, port)
+            )
+
+
+def _reporting(
+    records: Iterable[RawRecord],
+    channel: Channel,
+    task: int,
+    attempt: int,
+    weigh: Callable[[RawRecord], int],
+) -> Iterator[RawRecord]:
     host, port, token = channel
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     count = done = 0

@@ -312,51 +312,69 @@ def outgoing(
     fit, header ``yangkey-truncated-from`` giving the original length) and the run goes on.
     """
     produced = tally.produced
-    rejected = tally.rejected
     build = builder.build
     native_before = builder.native_keyed
     # This loop runs once per record of every Spark task: lookups hoisted, nothing wrapped.
     for raw, source in records:
         tally.records += 1
         result = build(raw, source)
-        if isinstance(result, Rejection):
-            if builder.counts_only(result):
-                tally.empty += 1
-                continue
-            rejected[result.kind] += 1
-            yield dead_letter(result, dead_letter_topic, max_bytes)
-            continue
-        if not result:
-            rejected["no-match"] += 1
-            rejection = Rejection(source, "no-match", "no subscription branch matched", raw)
-            yield dead_letter(rejection, dead_letter_topic, max_bytes)
-            continue
-        too_big = None
-        # The builder's bound on header bytes spares the loop over each message's headers
-        # unless a message comes within that bound of the limit; then sizes are exact.
-        room = max_bytes - RECORD_OVERHEAD - builder.header_bytes
-        for message in result:
-            if (
-                len(message.key or b"") + len(message.value) > room
-                and wire_size(message) > max_bytes
-            ):
-                too_big = [m for m in result if wire_size(m) > max_bytes]
-                break
-        if too_big is None:
+        if type(result) is list and result:
+            # The builder's bound on header bytes spares the loop over each message's headers
+            # unless a message comes within that bound of the limit; then sizes are exact.
+            room = max_bytes - RECORD_OVERHEAD - builder.header_bytes
             for message in result:
-                produced[message.topic] += 1
-            yield from result
-            continue
-        for message in result:
-            if wire_size(message) <= max_bytes:
-                produced[message.topic] += 1
-                yield message
-        rejected["oversized"] += 1
-        sizes = ", ".join(f"{m.topic} ({wire_size(m):,} bytes)" for m in too_big)
-        reason = (
-            f"{len(too_big)} keyed message(s) over the {max_bytes:,}-byte message limit"
-            f" (message.max.bytes / max.message.bytes): {sizes}"
-        )
-        rejection = Rejection(source, "oversized", reason, raw)
-        yield dead_letter(rejection, dead_letter_topic, max_bytes)
+                if (
+                    len(message.key or b"") + len(message.value) > room
+                    and wire_size(message) > max_bytes
+                ):
+                    break
+            else:
+                for message in result:
+                    produced[message.topic] += 1
+                yield from result
+                continue
+        yield from settled(result, raw, source, builder, dead_letter_topic, tally, max_bytes)
     tally.native += builder.native_keyed - native_before
+
+
+def settled(
+    result: list[KeyedMessage] | Rejection,
+    raw: bytes,
+    source: str,
+    builder: MessageBuilder,
+    dead_letter_topic: str,
+    tally: Tally,
+    max_bytes: int,
+) -> Iterator[KeyedMessage]:
+    """:func:`outgoing`'s records of one build ``result`` that is not simply its messages:
+    a rejection (or an empty update counted), no message at all (``no-match``), or a
+    message over ``max_bytes`` (``oversized``: the others are sent)."""
+    produced = tally.produced
+    rejected = tally.rejected
+    if isinstance(result, Rejection):
+        if builder.counts_only(result):
+            tally.empty += 1
+            return
+        rejected[result.kind] += 1
+        yield dead_letter(result, dead_letter_topic, max_bytes)
+        return
+    if not result:
+        rejected["no-match"] += 1
+        rejection = Rejection(source, "no-match", "no subscription branch matched", raw)
+        yield dead_letter(rejection, dead_letter_topic, max_bytes)
+        return
+    too_big = [m for m in result if wire_size(m) > max_bytes]
+    for message in result:
+        if wire_size(message) <= max_bytes:
+            produced[message.topic] += 1
+            yield message
+    if not too_big:
+        return
+    rejected["oversized"] += 1
+    sizes = ", ".join(f"{m.topic} ({wire_size(m):,} bytes)" for m in too_big)
+    reason = (
+        f"{len(too_big)} keyed message(s) over the {max_bytes:,}-byte message limit"
+        f" (message.max.bytes / max.message.bytes): {sizes}"
+    )
+    rejection = Rejection(source, "oversized", reason, raw)
+    yield dead_letter(rejection, dead_letter_topic, max_bytes)

@@ -50,9 +50,10 @@ from yangkey.messages import Headers, KeyedMessage, schema_id_headers
 from yangkey.producer import MessageBuilder
 from yangkey.registry.client import RegistrySettings, learned_topic_id
 from yangkey.spark.delivery.markers import Marker, RunScope, decode_marker, encode_marker
+from yangkey.spark.lines import transform
 from yangkey.spark.source.splitting import RawRecord
 from yangkey.spark.source.units import describe_range_key
-from yangkey.spark.transform import DEFAULT_MAX_MESSAGE_BYTES, Tally, outgoing
+from yangkey.spark.transform import DEFAULT_MAX_MESSAGE_BYTES, Tally
 
 _COORDINATOR_RETRY = {
     KafkaError.NOT_COORDINATOR,
@@ -442,14 +443,16 @@ def produce_partition(
     started = time.monotonic()
     tally = Tally()
     if spec.dry_run:
-        for _ in outgoing(records, builder, spec.dead_letter_topic, tally, spec.max_message_bytes):
+        for _ in transform(records, builder, spec.dead_letter_topic, tally, spec.max_message_bytes):
             pass
         return PartitionResult(
             partition, attempt, batch_id, tally, False, time.monotonic() - started
         )
     sink = KafkaSink(spec, partition, attempt, batch_id, range_key, builder.catalog)
     try:
-        messages = outgoing(records, builder, spec.dead_letter_topic, tally, spec.max_message_bytes)
+        messages = transform(
+            records, builder, spec.dead_letter_topic, tally, spec.max_message_bytes
+        )
         done, ahead = _begin_while_transforming(sink, messages)
         if done is not None:
             return PartitionResult(

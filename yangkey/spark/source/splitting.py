@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, ClassVar, Literal
 
@@ -135,6 +135,62 @@ CHUNK_BYTES = 1 << 20
 """Bytes of a range :func:`split_records` cuts into lines at a time."""
 
 
+class LineRecords:
+    """:func:`split_records`' records of a range in the ``lines`` layout without a line that
+    is an XML declaration alone (:func:`line_records` checks): iterated, the same ``(line,
+    position)`` pairs; read by :func:`yangkey.spark.lines.outgoing_lines` a chunk of lines at
+    a time, which builds a line's position only when something needs it (a rejection, the
+    Python path)."""
+
+    __slots__ = ("data", "first_line", "path", "progress")
+
+    def __init__(
+        self,
+        data: bytes,
+        path: str,
+        first_line: int = 1,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        self.data = data
+        self.path = path
+        self.first_line = first_line
+        self.progress = progress
+        """Told (records, bytes) as chunks are read (:func:`yangkey.spark.progress.reporting`)."""
+
+    def __iter__(self) -> Iterator[RawRecord]:
+        return split_records(self.data, self.path, "lines", self.first_line)
+
+    def chunks(self) -> Iterator[tuple[int, bytes]]:
+        """(number of the chunk's first line, the chunk): ``split_records``' chunks."""
+        number = self.first_line
+        for chunk in _line_chunks(self.data):
+            yield number, chunk
+            number += chunk.count(b"\n") + 1
+
+
+def line_records(
+    data: bytes, path: str, layout: LayoutChoice = "auto", first_line: int = 1
+) -> Iterable[RawRecord]:
+    """:func:`split_records`, as :class:`LineRecords` where it can be."""
+    chosen = detect_layout(data[:65536]) if layout == "auto" else layout
+    if chosen == "lines" and not _declaration_lines(data):
+        return LineRecords(data, path, first_line)
+    return split_records(data, path, chosen, first_line)
+
+
+def _declaration_lines(data: bytes) -> bool:
+    """Whether a line of ``data`` is an XML declaration alone, which ``split_records`` joins
+    to the line after it (one before its document on the same line changes nothing)."""
+    at = data.find(b"<?xml")
+    while at >= 0:
+        end = data.find(b"\n", at)
+        end = len(data) if end < 0 else end
+        if is_declaration(data[data.rfind(b"\n", 0, at) + 1 : end]):
+            return True
+        at = data.find(b"<?xml", end)
+    return False
+
+
 def _line_chunks(data: bytes) -> Iterator[bytes]:
     """``data`` in pieces of about :data:`CHUNK_BYTES`, cut at line feeds (which are left
     out), whose lines are ``data.split(b"\n")``'s. A task's lines then exist a chunk at a
@@ -188,7 +244,7 @@ class FileRange:
             )
         return data
 
-    def read(self, _source_config: object = None) -> tuple[str, Iterator[RawRecord]]:
+    def read(self, _source_config: object = None) -> tuple[str, Iterable[RawRecord]]:
         """(range key, records): the bytes read and hashed whole first, so that the key
         proves which bytes a commit marker covers."""
         try:
@@ -197,7 +253,7 @@ class FileRange:
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror or exc}", source=self.path) from None
         key = file_range_key(self.path, self.start, self.end, data)
-        return key, split_records(data, self.path, self.layout, self.first_line)
+        return key, line_records(data, self.path, self.layout, self.first_line)
 
 
 def plan_ranges(

@@ -1,0 +1,192 @@
+"""A task's transform over the lines of its file range, a chunk of lines at a time.
+
+:func:`outgoing_lines` yields what :func:`yangkey.spark.transform.outgoing` yields for
+:func:`~yangkey.spark.source.splitting.split_records`' records of the same range, message for
+message and count for count, with less Python per record: no generator per layer (lines,
+progress, transform), no ``path:line`` string unless a record needs one (a rejection, the
+Python path), the native key pass (:func:`yangkey.native.keys`) called from the loop itself.
+A line the pass does not answer goes through :meth:`MessageBuilder.build` as before, with
+its position. Where a periodic record's time went, and what this saves, is measured in
+docs/design.md ("A task's loop over its lines").
+
+``YANGKEY_LINE_LOOP=0`` turns it off (every record through ``outgoing``): the escape hatch
+and the baseline of ``benchmarks/bench_spark_produce.py``'s A/B runs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+
+from yangkey.messages import HEADER_EVENT_TIME, HEADER_SEQUENCE_NUMBER, KeyedMessage
+from yangkey.producer import MessageBuilder
+from yangkey.spark.source.splitting import LineRecords, RawRecord
+from yangkey.spark.transform import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    RECORD_OVERHEAD,
+    Tally,
+    outgoing,
+    settled,
+    wire_size,
+)
+
+_new = tuple.__new__
+SEQUENCE_SIZE = len(HEADER_SEQUENCE_NUMBER)
+OWN_SIZES = SEQUENCE_SIZE + len(HEADER_EVENT_TIME)
+LINE_LOOP_ENV = "YANGKEY_LINE_LOOP"
+"""Set to 0 to read line ranges record by record (:func:`outgoing`)."""
+
+
+def transform(
+    records: Iterable[RawRecord],
+    builder: MessageBuilder,
+    dead_letter_topic: str,
+    tally: Tally,
+    max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+) -> Iterator[KeyedMessage]:
+    """:func:`outgoing`, by :func:`outgoing_lines` where the records are a range's lines."""
+    if isinstance(records, LineRecords):
+        return outgoing_lines(records, builder, dead_letter_topic, tally, max_bytes)
+    return outgoing(records, builder, dead_letter_topic, tally, max_bytes)
+
+
+def outgoing_lines(
+    lines: LineRecords,
+    builder: MessageBuilder,
+    dead_letter_topic: str,
+    tally: Tally,
+    max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+) -> Iterator[KeyedMessage]:
+    """:func:`outgoing` of ``lines``' records (see the module doc)."""
+    progress = lines.progress
+    keys = builder._native_keys
+    if (
+        keys is None
+        or not builder.native
+        or builder._with_feed  # the feed's messages: _native_feed_messages, per record
+        or os.environ.get(LINE_LOOP_ENV) == "0"
+    ):
+        records = lines if progress is None else _told(lines, progress)
+        yield from outgoing(records, builder, dead_letter_topic, tally, max_bytes)
+        return
+    path = lines.path
+    ns_modules = builder.ns_modules
+    route = builder._native_route
+    routes = builder._native_routes
+    messages_of = builder._native_messages
+    knobs = builder.knobs
+    keys_on = knobs.keys
+    single_topic = None if knobs.per_branch else knobs.single_topic
+    limit = builder.max_bytes
+    build = builder.build
+    produced = tally.produced
+    native_before = builder.native_keyed
+    keyed = 0
+    try:
+        for first, chunk in lines.chunks():
+            count = 0
+            weight = len(chunk) + 1  # the chunk's lines and their line feeds, blank ones out
+            crlf = b"\r" in chunk
+            for number, line in enumerate(chunk.split(b"\n"), first):
+                if crlf or not line or len(line) > limit or line.startswith(b"<"):
+                    # split_records' cut (\r, blank lines), build's own size check and XML
+                    record = line[:-1] if line.endswith(b"\r") else line
+                    if not record.strip():
+                        weight -= len(line) + 1
+                        continue
+                    weight -= len(line) - len(record)
+                    count += 1
+                    source = f"{path}:{number}"
+                    result = build(record, source)
+                    yield from settled(
+                        result, record, source, builder, dead_letter_topic, tally, max_bytes
+                    )
+                    continue
+                count += 1
+                try:
+                    found = keys(line, path, ns_modules, route, False, routes, False, True)
+                except Exception:
+                    # an error the pass raised names the position it was given: the record
+                    # goes through build again, which words it with the line's own
+                    found = None
+                    asked = False
+                else:
+                    asked = True
+                if found is None:
+                    if not line.strip():
+                        count -= 1
+                        weight -= len(line) + 1
+                        continue
+                    source = f"{path}:{number}"
+                    result = build(line, source, not asked)
+                    yield from settled(
+                        result, line, source, builder, dead_letter_topic, tally, max_bytes
+                    )
+                    continue
+                keyed += 1
+                (entry, (fixed, size)), _, sequence_number, event_time, key = found[:5]
+                if single_topic is not None or len(entry.topics) == 1:
+                    # _native_messages of one message, spelled out: its call, its list and
+                    # notification_headers' call cost 0.6 us of a record's ~5 here
+                    topic = entry.topics[0] if single_topic is None else single_topic
+                    sequence = b"%d" % (sequence_number or 0)
+                    if event_time:
+                        stamp = str(event_time).encode()
+                        headers = (
+                            *fixed,
+                            (HEADER_SEQUENCE_NUMBER, sequence),
+                            (HEADER_EVENT_TIME, stamp),
+                        )
+                        size += OWN_SIZES + len(sequence) + len(stamp)
+                    else:
+                        headers = (*fixed, (HEADER_SEQUENCE_NUMBER, sequence))
+                        size += SEQUENCE_SIZE + len(sequence)
+                    builder.header_bytes = max(builder.header_bytes, size)
+                    if not keys_on:
+                        key = None
+                    if len(key or b"") + len(line) <= max_bytes - RECORD_OVERHEAD - size:
+                        produced[topic] += 1
+                        yield _new(KeyedMessage, (topic, key, line, headers))
+                        continue
+                    result = [_new(KeyedMessage, (topic, key, line, headers))]
+                    source = f"{path}:{number}"
+                    yield from settled(
+                        result, line, source, builder, dead_letter_topic, tally, max_bytes
+                    )
+                    continue
+                result = messages_of(line, found)
+                room = max_bytes - RECORD_OVERHEAD - builder.header_bytes
+                for message in result:
+                    if (
+                        len(message.key or b"") + len(line) > room
+                        and wire_size(message) > max_bytes
+                    ):
+                        break
+                else:
+                    if result:
+                        for message in result:
+                            produced[message.topic] += 1
+                        yield from result
+                        continue
+                source = f"{path}:{number}"
+                yield from settled(
+                    result, line, source, builder, dead_letter_topic, tally, max_bytes
+                )
+            tally.records += count
+            if progress is not None:
+                progress(count, weight)
+    finally:
+        if progress is not None:
+            progress(0, -1)
+    builder.native_keyed += keyed
+    tally.native += builder.native_keyed - native_before
+
+
+def _told(lines: LineRecords, progress: Callable[[int, int], None]) -> Iterator[RawRecord]:
+    """``lines``' records, each told to ``progress`` as it is read."""
+    try:
+        for record in lines:
+            progress(1, len(record[0]) + 1)
+            yield record
+    finally:
+        progress(0, -1)
