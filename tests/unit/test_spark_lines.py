@@ -15,9 +15,9 @@ from typing import Any
 import orjson
 import pytest
 import yaml
+from test_native_learning import FILE as LEARNING_FILE
+from test_native_learning import learning_stream
 
-from tests.unit.test_native_learning import FILE as LEARNING_FILE
-from tests.unit.test_native_learning import learning_stream
 from yangkey import native
 from yangkey.demo.sample import generate, iter_jsonl
 from yangkey.errors import InputError
