@@ -53,8 +53,8 @@ subscriptions, contract 5 ``Decoder.keys_xml``):
   (push-change-update) in a NETCONF ``<notification>``, an envelope or bare is keyed as
   ``keys`` keys a JSON one (each edit's target, operation and value read as
   ``xmlnotifications`` reads them; native/src/xmlpatch.rs), in the other framings left to the
-  reference (None); the answer's shape is unchanged. The caller routes by content type (its ``route`` answers for ``application/yang-data+xml``): see
-  :func:`keys_xml`.
+  reference (None); the answer's shape is unchanged. The caller routes by content type (its
+  ``route`` answers for ``application/yang-data+xml``): see :func:`keys_xml`.
 
 * ``yangkey_native.Routes()``: ``Decoder.keys``' memo of the route's answers, kept where the
   pass reads them by the id and node it has just read (no tuple built and hashed in Python):

@@ -456,9 +456,16 @@ fn tape<'a>(
 pub(crate) type Members<'a> = (Doc<'a>, Vec<(usize, Rc<str>)>, Vec<usize>);
 
 /// The tape of each of ``elements``' children as ``XmlConverter.members(children, None)``
-/// makes it (an XML yang-patch's values, xmlpatch.rs), every member kept; where each is.
-pub(crate) fn members_tape<'a>(fast: &Fast<'a>, table: &NsTable, elements: &[u32]) -> Members<'a> {
+/// makes it (an XML yang-patch's values, xmlpatch.rs), only the members named in ``reads``
+/// kept (as ``fast_keys`` keeps them); where each is.
+pub(crate) fn members_tape<'a>(
+    fast: &Fast<'a>,
+    table: &NsTable,
+    elements: &[u32],
+    reads: &[String],
+) -> Members<'a> {
     let mut build = builder(fast.input, table);
+    build.reads = Some(reads);
     build.owned = fast.owned.clone(); // the arena's owned strings keep their indexes
     let mut at = Vec::with_capacity(elements.len());
     for &element in elements {

@@ -169,7 +169,10 @@ impl Decoder {
             .map(|e| e.2)
             .filter(|v| *v != NONE)
             .collect();
-        let (tape, qnames, at) = crate::xmlkeys::members_tape(&fast, &table, &values);
+        // Only the members the walker names (steps, keys, filters): patchwalk.rs reads no
+        // other, and an entry keeps its shape (object or text) whatever is left out.
+        let walk = walker.get();
+        let (tape, qnames, at) = crate::xmlkeys::members_tape(&fast, &table, &values, walk.names());
         let mut at = at.into_iter();
         let edits: Vec<XmlEdit<'_, '_>> = frame
             .edits
@@ -190,7 +193,7 @@ impl Decoder {
         let Ok((key, branch_keys, xpaths)) = walk::xml_patch_keys(
             py,
             &mut state.names,
-            walker.get(),
+            walk,
             &edits,
             &node_name,
             frame.subscription_id,

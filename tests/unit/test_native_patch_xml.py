@@ -184,6 +184,13 @@ XML_EDGES: list[tuple[str, str, str]] = [
      f"<value>{entry('eth0')}</value></edit>", "native"),
     (IF, f"<edit><operation>merge</operation><target>{IF}=eth0</target>"
      f"<value>{entry('eth0')}{entry('eth0')}</value></edit>", "python"),
+    # members no walk reads (left out of the tape): an entry of them only is still an entry
+    (IF, f"<edit><operation>merge</operation><target>{IF}=eth0</target><value>"
+     f'<interface xmlns="{NS_IF}"><description>d</description><enabled>true</enabled>'
+     "</interface></value></edit>", "native"),
+    (IF, f"<edit><operation>merge</operation><target>{IF}=eth0</target><value>{entry('eth0')}"
+     f'<interface xmlns="{NS_IF}"><description>d</description></interface></value></edit>',
+     "python"),
     # whitespace around the target and operation (stripped as the reference strips)
     (IF, f"<edit><operation>\n  delete \n</operation><target>\n  {IF}=eth0\t</target></edit>",
      "native"),
