@@ -29,14 +29,14 @@ Phase B (the native key pass) follows in the same run: for the push-update of ea
   (the route's answer remembered in a ``yangkey_native.Routes`` the pass reads itself);
   ``Decoder.keys_xml`` for XML; for yang-patch (one merge edit per instance: 1, 10, 100,
   1,000 edits) ``Decoder.keys`` too (native/src/patchwalk.rs: each edit's target parsed and
-  its value walked in place); for ``xml-patch`` (the same edits in XML) the pass's None,
-  which it answers before parsing (the reference keys it; native/src/patchscan.rs): b.py /
-  b.nat >= 1.0x shows the module does not slow it;
+  its value walked in place); for ``xml-patch`` (the same edits in XML) ``Decoder.keys_xml``
+  (native/src/xmlpatch.rs: the fast XML reader's framing and edits, the values written into
+  the tape, then patchwalk.rs's walk);
 * ``b.py`` / ``b.nat``: ``MessageBuilder.build`` (the Spark worker's record building: keyed
   messages with their headers) without and with the native pass;
 
 and the ratios native / orjson.loads (target <= 1.0x), python / native, b.py / b.nat, and
-native / native JSON (XML and yang-patch: target <= 2x).
+native / native JSON (XML, yang-patch and xml-patch: target <= 2x).
 
 Timed like bench_keys.py: the best of short CPU-time batches, interleaved across loops.
 
@@ -176,8 +176,7 @@ def phase_b(
     print(
         "\nphase B: bytes -> key (JSON push-update; XML: the same data, Decoder.keys_xml;"
         " yang-patch: the same instances as merge edits, Decoder.keys; xml-patch: those in XML,"
-        " left to the reference: native is Decoder.keys_xml's early None); microseconds per"
-        " notification"
+        " Decoder.keys_xml); microseconds per notification"
     )
     print(
         f"{'instances':>9} {'shape':<10} {'bytes':>8} {'orjson':>9} {'python':>9} {'native':>9} "
@@ -203,10 +202,7 @@ def phase_b(
             keys = passes[shape]
             if keys is not None:
                 found = keys(raw, "bench", ns_modules, route)
-                if shape == "xml-patch":
-                    assert found is None, "the native pass keyed an XML yang-patch"
-                else:
-                    assert found is not None and found[4] == key, f"the native {shape} key differs"
+                assert found is not None and found[4] == key, f"the native {shape} key differs"
                 loops[f"{shape} native"] = loop(
                     lambda raw=raw, keys=keys: keys(raw, "bench", ns_modules, route, False, routes)
                 )
@@ -221,9 +217,7 @@ def phase_b(
         seconds = args.seconds * len(loops) / 10
         us = {name: 1e6 / rate for name, rate in best_rates(loops, seconds).items()}
         for shape, raw in inputs.items():
-            own = us.get(f"{shape} native")
-            # an XML yang-patch's native figure is the None's cost: no key, so no key ratios
-            keyed = None if shape == "xml-patch" else own
+            own = keyed = us.get(f"{shape} native")
 
             def ratio(a: float | None, b: float | None) -> str:
                 return "" if a is None or b is None else f"{a / b:.2f}x"
@@ -239,9 +233,7 @@ def phase_b(
     print(
         "nat/orjson: the native key pass / orjson.loads of the JSON bytes (target <= 1.0x);"
         " py/nat and b.py/b.nat: the speed-up of keys and of MessageBuilder.build; vs json:"
-        " native / native JSON of the same content (target <= 2x); xml-patch (the yang-patch's"
-        " edits in XML): native is the cost of the pass's None (the reference keys them),"
-        " b.py/b.nat >= 1.0x: the module does not slow them"
+        " native / native JSON of the same content (target <= 2x)"
     )
     mixed(args)
     feed(args, loop)

@@ -49,9 +49,12 @@ subscriptions, contract 5 ``Decoder.keys_xml``):
   JSON-shaped tree :class:`yangkey.xmltree.XmlConverter` makes of them (namespaces to modules
   through ``ns_modules``; ``prefix:name`` text with a prefix in scope handed to a converter
   as the :class:`~yangkey.values.QNameText` the reference holds). The same answer as
-  ``keys``, or None: JSON, an XML yang-patch, contents written as XML text, any error. The caller
-  routes by content type (its ``route`` answers for ``application/yang-data+xml``): see
-  :func:`keys_xml`.
+  ``keys``, or None: JSON, contents written as XML text, any error. An XML yang-patch
+  (push-change-update) in a NETCONF ``<notification>``, an envelope or bare is keyed as
+  ``keys`` keys a JSON one (each edit's target, operation and value read as
+  ``xmlnotifications`` reads them; native/src/xmlpatch.rs), in the other framings left to the
+  reference (None); the answer's shape is unchanged. The caller routes by content type (its
+  ``route`` answers for ``application/yang-data+xml``): see :func:`keys_xml`.
 
 * ``yangkey_native.Routes()``: ``Decoder.keys``' memo of the route's answers, kept where the
   pass reads them by the id and node it has just read (no tuple built and hashed in Python):

@@ -21,6 +21,7 @@ mod xmlfast;
 mod xmlframe;
 mod xmlkeys;
 mod xmlparse;
+mod xmlpatch;
 
 use model::{Fail, Model, Note};
 use pyconv::NameCache;
@@ -385,8 +386,9 @@ impl Decoder {
 
     /// ``keys`` of an XML push-update (xmlkeys.rs; contract 4): the same arguments and
     /// answer, the datastore contents walked as the JSON-shaped tree the reference converts
-    /// them into. None for anything else (JSON, yang-patch, IOS-XE's contents as XML text,
-    /// any error, a value the native canons do not read, no instance found).
+    /// them into; a yang-patch's edits as ``keys`` walks a JSON one's (xmlpatch.rs). None for
+    /// anything else (JSON, IOS-XE's contents as XML text, a yang-patch in a framing the fast
+    /// reader leaves, any error, a value the native canons do not read, no instance found).
     #[pyo3(signature = (raw, source, ns_modules, route, with_xpaths=false, routes=None))]
     #[allow(clippy::too_many_arguments)]
     fn keys_xml<'py>(

@@ -12,6 +12,10 @@
 //! answers, as it would after the parse), and anything else gets the full parse as before. A
 //! name written with ``\u`` escapes is not seen here and is parsed as before. In XML the body
 //! is the first start tag named ``push-update`` or ``push-change-update`` (any prefix).
+//!
+//! Since then ``Decoder.keys`` keys a JSON yang-patch (patchwalk.rs) and ``Decoder.keys_xml``
+//! an XML one its fast reader frames (xmlpatch.rs): ``is_xml_patch`` now picks that pass,
+//! whose framing reads the body itself (a push-update misjudged a yang-patch gets None).
 
 const UPDATE: &[u8] = b"push-update\"";
 const CHANGE: &[u8] = b"push-change-update\"";

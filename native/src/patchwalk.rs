@@ -59,6 +59,14 @@ struct Edit<'d, 'a> {
 }
 
 impl<'d> Targets<'d> {
+    fn new() -> Self {
+        Targets {
+            steps: Vec::new(),
+            keys: Vec::new(),
+            text: String::new(),
+        }
+    }
+
     /// ``_parse_target``: a leading ``/``, empty segments skipped, ``name=k1,k2`` split at
     /// the first ``=``, ``module:name`` at the last ``:`` before it, the module inherited by
     /// unqualified steps; any refusal stops (the reference words it). Returns where its steps
@@ -238,27 +246,90 @@ pub fn patch_keys<'py>(
     subscription_id: u32,
     with_xpaths: bool,
 ) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let mut targets = Targets::new();
+    let edits = edits(patch, &mut targets)?;
+    edit_keys(
+        py,
+        names,
+        walker,
+        &targets,
+        &edits,
+        node,
+        subscription_id,
+        with_xpaths,
+        None,
+    )
+}
+
+/// An XML yang-patch's edit (xmlpatch.rs): its target's text (stripped), its operation's, and
+/// its value (``XmlConverter.members`` of the value element's children) in the tape.
+pub struct XmlEdit<'d, 'a> {
+    pub target: &'d str,
+    pub operation: &'d str,
+    pub value: Option<V<'d, 'a>>,
+}
+
+/// [`patch_keys`] of an XML yang-patch's edits, read as ``_xml_notification`` reads them; its
+/// ``prefix:name`` leaves in ``qnames``.
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+pub fn xml_patch_keys<'py>(
+    py: Python<'py>,
+    names: &mut NameCache,
+    walker: &Walker,
+    xml: &[XmlEdit<'_, '_>],
+    node: &str,
+    subscription_id: u32,
+    with_xpaths: bool,
+    qnames: Option<&super::QNames>,
+) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let mut targets = Targets::new();
+    let mut edits = Vec::with_capacity(xml.len());
+    for edit in xml {
+        if !OPERATIONS.contains(&edit.operation) {
+            return Err(Stop);
+        }
+        edits.push(Edit {
+            steps: targets.parse(edit.target)?,
+            value: edit.value,
+        });
+    }
+    edit_keys(
+        py,
+        names,
+        walker,
+        &targets,
+        &edits,
+        node,
+        subscription_id,
+        with_xpaths,
+        qnames,
+    )
+}
+
+/// The keys of parsed edits, JSON's or XML's.
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+fn edit_keys<'py>(
+    py: Python<'py>,
+    names: &mut NameCache,
+    walker: &Walker,
+    targets: &Targets<'_>,
+    edits: &[Edit<'_, '_>],
+    node: &str,
+    subscription_id: u32,
+    with_xpaths: bool,
+    qnames: Option<&super::QNames>,
+) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     if !crate::model::plain_node_name(node) {
         return Err(Stop);
     }
-    let mut targets = Targets {
-        steps: Vec::new(),
-        keys: Vec::new(),
-        text: String::new(),
-    };
-    let edits = edits(patch, &mut targets)?;
     let keys = targets.values();
-    let mut run = Run {
-        py,
-        names,
-        qnames: None,
-    };
+    let mut run = Run { py, names, qnames };
     let mut per_branch = Vec::with_capacity(walker.branches.len());
     let mut values = Vec::new();
     for branch in &walker.branches {
         let mut found = Vec::with_capacity(edits.len());
         if !branch.steps.is_empty() {
-            for edit in &edits {
+            for edit in edits {
                 let target = &targets.steps[edit.steps.0..edit.steps.1];
                 run.edit(branch, target, &keys, edit.value, &mut values, &mut found)?;
                 values.clear();

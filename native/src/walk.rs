@@ -16,7 +16,7 @@ use std::borrow::Cow;
 
 #[path = "patchwalk.rs"]
 mod patchwalk;
-pub use patchwalk::patch_keys;
+pub use patchwalk::{patch_keys, xml_patch_keys, XmlEdit};
 
 /// The walk leaves this notification to the reference.
 pub struct Stop;

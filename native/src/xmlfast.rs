@@ -26,7 +26,7 @@ const MAX_DOCUMENT: usize = 10_000_000;
 /// The reader does not take this document: the full parser reads it.
 pub struct Other;
 
-type F<T> = Result<T, Other>;
+pub(crate) type F<T> = Result<T, Other>;
 
 /// A name's (prefix, local name) as input offsets.
 type QName = (Option<(usize, usize)>, (usize, usize));
@@ -793,7 +793,7 @@ pub struct Frame<'f> {
 
 /// The children of ``el`` named as ``names`` (local names), the first of each; a name seen
 /// twice: the reference refuses it when it reads it, so the full parser takes it.
-fn fields<const N: usize>(fast: &Fast<'_>, el: u32, names: [&str; N]) -> F<[u32; N]> {
+pub(crate) fn fields<const N: usize>(fast: &Fast<'_>, el: u32, names: [&str; N]) -> F<[u32; N]> {
     let mut found = [NONE; N];
     for child in fast.children(el) {
         let local = fast.local(child);
@@ -807,12 +807,12 @@ fn fields<const N: usize>(fast: &Fast<'_>, el: u32, names: [&str; N]) -> F<[u32;
     Ok(found)
 }
 
-fn stripped<'f>(fast: &'f Fast<'_>, el: u32) -> Option<&'f str> {
+pub(crate) fn stripped<'f>(fast: &'f Fast<'_>, el: u32) -> Option<&'f str> {
     (el != NONE).then(|| py_strip(fast.text(el)))
 }
 
 /// ``_name_text``: as written; a plain name only (the reference's check words any other).
-fn node_name<'f>(fast: &'f Fast<'_>, el: u32) -> F<Option<&'f str>> {
+pub(crate) fn node_name<'f>(fast: &'f Fast<'_>, el: u32) -> F<Option<&'f str>> {
     if el == NONE {
         return Ok(None);
     }
@@ -823,7 +823,7 @@ fn node_name<'f>(fast: &'f Fast<'_>, el: u32) -> F<Option<&'f str>> {
     }
 }
 
-fn uint32(text: Option<&str>) -> F<Option<u32>> {
+pub(crate) fn uint32(text: Option<&str>) -> F<Option<u32>> {
     match text {
         None => Ok(None),
         Some(text) => uint32_text(text).map(Some).ok_or(Other),

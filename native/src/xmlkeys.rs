@@ -9,8 +9,9 @@
 //! prefix noted as the reference's ``QNameText``), and walked by walk.rs, which canonicalizes
 //! the key values and composes the keys. No Python object is built for the data.
 //!
-//! Anything else (yang-patch, IOS-XE's contents as XML text, an error, a value the native
-//! canons leave to Python) returns None: the reference answers, and words any error.
+//! A yang-patch goes to xmlpatch.rs. Anything else (IOS-XE's contents as XML text, an error, a
+//! value the native canons leave to Python) returns None: the reference answers, and words
+//! any error.
 
 use crate::model::Note;
 use crate::routes::{routed, routed_by};
@@ -451,9 +452,33 @@ fn tape<'a>(
     finish(build)
 }
 
+/// [`members_tape`]'s tape, its ``prefix:name`` leaves, and where each element's object is.
+pub(crate) type Members<'a> = (Doc<'a>, Vec<(usize, Rc<str>)>, Vec<usize>);
+
+/// The tape of each of ``elements``' children as ``XmlConverter.members(children, None)``
+/// makes it (an XML yang-patch's values, xmlpatch.rs), only the members named in ``reads``
+/// kept (as ``fast_keys`` keeps them); where each is.
+pub(crate) fn members_tape<'a>(
+    fast: &Fast<'a>,
+    table: &NsTable,
+    elements: &[u32],
+    reads: &[String],
+) -> Members<'a> {
+    let mut build = builder(fast.input, table);
+    build.reads = Some(reads);
+    build.owned = fast.owned.clone(); // the arena's owned strings keep their indexes
+    let mut at = Vec::with_capacity(elements.len());
+    for &element in elements {
+        at.push(build.nodes.len());
+        build.object_fast(fast, element, TOP);
+    }
+    let (tape, qnames) = finish(build);
+    (tape, qnames, at)
+}
+
 impl Decoder {
     /// The namespace table of ``ns_modules`` (the last one's, kept), or None.
-    fn ns_table(
+    pub(crate) fn ns_table(
         &self,
         state: &mut crate::State,
         ns_modules: &Bound<'_, PyAny>,
@@ -556,8 +581,12 @@ impl Decoder {
         with_xpaths: bool,
         routes: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        if start(data) != Start::Xml || crate::patchscan::is_xml_patch(data) {
-            return Ok(None); // JSON, or yang-patch: the reference keys it (patchscan.rs)
+        if start(data) != Start::Xml {
+            return Ok(None); // JSON: keys answers
+        }
+        if crate::patchscan::is_xml_patch(data) {
+            // yang-patch: the fast reader's framings keyed natively (xmlpatch.rs)
+            return self.xml_patch(py, data, ns_modules, route, with_xpaths, routes);
         }
         let Ok(text) = std::str::from_utf8(data) else {
             return Ok(None);

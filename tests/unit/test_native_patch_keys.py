@@ -1,21 +1,23 @@
 """Issue 33: the native key pass and yang-patch (push-change-update, RFC 8641 section 3.10
 carrying RFC 8072 edits), JSON and XML.
 
-``Decoder.keys`` keys a JSON yang-patch itself (native/src/patchwalk.rs; its differential
-tests are test_native_patch_native.py). The passes that leave every yang-patch to the
-reference (patch.py, messages.py, KeyDeriver), which keys it and words any error, are the
-instance feed's (``Decoder.instances``, ``Decoder.keys(..., with_instances=True)``) and the
-XML one (``Decoder.keys_xml``). What this file checks is that their None comes before the
-parse (native/src/patchscan.rs: the first body name in the bytes; XML: the first start tag
-so named), so MessageBuilder is not slower on yang-patch with the module than without:
-``Decoder.documents`` (how many documents the decoder parsed and began to read) stays put
-for a yang-patch and moves for a push-update. Inputs: every JSON yang-patch record of
-``yangkey sample``, the differential tests' JSON and XML generators, hypothesis-generated
-push-change-updates over the example subscriptions (operations x targets x values x the JSON
-framings), XML yang-patches in each XML framing, and push-updates whose data or envelope
-spell the other body name. Where the pass answers (a push-update) its answer is the
-reference's byte for byte (test_native_keys.py's ``same``, test_native_xml_keys.py's for
-XML); MessageBuilder's records and rejections are equal with the pass and without.
+``Decoder.keys`` keys a JSON yang-patch itself (native/src/patchwalk.rs; its differential tests
+are test_native_patch_native.py). The passes that leave every yang-patch to the reference
+(patch.py, messages.py, KeyDeriver), which keys it and words any error, are the instance feed's
+(``Decoder.instances``, ``Decoder.keys(..., with_instances=True)``); the XML one
+(``Decoder.keys_xml``) keys an XML yang-patch in the framings its fast reader takes
+(native/src/xmlpatch.rs; test_native_patch_xml.py) and leaves the telemetry message and
+Huawei's leaves to the reference. What this file checks is that their None comes before the
+parse (native/src/patchscan.rs: the first body name in the bytes; XML: the first start tag so
+named, then the fast reader's framing), so MessageBuilder is not slower on yang-patch with the
+module than without: ``Decoder.documents`` (how many documents the decoder parsed and began to
+read) stays put for a yang-patch and moves for a push-update. Inputs: every JSON yang-patch
+record of ``yangkey sample``, the differential tests' JSON and XML generators,
+hypothesis-generated push-change-updates over the example subscriptions (operations x targets x
+values x the JSON framings), XML yang-patches in each XML framing, and push-updates whose data
+or envelope spell the other body name. Where the pass answers its answer is the reference's
+byte for byte (test_native_keys.py's ``same``, test_native_xml_keys.py's for XML);
+MessageBuilder's records and rejections are equal with the pass and without.
 
 Skipped when yangkey-native is not installed (``make native`` builds it).
 """
@@ -333,27 +335,34 @@ def xml_unparsed(decoder: Any, raw: bytes, ns: dict[str, str]) -> None:
 
 @pytest.mark.parametrize("framing", ["netconf", "envelope", "telemetry", "huawei", "pretty"])
 @pytest.mark.parametrize("prefix", ["", "yp"])
-def test_native_patch_xml_not_parsed(
+def test_native_patch_xml_framings(
     decoder: Any, fx_schema: SchemaContext, framing: str, prefix: str
 ) -> None:
     """An XML push-change-update (merge, replace, create, delete, remove edits) in the
-    framings the reference reads: ``keys_xml`` says None before any parse, and MessageBuilder's
-    record (or rejection) is the same with the pass as without."""
+    framings the reference reads: ``keys_xml`` keys it natively with the reference's answer
+    in the framings the fast reader takes (xmlpatch.rs), says None before any read in the
+    others (the telemetry message, Huawei's leaves); MessageBuilder's record (or rejection)
+    is the same with the pass as without."""
     ns = fx_schema.index.by_namespace
     raw = xml_patch(["merge", "replace", "create", "delete", "remove"], framing, prefix)
-    xml_unparsed(decoder, raw, ns)
+    natively = framing in ("netconf", "envelope", "pretty")
+    if natively:
+        deriver = KeyDeriver(compile_subscription(IF, fx_schema))
+        assert xml_same(decoder, deriver, raw, ns, "d") == "native", raw
+    else:
+        xml_unparsed(decoder, raw, ns)
     builder, reference = builders()
     built = builder.build(raw, "x")
     assert built == reference.build(raw, "x")
-    assert builder.native_keyed == 0
+    assert builder.native_keyed == natively
     if framing == "netconf" and not prefix:
-        assert isinstance(built, list) and built, built  # a real yang-patch, keyed by Python
+        assert isinstance(built, list) and built, built  # a real yang-patch
 
 
 def test_native_patch_xml_differential(decoder: Any, fx_schema: SchemaContext) -> None:
     """The differential tests' XML generator (push-updates and a few push-change-updates,
-    fields missing, twice, out of order): a push-change-update is never parsed; a push-update
-    still gets the reference's answer where the pass answers."""
+    fields missing, twice, out of order): where the pass answers (a push-change-update or a
+    push-update), the reference's answer."""
     ns = fx_schema.index.by_namespace
     deriver = KeyDeriver(compile_subscription(IF, fx_schema))
     seen = {"patch": 0, "update": 0}
@@ -362,11 +371,7 @@ def test_native_patch_xml_differential(decoder: Any, fx_schema: SchemaContext) -
     @given(document=xml_wrapped())
     def check(document: str) -> None:
         raw = document.encode()
-        if b"<push-change-update " in raw:
-            seen["patch"] += 1
-            xml_unparsed(decoder, raw, ns)
-            return
-        seen["update"] += 1
+        seen["patch" if b"<push-change-update " in raw else "update"] += 1
         xml_same(decoder, deriver, raw, ns, "d")
 
     check()

@@ -1,0 +1,311 @@
+"""Issue 33: XML yang-patch keys natively (RFC 8641 section 3.10's push-change-update with
+RFC 8072 edits in XML; native/src/xmlpatch.rs feeding native/src/patchwalk.rs) against the
+Python reference (xmlnotifications.py's ``_xml_notification``: each edit's target and
+operation the element's text stripped, its value ``XmlConverter.members`` of the value
+element's children; then patch.py as for JSON).
+
+``Decoder.keys_xml`` keys a push-change-update the fast XML reader takes (a NETCONF
+notification, an envelope, a bare one); where it answers, its answer is the reference's byte
+for byte (``same`` with ``keys_xml``); the telemetry message, Huawei's leaves, a field the
+reference reads given twice, an edit without target or operation and whatever patchwalk.rs
+leaves to the reference answer None, and the reference answers or words the error.
+Inputs: test_native_patch_native.py's JSON edges, refusals and left-to-Python cases with
+their values written as XML (every member an element, every module a prefix declared on
+the value so ``module:name`` text is a ``prefix:name``), XML-only edges (the reference's
+single entry decoded as an object, whitespace around the target, ``<value/>``, an edit
+element in another namespace, a target with a child element, fields given twice), and
+``yangkey sample``'s JSON yang-patches re-sent as XML through MessageBuilder.
+
+Skipped when yangkey-native is not installed (``make native`` builds it).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+import pytest
+from native_helpers import builder_outputs, builders, native_answer, reference, same
+from test_native_patch_keys import json_patches
+from test_native_patch_native import EDGES, LEFT_TO_PYTHON, REFUSED
+from test_native_xml_keys import NS_YP
+from test_native_xml_keys import framed as xml_framed
+
+from yangkey import native
+from yangkey.demo.sample import generate
+from yangkey.keys import KeyDeriver
+from yangkey.schema import SchemaContext
+from yangkey.templates import compile_subscription
+
+yangkey_native = pytest.importorskip("yangkey_native", reason="yangkey-native not installed")
+
+IF = "/ietf-interfaces:interfaces/interface"
+NS_IF = "urn:ietf:params:xml:ns:yang:ietf-interfaces"
+NS_PATCH = "urn:ietf:params:xml:ns:yang:ietf-yang-patch"
+FRAMINGS = ["netconf", "envelope", "bare", "pretty", "telemetry", "huawei"]
+NATIVE_FRAMINGS = {"netconf", "envelope", "bare", "pretty"}
+
+
+@pytest.fixture(scope="module")
+def decoder() -> Any:
+    return yangkey_native.Decoder(native.model())
+
+
+def xml_change(edits: str, framing: str = "netconf", sub: Any = 1042, node: str = "pe1") -> bytes:
+    """A push-change-update carrying ``edits`` (XML text) in one of test_native_xml_keys.py's
+    framings."""
+    body = (
+        f'<push-change-update xmlns="{NS_YP}"><id>{sub}</id><datastore-changes>'
+        f'<yang-patch xmlns="{NS_PATCH}"><patch-id>p</patch-id>{edits}</yang-patch>'
+        "</datastore-changes></push-change-update>"
+    )
+    update = xml_framed(framing, "", node, sub).decode()
+    push = (
+        f'<push-update xmlns="{NS_YP}"><id>{sub}</id>'
+        "<datastore-contents></datastore-contents></push-update>"
+    )
+    assert push in update, update
+    return update.replace(push, body).encode()
+
+
+def members_xml(value: Any, namespaces: dict[str, str], parent: str | None) -> str:
+    """A JSON-shaped tree as XML elements (RFC 7950 section 7): a member qualified where its
+    module changes gets that module's namespace, an array repeated elements."""
+    if not isinstance(value, dict):
+        return escape(text_of(value))
+    out = []
+    for member, child in value.items():
+        module, colon, name = member.partition(":")
+        if not colon:
+            module, name = parent or "", member
+        declare = f" xmlns={quoteattr(namespaces.get(module, 'urn:x'))}" if module != parent else ""
+        for item in child if isinstance(child, list) else [child]:
+            if item is None:
+                out.append(f"<{name}{declare}/>")
+            else:
+                inner = members_xml(item, namespaces, module) if isinstance(item, dict) else None
+                text = escape(text_of(item)) if inner is None else inner
+                out.append(f"<{name}{declare}>{text}</{name}>")
+    return "".join(out)
+
+
+def text_of(value: Any) -> str:
+    if value is True or value is False:
+        return "true" if value else "false"
+    return str(value)
+
+
+def xml_edit(edit: Any, namespaces: dict[str, str]) -> str:
+    """test_native_patch_native.py's JSON edit as an XML ``<edit>``; every module's name
+    declared as a prefix on the value (its ``module:name`` leaves become ``prefix:name``)."""
+    if not isinstance(edit, dict):
+        return f"<edit>{escape(text_of(edit))}</edit>"
+    fields = [f"<edit-id>{escape(str(edit.get('edit-id', 'e')))}</edit-id>"]
+    for name in ("operation", "target"):
+        if name in edit:
+            fields.append(f"<{name}>{escape(text_of(edit[name]))}</{name}>")
+    if "value" in edit:
+        used = {text.partition(":")[0] for text in strings(edit["value"])}
+        prefixes = "".join(
+            f" xmlns:{module}={quoteattr(namespaces[module])}"
+            for module in sorted(used & namespaces.keys())
+        )
+        fields.append(f"<value{prefixes}>{members_xml(edit['value'], namespaces, None)}</value>")
+    return f"<edit>{''.join(fields)}</edit>"
+
+
+def strings(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [text for child in value.values() for text in strings(child)]
+    if isinstance(value, list):
+        return [text for child in value for text in strings(child)]
+    return [value] if isinstance(value, str) else []
+
+
+def module_namespaces(schema: SchemaContext) -> dict[str, str]:
+    return {module: ns for ns, module in schema.index.by_namespace.items()}
+
+
+def deriver_of(text: str, schema: SchemaContext) -> KeyDeriver:
+    keyless = "position" if "sample" in text else "reject"
+    return KeyDeriver(compile_subscription(text, schema, keyless=keyless))
+
+
+# ------------------------------------------------------------------ the edges, as XML
+
+
+@pytest.mark.parametrize(("text", "edits"), EDGES + LEFT_TO_PYTHON + REFUSED)
+@pytest.mark.parametrize("framing", FRAMINGS)
+def test_native_patch_xml_edges(
+    decoder: Any, fx_schema: SchemaContext, text: str, edits: list[Any], framing: str
+) -> None:
+    """test_native_patch_native.py's edges, refusals and left-to-Python cases as XML, in each
+    framing: where the native pass answers, the reference's answer (full and pruned decode);
+    every edge the reference keys in a framing the fast reader takes is keyed natively, the
+    rest (the reference's refusals, the telemetry message, Huawei's leaves) by the reference."""
+    deriver = deriver_of(text, fx_schema)
+    ns = fx_schema.index.by_namespace
+    namespaces = module_namespaces(fx_schema)
+    raw = xml_change("".join(xml_edit(e, namespaces) for e in edits), framing)
+    answered = same(decoder, deriver, raw, ns, "dflt", "keys_xml")
+    want = reference(deriver, raw, ns, "dflt")
+    if want[0] != "ok" or framing not in NATIVE_FRAMINGS or (text, edits) in LEFT_TO_PYTHON:
+        assert answered == "python", raw
+    else:
+        assert answered == "native", raw
+
+
+def test_native_patch_xml_edges_mostly_native(decoder: Any, fx_schema: SchemaContext) -> None:
+    """The JSON edges as XML in a NETCONF notification: nearly all keyed natively (the feature
+    removed, none would be)."""
+    ns = fx_schema.index.by_namespace
+    namespaces = module_namespaces(fx_schema)
+    keyed, native_keyed = 0, 0
+    for text, edits in EDGES:
+        deriver = deriver_of(text, fx_schema)
+        raw = xml_change("".join(xml_edit(e, namespaces) for e in edits))
+        if reference(deriver, raw, ns, "dflt")[0] != "ok":
+            continue
+        keyed += 1
+        native_keyed += same(decoder, deriver, raw, ns, "dflt", "keys_xml") == "native"
+    assert keyed >= 25, keyed
+    assert native_keyed >= keyed - 2, (native_keyed, keyed)
+
+
+def entry(name: str, extra: str = "") -> str:
+    return f'<interface xmlns="{NS_IF}"><name>{name}</name>{extra}</interface>'
+
+
+XML_EDGES: list[tuple[str, str, str]] = [
+    # (subscription, edits, who answers when the reference keys it)
+    # the reference's quirk: a single entry decodes to an object, two to an array
+    (IF, f"<edit><operation>merge</operation><target>{IF}=eth0</target>"
+     f"<value>{entry('eth0')}</value></edit>", "native"),
+    (IF, f"<edit><operation>merge</operation><target>{IF}=eth0</target>"
+     f"<value>{entry('eth0')}{entry('eth0')}</value></edit>", "python"),
+    # members no walk reads (left out of the tape): an entry of them only is still an entry
+    (IF, f"<edit><operation>merge</operation><target>{IF}=eth0</target><value>"
+     f'<interface xmlns="{NS_IF}"><description>d</description><enabled>true</enabled>'
+     "</interface></value></edit>", "native"),
+    (IF, f"<edit><operation>merge</operation><target>{IF}=eth0</target><value>{entry('eth0')}"
+     f'<interface xmlns="{NS_IF}"><description>d</description></interface></value></edit>',
+     "python"),
+    # whitespace around the target and operation (stripped as the reference strips)
+    (IF, f"<edit><operation>\n  delete \n</operation><target>\n  {IF}=eth0\t</target></edit>",
+     "native"),
+    # an empty value, a value of text only: {}
+    (IF, f"<edit><operation>merge</operation><target>{IF}=eth0</target><value/></edit>",
+     "native"),
+    (IF, f"<edit><operation>merge</operation><target>{IF}=eth0</target><value>x</value></edit>",
+     "native"),
+    # a key the value gives differently: the reference refuses it
+    (IF, f"<edit><operation>merge</operation><target>{IF}=eth0</target>"
+     f"<value>{entry('eth9')}</value></edit>", "python"),
+    # an identityref value as prefix:name, a filter reading it
+    (f"{IF}[type='iana-if-type:ethernetCsmacd']",
+     f"<edit><operation>merge</operation><target>{IF}=eth0</target><value>"
+     + entry("eth0", '<type xmlns:ift="urn:ietf:params:xml:ns:yang:iana-if-type">'
+             "ift:ethernetCsmacd</type>")
+     + f"</value></edit><edit><operation>merge</operation><target>{IF}=eth1</target><value>"
+     + entry("eth1", '<type xmlns:ift="urn:ietf:params:xml:ns:yang:iana-if-type">'
+             "ift:other</type>")
+     + "</value></edit>", "native"),
+    # an edit element in another namespace (read by local name), other children skipped
+    (IF, f'<e:edit xmlns:e="urn:other"><operation>delete</operation><target>{IF}=a</target>'
+     "</e:edit><comment>c</comment>", "native"),
+    # entities in the target
+    (IF, f"<edit><operation>delete</operation><target>{IF}=a&amp;b&#x2F;c</target></edit>",
+     "native"),
+    # left to the reference: a target with a child element, a field twice, none
+    (IF, f"<edit><operation>delete</operation><target>{IF}=a<x/></target></edit>", "python"),
+    (IF, f"<edit><operation>delete</operation><target>{IF}=a</target>"
+     f"<target>{IF}=b</target></edit>", "python"),
+    (IF, f"<edit><edit-id>1</edit-id><edit-id>2</edit-id><operation>delete</operation>"
+     f"<target>{IF}=a</target></edit>", "python"),
+    (IF, "<edit><operation>delete</operation></edit>", "python"),
+    (IF, f"<edit><operation>nope</operation><target>{IF}=a</target></edit>", "python"),
+    (IF, "", "python"),
+]
+
+
+@pytest.mark.parametrize(("text", "edits", "who"), XML_EDGES)
+@pytest.mark.parametrize("framing", ["netconf", "envelope", "bare"])
+def test_native_patch_xml_only_edges(
+    decoder: Any, fx_schema: SchemaContext, text: str, edits: str, who: str, framing: str
+) -> None:
+    """What only XML can say: the native answer is the reference's, and comes from the side
+    named (a refusal of the reference always from the reference)."""
+    deriver = deriver_of(text, fx_schema)
+    ns = fx_schema.index.by_namespace
+    raw = xml_change(edits, framing)
+    answered = same(decoder, deriver, raw, ns, "dflt", "keys_xml")
+    if reference(deriver, raw, ns, "dflt")[0] == "ok":
+        assert answered == who, raw
+    else:
+        assert answered == "python" and who == "python", raw
+
+
+def test_native_patch_xml_datastore_changes_twice(decoder: Any, fx_schema: SchemaContext) -> None:
+    """A push-change-update whose yang-patch is given twice: the reference refuses it (which
+    one would a reader take?); the native pass leaves it to it."""
+    deriver = deriver_of(IF, fx_schema)
+    ns = fx_schema.index.by_namespace
+    edit = f"<edit><operation>delete</operation><target>{IF}=a</target></edit>"
+    raw = xml_change(edit).replace(b"</yang-patch>", b"</yang-patch><yang-patch/>", 1)
+    assert reference(deriver, raw, ns, "dflt")[0] == "error"
+    assert native_answer(decoder, deriver, raw, ns, "dflt", "keys_xml") is None
+
+
+# ------------------------------------------------------------------------------ the sample
+
+
+def as_xml(raw: bytes, index: int, namespaces: dict[str, str]) -> bytes | None:
+    """A JSON yang-patch of ``yangkey sample`` (envelope or telemetry message) re-sent as XML:
+    a NETCONF notification or an envelope by turns, its node, edits and values kept."""
+    try:
+        document = json.loads(raw)
+    except ValueError:
+        return None
+    stack, node, body = [document], None, None
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            node = item.get("hostname", node)
+            manifest = item.get("network-node-manifest")
+            node = manifest.get("name", node) if isinstance(manifest, dict) else node
+            body = item.get("ietf-yang-push:push-change-update", body)
+            stack.extend(item.values())
+    if not isinstance(body, dict) or not isinstance(node, str):
+        return None
+    try:
+        edits = body["datastore-changes"]["yang-patch"]["edit"]
+        text = "".join(xml_edit(edit, namespaces) for edit in edits)
+    except (KeyError, TypeError):
+        return None
+    return xml_change(text, ["netconf", "envelope"][index % 2], body.get("id"), node)
+
+
+def test_native_patch_xml_builder_records_and_coverage(fx_schema: SchemaContext) -> None:
+    """MessageBuilder over ``yangkey sample``'s mix with its JSON yang-patches also sent as
+    XML: the same messages and rejections with the native pass as without, and every XML
+    yang-patch keyed natively (the feature removed, none would be)."""
+    records = generate(nodes=3, interfaces=4, rounds=3, seed=7).records
+    namespaces = module_namespaces(fx_schema)
+    patches = [
+        xml
+        for index, raw in enumerate(json_patches(records))
+        if (xml := as_xml(raw, index, namespaces)) is not None
+    ]
+    assert len(patches) >= 9
+    builder, reference_builder = builders()
+    for number, raw in enumerate(patches):
+        assert builder.build(raw, f"p:{number}") == reference_builder.build(raw, f"p:{number}")
+    assert builder.native_keyed >= 0.9 * len(patches), (builder.native_keyed, len(patches))
+    mix = records + patches
+    with_native, answered, _ = builder_outputs(mix, None, True, xml=True)
+    without, none, _ = builder_outputs(mix, None, False, xml=True)
+    assert none == 0
+    assert with_native == without
+    xml_push = [raw for raw in records if raw[:1] == b"<"]
+    assert answered >= 0.9 * len(patches) + 0.8 * len(xml_push), (answered, len(patches))
