@@ -830,9 +830,11 @@ pub(crate) fn uint32(text: Option<&str>) -> F<Option<u32>> {
     }
 }
 
-/// ``_xml_notification`` of a NETCONF notification, an envelope or a bare push-update with
-/// datastore-contents and every read field well formed; [`Other`] for the rest.
-pub fn frame<'f>(fast: &'f Fast<'_>) -> F<Frame<'f>> {
+/// The header of a NETCONF notification, an envelope or a bare ``body`` (``push-update`` or
+/// ``push-change-update``) as ``_xml_notification`` reads it: event time, node, sequence
+/// number and the body's element, every read field well formed; [`Other`] for the rest
+/// (Huawei's leaves, the other body first, the telemetry message).
+pub(crate) fn header<'f>(fast: &'f Fast<'_>, body: &str) -> F<Header<'f>> {
     let mut event_time = None;
     let mut node = None;
     let mut sequence_number = None;
@@ -852,13 +854,18 @@ pub fn frame<'f>(fast: &'f Fast<'_>) -> F<Frame<'f>> {
                     "push-change-update",
                 ],
             )?;
-            if sys != NONE || seq_legacy != NONE || change != NONE || update == NONE {
-                return Err(Other); // Huawei's leaves, yang-patch, no push-update
+            let (wanted, other) = if body == "push-update" {
+                (update, change)
+            } else {
+                (change, update)
+            };
+            if sys != NONE || seq_legacy != NONE || other != NONE || wanted == NONE {
+                return Err(Other); // Huawei's leaves, the other body, no body
             }
             event_time = stripped(fast, time).filter(|t| !t.is_empty());
             node = node_name(fast, host)?;
             sequence_number = uint32(stripped(fast, seq))?;
-            push = update;
+            push = wanted;
         }
         "envelope" => {
             let [time, host, seq, contents] = fields(
@@ -873,13 +880,38 @@ pub fn frame<'f>(fast: &'f Fast<'_>) -> F<Frame<'f>> {
                 return Err(Other);
             }
             push = fast.children(contents).next().ok_or(Other)?;
-            if fast.local(push) != "push-update" {
+            if fast.local(push) != body {
                 return Err(Other);
             }
         }
-        "push-update" => {}
+        name if name == body => {}
         _ => return Err(Other), // the telemetry message, anything else
     }
+    Ok(Header {
+        node,
+        event_time,
+        sequence_number,
+        push,
+    })
+}
+
+/// What [`header`] reads.
+pub(crate) struct Header<'f> {
+    pub node: Option<&'f str>,
+    pub event_time: Option<&'f str>,
+    pub sequence_number: Option<u32>,
+    pub push: u32,
+}
+
+/// ``_xml_notification`` of a NETCONF notification, an envelope or a bare push-update with
+/// datastore-contents and every read field well formed; [`Other`] for the rest.
+pub fn frame<'f>(fast: &'f Fast<'_>) -> F<Frame<'f>> {
+    let Header {
+        node,
+        event_time,
+        sequence_number,
+        push,
+    } = header(fast, "push-update")?;
     let [id, legacy_id, contents, legacy_contents] = fields(
         fast,
         push,

@@ -14,7 +14,7 @@
 //! any error.
 
 use crate::model::Note;
-use crate::routes::{routed, routed_by};
+use crate::routes::{routed, routed_by, Routed};
 use crate::tape::{Doc, Node as T, Str};
 use crate::walk::{self, QNames};
 use crate::xmlconv::{Conv, NsTable};
@@ -494,6 +494,41 @@ impl Decoder {
         })
     }
 
+    /// The route of an XML document's subscription id and node (routes.rs), with the
+    /// namespace table and the id as Python holds it; None: the reference answers.
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    pub(crate) fn xml_route<'py>(
+        &self,
+        py: Python<'py>,
+        state: &mut crate::State,
+        ns_modules: &Bound<'py, PyAny>,
+        node: Option<&str>,
+        subscription_id: u32,
+        route: &Bound<'py, PyAny>,
+        routes: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Option<(Arc<NsTable>, Bound<'py, PyAny>, Routed<'py>)>> {
+        let Some(table) = self.ns_table(state, ns_modules) else {
+            return Ok(None);
+        };
+        state.names.next_document();
+        let id = subscription_id.into_pyobject(py)?.into_any();
+        let name = match node {
+            Some(name) => Some(state.names.name(py, name)?),
+            None => None,
+        };
+        let routed = routed_by(
+            py,
+            Some(node),
+            &name,
+            &id,
+            subscription_id,
+            route,
+            routes,
+            None,
+        )?;
+        Ok(routed.map(|routed| (table, id, routed)))
+    }
+
     /// The keys of a document the fast reader took (xmlfast.rs): the same answer as the
     /// full parser's path, without its tree.
     #[allow(clippy::too_many_arguments)]
@@ -510,24 +545,14 @@ impl Decoder {
         let mut guard = self.state.try_lock();
         let mut own = None;
         let state = state_of(&mut guard, &mut own);
-        let Some(table) = self.ns_table(state, ns_modules) else {
-            return Ok(None);
-        };
-        state.names.next_document();
-        let id = frame.subscription_id.into_pyobject(py)?.into_any();
-        let node = match frame.node {
-            Some(name) => Some(state.names.name(py, name)?),
-            None => None,
-        };
-        let Some((walker, node_name, extra)) = routed_by(
+        let Some((table, id, (walker, node_name, extra))) = self.xml_route(
             py,
-            Some(frame.node),
-            &node,
-            &id,
+            state,
+            ns_modules,
+            frame.node,
             frame.subscription_id,
             route,
             routes,
-            None,
         )?
         else {
             return Ok(None);
@@ -555,18 +580,14 @@ impl Decoder {
         ) else {
             return Ok(None);
         };
-        let sequence = match frame.sequence_number {
-            Some(n) => n.into_pyobject(py)?.into_any(),
-            None => py.None().into_bound(py),
-        };
-        let time = match frame.event_time {
-            Some(t) => PyString::new(py, t).into_any(),
-            None => py.None().into_bound(py),
-        };
-        Ok(Some(PyTuple::new(
+        let sequence = frame.sequence_number;
+        answer(
             py,
-            [extra, id, sequence, time, key, branch_keys, xpaths],
-        )?))
+            [extra, id],
+            sequence,
+            frame.event_time,
+            [key, branch_keys, xpaths],
+        )
     }
 
     /// ``Decoder.keys_xml`` (lib.rs): ``Decoder.keys`` of an XML push-update.
@@ -683,4 +704,27 @@ impl Decoder {
             ],
         )?))
     }
+}
+
+/// ``Decoder.keys``' answer: ``(extra, id, sequence_number, event_time, key, branch_keys,
+/// xpaths)``.
+pub(crate) fn answer<'py>(
+    py: Python<'py>,
+    [extra, id]: [Bound<'py, PyAny>; 2],
+    sequence_number: Option<u32>,
+    event_time: Option<&str>,
+    [key, branch_keys, xpaths]: [Bound<'py, PyAny>; 3],
+) -> PyResult<Option<Bound<'py, PyTuple>>> {
+    let sequence = match sequence_number {
+        Some(n) => n.into_pyobject(py)?.into_any(),
+        None => py.None().into_bound(py),
+    };
+    let time = match event_time {
+        Some(t) => PyString::new(py, t).into_any(),
+        None => py.None().into_bound(py),
+    };
+    Ok(Some(PyTuple::new(
+        py,
+        [extra, id, sequence, time, key, branch_keys, xpaths],
+    )?))
 }

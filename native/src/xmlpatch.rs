@@ -12,13 +12,13 @@
 //! patchwalk.rs leaves to the reference.
 
 use crate::model::py_strip;
-use crate::routes::routed_by;
 use crate::tape::V;
 use crate::walk::{self, QNames, XmlEdit};
-use crate::xmlfast::{self, fields, node_name, stripped, uint32, Fast, Other, F, NONE};
+use crate::xmlfast::{self, fields, header, stripped, uint32, Fast, Header, Other, F, NONE};
+use crate::xmlkeys::answer;
 use crate::{state_of, Decoder};
 use pyo3::prelude::*;
-use pyo3::types::{PyString, PyTuple};
+use pyo3::types::PyTuple;
 
 /// What the framing of a push-change-update gives the key pass.
 struct PatchFrame<'f> {
@@ -33,53 +33,12 @@ struct PatchFrame<'f> {
 /// ``_xml_notification`` of a NETCONF notification, an envelope or a bare push-change-update
 /// with every read field well formed; [`Other`] for the rest.
 fn frame<'f>(fast: &'f Fast<'_>) -> F<PatchFrame<'f>> {
-    let mut event_time = None;
-    let mut node = None;
-    let mut sequence_number = None;
-    let mut push = 0;
-    match fast.local(0) {
-        "notification" => {
-            let [time, host, sys, seq, seq_legacy, update, change] = fields(
-                fast,
-                0,
-                [
-                    "eventTime",
-                    "hostname",
-                    "sysName",
-                    "sequence-number",
-                    "sequenceNumber",
-                    "push-update",
-                    "push-change-update",
-                ],
-            )?;
-            if sys != NONE || seq_legacy != NONE || update != NONE || change == NONE {
-                return Err(Other); // Huawei's leaves, a push-update first, no yang-patch
-            }
-            event_time = stripped(fast, time).filter(|t| !t.is_empty());
-            node = node_name(fast, host)?;
-            sequence_number = uint32(stripped(fast, seq))?;
-            push = change;
-        }
-        "envelope" => {
-            let [time, host, seq, contents] = fields(
-                fast,
-                0,
-                ["event-time", "hostname", "sequence-number", "contents"],
-            )?;
-            event_time = stripped(fast, time).filter(|t| !t.is_empty());
-            node = node_name(fast, host)?;
-            sequence_number = uint32(stripped(fast, seq))?;
-            if contents == NONE {
-                return Err(Other);
-            }
-            push = fast.children(contents).next().ok_or(Other)?;
-            if fast.local(push) != "push-change-update" {
-                return Err(Other);
-            }
-        }
-        "push-change-update" => {}
-        _ => return Err(Other), // the telemetry message, anything else
-    }
+    let Header {
+        node,
+        event_time,
+        sequence_number,
+        push,
+    } = header(fast, "push-change-update")?;
     let [id, legacy_id, changes] =
         fields(fast, push, ["id", "subscription-id", "datastore-changes"])?;
     if legacy_id != NONE || changes == NONE {
@@ -141,24 +100,14 @@ impl Decoder {
         let mut guard = self.state.try_lock();
         let mut own = None;
         let state = state_of(&mut guard, &mut own);
-        let Some(table) = self.ns_table(state, ns_modules) else {
-            return Ok(None);
-        };
-        state.names.next_document();
-        let id = frame.subscription_id.into_pyobject(py)?.into_any();
-        let node = match frame.node {
-            Some(name) => Some(state.names.name(py, name)?),
-            None => None,
-        };
-        let Some((walker, node_name, extra)) = routed_by(
+        let Some((table, id, (walker, node_name, extra))) = self.xml_route(
             py,
-            Some(frame.node),
-            &node,
-            &id,
+            state,
+            ns_modules,
+            frame.node,
             frame.subscription_id,
             route,
             routes,
-            None,
         )?
         else {
             return Ok(None);
@@ -202,17 +151,13 @@ impl Decoder {
         ) else {
             return Ok(None);
         };
-        let sequence = match frame.sequence_number {
-            Some(n) => n.into_pyobject(py)?.into_any(),
-            None => py.None().into_bound(py),
-        };
-        let time = match frame.event_time {
-            Some(t) => PyString::new(py, t).into_any(),
-            None => py.None().into_bound(py),
-        };
-        Ok(Some(PyTuple::new(
+        let sequence = frame.sequence_number;
+        answer(
             py,
-            [extra, id, sequence, time, key, branch_keys, xpaths],
-        )?))
+            [extra, id],
+            sequence,
+            frame.event_time,
+            [key, branch_keys, xpaths],
+        )
     }
 }
