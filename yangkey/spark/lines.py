@@ -16,18 +16,19 @@ and the baseline of ``benchmarks/bench_spark_produce.py``'s A/B runs.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from yangkey.messages import HEADER_EVENT_TIME, HEADER_SEQUENCE_NUMBER, KeyedMessage
 from yangkey.producer import MessageBuilder
-from yangkey.spark.source.splitting import LineRecords, RawRecord
+from yangkey.spark.source.splitting import LineRecords, RawRecord, told
+from yangkey.spark.source.units import by_bytes
 from yangkey.spark.transform import (
     DEFAULT_MAX_MESSAGE_BYTES,
     RECORD_OVERHEAD,
     Tally,
+    fits,
     outgoing,
     settled,
-    wire_size,
 )
 
 _new = tuple.__new__
@@ -66,7 +67,7 @@ def outgoing_lines(
         or builder._with_feed  # the feed's messages: _native_feed_messages, per record
         or os.environ.get(LINE_LOOP_ENV) == "0"
     ):
-        records = lines if progress is None else _told(lines, progress)
+        records = lines if progress is None else told(lines, progress, by_bytes)
         yield from outgoing(records, builder, dead_letter_topic, tally, max_bytes)
         return
     path = lines.path
@@ -155,19 +156,11 @@ def outgoing_lines(
                     )
                     continue
                 result = messages_of(line, found)
-                room = max_bytes - RECORD_OVERHEAD - builder.header_bytes
-                for message in result:
-                    if (
-                        len(message.key or b"") + len(line) > room
-                        and wire_size(message) > max_bytes
-                    ):
-                        break
-                else:
-                    if result:
-                        for message in result:
-                            produced[message.topic] += 1
-                        yield from result
-                        continue
+                if result and fits(result, builder.header_bytes, max_bytes):
+                    for message in result:
+                        produced[message.topic] += 1
+                    yield from result
+                    continue
                 source = f"{path}:{number}"
                 yield from settled(
                     result, line, source, builder, dead_letter_topic, tally, max_bytes
@@ -180,13 +173,3 @@ def outgoing_lines(
             progress(0, -1)
     builder.native_keyed += keyed
     tally.native += builder.native_keyed - native_before
-
-
-def _told(lines: LineRecords, progress: Callable[[int, int], None]) -> Iterator[RawRecord]:
-    """``lines``' records, each told to ``progress`` as it is read."""
-    try:
-        for record in lines:
-            progress(1, len(record[0]) + 1)
-            yield record
-    finally:
-        progress(0, -1)

@@ -8,14 +8,14 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from pyspark.sql import SparkSession
 
 from yangkey.spark.delivery.sink import PartitionResult
-from yangkey.spark.source.splitting import LineRecords, RawRecord
+from yangkey.spark.source.splitting import LineRecords, RawRecord, told
 from yangkey.spark.transform import Tally
 
 REPORT = struct.Struct("!8sIIQQ")
@@ -228,7 +228,7 @@ def reporting(
         return LineRecords(
             records.data, records.path, records.first_line, _Reporter(channel, task, attempt)
         )
-    return _reporting(records, channel, task, attempt, weigh)
+    return told(records, _Reporter(channel, task, attempt), weigh)
 
 
 class _Reporter:
@@ -264,35 +264,6 @@ class _Reporter:
             self.sock.sendto(
                 REPORT.pack(token, self.task, self.attempt, self.count, self.done), (host, port)
             )
-
-
-def _reporting(
-    records: Iterable[RawRecord],
-    channel: Channel,
-    task: int,
-    attempt: int,
-    weigh: Callable[[RawRecord], int],
-) -> Iterator[RawRecord]:
-    host, port, token = channel
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    count = done = 0
-
-    def send() -> None:
-        with contextlib.suppress(OSError):
-            sock.sendto(REPORT.pack(token, task, attempt, count, done), (host, port))
-
-    due = time.monotonic() + REPORT_EVERY
-    try:
-        for record in records:
-            count += 1
-            done += weigh(record)
-            if time.monotonic() >= due:
-                send()
-                due = time.monotonic() + REPORT_EVERY
-            yield record
-    finally:
-        send()
-        sock.close()
 
 
 def _clock(seconds: float) -> str:

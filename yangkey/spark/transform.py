@@ -318,23 +318,24 @@ def outgoing(
     for raw, source in records:
         tally.records += 1
         result = build(raw, source)
-        if type(result) is list and result:
-            # The builder's bound on header bytes spares the loop over each message's headers
-            # unless a message comes within that bound of the limit; then sizes are exact.
-            room = max_bytes - RECORD_OVERHEAD - builder.header_bytes
+        if type(result) is list and result and fits(result, builder.header_bytes, max_bytes):
             for message in result:
-                if (
-                    len(message.key or b"") + len(message.value) > room
-                    and wire_size(message) > max_bytes
-                ):
-                    break
-            else:
-                for message in result:
-                    produced[message.topic] += 1
-                yield from result
-                continue
+                produced[message.topic] += 1
+            yield from result
+            continue
         yield from settled(result, raw, source, builder, dead_letter_topic, tally, max_bytes)
     tally.native += builder.native_keyed - native_before
+
+
+def fits(messages: list[KeyedMessage], header_bytes: int, max_bytes: int) -> bool:
+    """Whether every one of ``messages`` is within ``max_bytes`` on the wire. The builder's
+    bound on header bytes (``header_bytes``) spares the loop over each message's headers
+    unless a message comes within that bound of the limit; then sizes are exact."""
+    room = max_bytes - RECORD_OVERHEAD - header_bytes
+    for message in messages:
+        if len(message.key or b"") + len(message.value) > room and wire_size(message) > max_bytes:
+            return False
+    return True
 
 
 def settled(

@@ -168,6 +168,21 @@ class LineRecords:
             number += chunk.count(b"\n") + 1
 
 
+def told(
+    records: Iterable[RawRecord],
+    progress: Callable[[int, int], None],
+    weigh: Callable[[RawRecord], int],
+) -> Iterator[RawRecord]:
+    """``records`` passed through, each told to ``progress`` as ``(1, weigh(record))`` as it is
+    read, and ``(0, -1)`` once the reading ends (:attr:`LineRecords.progress`'s protocol)."""
+    try:
+        for record in records:
+            progress(1, weigh(record))
+            yield record
+    finally:
+        progress(0, -1)
+
+
 def line_records(
     data: bytes, path: str, layout: LayoutChoice = "auto", first_line: int = 1
 ) -> Iterable[RawRecord]:
