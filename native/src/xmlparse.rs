@@ -59,14 +59,16 @@ pub fn parse(text: &str) -> Option<Document<'_>> {
 
 /// What roxmltree reads and libxml2 refuses, found without parsing: a character reference to
 /// a surrogate (roxmltree makes it U+FFFD; libxml2: "invalid xmlChar value") and a name with an
-/// empty prefix in a tag (`<:a>`, `<a :b="1">`; libxml2: "Failed to parse QName"). Inside a
-/// comment or CDATA section the scan may see a tag where there is none: such a document only
-/// goes to the reference, which reads it.
+/// empty prefix in a tag (`<:a>`, `<a :b="1">`; libxml2: "Failed to parse QName"). Comments,
+/// CDATA sections and processing instructions are skipped whole (a quote in them opens no
+/// attribute value); a document whose markup the scan misjudges only goes to the reference.
 fn lenient_spot(bytes: &[u8]) -> bool {
+    let mut at = 0;
     let mut in_tag = false;
     let mut quote = 0u8;
     let mut previous = 0u8;
-    for (at, &byte) in bytes.iter().enumerate() {
+    while at < bytes.len() {
+        let byte = bytes[at];
         if quote != 0 {
             if byte == quote {
                 quote = 0;
@@ -81,6 +83,23 @@ fn lenient_spot(bytes: &[u8]) -> bool {
                 _ => {}
             }
         } else if byte == b'<' {
+            let rest = &bytes[at..];
+            let end = [
+                (&b"<!--"[..], &b"-->"[..]),
+                (b"<![CDATA[", b"]]>"),
+                (b"<?", b"?>"),
+            ]
+            .iter()
+            .find(|(open, _)| rest.starts_with(open))
+            .map(|(open, close)| {
+                memchr::memmem::find(&rest[open.len()..], close)
+                    .map_or(bytes.len(), |found| at + open.len() + found + close.len())
+            });
+            if let Some(end) = end {
+                at = end;
+                previous = b'>';
+                continue;
+            }
             in_tag = true;
         }
         if byte == b'&' && bytes.get(at + 1) == Some(&b'#') && surrogate_reference(&bytes[at + 2..])
@@ -88,6 +107,7 @@ fn lenient_spot(bytes: &[u8]) -> bool {
             return true;
         }
         previous = byte;
+        at += 1;
     }
     false
 }

@@ -300,6 +300,11 @@ EDGES = [
     b"<push-update><:id>1</:id></push-update>",
     b"<push-update><id :a='1'>1</id></push-update>",
     b"<push-update xmlns:p='u' xmlns:q='u'><id p:a='1' q:a='2'>1</id></push-update>",
+    # a quote in a comment, PI or CDATA section opens no attribute value
+    b"<push-update><!-- don't --><id>1</id><:x/></push-update>",
+    b"<push-update><?pi it's?><id>1</id><:x/></push-update>",
+    b"<push-update><![CDATA[it's]]><id>1</id><:x/></push-update>",
+    b"<push-update><!-- <:x> &#xD800; --><id>1</id></push-update>",
     # and a colon in text or an attribute's value is no empty prefix
     b"<push-update><id a=' :b'>1</id><x xmlns='u'> :y</x></push-update>",
     b"<p:a/>",
