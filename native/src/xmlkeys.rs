@@ -612,10 +612,10 @@ impl Decoder {
         let Ok(text) = std::str::from_utf8(data) else {
             return Ok(None);
         };
-        // The fast reader decides what is well formed: roxmltree takes documents libxml2
-        // refuses (an attribute twice, ``xmlns:p=""``, ``&#xD800;``, ``<:a>``), so it only
-        // reads, for the framings the fast one leaves to it (the telemetry message, Huawei's
-        // and IOS-XE's leaves), documents the fast reader took. Anything else: the reference.
+        // The fast reader decides what is well formed: roxmltree (xmlparse.rs, which hands
+        // over what it knows roxmltree takes and libxml2 refuses) only reads, for the framings
+        // the fast one leaves to it (the telemetry message, Huawei's and IOS-XE's leaves),
+        // documents the fast reader took. Anything else: the reference.
         let Ok(fast) = xmlfast::parse(text) else {
             return Ok(None);
         };
@@ -623,15 +623,6 @@ impl Decoder {
             return self.fast_keys(py, &fast, &frame, ns_modules, route, with_xpaths, routes);
         }
         drop(fast);
-        // roxmltree reads a name with an empty prefix (``<:a>``, ``</:a>``, `` :b="1"``) as
-        // unprefixed, where libxml2 refuses it: any ':' a name could start with defers.
-        let bytes = text.as_bytes();
-        if bytes
-            .windows(2)
-            .any(|w| w[1] == b':' && matches!(w[0], b'<' | b'/' | b' ' | b'\t' | b'\r' | b'\n'))
-        {
-            return Ok(None);
-        }
         let Some(doc) = parse(text) else {
             return Ok(None);
         };
