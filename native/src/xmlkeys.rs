@@ -456,8 +456,8 @@ fn tape<'a>(
 pub(crate) type Members<'a> = (Doc<'a>, Vec<(usize, Rc<str>)>, Vec<usize>);
 
 /// The tape of each of ``elements``' children as ``XmlConverter.members(children, None)``
-/// makes it (an XML yang-patch's values, xmlpatch.rs), only the members named in ``reads``
-/// kept (as ``fast_keys`` keeps them); where each is.
+/// makes it (a push-update's datastore contents, an XML yang-patch's values), only the
+/// members named in ``reads`` kept; where each is (the first at the tape's root).
 pub(crate) fn members_tape<'a>(
     fast: &Fast<'a>,
     table: &NsTable,
@@ -558,11 +558,7 @@ impl Decoder {
             return Ok(None);
         };
         let walk = walker.get();
-        let mut build = builder(fast.input, &table);
-        build.reads = Some(walk.names());
-        build.owned = fast.owned.clone(); // the arena's owned strings keep their indexes
-        build.object_fast(fast, frame.contents, TOP);
-        let (tape, qnames) = finish(build);
+        let (tape, qnames, _) = members_tape(fast, &table, &[frame.contents], walk.names());
         let qnames = QNames {
             class: self.model.qname_text.clone_ref(py),
             at: qnames,
