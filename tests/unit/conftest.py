@@ -256,3 +256,25 @@ def conn(chdb_conn: ChdbConnection) -> ChdbConnection:
     """The module's chdb connection (``chdb_conn``, tests/conftest.py) under the short name the
     chdb unit tests use."""
     return chdb_conn
+
+
+# ------------------------------------------------------------------ the native fast path
+
+
+@pytest.fixture(scope="module")
+def decoder() -> Any:
+    """A ``yangkey_native.Decoder`` (the native test files skip themselves without the
+    module)."""
+    import yangkey_native  # noqa: PLC0415 (optional: only the native tests ask for it)
+
+    from yangkey import native  # noqa: PLC0415
+
+    return yangkey_native.Decoder(native.model())
+
+
+@pytest.fixture(scope="module")
+def derivers(fx_schema: SchemaContext) -> dict[str, tuple[KeyDeriver, Any]]:
+    """Every subscription of the differential tests: its deriver and its schema root."""
+    from native_helpers import derivers_of  # noqa: PLC0415 (imports the core tests' modules)
+
+    return derivers_of(fx_schema)

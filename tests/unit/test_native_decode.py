@@ -50,11 +50,6 @@ def ns_modules() -> dict[str, str]:
     return SchemaContext.cached().index.by_namespace
 
 
-@pytest.fixture(scope="module")
-def decoder() -> Any:
-    return yangkey_native.Decoder(native.model())
-
-
 def canon(value: Any) -> Any:
     """``value`` with every type spelled out (== alone takes 1 for True, 1.0 for 1, and a
     QNameText for its text), dict order kept."""

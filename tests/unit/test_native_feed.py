@@ -64,11 +64,6 @@ Headers = tuple[bytes | None, ...]
 
 
 @pytest.fixture(scope="module")
-def decoder() -> Any:
-    return yangkey_native.Decoder(native.model())
-
-
-@pytest.fixture(scope="module")
 def schema(fx_dir: str) -> SchemaContext:
     """The fixture modules, yk-typed and the IETF modules."""
     return SchemaContext.cached((fx_dir, str(TYPED_YANG)))

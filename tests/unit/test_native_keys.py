@@ -29,7 +29,6 @@ from native_helpers import (
     builder_outputs,
     builders,
     cli_both_ways,
-    derivers_of,
     reference,
     same,
     vectors_keyed,
@@ -52,16 +51,6 @@ SETTINGS = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-
-
-@pytest.fixture(scope="module")
-def decoder() -> Any:
-    return yangkey_native.Decoder(native.model())
-
-
-@pytest.fixture(scope="module")
-def derivers(fx_schema: SchemaContext) -> dict[str, tuple[KeyDeriver, Any]]:
-    return derivers_of(fx_schema)
 
 
 def envelope(data: Any, node: Any = "pe1", sub: Any = 7, seq: Any = 3) -> bytes:

@@ -55,11 +55,6 @@ IF = "/ietf-interfaces:interfaces/interface"
 NAMES = ["eth0", "ge-0/0/1", "e'1", "Gi0/0/0.100", "x,y", "ü1", ""]
 
 
-@pytest.fixture(scope="module")
-def decoder() -> Any:
-    return yangkey_native.Decoder(native.model())
-
-
 def never(*_: Any) -> Any:
     raise AssertionError("a yang-patch must not be routed by the native pass")
 

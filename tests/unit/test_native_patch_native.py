@@ -28,11 +28,10 @@ from urllib.parse import quote
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from native_helpers import builder_outputs, builders, derivers_of, native_answer, reference, same
+from native_helpers import builder_outputs, builders, native_answer, reference, same
 from test_core_differential import SUBSCRIPTIONS, TreeMaker
 from test_native_patch_keys import framed, json_patches, patch
 
-from yangkey import native
 from yangkey.compiled import Branch
 from yangkey.demo.sample import generate
 from yangkey.keys import KeyDeriver
@@ -48,16 +47,6 @@ SETTINGS = settings(
 )
 IF = "/ietf-interfaces:interfaces/interface"
 WRAPPERS = ["envelope", "envelope", "bare", "restconf", "telemetry"]
-
-
-@pytest.fixture(scope="module")
-def decoder() -> Any:
-    return yangkey_native.Decoder(native.model())
-
-
-@pytest.fixture(scope="module")
-def derivers(fx_schema: SchemaContext) -> dict[str, tuple[KeyDeriver, Any]]:
-    return derivers_of(fx_schema)
 
 
 def edit(operation: str, target: str, value: Any = None) -> dict[str, Any]:

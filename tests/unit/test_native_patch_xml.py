@@ -32,7 +32,6 @@ from test_native_patch_native import EDGES, LEFT_TO_PYTHON, REFUSED
 from test_native_xml_keys import NS_YP
 from test_native_xml_keys import framed as xml_framed
 
-from yangkey import native
 from yangkey.demo.sample import generate
 from yangkey.keys import KeyDeriver
 from yangkey.schema import SchemaContext
@@ -45,11 +44,6 @@ NS_IF = "urn:ietf:params:xml:ns:yang:ietf-interfaces"
 NS_PATCH = "urn:ietf:params:xml:ns:yang:ietf-yang-patch"
 FRAMINGS = ["netconf", "envelope", "bare", "pretty", "telemetry", "huawei"]
 NATIVE_FRAMINGS = {"netconf", "envelope", "bare", "pretty"}
-
-
-@pytest.fixture(scope="module")
-def decoder() -> Any:
-    return yangkey_native.Decoder(native.model())
 
 
 def xml_change(edits: str, framing: str = "netconf", sub: Any = 1042, node: str = "pe1") -> bytes:

@@ -31,7 +31,6 @@ from native_helpers import (
     builder_outputs,
     builders,
     cli_both_ways,
-    derivers_of,
     reference,
     vectors_keyed,
 )
@@ -58,16 +57,6 @@ NS_LEGACY_YP = "urn:ietf:params:xml:ns:yang:ietf-yang-push"  # IOS-XE's own fram
 UNKNOWN_NS = "urn:example:not-in-any-module"
 native_answer = partial(native_helpers.native_answer, entry="keys_xml")
 same = partial(native_helpers.same, entry="keys_xml")
-
-
-@pytest.fixture(scope="module")
-def decoder() -> Any:
-    return yangkey_native.Decoder(native.model())
-
-
-@pytest.fixture(scope="module")
-def derivers(fx_schema: SchemaContext) -> dict[str, tuple[KeyDeriver, Any]]:
-    return derivers_of(fx_schema)
 
 
 # ------------------------------------------------------------------- JSON tree -> XML text
