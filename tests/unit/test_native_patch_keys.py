@@ -130,7 +130,8 @@ def test_native_patch_sample_not_parsed(decoder: Any, fx_schema: SchemaContext) 
 def test_native_patch_coverage_and_builder_records() -> None:
     """The coverage check: MessageBuilder (the module's shared decoder) keys every JSON
     yang-patch of the sample natively (one parse each), and its records and rejections are
-    the same with the native pass as without, for every record of the sample."""
+    the same with the native pass as without, for every record of the sample, most of its
+    JSON records keyed natively (the feature removed, none would be)."""
     records = generate(nodes=3, interfaces=4, rounds=2, seed=3).records
     patches = json_patches(records)
     decoder = native._load()[0]
@@ -145,8 +146,10 @@ def test_native_patch_coverage_and_builder_records() -> None:
     assert builder.native_keyed == len(patches)
     with_native, answered, _ = builder_outputs(records, None, True)
     without, none, _ = builder_outputs(records, None, False)
-    assert none == 0 and answered > 0
+    assert none == 0
     assert with_native == without
+    json_records = [raw for raw in records if raw[:1] == b"{"]
+    assert answered >= 0.8 * len(json_records), (answered, len(json_records))
 
 
 # ------------------------------------------------------------- the differential envelopes

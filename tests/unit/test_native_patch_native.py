@@ -14,7 +14,8 @@ edges (percent-encoding, composite and nested keys, augments, leaf and container
 targets above and below the subscription, pinned keys, qualified member names), hypothesis
 edits drawn from the differential tests' generated trees over every differential
 subscription in each JSON framing (with mutations: a key changed, dropped or added, entries
-doubled, junk after the target, bad percent-escapes), and the ``yangkey sample`` mix.
+doubled, junk after the target, bad percent-escapes); the ``yangkey sample`` mix through
+MessageBuilder is test_native_patch_keys.py's.
 
 Skipped when yangkey-native is not installed (``make native`` builds it).
 """
@@ -28,12 +29,11 @@ from urllib.parse import quote
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from native_helpers import builder_outputs, builders, native_answer, reference, same
+from native_helpers import native_answer, reference, same
 from test_core_differential import SUBSCRIPTIONS, TreeMaker
-from test_native_patch_keys import framed, json_patches, patch
+from test_native_patch_keys import framed, patch
 
 from yangkey.compiled import Branch
-from yangkey.demo.sample import generate
 from yangkey.keys import KeyDeriver
 from yangkey.schema import SchemaContext
 from yangkey.templates import compile_subscription
@@ -470,28 +470,6 @@ def test_native_patch_answers_most_generated_edits(
 
     run()
     assert counts["native"] >= counts["keyed"] * 0.6, counts
-
-
-# ------------------------------------------------------------------------------ the sample
-
-
-def test_native_patch_builder_records_and_coverage() -> None:
-    """MessageBuilder over ``yangkey sample``'s mix: the same messages and rejections with the
-    native pass as without, and every JSON yang-patch of the sample keyed natively (the
-    feature removed, none would be)."""
-    records = generate(nodes=3, interfaces=4, rounds=3, seed=7).records
-    patches = json_patches(records)
-    assert len(patches) >= 9
-    builder, reference_builder = builders()
-    for number, raw in enumerate(patches):
-        assert builder.build(raw, f"p:{number}") == reference_builder.build(raw, f"p:{number}")
-    assert builder.native_keyed >= 0.9 * len(patches), (builder.native_keyed, len(patches))
-    with_native, answered, _ = builder_outputs(records, None, True)
-    without, none, _ = builder_outputs(records, None, False)
-    assert none == 0
-    assert with_native == without
-    json_push = [raw for raw in records if raw[:1] == b"{"]
-    assert answered >= 0.8 * len(json_push), (answered, len(json_push))
 
 
 # ------------------------------------------------------------------- the target's spelling
