@@ -170,31 +170,65 @@ static NAME: [bool; 256] = {
 };
 
 /// ``a == b`` for the short names of a document, without a call to bcmp (a call per
-/// element cost more than the scan: eight bytes at a time, the rest folded into one word).
+/// element cost more than the scan): eight bytes at a time, the last (partial) word read
+/// again overlapping the one before, a short name as two overlapping halves (no byte loop).
 #[inline]
 pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
+    let n = a.len();
+    if n != b.len() {
         return false;
     }
-    let mut diff = 0u64;
-    let mut a_chunks = a.chunks_exact(8);
-    let mut b_chunks = b.chunks_exact(8);
-    for (x, y) in (&mut a_chunks).zip(&mut b_chunks) {
-        let x = u64::from_le_bytes([x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]);
-        let y = u64::from_le_bytes([y[0], y[1], y[2], y[3], y[4], y[5], y[6], y[7]]);
-        diff |= x ^ y;
+    if n >= 8 {
+        let mut diff = 0u64;
+        let mut at = 0;
+        while at + 8 < n {
+            diff |= word(a, at) ^ word(b, at);
+            at += 8;
+        }
+        return diff | (word(a, n - 8) ^ word(b, n - 8)) == 0;
     }
-    let (mut x, mut y) = (0u64, 0u64);
-    for (i, (p, q)) in a_chunks
-        .remainder()
-        .iter()
-        .zip(b_chunks.remainder())
-        .enumerate()
-    {
-        x |= (*p as u64) << (8 * i);
-        y |= (*q as u64) << (8 * i);
+    if n >= 4 {
+        let half =
+            |s: &[u8], at: usize| u32::from_le_bytes([s[at], s[at + 1], s[at + 2], s[at + 3]]);
+        return (half(a, 0) ^ half(b, 0)) | (half(a, n - 4) ^ half(b, n - 4)) == 0;
     }
-    diff | (x ^ y) == 0
+    if n >= 2 {
+        let half = |s: &[u8], at: usize| u16::from_le_bytes([s[at], s[at + 1]]);
+        return (half(a, 0) ^ half(b, 0)) | (half(a, n - 2) ^ half(b, n - 2)) == 0;
+    }
+    n == 0 || a[0] == b[0]
+}
+
+/// The eight bytes of ``s`` from ``at`` as a little-endian word (``at + 8 <= s.len()``).
+#[inline]
+fn word(s: &[u8], at: usize) -> u64 {
+    let w = &s[at..at + 8];
+    u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]])
+}
+
+/// The bytes of a word that are not NCName characters after the first (ASCII letters,
+/// digits, '_', '-', '.'): exact per byte (no carry crosses a byte), so any flagged byte is
+/// one, the lowest the first.
+#[inline]
+fn not_name(word: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const LOW: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    let t = word & LOW;
+    // the high bit of each byte set where lo <= byte <= hi (bytes below 0x80)
+    let between = |x: u64, lo: u8, hi: u8| {
+        x.wrapping_add(ONES * (0x80 - lo as u64))
+            & !x.wrapping_add(ONES * (0x7F - hi as u64))
+            & HIGH
+    };
+    let digit = between(t, b'0', b'9');
+    let letter = between(t | (ONES * 0x20), b'a', b'z');
+    let dash_dot = between(t, b'-', b'.');
+    // exact zero test: the high bit set where the byte is not zero
+    let nonzero = |x: u64| ((x & LOW).wrapping_add(LOW) | x) & HIGH;
+    let underscore = nonzero(t ^ (ONES * b'_' as u64)) ^ HIGH;
+    let name = (digit | letter | dash_dot | underscore) & !(word & HIGH);
+    !name & HIGH
 }
 
 #[inline]
@@ -241,6 +275,16 @@ impl<'a> P<'a> {
             return Err(Other);
         }
         self.at += 1;
+        // Eight bytes at a time (a name ends within a word or two), the document's last
+        // bytes one at a time.
+        while self.at + 8 <= self.s.len() {
+            let found = not_name(word(self.s, self.at));
+            if found != 0 {
+                self.at += (found.trailing_zeros() / 8) as usize;
+                return Ok((start, self.at));
+            }
+            self.at += 8;
+        }
         while self.at < self.s.len() && NAME[self.s[self.at] as usize] {
             self.at += 1;
         }
@@ -267,18 +311,21 @@ impl<'a> P<'a> {
         &self.input[a..b]
     }
 
-    fn intern(&mut self, uri: &'a str) -> u32 {
+    /// The index of a declared namespace name (not empty) in [`Fast::namespaces`]; checked by
+    /// [`plain_uri`] the first time the document declares it.
+    fn intern(&mut self, uri: &'a str) -> F<u32> {
         match self
             .fast
             .namespaces
             .iter()
             .position(|n| same_bytes(n.as_bytes(), uri.as_bytes()))
         {
-            Some(at) => at as u32,
-            None => {
+            Some(at) => Ok(at as u32),
+            None if checked_uri(uri) => {
                 self.fast.namespaces.push(uri);
-                (self.fast.namespaces.len() - 1) as u32
+                Ok((self.fast.namespaces.len() - 1) as u32)
             }
+            None => Err(Other),
         }
     }
 
@@ -292,11 +339,19 @@ impl<'a> P<'a> {
 
     /// Text up to the next '<' (which must come): checked as XML content, decoded when it
     /// holds references; stored as a tape string when ``keep``.
+    #[inline(always)]
     fn text(&mut self, keep: bool) -> F<(Str<'a>, bool)> {
-        let start = self.at;
-        if self.s.get(start) == Some(&b'<') {
-            return Ok((Str::borrowed(start, 0), false)); // a container's, or no tail
+        if self.s.get(self.at) == Some(&b'<') {
+            return Ok((Str::borrowed(self.at, 0), false)); // a container's, or no tail
         }
+        self.text_run(keep)
+    }
+
+    /// [`P::text`] of text that is not empty (most are: a container's, a tail without
+    /// indentation), out of line.
+    #[inline(never)]
+    fn text_run(&mut self, keep: bool) -> F<(Str<'a>, bool)> {
+        let start = self.at;
         let mut references = false;
         let mut colon = false;
         loop {
@@ -472,20 +527,16 @@ impl<'a> P<'a> {
             let uri = self.slice(value);
             match (attr_prefix.map(|p| self.slice(p)), self.slice(attr_local)) {
                 (None, "xmlns") => {
-                    if uri.is_empty() || !checked_uri(uri) {
+                    if uri.is_empty() {
                         return Err(Other);
                     }
-                    default = self.intern(uri);
+                    default = self.intern(uri)?;
                 }
                 (Some("xmlns"), declared) => {
-                    if declared == "xml"
-                        || declared == "xmlns"
-                        || uri.is_empty()
-                        || !checked_uri(uri)
-                    {
+                    if declared == "xml" || declared == "xmlns" || uri.is_empty() {
                         return Err(Other);
                     }
-                    let ns = self.intern(uri);
+                    let ns = self.intern(uri)?;
                     self.scope.push((declared, ns));
                 }
                 (Some(_), _) => return Err(Other), // xml:lang, a prefixed attribute
@@ -557,11 +608,15 @@ impl<'a> P<'a> {
         if self.fast.els[el].first == NONE && self.fast.els[el].colon {
             // ``XmlConverter.leaf``: resolved with the element's own declarations in scope.
             let text = crate::tape::str_text(self.input, &self.fast.owned, self.fast.els[el].text);
-            if let Some(colon) = text.bytes().position(|b| b == b':') {
+            // The prefix looked up before the text is searched for a space: a long text with a
+            // ':' (a yang-patch target, a URL) rarely starts with a declared prefix.
+            if let Some(colon) = memchr::memchr(b':', text.as_bytes()) {
                 let prefix = &text[..colon];
-                if !prefix.is_empty() && !text.bytes().any(|b| b == b' ') && prefix != "xml" {
+                if !prefix.is_empty() && prefix != "xml" {
                     if let Some(ns) = self.lookup(prefix) {
-                        self.fast.els[el].qname = ns;
+                        if memchr::memchr(b' ', text.as_bytes()).is_none() {
+                            self.fast.els[el].qname = ns;
+                        }
                     }
                 }
             }
@@ -797,7 +852,10 @@ pub(crate) fn fields<const N: usize>(fast: &Fast<'_>, el: u32, names: [&str; N])
     let mut found = [NONE; N];
     for child in fast.children(el) {
         let local = fast.local(child);
-        if let Some(i) = names.iter().position(|n| *n == local) {
+        if let Some(i) = names
+            .iter()
+            .position(|n| same_bytes(n.as_bytes(), local.as_bytes()))
+        {
             if found[i] != NONE {
                 return Err(Other);
             }
