@@ -56,9 +56,14 @@ pub struct Fast<'a> {
 }
 
 impl<'a> Fast<'a> {
+    #[inline]
     pub fn local(&self, el: u32) -> &'a str {
         let (at, len) = self.els[el as usize].local;
-        &self.input[at as usize..(at + len) as usize]
+        let (at, end) = (at as usize, (at + len) as usize);
+        debug_assert!(self.input.is_char_boundary(at) && self.input.is_char_boundary(end));
+        // SAFETY: the reader takes only ASCII names, and makes ``local`` of a name's bytes in
+        // this input (so character boundaries, within it).
+        unsafe { self.input.get_unchecked(at..end) }
     }
 
     pub fn text(&self, el: u32) -> &str {
@@ -483,12 +488,11 @@ impl<'a> P<'a> {
         }
     }
 
-    fn start_tag(&mut self) -> F<()> {
-        self.at += 1; // '<'
-        let (prefix, local) = self.qname()?;
-        let name_end = self.at;
-        let mark = self.scope.len();
-        let mut default = self.open.last().map_or(0, |o| o.default);
+    /// The rest of a start tag after its name: its attributes (namespace declarations pushed
+    /// on the scope, ``default`` set by ``xmlns``), then ``>`` or ``/>``; whether it was
+    /// ``/>``.
+    #[inline(never)]
+    fn attributes(&mut self, default: &mut u32) -> F<bool> {
         // The names of its attributes (a tag with more goes to the full parser).
         let mut attributes = [(0usize, 0usize); 8];
         let mut count = 0;
@@ -530,7 +534,7 @@ impl<'a> P<'a> {
                     if uri.is_empty() {
                         return Err(Other);
                     }
-                    default = self.intern(uri)?;
+                    *default = self.intern(uri)?;
                 }
                 (Some("xmlns"), declared) => {
                     if declared == "xml" || declared == "xmlns" || uri.is_empty() {
@@ -542,6 +546,21 @@ impl<'a> P<'a> {
                 (Some(_), _) => return Err(Other), // xml:lang, a prefixed attribute
                 (None, _) => {}                    // an attribute the converter never reads
             }
+        };
+        Ok(empty)
+    }
+
+    fn start_tag(&mut self) -> F<()> {
+        self.at += 1; // '<'
+        let (prefix, local) = self.qname()?;
+        let name_end = self.at;
+        let mark = self.scope.len();
+        let mut default = self.open.last().map_or(0, |o| o.default);
+        let empty = if self.peek() == Some(b'>') {
+            self.at += 1; // most tags: no attribute, no space
+            false
+        } else {
+            self.attributes(&mut default)?
         };
         let ns = match prefix.map(|p| self.slice(p)) {
             Some("xml" | "xmlns") => return Err(Other),
