@@ -1,15 +1,17 @@
 //! The key pass's fast XML reader (``Decoder.keys_xml``): one scan of the bytes into a lean
 //! element arena (local name, namespace, first child, next sibling, the text before the first
 //! child, and for ``prefix:name`` text the namespace its prefix has in scope), the framing of
-//! a NETCONF notification, an envelope or a bare push-update read from it, and the datastore
-//! contents written into the JSON tape (xmlkeys.rs) as ``XmlConverter.members`` makes them.
+//! a push-update or push-change-update read from it (a NETCONF notification with Huawei's
+//! legacy sequencing leaves, an envelope, a telemetry message's payload, each inside another,
+//! or bare), and the datastore contents written into the JSON tape (xmlkeys.rs) as
+//! ``XmlConverter.members`` makes them.
 //!
 //! It reads a strict subset of XML 1.0 with namespaces, where every document it takes is well
 //! formed and means what libxml2 reads: ASCII names, namespace declarations with plain URIs,
 //! unprefixed other attributes, text with the predefined entities and character references.
 //! Anything else (a comment, CDATA, a processing instruction, a DTD, a carriage return,
-//! a prefixed attribute, an undeclared prefix, non-ASCII names, the telemetry message,
-//! Huawei's and IOS-XE's leaves, a header field to refuse...) is not refused here: the caller
+//! a prefixed attribute, an undeclared prefix, non-ASCII names, IOS-XE's
+//! ``datastore-contents-xml``, a header field to refuse...) is not refused here: the caller
 //! then reads the document with the full parser (roxmltree, xmlframe.rs), whose answer or
 //! deferral stands. So this reader only has to be exact on what it takes.
 
@@ -907,69 +909,118 @@ pub(crate) fn uint32(text: Option<&str>) -> F<Option<u32>> {
     }
 }
 
-/// The header of a NETCONF notification, an envelope or a bare ``body`` (``push-update`` or
-/// ``push-change-update``) as ``_xml_notification`` reads it: event time, node, sequence
-/// number and the body's element, every read field well formed; [`Other`] for the rest
-/// (Huawei's leaves, the other body first, the telemetry message).
-pub(crate) fn header<'f>(fast: &'f Fast<'_>, body: &str) -> F<Header<'f>> {
-    let mut event_time = None;
-    let mut node = None;
-    let mut sequence_number = None;
-    let mut push = 0;
-    match fast.local(0) {
-        "notification" => {
-            let [time, host, sys, seq, seq_legacy, update, change] = fields(
-                fast,
-                0,
-                [
-                    "eventTime",
-                    "hostname",
-                    "sysName",
-                    "sequence-number",
-                    "sequenceNumber",
-                    "push-update",
-                    "push-change-update",
-                ],
-            )?;
-            let (wanted, other) = if body == "push-update" {
-                (update, change)
-            } else {
-                (change, update)
-            };
-            if sys != NONE || seq_legacy != NONE || other != NONE || wanted == NONE {
-                return Err(Other); // Huawei's leaves, the other body, no body
+/// The framing of a ``body`` (``push-update`` or ``push-change-update``) as
+/// ``_xml_notification`` reads it, outermost first: a telemetry message (its manifest's node
+/// name, its metadata's export timestamp), an envelope, a NETCONF notification (with
+/// Huawei's ``sysName`` and ``sequenceNumber`` where the RFC's leaves are absent), each inside
+/// the one before, then the body: event time, node, sequence number and the body's element,
+/// every read field well formed; [`Other`] for the rest (the other body first, a field read
+/// given twice, a missing payload or contents). ``telemetry``: the telemetry message's
+/// namespace.
+pub(crate) fn header<'f>(fast: &'f Fast<'_>, body: &str, telemetry: &str) -> F<Header<'f>> {
+    let mut head = Header {
+        node: None,
+        event_time: None,
+        sequence_number: None,
+        push: 0,
+    };
+    let mut el = 0;
+    loop {
+        match fast.local(el) {
+            "message" if fast.namespaces[fast.els[el as usize].ns as usize] == telemetry => {
+                let [manifest, metadata, payload] = fields(
+                    fast,
+                    el,
+                    [
+                        "network-node-manifest",
+                        "telemetry-message-metadata",
+                        "payload",
+                    ],
+                )?;
+                if manifest != NONE && head.node.is_none() {
+                    let [name] = fields(fast, manifest, ["name"])?;
+                    head.node = node_name(fast, name)?;
+                }
+                if metadata != NONE {
+                    let [subscription, timestamp] = fields(
+                        fast,
+                        metadata,
+                        ["yang-push-subscription", "node-export-timestamp"],
+                    )?;
+                    if subscription != NONE {
+                        // A key pass reads no subscription metadata: its refusals only.
+                        fields(fast, subscription, ["xpath-filter"])?;
+                    }
+                    // ``note.event_time or _text(meta, "node-export-timestamp")``
+                    if head.event_time.is_none_or(str::is_empty) {
+                        head.event_time = stripped(fast, timestamp);
+                    }
+                }
+                if payload == NONE {
+                    return Err(Other);
+                }
+                el = fast.children(payload).next().ok_or(Other)?;
             }
-            event_time = stripped(fast, time).filter(|t| !t.is_empty());
-            node = node_name(fast, host)?;
-            sequence_number = uint32(stripped(fast, seq))?;
-            push = wanted;
+            "envelope" => {
+                let [time, host, seq, contents] = fields(
+                    fast,
+                    el,
+                    ["event-time", "hostname", "sequence-number", "contents"],
+                )?;
+                if let Some(time) = stripped(fast, time).filter(|t| !t.is_empty()) {
+                    head.event_time = Some(time);
+                }
+                if let Some(node) = node_name(fast, host)? {
+                    head.node = Some(node);
+                }
+                head.sequence_number = uint32(stripped(fast, seq))?;
+                if contents == NONE {
+                    return Err(Other);
+                }
+                el = fast.children(contents).next().ok_or(Other)?;
+            }
+            "notification" => {
+                let [time, host, sys, seq, seq_legacy, update, change] = fields(
+                    fast,
+                    el,
+                    [
+                        "eventTime",
+                        "hostname",
+                        "sysName",
+                        "sequence-number",
+                        "sequenceNumber",
+                        "push-update",
+                        "push-change-update",
+                    ],
+                )?;
+                if let Some(time) = stripped(fast, time).filter(|t| !t.is_empty()) {
+                    head.event_time = Some(time);
+                }
+                // Huawei's legacy leaves are read only where the RFC's are absent (or empty).
+                let node = match node_name(fast, host)? {
+                    Some(node) => Some(node),
+                    None => node_name(fast, sys)?,
+                };
+                if node.is_some() {
+                    head.node = node;
+                }
+                let sequence = if seq != NONE { seq } else { seq_legacy };
+                if sequence != NONE {
+                    head.sequence_number = uint32(stripped(fast, sequence))?;
+                }
+                // push-update first; the other body is then Other on the next turn
+                el = if update != NONE { update } else { change };
+                if el == NONE {
+                    return Err(Other); // no body
+                }
+            }
+            name if name == body => {
+                head.push = el;
+                return Ok(head);
+            }
+            _ => return Err(Other), // the other body, anything else
         }
-        "envelope" => {
-            let [time, host, seq, contents] = fields(
-                fast,
-                0,
-                ["event-time", "hostname", "sequence-number", "contents"],
-            )?;
-            event_time = stripped(fast, time).filter(|t| !t.is_empty());
-            node = node_name(fast, host)?;
-            sequence_number = uint32(stripped(fast, seq))?;
-            if contents == NONE {
-                return Err(Other);
-            }
-            push = fast.children(contents).next().ok_or(Other)?;
-            if fast.local(push) != body {
-                return Err(Other);
-            }
-        }
-        name if name == body => {}
-        _ => return Err(Other), // the telemetry message, anything else
     }
-    Ok(Header {
-        node,
-        event_time,
-        sequence_number,
-        push,
-    })
 }
 
 /// What [`header`] reads.
@@ -980,15 +1031,16 @@ pub(crate) struct Header<'f> {
     pub push: u32,
 }
 
-/// ``_xml_notification`` of a NETCONF notification, an envelope or a bare push-update with
-/// datastore-contents and every read field well formed; [`Other`] for the rest.
-pub fn frame<'f>(fast: &'f Fast<'_>) -> F<Frame<'f>> {
+/// ``_xml_notification`` of a push-update with datastore-contents in the framings [`header`]
+/// reads and every read field well formed; [`Other`] for the rest. ``telemetry``: the
+/// telemetry message's namespace.
+pub fn frame<'f>(fast: &'f Fast<'_>, telemetry: &str) -> F<Frame<'f>> {
     let Header {
         node,
         event_time,
         sequence_number,
         push,
-    } = header(fast, "push-update")?;
+    } = header(fast, "push-update", telemetry)?;
     let [id, legacy_id, contents, legacy_contents] = fields(
         fast,
         push,

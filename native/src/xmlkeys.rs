@@ -624,12 +624,12 @@ impl Decoder {
         };
         // The fast reader decides what is well formed: roxmltree (xmlparse.rs, which hands
         // over what it knows roxmltree takes and libxml2 refuses) only reads, for the framings
-        // the fast one leaves to it (the telemetry message, Huawei's and IOS-XE's leaves),
+        // the fast one leaves to it (IOS-XE's subscription-id and datastore-contents-xml),
         // documents the fast reader took. Anything else: the reference.
         let Ok(fast) = xmlfast::parse(text) else {
             return Ok(None);
         };
-        if let Ok(frame) = xmlfast::frame(&fast) {
+        if let Ok(frame) = xmlfast::frame(&fast, &self.model.ns_telemetry) {
             return self.fast_keys(py, &fast, &frame, ns_modules, route, with_xpaths, routes);
         }
         drop(fast);
