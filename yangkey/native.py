@@ -50,10 +50,11 @@ subscriptions, contract 5 ``Decoder.keys_xml``):
   through ``ns_modules``; ``prefix:name`` text with a prefix in scope handed to a converter
   as the :class:`~yangkey.values.QNameText` the reference holds). The same answer as
   ``keys``, or None: JSON, contents written as XML text, any error. An XML yang-patch
-  (push-change-update) in a NETCONF ``<notification>``, an envelope or bare is keyed as
-  ``keys`` keys a JSON one (each edit's target, operation and value read as
-  ``xmlnotifications`` reads them; native/src/xmlpatch.rs), in the other framings left to the
-  reference (None); the answer's shape is unchanged. The caller routes by content type (its
+  (push-change-update) is keyed as ``keys`` keys a JSON one (each edit's target, operation
+  and value read as ``xmlnotifications`` reads them; native/src/xmlpatch.rs) in every framing
+  but IOS-XE's contents (a NETCONF ``<notification>`` with Huawei's leaves or not, the
+  telemetry message, the envelope, bare; IOS-XE's ``subscription-id``); the answer's shape is
+  unchanged. The caller routes by content type (its
   ``route`` answers for ``application/yang-data+xml``): see :func:`keys_xml`.
 
 * ``yangkey_native.Routes()``: ``Decoder.keys``' memo of the route's answers, kept where the

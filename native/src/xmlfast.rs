@@ -1,15 +1,17 @@
 //! The key pass's fast XML reader (``Decoder.keys_xml``): one scan of the bytes into a lean
 //! element arena (local name, namespace, first child, next sibling, the text before the first
 //! child, and for ``prefix:name`` text the namespace its prefix has in scope), the framing of
-//! a NETCONF notification, an envelope or a bare push-update read from it, and the datastore
-//! contents written into the JSON tape (xmlkeys.rs) as ``XmlConverter.members`` makes them.
+//! a push-update or push-change-update read from it (a NETCONF notification with Huawei's
+//! legacy sequencing leaves, an envelope, a telemetry message's payload, each inside another,
+//! or bare), and the datastore contents written into the JSON tape (xmlkeys.rs) as
+//! ``XmlConverter.members`` makes them.
 //!
 //! It reads a strict subset of XML 1.0 with namespaces, where every document it takes is well
 //! formed and means what libxml2 reads: ASCII names, namespace declarations with plain URIs,
 //! unprefixed other attributes, text with the predefined entities and character references.
 //! Anything else (a comment, CDATA, a processing instruction, a DTD, a carriage return,
-//! a prefixed attribute, an undeclared prefix, non-ASCII names, the telemetry message,
-//! Huawei's and IOS-XE's leaves, a header field to refuse...) is not refused here: the caller
+//! a prefixed attribute, an undeclared prefix, non-ASCII names, IOS-XE's
+//! ``datastore-contents-xml``, a header field to refuse...) is not refused here: the caller
 //! then reads the document with the full parser (roxmltree, xmlframe.rs), whose answer or
 //! deferral stands. So this reader only has to be exact on what it takes.
 
@@ -56,9 +58,14 @@ pub struct Fast<'a> {
 }
 
 impl<'a> Fast<'a> {
+    #[inline]
     pub fn local(&self, el: u32) -> &'a str {
         let (at, len) = self.els[el as usize].local;
-        &self.input[at as usize..(at + len) as usize]
+        let (at, end) = (at as usize, (at + len) as usize);
+        debug_assert!(self.input.is_char_boundary(at) && self.input.is_char_boundary(end));
+        // SAFETY: the reader takes only ASCII names, and makes ``local`` of a name's bytes in
+        // this input (so character boundaries, within it).
+        unsafe { self.input.get_unchecked(at..end) }
     }
 
     pub fn text(&self, el: u32) -> &str {
@@ -170,31 +177,65 @@ static NAME: [bool; 256] = {
 };
 
 /// ``a == b`` for the short names of a document, without a call to bcmp (a call per
-/// element cost more than the scan: eight bytes at a time, the rest folded into one word).
+/// element cost more than the scan): eight bytes at a time, the last (partial) word read
+/// again overlapping the one before, a short name as two overlapping halves (no byte loop).
 #[inline]
 pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
+    let n = a.len();
+    if n != b.len() {
         return false;
     }
-    let mut diff = 0u64;
-    let mut a_chunks = a.chunks_exact(8);
-    let mut b_chunks = b.chunks_exact(8);
-    for (x, y) in (&mut a_chunks).zip(&mut b_chunks) {
-        let x = u64::from_le_bytes([x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]);
-        let y = u64::from_le_bytes([y[0], y[1], y[2], y[3], y[4], y[5], y[6], y[7]]);
-        diff |= x ^ y;
+    if n >= 8 {
+        let mut diff = 0u64;
+        let mut at = 0;
+        while at + 8 < n {
+            diff |= word(a, at) ^ word(b, at);
+            at += 8;
+        }
+        return diff | (word(a, n - 8) ^ word(b, n - 8)) == 0;
     }
-    let (mut x, mut y) = (0u64, 0u64);
-    for (i, (p, q)) in a_chunks
-        .remainder()
-        .iter()
-        .zip(b_chunks.remainder())
-        .enumerate()
-    {
-        x |= (*p as u64) << (8 * i);
-        y |= (*q as u64) << (8 * i);
+    if n >= 4 {
+        let half =
+            |s: &[u8], at: usize| u32::from_le_bytes([s[at], s[at + 1], s[at + 2], s[at + 3]]);
+        return (half(a, 0) ^ half(b, 0)) | (half(a, n - 4) ^ half(b, n - 4)) == 0;
     }
-    diff | (x ^ y) == 0
+    if n >= 2 {
+        let half = |s: &[u8], at: usize| u16::from_le_bytes([s[at], s[at + 1]]);
+        return (half(a, 0) ^ half(b, 0)) | (half(a, n - 2) ^ half(b, n - 2)) == 0;
+    }
+    n == 0 || a[0] == b[0]
+}
+
+/// The eight bytes of ``s`` from ``at`` as a little-endian word (``at + 8 <= s.len()``).
+#[inline]
+fn word(s: &[u8], at: usize) -> u64 {
+    let w = &s[at..at + 8];
+    u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]])
+}
+
+/// The bytes of a word that are not NCName characters after the first (ASCII letters,
+/// digits, '_', '-', '.'): exact per byte (no carry crosses a byte), so any flagged byte is
+/// one, the lowest the first.
+#[inline]
+fn not_name(word: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const LOW: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    let t = word & LOW;
+    // the high bit of each byte set where lo <= byte <= hi (bytes below 0x80)
+    let between = |x: u64, lo: u8, hi: u8| {
+        x.wrapping_add(ONES * (0x80 - lo as u64))
+            & !x.wrapping_add(ONES * (0x7F - hi as u64))
+            & HIGH
+    };
+    let digit = between(t, b'0', b'9');
+    let letter = between(t | (ONES * 0x20), b'a', b'z');
+    let dash_dot = between(t, b'-', b'.');
+    // exact zero test: the high bit set where the byte is not zero
+    let nonzero = |x: u64| ((x & LOW).wrapping_add(LOW) | x) & HIGH;
+    let underscore = nonzero(t ^ (ONES * b'_' as u64)) ^ HIGH;
+    let name = (digit | letter | dash_dot | underscore) & !(word & HIGH);
+    !name & HIGH
 }
 
 #[inline]
@@ -241,6 +282,16 @@ impl<'a> P<'a> {
             return Err(Other);
         }
         self.at += 1;
+        // Eight bytes at a time (a name ends within a word or two), the document's last
+        // bytes one at a time.
+        while self.at + 8 <= self.s.len() {
+            let found = not_name(word(self.s, self.at));
+            if found != 0 {
+                self.at += (found.trailing_zeros() / 8) as usize;
+                return Ok((start, self.at));
+            }
+            self.at += 8;
+        }
         while self.at < self.s.len() && NAME[self.s[self.at] as usize] {
             self.at += 1;
         }
@@ -267,18 +318,21 @@ impl<'a> P<'a> {
         &self.input[a..b]
     }
 
-    fn intern(&mut self, uri: &'a str) -> u32 {
+    /// The index of a declared namespace name (not empty) in [`Fast::namespaces`]; checked by
+    /// [`plain_uri`] the first time the document declares it.
+    fn intern(&mut self, uri: &'a str) -> F<u32> {
         match self
             .fast
             .namespaces
             .iter()
             .position(|n| same_bytes(n.as_bytes(), uri.as_bytes()))
         {
-            Some(at) => at as u32,
-            None => {
+            Some(at) => Ok(at as u32),
+            None if checked_uri(uri) => {
                 self.fast.namespaces.push(uri);
-                (self.fast.namespaces.len() - 1) as u32
+                Ok((self.fast.namespaces.len() - 1) as u32)
             }
+            None => Err(Other),
         }
     }
 
@@ -292,11 +346,19 @@ impl<'a> P<'a> {
 
     /// Text up to the next '<' (which must come): checked as XML content, decoded when it
     /// holds references; stored as a tape string when ``keep``.
+    #[inline(always)]
     fn text(&mut self, keep: bool) -> F<(Str<'a>, bool)> {
-        let start = self.at;
-        if self.s.get(start) == Some(&b'<') {
-            return Ok((Str::borrowed(start, 0), false)); // a container's, or no tail
+        if self.s.get(self.at) == Some(&b'<') {
+            return Ok((Str::borrowed(self.at, 0), false)); // a container's, or no tail
         }
+        self.text_run(keep)
+    }
+
+    /// [`P::text`] of text that is not empty (most are: a container's, a tail without
+    /// indentation), out of line.
+    #[inline(never)]
+    fn text_run(&mut self, keep: bool) -> F<(Str<'a>, bool)> {
+        let start = self.at;
         let mut references = false;
         let mut colon = false;
         loop {
@@ -428,12 +490,11 @@ impl<'a> P<'a> {
         }
     }
 
-    fn start_tag(&mut self) -> F<()> {
-        self.at += 1; // '<'
-        let (prefix, local) = self.qname()?;
-        let name_end = self.at;
-        let mark = self.scope.len();
-        let mut default = self.open.last().map_or(0, |o| o.default);
+    /// The rest of a start tag after its name: its attributes (namespace declarations pushed
+    /// on the scope, ``default`` set by ``xmlns``), then ``>`` or ``/>``; whether it was
+    /// ``/>``.
+    #[inline(never)]
+    fn attributes(&mut self, default: &mut u32) -> F<bool> {
         // The names of its attributes (a tag with more goes to the full parser).
         let mut attributes = [(0usize, 0usize); 8];
         let mut count = 0;
@@ -472,25 +533,36 @@ impl<'a> P<'a> {
             let uri = self.slice(value);
             match (attr_prefix.map(|p| self.slice(p)), self.slice(attr_local)) {
                 (None, "xmlns") => {
-                    if uri.is_empty() || !checked_uri(uri) {
+                    if uri.is_empty() {
                         return Err(Other);
                     }
-                    default = self.intern(uri);
+                    *default = self.intern(uri)?;
                 }
                 (Some("xmlns"), declared) => {
-                    if declared == "xml"
-                        || declared == "xmlns"
-                        || uri.is_empty()
-                        || !checked_uri(uri)
-                    {
+                    if declared == "xml" || declared == "xmlns" || uri.is_empty() {
                         return Err(Other);
                     }
-                    let ns = self.intern(uri);
+                    let ns = self.intern(uri)?;
                     self.scope.push((declared, ns));
                 }
                 (Some(_), _) => return Err(Other), // xml:lang, a prefixed attribute
                 (None, _) => {}                    // an attribute the converter never reads
             }
+        };
+        Ok(empty)
+    }
+
+    fn start_tag(&mut self) -> F<()> {
+        self.at += 1; // '<'
+        let (prefix, local) = self.qname()?;
+        let name_end = self.at;
+        let mark = self.scope.len();
+        let mut default = self.open.last().map_or(0, |o| o.default);
+        let empty = if self.peek() == Some(b'>') {
+            self.at += 1; // most tags: no attribute, no space
+            false
+        } else {
+            self.attributes(&mut default)?
         };
         let ns = match prefix.map(|p| self.slice(p)) {
             Some("xml" | "xmlns") => return Err(Other),
@@ -557,11 +629,15 @@ impl<'a> P<'a> {
         if self.fast.els[el].first == NONE && self.fast.els[el].colon {
             // ``XmlConverter.leaf``: resolved with the element's own declarations in scope.
             let text = crate::tape::str_text(self.input, &self.fast.owned, self.fast.els[el].text);
-            if let Some(colon) = text.bytes().position(|b| b == b':') {
+            // The prefix looked up before the text is searched for a space: a long text with a
+            // ':' (a yang-patch target, a URL) rarely starts with a declared prefix.
+            if let Some(colon) = memchr::memchr(b':', text.as_bytes()) {
                 let prefix = &text[..colon];
-                if !prefix.is_empty() && !text.bytes().any(|b| b == b' ') && prefix != "xml" {
+                if !prefix.is_empty() && prefix != "xml" {
                     if let Some(ns) = self.lookup(prefix) {
-                        self.fast.els[el].qname = ns;
+                        if memchr::memchr(b' ', text.as_bytes()).is_none() {
+                            self.fast.els[el].qname = ns;
+                        }
                     }
                 }
             }
@@ -797,7 +873,10 @@ pub(crate) fn fields<const N: usize>(fast: &Fast<'_>, el: u32, names: [&str; N])
     let mut found = [NONE; N];
     for child in fast.children(el) {
         let local = fast.local(child);
-        if let Some(i) = names.iter().position(|n| *n == local) {
+        if let Some(i) = names
+            .iter()
+            .position(|n| same_bytes(n.as_bytes(), local.as_bytes()))
+        {
             if found[i] != NONE {
                 return Err(Other);
             }
@@ -830,69 +909,118 @@ pub(crate) fn uint32(text: Option<&str>) -> F<Option<u32>> {
     }
 }
 
-/// The header of a NETCONF notification, an envelope or a bare ``body`` (``push-update`` or
-/// ``push-change-update``) as ``_xml_notification`` reads it: event time, node, sequence
-/// number and the body's element, every read field well formed; [`Other`] for the rest
-/// (Huawei's leaves, the other body first, the telemetry message).
-pub(crate) fn header<'f>(fast: &'f Fast<'_>, body: &str) -> F<Header<'f>> {
-    let mut event_time = None;
-    let mut node = None;
-    let mut sequence_number = None;
-    let mut push = 0;
-    match fast.local(0) {
-        "notification" => {
-            let [time, host, sys, seq, seq_legacy, update, change] = fields(
-                fast,
-                0,
-                [
-                    "eventTime",
-                    "hostname",
-                    "sysName",
-                    "sequence-number",
-                    "sequenceNumber",
-                    "push-update",
-                    "push-change-update",
-                ],
-            )?;
-            let (wanted, other) = if body == "push-update" {
-                (update, change)
-            } else {
-                (change, update)
-            };
-            if sys != NONE || seq_legacy != NONE || other != NONE || wanted == NONE {
-                return Err(Other); // Huawei's leaves, the other body, no body
+/// The framing of a ``body`` (``push-update`` or ``push-change-update``) as
+/// ``_xml_notification`` reads it, outermost first: a telemetry message (its manifest's node
+/// name, its metadata's export timestamp), an envelope, a NETCONF notification (with
+/// Huawei's ``sysName`` and ``sequenceNumber`` where the RFC's leaves are absent), each inside
+/// the one before, then the body: event time, node, sequence number and the body's element,
+/// every read field well formed; [`Other`] for the rest (the other body first, a field read
+/// given twice, a missing payload or contents). ``telemetry``: the telemetry message's
+/// namespace.
+pub(crate) fn header<'f>(fast: &'f Fast<'_>, body: &str, telemetry: &str) -> F<Header<'f>> {
+    let mut head = Header {
+        node: None,
+        event_time: None,
+        sequence_number: None,
+        push: 0,
+    };
+    let mut el = 0;
+    loop {
+        match fast.local(el) {
+            "message" if fast.namespaces[fast.els[el as usize].ns as usize] == telemetry => {
+                let [manifest, metadata, payload] = fields(
+                    fast,
+                    el,
+                    [
+                        "network-node-manifest",
+                        "telemetry-message-metadata",
+                        "payload",
+                    ],
+                )?;
+                if manifest != NONE && head.node.is_none() {
+                    let [name] = fields(fast, manifest, ["name"])?;
+                    head.node = node_name(fast, name)?;
+                }
+                if metadata != NONE {
+                    let [subscription, timestamp] = fields(
+                        fast,
+                        metadata,
+                        ["yang-push-subscription", "node-export-timestamp"],
+                    )?;
+                    if subscription != NONE {
+                        // A key pass reads no subscription metadata: its refusals only.
+                        fields(fast, subscription, ["xpath-filter"])?;
+                    }
+                    // ``note.event_time or _text(meta, "node-export-timestamp")``
+                    if head.event_time.is_none_or(str::is_empty) {
+                        head.event_time = stripped(fast, timestamp);
+                    }
+                }
+                if payload == NONE {
+                    return Err(Other);
+                }
+                el = fast.children(payload).next().ok_or(Other)?;
             }
-            event_time = stripped(fast, time).filter(|t| !t.is_empty());
-            node = node_name(fast, host)?;
-            sequence_number = uint32(stripped(fast, seq))?;
-            push = wanted;
+            "envelope" => {
+                let [time, host, seq, contents] = fields(
+                    fast,
+                    el,
+                    ["event-time", "hostname", "sequence-number", "contents"],
+                )?;
+                if let Some(time) = stripped(fast, time).filter(|t| !t.is_empty()) {
+                    head.event_time = Some(time);
+                }
+                if let Some(node) = node_name(fast, host)? {
+                    head.node = Some(node);
+                }
+                head.sequence_number = uint32(stripped(fast, seq))?;
+                if contents == NONE {
+                    return Err(Other);
+                }
+                el = fast.children(contents).next().ok_or(Other)?;
+            }
+            "notification" => {
+                let [time, host, sys, seq, seq_legacy, update, change] = fields(
+                    fast,
+                    el,
+                    [
+                        "eventTime",
+                        "hostname",
+                        "sysName",
+                        "sequence-number",
+                        "sequenceNumber",
+                        "push-update",
+                        "push-change-update",
+                    ],
+                )?;
+                if let Some(time) = stripped(fast, time).filter(|t| !t.is_empty()) {
+                    head.event_time = Some(time);
+                }
+                // Huawei's legacy leaves are read only where the RFC's are absent (or empty).
+                let node = match node_name(fast, host)? {
+                    Some(node) => Some(node),
+                    None => node_name(fast, sys)?,
+                };
+                if node.is_some() {
+                    head.node = node;
+                }
+                let sequence = if seq != NONE { seq } else { seq_legacy };
+                if sequence != NONE {
+                    head.sequence_number = uint32(stripped(fast, sequence))?;
+                }
+                // push-update first; the other body is then Other on the next turn
+                el = if update != NONE { update } else { change };
+                if el == NONE {
+                    return Err(Other); // no body
+                }
+            }
+            name if name == body => {
+                head.push = el;
+                return Ok(head);
+            }
+            _ => return Err(Other), // the other body, anything else
         }
-        "envelope" => {
-            let [time, host, seq, contents] = fields(
-                fast,
-                0,
-                ["event-time", "hostname", "sequence-number", "contents"],
-            )?;
-            event_time = stripped(fast, time).filter(|t| !t.is_empty());
-            node = node_name(fast, host)?;
-            sequence_number = uint32(stripped(fast, seq))?;
-            if contents == NONE {
-                return Err(Other);
-            }
-            push = fast.children(contents).next().ok_or(Other)?;
-            if fast.local(push) != body {
-                return Err(Other);
-            }
-        }
-        name if name == body => {}
-        _ => return Err(Other), // the telemetry message, anything else
     }
-    Ok(Header {
-        node,
-        event_time,
-        sequence_number,
-        push,
-    })
 }
 
 /// What [`header`] reads.
@@ -903,15 +1031,16 @@ pub(crate) struct Header<'f> {
     pub push: u32,
 }
 
-/// ``_xml_notification`` of a NETCONF notification, an envelope or a bare push-update with
-/// datastore-contents and every read field well formed; [`Other`] for the rest.
-pub fn frame<'f>(fast: &'f Fast<'_>) -> F<Frame<'f>> {
+/// ``_xml_notification`` of a push-update with datastore-contents in the framings [`header`]
+/// reads and every read field well formed; [`Other`] for the rest. ``telemetry``: the
+/// telemetry message's namespace.
+pub fn frame<'f>(fast: &'f Fast<'_>, telemetry: &str) -> F<Frame<'f>> {
     let Header {
         node,
         event_time,
         sequence_number,
         push,
-    } = header(fast, "push-update")?;
+    } = header(fast, "push-update", telemetry)?;
     let [id, legacy_id, contents, legacy_contents] = fields(
         fast,
         push,

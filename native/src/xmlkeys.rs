@@ -116,7 +116,7 @@ impl<'a> Build<'a, '_> {
         if let Some((_, _, at)) = found {
             return Str::owned(*at);
         }
-        let name = format!("{}:{local}", self.module_name(module));
+        let name = qualified(self.module_name(module), local);
         self.owned.push(name);
         let at = self.owned.len() - 1;
         if self.qualified.len() < 256 {
@@ -249,7 +249,8 @@ impl<'a> Build<'a, '_> {
         let mut kids = std::mem::take(&mut self.kids);
         let mut groups = std::mem::take(&mut self.groups);
         let (kids_start, groups_start) = (kids.len(), groups.len());
-        let mut index: HashMap<(u32, &'a str), u32> = HashMap::new();
+        // Made only past LINEAR groups (``HashMap::new`` reads a thread-local per call).
+        let mut index: Option<HashMap<(u32, &'a str), u32>> = None;
         let mut last_ns = NONE;
         let mut module = NONE;
         for child in fast.children(element) {
@@ -269,7 +270,10 @@ impl<'a> Build<'a, '_> {
             let group = match mine.last() {
                 Some(g) if same(g) => Some(mine.len() - 1),
                 _ if mine.len() <= LINEAR => mine.iter().position(same),
-                _ => index.get(&(module, local)).map(|g| *g as usize),
+                _ => index
+                    .as_ref()
+                    .and_then(|index| index.get(&(module, local)))
+                    .map(|g| *g as usize),
             };
             let group = match group {
                 Some(g) => g,
@@ -278,6 +282,7 @@ impl<'a> Build<'a, '_> {
                     let mine = &groups[groups_start..];
                     let g = mine.len() - 1;
                     if mine.len() > LINEAR {
+                        let index = index.get_or_insert_with(HashMap::new);
                         if index.is_empty() {
                             for (at, (m, l, _)) in mine.iter().enumerate() {
                                 index.insert((*m, *l), at as u32);
@@ -361,8 +366,7 @@ impl<'a> Build<'a, '_> {
                 let value = match made {
                     Some((_, _, value)) => value.clone(),
                     None => {
-                        let value: Rc<str> =
-                            Rc::from(format!("{}:{name}", self.table.module_name(id)));
+                        let value: Rc<str> = Rc::from(qualified(self.table.module_name(id), name));
                         if self.qname_values.len() < 64 {
                             self.qname_values
                                 .push((id, name.to_string(), value.clone()));
@@ -382,6 +386,16 @@ impl<'a> Build<'a, '_> {
             self.leaf(node);
         }
     }
+}
+
+/// ``module:name`` (``format!``'s machinery cost more than the rest of a small document's
+/// tape).
+fn qualified(module: &str, name: &str) -> String {
+    let mut text = String::with_capacity(module.len() + 1 + name.len());
+    text.push_str(module);
+    text.push(':');
+    text.push_str(name);
+    text
 }
 
 /// ``object_fast``'s children and member names.
@@ -610,12 +624,12 @@ impl Decoder {
         };
         // The fast reader decides what is well formed: roxmltree (xmlparse.rs, which hands
         // over what it knows roxmltree takes and libxml2 refuses) only reads, for the framings
-        // the fast one leaves to it (the telemetry message, Huawei's and IOS-XE's leaves),
+        // the fast one leaves to it (IOS-XE's subscription-id and datastore-contents-xml),
         // documents the fast reader took. Anything else: the reference.
         let Ok(fast) = xmlfast::parse(text) else {
             return Ok(None);
         };
-        if let Ok(frame) = xmlfast::frame(&fast) {
+        if let Ok(frame) = xmlfast::frame(&fast, &self.model.ns_telemetry) {
             return self.fast_keys(py, &fast, &frame, ns_modules, route, with_xpaths, routes);
         }
         drop(fast);

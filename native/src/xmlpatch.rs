@@ -1,13 +1,15 @@
 //! XML yang-patch keys natively (RFC 8641 section 3.10's push-change-update, RFC 8072's edits
-//! in XML): ``Decoder.keys_xml`` of a NETCONF notification, an envelope or a bare
-//! push-change-update the fast reader takes (xmlfast.rs). Its framing and edits are read as
+//! in XML): ``Decoder.keys_xml`` of a push-change-update the fast reader takes (xmlfast.rs) in
+//! any framing its ``header`` reads (a NETCONF notification with Huawei's legacy leaves, an
+//! envelope, a telemetry message, bare), its subscription named by ``id`` or IOS-XE's
+//! ``subscription-id``. Its framing and edits are read as
 //! ``yangkey.xmlnotifications._xml_notification`` reads them (each edit's target and
 //! operation the element's text stripped, its value ``XmlConverter.members`` of the value
 //! element's children, written into the tape, xmlkeys.rs), and keyed by patchwalk.rs as a JSON
 //! yang-patch is.
 //!
-//! Anything else returns None and the reference answers (and words any error): the telemetry
-//! message, Huawei's and IOS-XE's leaves, a field the reference reads given twice, an edit
+//! Anything else returns None and the reference answers (and words any error): a field the
+//! reference reads given twice, an edit
 //! without target or operation, a target or operation element with child elements, whatever
 //! patchwalk.rs leaves to the reference.
 
@@ -32,18 +34,20 @@ struct PatchFrame<'f> {
 
 /// ``_xml_notification`` of a NETCONF notification, an envelope or a bare push-change-update
 /// with every read field well formed; [`Other`] for the rest.
-fn frame<'f>(fast: &'f Fast<'_>) -> F<PatchFrame<'f>> {
+fn frame<'f>(fast: &'f Fast<'_>, telemetry: &str) -> F<PatchFrame<'f>> {
     let Header {
         node,
         event_time,
         sequence_number,
         push,
-    } = header(fast, "push-change-update")?;
+    } = header(fast, "push-change-update", telemetry)?;
     let [id, legacy_id, changes] =
         fields(fast, push, ["id", "subscription-id", "datastore-changes"])?;
-    if legacy_id != NONE || changes == NONE {
-        return Err(Other); // IOS-XE's name; no changes (the reference's error)
+    if changes == NONE {
+        return Err(Other); // no changes (the reference's error)
     }
+    // IOS-XE's pre-RFC 8639 name, read where ``id`` is absent
+    let id = if id != NONE { id } else { legacy_id };
     let subscription_id = uint32(stripped(fast, id))?.ok_or(Other)?;
     let [patch] = fields(fast, changes, ["yang-patch"])?;
     if patch == NONE {
@@ -94,7 +98,7 @@ impl Decoder {
         let Ok(fast) = xmlfast::parse(text) else {
             return Ok(None);
         };
-        let Ok(frame) = frame(&fast) else {
+        let Ok(frame) = frame(&fast, &self.model.ns_telemetry) else {
             return Ok(None);
         };
         let mut guard = self.state.try_lock();

@@ -5,10 +5,11 @@ operation the element's text stripped, its value ``XmlConverter.members`` of the
 element's children; then patch.py as for JSON).
 
 ``Decoder.keys_xml`` keys a push-change-update the fast XML reader takes (a NETCONF
-notification, an envelope, a bare one); where it answers, its answer is the reference's byte
-for byte (``same`` with ``keys_xml``); the telemetry message, Huawei's leaves, a field the
-reference reads given twice, an edit without target or operation and whatever patchwalk.rs
-leaves to the reference answer None, and the reference answers or words the error.
+notification, an envelope, a bare one, a telemetry message's payload, Huawei's legacy
+sequencing leaves, IOS-XE's ``subscription-id``); where it answers, its answer is the
+reference's byte for byte (``same`` with ``keys_xml``); a field the reference reads given
+twice, an edit without target or operation and whatever patchwalk.rs leaves to the reference
+answer None, and the reference answers or words the error.
 Inputs: test_native_patch_native.py's JSON edges, refusals and left-to-Python cases with
 their values written as XML (every member an element, every module a prefix declared on
 the value so ``module:name`` text is a ``prefix:name``), XML-only edges (the reference's
@@ -29,7 +30,7 @@ import pytest
 from native_helpers import builder_outputs, builders, native_answer, reference, same
 from test_native_patch_keys import json_patches
 from test_native_patch_native import EDGES, LEFT_TO_PYTHON, REFUSED
-from test_native_xml_keys import NS_YP
+from test_native_xml_keys import NS_ENV, NS_NC, NS_TM, NS_YP
 from test_native_xml_keys import framed as xml_framed
 
 from yangkey.demo.sample import generate
@@ -42,19 +43,21 @@ yangkey_native = pytest.importorskip("yangkey_native", reason="yangkey-native no
 IF = "/ietf-interfaces:interfaces/interface"
 NS_IF = "urn:ietf:params:xml:ns:yang:ietf-interfaces"
 NS_PATCH = "urn:ietf:params:xml:ns:yang:ietf-yang-patch"
-FRAMINGS = ["netconf", "envelope", "bare", "pretty", "telemetry", "huawei"]
-NATIVE_FRAMINGS = {"netconf", "envelope", "bare", "pretty"}
+FRAMINGS = ["netconf", "envelope", "bare", "pretty", "telemetry", "huawei", "iosxe"]
 
 
 def xml_change(edits: str, framing: str = "netconf", sub: Any = 1042, node: str = "pe1") -> bytes:
     """A push-change-update carrying ``edits`` (XML text) in one of test_native_xml_keys.py's
-    framings."""
+    framings (``iosxe``: a NETCONF notification whose push-change-update names its
+    subscription by the pre-RFC 8639 ``subscription-id``)."""
+    legacy = framing == "iosxe"
+    id_leaf = f"<subscription-id>{sub}</subscription-id>" if legacy else f"<id>{sub}</id>"
     body = (
-        f'<push-change-update xmlns="{NS_YP}"><id>{sub}</id><datastore-changes>'
+        f'<push-change-update xmlns="{NS_YP}">{id_leaf}<datastore-changes>'
         f'<yang-patch xmlns="{NS_PATCH}"><patch-id>p</patch-id>{edits}</yang-patch>'
         "</datastore-changes></push-change-update>"
     )
-    update = xml_framed(framing, "", node, sub).decode()
+    update = xml_framed("netconf" if legacy else framing, "", node, sub).decode()
     push = (
         f'<push-update xmlns="{NS_YP}"><id>{sub}</id>'
         "<datastore-contents></datastore-contents></push-update>"
@@ -136,15 +139,15 @@ def test_native_patch_xml_edges(
 ) -> None:
     """test_native_patch_native.py's edges, refusals and left-to-Python cases as XML, in each
     framing: where the native pass answers, the reference's answer (full and pruned decode);
-    every edge the reference keys in a framing the fast reader takes is keyed natively, the
-    rest (the reference's refusals, the telemetry message, Huawei's leaves) by the reference."""
+    every edge the reference keys is keyed natively in every framing (the telemetry message,
+    Huawei's and IOS-XE's leaves too), the reference's refusals by the reference."""
     deriver = deriver_of(text, fx_schema)
     ns = fx_schema.index.by_namespace
     namespaces = module_namespaces(fx_schema)
     raw = xml_change("".join(xml_edit(e, namespaces) for e in edits), framing)
     answered = same(decoder, deriver, raw, ns, "dflt", "keys_xml")
     want = reference(deriver, raw, ns, "dflt")
-    if want[0] != "ok" or framing not in NATIVE_FRAMINGS or (text, edits) in LEFT_TO_PYTHON:
+    if want[0] != "ok" or (text, edits) in LEFT_TO_PYTHON:
         assert answered == "python", raw
     else:
         assert answered == "native", raw
@@ -224,7 +227,7 @@ XML_EDGES: list[tuple[str, str, str]] = [
 
 
 @pytest.mark.parametrize(("text", "edits", "who"), XML_EDGES)
-@pytest.mark.parametrize("framing", ["netconf", "envelope", "bare"])
+@pytest.mark.parametrize("framing", ["netconf", "envelope", "bare", "telemetry", "iosxe"])
 def test_native_patch_xml_only_edges(
     decoder: Any, fx_schema: SchemaContext, text: str, edits: str, who: str, framing: str
 ) -> None:
@@ -249,6 +252,117 @@ def test_native_patch_xml_datastore_changes_twice(decoder: Any, fx_schema: Schem
     raw = xml_change(edit).replace(b"</yang-patch>", b"</yang-patch><yang-patch/>", 1)
     assert reference(deriver, raw, ns, "dflt")[0] == "error"
     assert native_answer(decoder, deriver, raw, ns, "dflt", "keys_xml") is None
+
+
+# ------------------------------------------------------------------- the framings' fields
+
+EDIT = f"<edit><edit-id>e</edit-id><operation>delete</operation><target>{IF}=a</target></edit>"
+
+
+def change_body(id_leaves: str = "<id>1042</id>") -> str:
+    return (
+        f'<push-change-update xmlns="{NS_YP}">{id_leaves}<datastore-changes>'
+        f'<yang-patch xmlns="{NS_PATCH}"><patch-id>p</patch-id>{EDIT}</yang-patch>'
+        "</datastore-changes></push-change-update>"
+    )
+
+
+def telemetry(inner: str, head: str = "", meta: str = "", ns: str = NS_TM) -> str:
+    """A telemetry message: ``head`` before its metadata (a manifest), ``meta`` inside it."""
+    return (
+        f'<message xmlns="{ns}">{head}<telemetry-message-metadata>{meta}'
+        f"</telemetry-message-metadata><payload>{inner}</payload></message>"
+    )
+
+
+def manifest(name: str) -> str:
+    return f"<network-node-manifest><name>{name}</name></network-node-manifest>"
+
+
+def netconf(inner: str, head: str) -> str:
+    return f'<notification xmlns="{NS_NC}">{head}{inner}</notification>'
+
+
+def envelope(inner: str, head: str) -> str:
+    return f'<envelope xmlns="{NS_ENV}">{head}<contents>{inner}</contents></envelope>'
+
+
+TS = "<node-export-timestamp> 2026-11-20T10:00:01Z </node-export-timestamp>"
+TIME = "<eventTime>2026-11-20T10:00:00Z</eventTime>"
+FRAMED_FIELDS = [
+    # the manifest's node, the notification's time over the export timestamp
+    telemetry(netconf(change_body(), TIME), manifest("tm-node"), TS),
+    # an empty eventTime keeps the export timestamp; the hostname over the manifest's name
+    telemetry(
+        netconf(change_body(), "<eventTime/><hostname>nc-node</hostname>"), manifest("tm"), TS
+    ),
+    # an empty export timestamp is the event time ("", not None) when nothing inside has one
+    telemetry(
+        envelope(change_body(), "<hostname>e</hostname><sequence-number>5</sequence-number>"),
+        meta="<node-export-timestamp></node-export-timestamp>",
+    ),
+    # no metadata: no event time; a manifest without a name: the default node
+    telemetry(netconf(change_body(), ""), "<network-node-manifest/>"),
+    # a telemetry message inside one: the outer manifest's node stays, the inner's is unread
+    telemetry(telemetry(netconf(change_body(), ""), manifest("inner"), TS), manifest("outer")),
+    # the subscription metadata read for its refusals only
+    telemetry(
+        netconf(change_body(), TIME),
+        manifest("n"),
+        TS + "<yang-push-subscription><id>1042</id><xpath-filter>/a</xpath-filter>"
+        "</yang-push-subscription>",
+    ),
+    telemetry(
+        netconf(change_body(), TIME),
+        manifest("n"),
+        "<yang-push-subscription><xpath-filter>/a</xpath-filter><xpath-filter>/b</xpath-filter>"
+        "</yang-push-subscription>",
+    ),
+    telemetry(netconf(change_body(), TIME), manifest("n"), TS + TS),  # a field twice
+    telemetry(netconf(change_body(), TIME), manifest("bad name "), TS),  # the reference's refusal
+    telemetry(netconf(change_body(), TIME), ns="urn:example:not-telemetry"),  # not the message
+    f'<message xmlns="{NS_TM}"><payload/></message>',  # no payload
+    # Huawei: hostname over sysName, sequence-number over sequenceNumber, each read only then
+    netconf(change_body(), TIME + "<hostname>h</hostname><sysName>s</sysName>"),
+    netconf(change_body(), TIME + "<hostname></hostname><sysName>s</sysName>"),
+    netconf(change_body(), TIME + "<sysName>s</sysName><sequenceNumber>9</sequenceNumber>"),
+    netconf(
+        change_body(),
+        "<sysName>s</sysName><sequence-number>3</sequence-number><sequenceNumber>9</sequenceNumber>",
+    ),
+    netconf(change_body(), "<hostname>h</hostname><sysName> s</sysName>"),  # sysName unread
+    netconf(change_body(), "<sysName> s</sysName>"),  # the reference's refusal
+    netconf(change_body(), "<sysName>s</sysName><sequenceNumber>x</sequenceNumber>"),  # refused
+    netconf(change_body(), "<sysName>s</sysName><sequenceNumber></sequenceNumber>"),  # refused
+    # IOS-XE: subscription-id where id is absent
+    netconf(change_body("<subscription-id> 1042 </subscription-id>"), "<hostname>x</hostname>"),
+    netconf(change_body("<id>1042</id><subscription-id>7</subscription-id>"), ""),
+    netconf(change_body("<subscription-id>abc</subscription-id>"), ""),  # the reference's refusal
+    netconf(change_body("<subscription-id/>"), ""),  # refused
+    # nested framings: each level over the one outside it
+    envelope(
+        netconf(change_body(), "<eventTime>T2</eventTime><sequenceNumber>2</sequenceNumber>"),
+        "<event-time>T1</event-time><hostname>e</hostname><sequence-number>1</sequence-number>",
+    ),
+    envelope(
+        envelope(change_body(), "<event-time></event-time>"),
+        "<event-time>T1</event-time><sequence-number>1</sequence-number>",
+    ),
+]
+
+
+@pytest.mark.parametrize("document", FRAMED_FIELDS)
+def test_native_patch_xml_framing_fields(
+    decoder: Any, fx_schema: SchemaContext, document: str
+) -> None:
+    """The telemetry message, Huawei's and IOS-XE's leaves and nested framings as the reference
+    reads them (which field is read when, "" and None apart, each level over the one outside):
+    keyed natively where the reference keys, with its answer; its refusals left to it."""
+    deriver = deriver_of(IF, fx_schema)
+    ns = fx_schema.index.by_namespace
+    raw = document.encode()
+    answered = same(decoder, deriver, raw, ns, "dflt", "keys_xml")
+    assert answered == ("native" if reference(deriver, raw, ns, "dflt")[0] == "ok" else "python")
 
 
 # ------------------------------------------------------------------------------ the sample
