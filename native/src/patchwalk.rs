@@ -43,6 +43,8 @@ struct Targets<'d> {
     keys: Vec<Key<'d>>,
     /// The percent-decoded keys' text, one after the other.
     text: String,
+    /// A key's bytes while they are decoded (reused).
+    scratch: Vec<u8>,
 }
 
 /// A key value as the target writes it, or decoded: ``Targets::text[start..end]``.
@@ -64,6 +66,7 @@ impl<'d> Targets<'d> {
             steps: Vec::new(),
             keys: Vec::new(),
             text: String::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -71,7 +74,8 @@ impl<'d> Targets<'d> {
     /// the first ``=``, ``module:name`` at the last ``:`` before it, the module inherited by
     /// unqualified steps; any refusal stops (the reference words it). Returns where its steps
     /// are. One scan of the bytes (``str.strip``, ``split``, ``partition``, ``rpartition``
-    /// in one: skipping empty segments makes the strip of ``/`` redundant).
+    /// in one: skipping empty segments makes the strip of ``/`` redundant), stopping only at
+    /// the delimiters ([`DELIMITER`]); a key is decoded only when it holds a ``%``.
     fn parse(&mut self, target: &'d str) -> W<(usize, usize)> {
         let bytes = target.as_bytes();
         if bytes.first() != Some(&b'/') {
@@ -80,27 +84,28 @@ impl<'d> Targets<'d> {
         let first = self.steps.len();
         let mut module: Option<&str> = None;
         let (mut segment, mut equals, mut colon) = (1, None, None);
-        let (mut key, mut keys) = (0, 0);
-        for at in 1..=bytes.len() {
-            let byte = bytes.get(at).copied().unwrap_or(b'/');
-            if byte > b'=' {
-                continue; // letters and most of a name: none of the delimiters below
+        let (mut key, mut keys, mut escaped) = (0, 0, false);
+        let mut at = 1;
+        loop {
+            // the next delimiter, or the end (a final '/')
+            while at < bytes.len() && !DELIMITER[bytes[at] as usize] {
+                at += 1;
             }
+            let byte = bytes.get(at).copied().unwrap_or(b'/');
             match byte {
                 b'/' => {
                     if at > segment {
-                        let identifier = &target[segment..equals.unwrap_or(at)];
                         let name = match colon {
                             Some(colon) => {
                                 module = Some(&target[segment..colon]);
                                 &target[colon + 1..equals.unwrap_or(at)]
                             }
-                            None => identifier,
+                            None => &target[segment..equals.unwrap_or(at)],
                         };
                         let range = match equals {
                             None => None,
                             Some(_) => {
-                                self.key(&target[key..at])?;
+                                self.key(&target[key..at], escaped)?;
                                 Some((keys, self.keys.len()))
                             }
                         };
@@ -110,19 +115,24 @@ impl<'d> Targets<'d> {
                             keys: range,
                         });
                     }
+                    if at >= bytes.len() {
+                        break;
+                    }
                     (segment, equals, colon) = (at + 1, None, None);
                 }
                 b'=' if equals.is_none() => {
                     equals = Some(at);
-                    (key, keys) = (at + 1, self.keys.len());
+                    (key, keys, escaped) = (at + 1, self.keys.len(), false);
                 }
                 b':' if equals.is_none() => colon = Some(at),
                 b',' if equals.is_some() => {
-                    self.key(&target[key..at])?;
-                    key = at + 1;
+                    self.key(&target[key..at], escaped)?;
+                    (key, escaped) = (at + 1, false);
                 }
+                b'%' => escaped = true,
                 _ => {}
             }
+            at += 1;
         }
         if self.steps.len() == first {
             return Err(Stop);
@@ -131,16 +141,28 @@ impl<'d> Targets<'d> {
     }
 }
 
+/// The bytes [`Targets::parse`] stops at: ``/ = : , %``.
+const DELIMITER: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut at = 0;
+    while at < 5 {
+        table[b"/=:,%"[at] as usize] = true;
+        at += 1;
+    }
+    table
+};
+
 impl<'d> Targets<'d> {
-    /// One key value, percent-decoded as ``_percent_decode`` decodes it: every ``%``
-    /// followed by two hex digits, the bytes UTF-8; decoded into [`Targets::text`] (no
-    /// allocation per key: interface names are written with ``%2F``).
-    fn key(&mut self, text: &'d str) -> W<()> {
-        let bytes = text.as_bytes();
-        if !bytes.contains(&b'%') {
+    /// One key value, percent-decoded (when ``escaped``: it holds a ``%``) as
+    /// ``_percent_decode`` decodes it: every ``%`` followed by two hex digits, the bytes
+    /// UTF-8; decoded into [`Targets::text`] (no allocation per key: interface names are
+    /// written with ``%2F``).
+    fn key(&mut self, text: &'d str, escaped: bool) -> W<()> {
+        if !escaped {
             self.keys.push(Key::Raw(text));
             return Ok(());
         }
+        let bytes = text.as_bytes();
         let hex = |b: Option<&u8>| -> W<u8> {
             match b {
                 Some(b @ b'0'..=b'9') => Ok(b - b'0'),
@@ -160,7 +182,8 @@ impl<'d> Targets<'d> {
             // A run of escapes: ASCII as it comes; from the first byte past ASCII on, the
             // run's bytes must be UTF-8 by themselves (the text around it is whole
             // characters, which cannot complete a sequence it begins).
-            let mut high: Vec<u8> = Vec::new();
+            let high = &mut self.scratch;
+            high.clear();
             while bytes.get(at) == Some(&b'%') {
                 let byte = hex(bytes.get(at + 1))? << 4 | hex(bytes.get(at + 2))?;
                 if byte < 0x80 && high.is_empty() {
@@ -172,7 +195,7 @@ impl<'d> Targets<'d> {
             }
             if !high.is_empty() {
                 self.text
-                    .push_str(std::str::from_utf8(&high).map_err(|_| Stop)?);
+                    .push_str(std::str::from_utf8(high).map_err(|_| Stop)?);
             }
             plain = at;
         }
