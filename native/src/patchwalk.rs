@@ -37,14 +37,56 @@ struct TargetStep<'d> {
 }
 
 /// Every edit's target, in two vectors for the whole notification (no allocation per edit:
-/// the allocations were a third of the pass's time past the parse).
-struct Targets<'d> {
+/// the allocations were a third of the pass's time past the parse), and the edits. Its
+/// vectors are [`SPARE`]'s, kept from one notification to the next.
+struct Targets<'d, 'a> {
     steps: Vec<TargetStep<'d>>,
     keys: Vec<Key<'d>>,
     /// The percent-decoded keys' text, one after the other.
     text: String,
     /// A key's bytes while they are decoded (reused).
     scratch: Vec<u8>,
+    edits: Vec<Edit<'d, 'a>>,
+}
+
+/// [`Targets`]' vectors, empty, between two notifications; and the key values' vector of
+/// [`edit_keys`]. Allocating them anew for each notification cost more than their use: each
+/// request past glibc's small sizes consolidates its fast bins, and the many small XPaths
+/// allocated after it were then served the slow way (a fifth of the pass past the parse).
+struct Spare {
+    steps: Vec<TargetStep<'static>>,
+    keys: Vec<Key<'static>>,
+    text: String,
+    scratch: Vec<u8>,
+    edits: Vec<Edit<'static, 'static>>,
+    values: Vec<Cow<'static, str>>,
+}
+
+thread_local! {
+    static SPARE: std::cell::RefCell<Spare> = const {
+        std::cell::RefCell::new(Spare {
+            steps: Vec::new(),
+            keys: Vec::new(),
+            text: String::new(),
+            scratch: Vec::new(),
+            edits: Vec::new(),
+            values: Vec::new(),
+        })
+    };
+}
+
+/// Vectors longer than this (a notification of some 10,000 edits) are not kept.
+const SPARE_MAX: usize = 1 << 15;
+
+/// An emptied vector's allocation as a vector of the same type with other lifetimes: the
+/// standard library collects a vector's ``into_iter`` into the same allocation when the
+/// layouts agree (and else allocates: only slower). No element is ever mapped.
+fn recycle<T, U>(mut vector: Vec<T>) -> Vec<U> {
+    if vector.capacity() > SPARE_MAX {
+        return Vec::new();
+    }
+    vector.clear();
+    vector.into_iter().map(|_| unreachable!()).collect()
 }
 
 /// A key value as the target writes it, or decoded: ``Targets::text[start..end]``.
@@ -60,22 +102,23 @@ struct Edit<'d, 'a> {
     value: Option<V<'d, 'a>>,
 }
 
-impl<'d> Targets<'d> {
+impl<'d, 'a> Targets<'d, 'a> {
     fn new() -> Self {
-        Targets {
-            steps: Vec::new(),
-            keys: Vec::new(),
-            text: String::new(),
-            scratch: Vec::new(),
-        }
+        SPARE.with_borrow_mut(|spare| Targets {
+            steps: recycle(std::mem::take(&mut spare.steps)),
+            keys: recycle(std::mem::take(&mut spare.keys)),
+            text: std::mem::take(&mut spare.text),
+            scratch: std::mem::take(&mut spare.scratch),
+            edits: recycle(std::mem::take(&mut spare.edits)),
+        })
     }
 
     /// ``_parse_target``: a leading ``/``, empty segments skipped, ``name=k1,k2`` split at
     /// the first ``=``, ``module:name`` at the last ``:`` before it, the module inherited by
     /// unqualified steps; any refusal stops (the reference words it). Returns where its steps
     /// are. One scan of the bytes (``str.strip``, ``split``, ``partition``, ``rpartition``
-    /// in one: skipping empty segments makes the strip of ``/`` redundant), stopping only at
-    /// the delimiters ([`DELIMITER`]); a key is decoded only when it holds a ``%``.
+    /// and ``_percent_decode`` in one: skipping empty segments makes the strip of ``/``
+    /// redundant), stopping only at the delimiters ([`DELIMITER`]).
     fn parse(&mut self, target: &'d str) -> W<(usize, usize)> {
         let bytes = target.as_bytes();
         if bytes.first() != Some(&b'/') {
@@ -84,7 +127,10 @@ impl<'d> Targets<'d> {
         let first = self.steps.len();
         let mut module: Option<&str> = None;
         let (mut segment, mut equals, mut colon) = (1, None, None);
-        let (mut key, mut keys, mut escaped) = (0, 0, false);
+        let (mut key, mut keys) = (0, 0);
+        // A key with escapes: where its decoded text starts in ``self.text``, and where the
+        // target's text not yet copied there starts.
+        let (mut decoded, mut plain) = (None, 0);
         let mut at = 1;
         loop {
             // the next delimiter, or the end (a final '/')
@@ -105,7 +151,7 @@ impl<'d> Targets<'d> {
                         let range = match equals {
                             None => None,
                             Some(_) => {
-                                self.key(&target[key..at], escaped)?;
+                                self.key(target, (key, plain, at), decoded.take());
                                 Some((keys, self.keys.len()))
                             }
                         };
@@ -122,14 +168,22 @@ impl<'d> Targets<'d> {
                 }
                 b'=' if equals.is_none() => {
                     equals = Some(at);
-                    (key, keys, escaped) = (at + 1, self.keys.len(), false);
+                    (key, keys) = (at + 1, self.keys.len());
                 }
                 b':' if equals.is_none() => colon = Some(at),
                 b',' if equals.is_some() => {
-                    self.key(&target[key..at], escaped)?;
-                    (key, escaped) = (at + 1, false);
+                    self.key(target, (key, plain, at), decoded.take());
+                    key = at + 1;
                 }
-                b'%' => escaped = true,
+                b'%' if equals.is_some() => {
+                    if decoded.is_none() {
+                        (decoded, plain) = (Some(self.text.len()), key); // its first escape
+                    }
+                    self.text.push_str(&target[plain..at]);
+                    at = self.escapes(bytes, at)?;
+                    plain = at;
+                    continue;
+                }
                 _ => {}
             }
             at += 1;
@@ -152,17 +206,46 @@ const DELIMITER: [bool; 256] = {
     table
 };
 
-impl<'d> Targets<'d> {
-    /// One key value, percent-decoded (when ``escaped``: it holds a ``%``) as
-    /// ``_percent_decode`` decodes it: every ``%`` followed by two hex digits, the bytes
-    /// UTF-8; decoded into [`Targets::text`] (no allocation per key: interface names are
-    /// written with ``%2F``).
-    fn key(&mut self, text: &'d str, escaped: bool) -> W<()> {
-        if !escaped {
-            self.keys.push(Key::Raw(text));
-            return Ok(());
+impl Drop for Targets<'_, '_> {
+    fn drop(&mut self) {
+        SPARE.with_borrow_mut(|spare| {
+            spare.steps = recycle(std::mem::take(&mut self.steps));
+            spare.keys = recycle(std::mem::take(&mut self.keys));
+            spare.edits = recycle(std::mem::take(&mut self.edits));
+            if self.text.capacity() <= SPARE_MAX {
+                spare.text = std::mem::take(&mut self.text);
+                spare.text.clear();
+            }
+            spare.scratch = std::mem::take(&mut self.scratch);
+        })
+    }
+}
+
+impl<'d> Targets<'d, '_> {
+    /// A key's value, ``target[key..end]``: as the target writes it, or, when it held
+    /// escapes, decoded into [`Targets::text`] from ``decoded`` on (``target[plain..end]``:
+    /// its text past the last escape).
+    fn key(
+        &mut self,
+        target: &'d str,
+        (key, plain, end): (usize, usize, usize),
+        decoded: Option<usize>,
+    ) {
+        match decoded {
+            None => self.keys.push(Key::Raw(&target[key..end])),
+            Some(start) => {
+                self.text.push_str(&target[plain..end]);
+                self.keys.push(Key::Decoded(start, self.text.len()));
+            }
         }
-        let bytes = text.as_bytes();
+    }
+
+    /// A run of escapes at ``at`` decoded into [`Targets::text`] as ``_percent_decode``
+    /// decodes them: each ``%`` followed by two hex digits; ASCII as it comes; from the first
+    /// byte past ASCII on, the run's bytes must be UTF-8 by themselves (the text around it is
+    /// whole characters, which cannot complete a sequence it begins). Returns where the run
+    /// ends.
+    fn escapes(&mut self, bytes: &[u8], mut at: usize) -> W<usize> {
         let hex = |b: Option<&u8>| -> W<u8> {
             match b {
                 Some(b @ b'0'..=b'9') => Ok(b - b'0'),
@@ -171,62 +254,44 @@ impl<'d> Targets<'d> {
                 _ => Err(Stop),
             }
         };
-        let start = self.text.len();
-        let (mut at, mut plain) = (0, 0);
-        while at < bytes.len() {
-            if bytes[at] != b'%' {
-                at += 1;
-                continue;
+        let high = &mut self.scratch;
+        high.clear();
+        while bytes.get(at) == Some(&b'%') {
+            let byte = hex(bytes.get(at + 1))? << 4 | hex(bytes.get(at + 2))?;
+            if byte < 0x80 && high.is_empty() {
+                self.text.push(byte as char);
+            } else {
+                high.push(byte);
             }
-            self.text.push_str(&text[plain..at]);
-            // A run of escapes: ASCII as it comes; from the first byte past ASCII on, the
-            // run's bytes must be UTF-8 by themselves (the text around it is whole
-            // characters, which cannot complete a sequence it begins).
-            let high = &mut self.scratch;
-            high.clear();
-            while bytes.get(at) == Some(&b'%') {
-                let byte = hex(bytes.get(at + 1))? << 4 | hex(bytes.get(at + 2))?;
-                if byte < 0x80 && high.is_empty() {
-                    self.text.push(byte as char);
-                } else {
-                    high.push(byte);
-                }
-                at += 3;
-            }
-            if !high.is_empty() {
-                self.text
-                    .push_str(std::str::from_utf8(high).map_err(|_| Stop)?);
-            }
-            plain = at;
+            at += 3;
         }
-        self.text.push_str(&text[plain..]);
-        self.keys.push(Key::Decoded(start, self.text.len()));
-        Ok(())
+        if !high.is_empty() {
+            self.text
+                .push_str(std::str::from_utf8(high).map_err(|_| Stop)?);
+        }
+        Ok(at)
     }
 
-    /// The key values, as the walk reads them.
-    fn values(&self) -> Vec<Cow<'_, str>> {
-        self.keys
-            .iter()
-            .map(|key| match *key {
-                Key::Raw(text) => Cow::Borrowed(text),
-                Key::Decoded(start, end) => Cow::Borrowed(&self.text[start..end]),
-            })
-            .collect()
+    /// The key values, as the walk reads them, into ``values``.
+    fn values<'t>(&'t self, values: &mut Vec<Cow<'t, str>>) {
+        values.extend(self.keys.iter().map(|key| match *key {
+            Key::Raw(text) => Cow::Borrowed(text),
+            Key::Decoded(start, end) => Cow::Borrowed(&self.text[start..end]),
+        }))
     }
 }
 
 /// ``_json_push``'s edits of a yang-patch object: ``edit`` a list (absent: none) of objects
 /// with a string target and a known operation; the value kept when it is an object.
-fn edits<'d, 'a>(patch: V<'d, 'a>, targets: &mut Targets<'d>) -> W<Vec<Edit<'d, 'a>>> {
+fn edits<'d, 'a>(patch: V<'d, 'a>, targets: &mut Targets<'d, 'a>) -> W<()> {
     let Some(list) = patch.get("edit") else {
-        return Ok(Vec::new());
+        return Ok(());
     };
     let Node::Array { len, .. } = list.node() else {
         return Err(Stop);
     };
     let len = len as usize;
-    let mut edits = Vec::with_capacity(len);
+    targets.edits.reserve(len);
     targets.steps.reserve(3 * len);
     targets.keys.reserve(len);
     for edit in list.items().ok_or(Stop)? {
@@ -249,12 +314,13 @@ fn edits<'d, 'a>(patch: V<'d, 'a>, targets: &mut Targets<'d>) -> W<Vec<Edit<'d, 
         if !OPERATIONS.contains(&operation) {
             return Err(Stop);
         }
-        edits.push(Edit {
-            steps: targets.parse(target)?,
+        let steps = targets.parse(target)?;
+        targets.edits.push(Edit {
+            steps,
             value: value.filter(|v| v.is_object()),
         });
     }
-    Ok(edits)
+    Ok(())
 }
 
 /// The message keys of a yang-patch: [`super::keys`]'s answer, each branch's instances those
@@ -270,13 +336,12 @@ pub fn patch_keys<'py>(
     with_xpaths: bool,
 ) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     let mut targets = Targets::new();
-    let edits = edits(patch, &mut targets)?;
+    edits(patch, &mut targets)?;
     edit_keys(
         py,
         names,
         walker,
         &targets,
-        &edits,
         node,
         subscription_id,
         with_xpaths,
@@ -306,13 +371,14 @@ pub fn xml_patch_keys<'py>(
     qnames: Option<&super::QNames>,
 ) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     let mut targets = Targets::new();
-    let mut edits = Vec::with_capacity(xml.len());
+    targets.edits.reserve(xml.len());
     for edit in xml {
         if !OPERATIONS.contains(&edit.operation) {
             return Err(Stop);
         }
-        edits.push(Edit {
-            steps: targets.parse(edit.target)?,
+        let steps = targets.parse(edit.target)?;
+        targets.edits.push(Edit {
+            steps,
             value: edit.value,
         });
     }
@@ -321,7 +387,6 @@ pub fn xml_patch_keys<'py>(
         names,
         walker,
         &targets,
-        &edits,
         node,
         subscription_id,
         with_xpaths,
@@ -335,8 +400,7 @@ fn edit_keys<'py>(
     py: Python<'py>,
     names: &mut NameCache,
     walker: &Walker,
-    targets: &Targets<'_>,
-    edits: &[Edit<'_, '_>],
+    targets: &Targets<'_, '_>,
     node: &str,
     subscription_id: u32,
     with_xpaths: bool,
@@ -345,14 +409,15 @@ fn edit_keys<'py>(
     if !crate::model::plain_node_name(node) {
         return Err(Stop);
     }
-    let keys = targets.values();
+    let mut keys = recycle(SPARE.with_borrow_mut(|spare| std::mem::take(&mut spare.values)));
+    targets.values(&mut keys);
     let mut run = Run { py, names, qnames };
     let mut per_branch = Vec::with_capacity(walker.branches.len());
     let mut values = Vec::new();
     for branch in &walker.branches {
-        let mut found = Vec::with_capacity(edits.len());
+        let mut found = Vec::new();
         if !branch.steps.is_empty() {
-            for edit in edits {
+            for edit in &targets.edits {
                 let target = &targets.steps[edit.steps.0..edit.steps.1];
                 run.edit(branch, target, &keys, edit.value, &mut values, &mut found)?;
                 values.clear();
@@ -360,6 +425,7 @@ fn edit_keys<'py>(
         }
         per_branch.push(found);
     }
+    SPARE.with_borrow_mut(|spare| spare.values = recycle(keys));
     compose(py, walker, per_branch, node, subscription_id, with_xpaths)
 }
 
