@@ -15,9 +15,7 @@
 //!
 //! A child module of walk.rs: it reads the walker's tables as walk.rs does.
 
-use super::{
-    compose, integer_text, lookup, render, Branch, Canon, Kind, Run, Step, Stop, Walker, W,
-};
+use super::{compose, integer_text, render, Branch, Canon, Kind, Run, Step, Stop, Walker, W};
 use crate::pyconv::NameCache;
 use crate::tape::{Node, V};
 use pyo3::prelude::*;
@@ -30,10 +28,13 @@ const OPERATIONS: [&str; 7] = [
 
 /// ``TargetStep``: module, name, and where its percent-decoded ``=k1,k2`` values are in
 /// [`Targets::keys`] (None: the step names no instance).
+#[derive(Clone, Copy)]
 struct TargetStep<'d> {
     module: &'d str,
     name: &'d str,
     keys: Option<(usize, usize)>,
+    /// Where its segment ends in the target (a ``/`` or the end).
+    end: usize,
 }
 
 /// Every edit's target, in two vectors for the whole notification (no allocation per edit:
@@ -47,6 +48,8 @@ struct Targets<'d, 'a> {
     /// A key's bytes while they are decoded (reused).
     scratch: Vec<u8>,
     edits: Vec<Edit<'d, 'a>>,
+    /// The last target parsed, and where its steps are.
+    last: Option<(&'d str, usize, usize)>,
 }
 
 /// [`Targets`]' vectors, empty, between two notifications; and the key values' vector of
@@ -110,6 +113,7 @@ impl<'d, 'a> Targets<'d, 'a> {
             text: std::mem::take(&mut spare.text),
             scratch: std::mem::take(&mut spare.scratch),
             edits: recycle(std::mem::take(&mut spare.edits)),
+            last: None,
         })
     }
 
@@ -126,12 +130,26 @@ impl<'d, 'a> Targets<'d, 'a> {
         }
         let first = self.steps.len();
         let mut module: Option<&str> = None;
-        let (mut segment, mut equals, mut colon) = (1, None, None);
+        let mut at = 1;
+        // The steps it shares with the last target (a patch's targets mostly differ in their
+        // last keys only): each segment ending before the first byte that differs, its '/'
+        // included, parses as it did there.
+        if let Some((last, from, to)) = self.last {
+            let common = common_prefix(bytes, last.as_bytes());
+            for index in from..to {
+                let step = self.steps[index];
+                if step.end >= common {
+                    break;
+                }
+                self.steps.push(step);
+                (module, at) = (Some(step.module), step.end + 1);
+            }
+        }
+        let (mut segment, mut equals, mut colon) = (at, None, None);
         let (mut key, mut keys) = (0, 0);
         // A key with escapes: where its decoded text starts in ``self.text``, and where the
         // target's text not yet copied there starts.
         let (mut decoded, mut plain) = (None, 0);
-        let mut at = 1;
         loop {
             // the next delimiter, or the end (a final '/')
             while at < bytes.len() && !DELIMITER[bytes[at] as usize] {
@@ -159,6 +177,7 @@ impl<'d, 'a> Targets<'d, 'a> {
                             module: module.ok_or(Stop)?,
                             name,
                             keys: range,
+                            end: at,
                         });
                     }
                     if at >= bytes.len() {
@@ -191,8 +210,27 @@ impl<'d, 'a> Targets<'d, 'a> {
         if self.steps.len() == first {
             return Err(Stop);
         }
+        self.last = Some((target, first, self.steps.len()));
         Ok((first, self.steps.len()))
     }
+}
+
+/// How many bytes ``a`` and ``b`` begin with alike.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let size = a.len().min(b.len());
+    let mut at = 0;
+    while at + 8 <= size {
+        let word = |s: &[u8]| u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or_default());
+        let differ = word(a) ^ word(b);
+        if differ != 0 {
+            return at + (differ.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    while at < size && a[at] == b[at] {
+        at += 1;
+    }
+    at
 }
 
 /// The bytes [`Targets::parse`] stops at: ``/ = : , %``.
@@ -457,13 +495,6 @@ fn is_key(step: &Step, member: &str) -> bool {
         .any(|k| !k.positional && k.member == member)
 }
 
-/// ``branch.open_after[index]``: a step from ``index`` on has an open placeholder.
-fn open_after(branch: &Branch, index: usize) -> bool {
-    branch.steps[index..]
-        .iter()
-        .any(|s| s.keys.iter().any(|k| k.pinned.is_none()))
-}
-
 /// ``canon`` of a key value as the target spells it (a Python ``str`` in the reference).
 fn canon_text<'d>(run: &mut Run<'_, '_>, canon: &Canon, text: Cow<'d, str>) -> W<Cow<'d, str>> {
     match canon {
@@ -474,6 +505,21 @@ fn canon_text<'d>(run: &mut Run<'_, '_>, canon: &Canon, text: Cow<'d, str>) -> W
             text.extract::<String>().map(Cow::Owned).map_err(|_| Stop)
         }
     }
+}
+
+/// ``lookup`` of ``step``'s member in an edit's value, its members read once (not once per
+/// spelling): the last plain member unless null, else the last qualified one unless null.
+fn lookup_once<'d, 'a>(value: V<'d, 'a>, step: &Step) -> Option<V<'d, 'a>> {
+    let (mut plain, mut qualified) = (None, None);
+    for (name, member) in value.members() {
+        if name == step.member {
+            plain = Some(member);
+        } else if name == step.qualified {
+            qualified = Some(member);
+        }
+    }
+    let present = |v: Option<V<'d, 'a>>| v.filter(|v| !v.is_null());
+    present(plain).or_else(|| present(qualified))
 }
 
 /// The one entry a list target's value holds (``_one_entry``: two objects stop), or None.
@@ -538,7 +584,7 @@ impl Run<'_, '_> {
                         return Err(Stop);
                     }
                     if let (true, Some(value)) = (last, value) {
-                        item = one_entry(lookup(value, &step.member, &step.qualified))?;
+                        item = one_entry(lookup_once(value, step))?;
                         if let Some(item) = item {
                             self.check_value_keys(step, keys, item)?;
                         }
@@ -571,13 +617,12 @@ impl Run<'_, '_> {
                     }
                     let Some(value) = value else {
                         // {DELETED}
-                        if last_step || !open_after(branch, index + 1) {
+                        if last_step || !branch.open_after[index + 1] {
                             return found(branch, values, out);
                         }
                         return Ok(());
                     };
-                    let content =
-                        lookup(value, &step.member, &step.qualified).filter(|c| c.is_object());
+                    let content = lookup_once(value, step).filter(|c| c.is_object());
                     if let Some(content) = content {
                         if !step.filters.is_empty() && !self.passes(content, step)? {
                             return Ok(());
@@ -626,7 +671,7 @@ impl Run<'_, '_> {
                     if !final_level {
                         continue;
                     }
-                    if value.is_none() && !open_after(branch, index + 1) {
+                    if value.is_none() && !branch.open_after[index + 1] {
                         return found(branch, values, out); // DELETED
                     }
                     let next = &steps[index + 1];
