@@ -22,6 +22,7 @@ Skipped when yangkey-native is not installed (``make native`` builds it).
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from typing import Any
 from urllib.parse import quote
 
@@ -590,10 +591,13 @@ def test_native_patch_shared_prefixes(
     ns = fx_schema.index.by_namespace
     assert same(decoder, deriver, change(edits), ns, "dflt") == "native"
     # and each pair alone, in both orders
-    for first, second in zip(SHARED_PREFIXES, SHARED_PREFIXES[1:], strict=False):
+    for first, second in pairwise(SHARED_PREFIXES):
         for pair in ([first, second], [second, first]):
             raw = change([edit("delete", target) for target in pair])
             same(decoder, deriver, raw, ns, "dflt")
+
+
+HEADS = ["", "/ietf-interfaces:interfaces", IF, f"{IF}=", "/yk-test:top/flow="]
 
 
 @SETTINGS
@@ -601,7 +605,7 @@ def test_native_patch_shared_prefixes(
     text=st.sampled_from([IF, f"{IF}/name", f"{IF}/ietf-ip:ipv4/address", "/yk-test:top/flow"]),
     targets=st.lists(
         st.tuples(
-            st.sampled_from(["", "/ietf-interfaces:interfaces", IF, f"{IF}=", "/yk-test:top/flow="]),
+            st.sampled_from(HEADS),
             st.lists(st.sampled_from(TARGET_PIECES), max_size=6),
         ),
         min_size=2,
