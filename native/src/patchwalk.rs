@@ -15,9 +15,7 @@
 //!
 //! A child module of walk.rs: it reads the walker's tables as walk.rs does.
 
-use super::{
-    compose, integer_text, lookup, render, Branch, Canon, Kind, Run, Step, Stop, Walker, W,
-};
+use super::{compose, integer_text, render, Branch, Canon, Kind, Run, Step, Stop, Walker, W};
 use crate::pyconv::NameCache;
 use crate::tape::{Node, V};
 use pyo3::prelude::*;
@@ -30,19 +28,68 @@ const OPERATIONS: [&str; 7] = [
 
 /// ``TargetStep``: module, name, and where its percent-decoded ``=k1,k2`` values are in
 /// [`Targets::keys`] (None: the step names no instance).
+#[derive(Clone, Copy)]
 struct TargetStep<'d> {
     module: &'d str,
     name: &'d str,
     keys: Option<(usize, usize)>,
+    /// Where its segment ends in the target (a ``/`` or the end).
+    end: usize,
 }
 
 /// Every edit's target, in two vectors for the whole notification (no allocation per edit:
-/// the allocations were a third of the pass's time past the parse).
-struct Targets<'d> {
+/// the allocations were a third of the pass's time past the parse), and the edits. Its
+/// vectors are [`SPARE`]'s, kept from one notification to the next.
+struct Targets<'d, 'a> {
     steps: Vec<TargetStep<'d>>,
     keys: Vec<Key<'d>>,
     /// The percent-decoded keys' text, one after the other.
     text: String,
+    /// A key's bytes while they are decoded (reused).
+    scratch: Vec<u8>,
+    edits: Vec<Edit<'d, 'a>>,
+    /// The last target parsed, and where its steps are.
+    last: Option<(&'d str, usize, usize)>,
+}
+
+/// [`Targets`]' vectors, empty, between two notifications; and the key values' vector of
+/// [`edit_keys`]. Allocating them anew for each notification cost more than their use: each
+/// request past glibc's small sizes consolidates its fast bins, and the many small XPaths
+/// allocated after it were then served the slow way (a fifth of the pass past the parse).
+struct Spare {
+    steps: Vec<TargetStep<'static>>,
+    keys: Vec<Key<'static>>,
+    text: String,
+    scratch: Vec<u8>,
+    edits: Vec<Edit<'static, 'static>>,
+    values: Vec<Cow<'static, str>>,
+}
+
+thread_local! {
+    static SPARE: std::cell::RefCell<Spare> = const {
+        std::cell::RefCell::new(Spare {
+            steps: Vec::new(),
+            keys: Vec::new(),
+            text: String::new(),
+            scratch: Vec::new(),
+            edits: Vec::new(),
+            values: Vec::new(),
+        })
+    };
+}
+
+/// Vectors longer than this (a notification of some 10,000 edits) are not kept.
+const SPARE_MAX: usize = 1 << 15;
+
+/// An emptied vector's allocation as a vector of the same type with other lifetimes: the
+/// standard library collects a vector's ``into_iter`` into the same allocation when the
+/// layouts agree (and else allocates: only slower). No element is ever mapped.
+fn recycle<T, U>(mut vector: Vec<T>) -> Vec<U> {
+    if vector.capacity() > SPARE_MAX {
+        return Vec::new();
+    }
+    vector.clear();
+    vector.into_iter().map(|_| unreachable!()).collect()
 }
 
 /// A key value as the target writes it, or decoded: ``Targets::text[start..end]``.
@@ -58,20 +105,24 @@ struct Edit<'d, 'a> {
     value: Option<V<'d, 'a>>,
 }
 
-impl<'d> Targets<'d> {
+impl<'d, 'a> Targets<'d, 'a> {
     fn new() -> Self {
-        Targets {
-            steps: Vec::new(),
-            keys: Vec::new(),
-            text: String::new(),
-        }
+        SPARE.with_borrow_mut(|spare| Targets {
+            steps: recycle(std::mem::take(&mut spare.steps)),
+            keys: recycle(std::mem::take(&mut spare.keys)),
+            text: std::mem::take(&mut spare.text),
+            scratch: std::mem::take(&mut spare.scratch),
+            edits: recycle(std::mem::take(&mut spare.edits)),
+            last: None,
+        })
     }
 
     /// ``_parse_target``: a leading ``/``, empty segments skipped, ``name=k1,k2`` split at
     /// the first ``=``, ``module:name`` at the last ``:`` before it, the module inherited by
     /// unqualified steps; any refusal stops (the reference words it). Returns where its steps
     /// are. One scan of the bytes (``str.strip``, ``split``, ``partition``, ``rpartition``
-    /// in one: skipping empty segments makes the strip of ``/`` redundant).
+    /// and ``_percent_decode`` in one: skipping empty segments makes the strip of ``/``
+    /// redundant), stopping only at the delimiters ([`DELIMITER`]).
     fn parse(&mut self, target: &'d str) -> W<(usize, usize)> {
         let bytes = target.as_bytes();
         if bytes.first() != Some(&b'/') {
@@ -79,28 +130,46 @@ impl<'d> Targets<'d> {
         }
         let first = self.steps.len();
         let mut module: Option<&str> = None;
-        let (mut segment, mut equals, mut colon) = (1, None, None);
-        let (mut key, mut keys) = (0, 0);
-        for at in 1..=bytes.len() {
-            let byte = bytes.get(at).copied().unwrap_or(b'/');
-            if byte > b'=' {
-                continue; // letters and most of a name: none of the delimiters below
+        let mut at = 1;
+        // The steps it shares with the last target (a patch's targets mostly differ in their
+        // last keys only): each segment ending before the first byte that differs, its '/'
+        // included, parses as it did there.
+        if let Some((last, from, to)) = self.last {
+            let common = common_prefix(bytes, last.as_bytes());
+            for index in from..to {
+                let step = self.steps[index];
+                if step.end >= common {
+                    break;
+                }
+                self.steps.push(step);
+                (module, at) = (Some(step.module), step.end + 1);
             }
+        }
+        let (mut segment, mut equals, mut colon) = (at, None, None);
+        let (mut key, mut keys) = (0, 0);
+        // A key with escapes: where its decoded text starts in ``self.text``, and where the
+        // target's text not yet copied there starts.
+        let (mut decoded, mut plain) = (None, 0);
+        loop {
+            // the next delimiter, or the end (a final '/')
+            while at < bytes.len() && !DELIMITER[bytes[at] as usize] {
+                at += 1;
+            }
+            let byte = bytes.get(at).copied().unwrap_or(b'/');
             match byte {
                 b'/' => {
                     if at > segment {
-                        let identifier = &target[segment..equals.unwrap_or(at)];
                         let name = match colon {
                             Some(colon) => {
                                 module = Some(&target[segment..colon]);
                                 &target[colon + 1..equals.unwrap_or(at)]
                             }
-                            None => identifier,
+                            None => &target[segment..equals.unwrap_or(at)],
                         };
                         let range = match equals {
                             None => None,
                             Some(_) => {
-                                self.key(&target[key..at])?;
+                                self.key(target, (key, plain, at), decoded.take());
                                 Some((keys, self.keys.len()))
                             }
                         };
@@ -108,7 +177,11 @@ impl<'d> Targets<'d> {
                             module: module.ok_or(Stop)?,
                             name,
                             keys: range,
+                            end: at,
                         });
+                    }
+                    if at >= bytes.len() {
+                        break;
                     }
                     (segment, equals, colon) = (at + 1, None, None);
                 }
@@ -118,29 +191,99 @@ impl<'d> Targets<'d> {
                 }
                 b':' if equals.is_none() => colon = Some(at),
                 b',' if equals.is_some() => {
-                    self.key(&target[key..at])?;
+                    self.key(target, (key, plain, at), decoded.take());
                     key = at + 1;
+                }
+                b'%' if equals.is_some() => {
+                    if decoded.is_none() {
+                        (decoded, plain) = (Some(self.text.len()), key); // its first escape
+                    }
+                    self.text.push_str(&target[plain..at]);
+                    at = self.escapes(bytes, at)?;
+                    plain = at;
+                    continue;
                 }
                 _ => {}
             }
+            at += 1;
         }
         if self.steps.len() == first {
             return Err(Stop);
         }
+        self.last = Some((target, first, self.steps.len()));
         Ok((first, self.steps.len()))
     }
 }
 
-impl<'d> Targets<'d> {
-    /// One key value, percent-decoded as ``_percent_decode`` decodes it: every ``%``
-    /// followed by two hex digits, the bytes UTF-8; decoded into [`Targets::text`] (no
-    /// allocation per key: interface names are written with ``%2F``).
-    fn key(&mut self, text: &'d str) -> W<()> {
-        let bytes = text.as_bytes();
-        if !bytes.contains(&b'%') {
-            self.keys.push(Key::Raw(text));
-            return Ok(());
+/// How many bytes ``a`` and ``b`` begin with alike.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let size = a.len().min(b.len());
+    let mut at = 0;
+    while at + 8 <= size {
+        let word = |s: &[u8]| u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or_default());
+        let differ = word(a) ^ word(b);
+        if differ != 0 {
+            return at + (differ.trailing_zeros() / 8) as usize;
         }
+        at += 8;
+    }
+    while at < size && a[at] == b[at] {
+        at += 1;
+    }
+    at
+}
+
+/// The bytes [`Targets::parse`] stops at: ``/ = : , %``.
+const DELIMITER: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut at = 0;
+    while at < 5 {
+        table[b"/=:,%"[at] as usize] = true;
+        at += 1;
+    }
+    table
+};
+
+impl Drop for Targets<'_, '_> {
+    fn drop(&mut self) {
+        SPARE.with_borrow_mut(|spare| {
+            spare.steps = recycle(std::mem::take(&mut self.steps));
+            spare.keys = recycle(std::mem::take(&mut self.keys));
+            spare.edits = recycle(std::mem::take(&mut self.edits));
+            if self.text.capacity() <= SPARE_MAX {
+                spare.text = std::mem::take(&mut self.text);
+                spare.text.clear();
+            }
+            spare.scratch = std::mem::take(&mut self.scratch);
+        })
+    }
+}
+
+impl<'d> Targets<'d, '_> {
+    /// A key's value, ``target[key..end]``: as the target writes it, or, when it held
+    /// escapes, decoded into [`Targets::text`] from ``decoded`` on (``target[plain..end]``:
+    /// its text past the last escape).
+    fn key(
+        &mut self,
+        target: &'d str,
+        (key, plain, end): (usize, usize, usize),
+        decoded: Option<usize>,
+    ) {
+        match decoded {
+            None => self.keys.push(Key::Raw(&target[key..end])),
+            Some(start) => {
+                self.text.push_str(&target[plain..end]);
+                self.keys.push(Key::Decoded(start, self.text.len()));
+            }
+        }
+    }
+
+    /// A run of escapes at ``at`` decoded into [`Targets::text`] as ``_percent_decode``
+    /// decodes them: each ``%`` followed by two hex digits; ASCII as it comes; from the first
+    /// byte past ASCII on, the run's bytes must be UTF-8 by themselves (the text around it is
+    /// whole characters, which cannot complete a sequence it begins). Returns where the run
+    /// ends.
+    fn escapes(&mut self, bytes: &[u8], mut at: usize) -> W<usize> {
         let hex = |b: Option<&u8>| -> W<u8> {
             match b {
                 Some(b @ b'0'..=b'9') => Ok(b - b'0'),
@@ -149,61 +292,44 @@ impl<'d> Targets<'d> {
                 _ => Err(Stop),
             }
         };
-        let start = self.text.len();
-        let (mut at, mut plain) = (0, 0);
-        while at < bytes.len() {
-            if bytes[at] != b'%' {
-                at += 1;
-                continue;
+        let high = &mut self.scratch;
+        high.clear();
+        while bytes.get(at) == Some(&b'%') {
+            let byte = hex(bytes.get(at + 1))? << 4 | hex(bytes.get(at + 2))?;
+            if byte < 0x80 && high.is_empty() {
+                self.text.push(byte as char);
+            } else {
+                high.push(byte);
             }
-            self.text.push_str(&text[plain..at]);
-            // A run of escapes: ASCII as it comes; from the first byte past ASCII on, the
-            // run's bytes must be UTF-8 by themselves (the text around it is whole
-            // characters, which cannot complete a sequence it begins).
-            let mut high: Vec<u8> = Vec::new();
-            while bytes.get(at) == Some(&b'%') {
-                let byte = hex(bytes.get(at + 1))? << 4 | hex(bytes.get(at + 2))?;
-                if byte < 0x80 && high.is_empty() {
-                    self.text.push(byte as char);
-                } else {
-                    high.push(byte);
-                }
-                at += 3;
-            }
-            if !high.is_empty() {
-                self.text
-                    .push_str(std::str::from_utf8(&high).map_err(|_| Stop)?);
-            }
-            plain = at;
+            at += 3;
         }
-        self.text.push_str(&text[plain..]);
-        self.keys.push(Key::Decoded(start, self.text.len()));
-        Ok(())
+        if !high.is_empty() {
+            self.text
+                .push_str(std::str::from_utf8(high).map_err(|_| Stop)?);
+        }
+        Ok(at)
     }
 
-    /// The key values, as the walk reads them.
-    fn values(&self) -> Vec<Cow<'_, str>> {
-        self.keys
-            .iter()
-            .map(|key| match *key {
-                Key::Raw(text) => Cow::Borrowed(text),
-                Key::Decoded(start, end) => Cow::Borrowed(&self.text[start..end]),
-            })
-            .collect()
+    /// The key values, as the walk reads them, into ``values``.
+    fn values<'t>(&'t self, values: &mut Vec<Cow<'t, str>>) {
+        values.extend(self.keys.iter().map(|key| match *key {
+            Key::Raw(text) => Cow::Borrowed(text),
+            Key::Decoded(start, end) => Cow::Borrowed(&self.text[start..end]),
+        }))
     }
 }
 
 /// ``_json_push``'s edits of a yang-patch object: ``edit`` a list (absent: none) of objects
 /// with a string target and a known operation; the value kept when it is an object.
-fn edits<'d, 'a>(patch: V<'d, 'a>, targets: &mut Targets<'d>) -> W<Vec<Edit<'d, 'a>>> {
+fn edits<'d, 'a>(patch: V<'d, 'a>, targets: &mut Targets<'d, 'a>) -> W<()> {
     let Some(list) = patch.get("edit") else {
-        return Ok(Vec::new());
+        return Ok(());
     };
     let Node::Array { len, .. } = list.node() else {
         return Err(Stop);
     };
     let len = len as usize;
-    let mut edits = Vec::with_capacity(len);
+    targets.edits.reserve(len);
     targets.steps.reserve(3 * len);
     targets.keys.reserve(len);
     for edit in list.items().ok_or(Stop)? {
@@ -226,12 +352,13 @@ fn edits<'d, 'a>(patch: V<'d, 'a>, targets: &mut Targets<'d>) -> W<Vec<Edit<'d, 
         if !OPERATIONS.contains(&operation) {
             return Err(Stop);
         }
-        edits.push(Edit {
-            steps: targets.parse(target)?,
+        let steps = targets.parse(target)?;
+        targets.edits.push(Edit {
+            steps,
             value: value.filter(|v| v.is_object()),
         });
     }
-    Ok(edits)
+    Ok(())
 }
 
 /// The message keys of a yang-patch: [`super::keys`]'s answer, each branch's instances those
@@ -247,13 +374,12 @@ pub fn patch_keys<'py>(
     with_xpaths: bool,
 ) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     let mut targets = Targets::new();
-    let edits = edits(patch, &mut targets)?;
+    edits(patch, &mut targets)?;
     edit_keys(
         py,
         names,
         walker,
         &targets,
-        &edits,
         node,
         subscription_id,
         with_xpaths,
@@ -283,13 +409,14 @@ pub fn xml_patch_keys<'py>(
     qnames: Option<&super::QNames>,
 ) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     let mut targets = Targets::new();
-    let mut edits = Vec::with_capacity(xml.len());
+    targets.edits.reserve(xml.len());
     for edit in xml {
         if !OPERATIONS.contains(&edit.operation) {
             return Err(Stop);
         }
-        edits.push(Edit {
-            steps: targets.parse(edit.target)?,
+        let steps = targets.parse(edit.target)?;
+        targets.edits.push(Edit {
+            steps,
             value: edit.value,
         });
     }
@@ -298,7 +425,6 @@ pub fn xml_patch_keys<'py>(
         names,
         walker,
         &targets,
-        &edits,
         node,
         subscription_id,
         with_xpaths,
@@ -312,8 +438,7 @@ fn edit_keys<'py>(
     py: Python<'py>,
     names: &mut NameCache,
     walker: &Walker,
-    targets: &Targets<'_>,
-    edits: &[Edit<'_, '_>],
+    targets: &Targets<'_, '_>,
     node: &str,
     subscription_id: u32,
     with_xpaths: bool,
@@ -322,14 +447,15 @@ fn edit_keys<'py>(
     if !crate::model::plain_node_name(node) {
         return Err(Stop);
     }
-    let keys = targets.values();
+    let mut keys = recycle(SPARE.with_borrow_mut(|spare| std::mem::take(&mut spare.values)));
+    targets.values(&mut keys);
     let mut run = Run { py, names, qnames };
     let mut per_branch = Vec::with_capacity(walker.branches.len());
     let mut values = Vec::new();
     for branch in &walker.branches {
-        let mut found = Vec::with_capacity(edits.len());
+        let mut found = Vec::new();
         if !branch.steps.is_empty() {
-            for edit in edits {
+            for edit in &targets.edits {
                 let target = &targets.steps[edit.steps.0..edit.steps.1];
                 run.edit(branch, target, &keys, edit.value, &mut values, &mut found)?;
                 values.clear();
@@ -337,6 +463,7 @@ fn edit_keys<'py>(
         }
         per_branch.push(found);
     }
+    SPARE.with_borrow_mut(|spare| spare.values = recycle(keys));
     compose(py, walker, per_branch, node, subscription_id, with_xpaths)
 }
 
@@ -368,13 +495,6 @@ fn is_key(step: &Step, member: &str) -> bool {
         .any(|k| !k.positional && k.member == member)
 }
 
-/// ``branch.open_after[index]``: a step from ``index`` on has an open placeholder.
-fn open_after(branch: &Branch, index: usize) -> bool {
-    branch.steps[index..]
-        .iter()
-        .any(|s| s.keys.iter().any(|k| k.pinned.is_none()))
-}
-
 /// ``canon`` of a key value as the target spells it (a Python ``str`` in the reference).
 fn canon_text<'d>(run: &mut Run<'_, '_>, canon: &Canon, text: Cow<'d, str>) -> W<Cow<'d, str>> {
     match canon {
@@ -385,6 +505,21 @@ fn canon_text<'d>(run: &mut Run<'_, '_>, canon: &Canon, text: Cow<'d, str>) -> W
             text.extract::<String>().map(Cow::Owned).map_err(|_| Stop)
         }
     }
+}
+
+/// ``lookup`` of ``step``'s member in an edit's value, its members read once (not once per
+/// spelling): the last plain member unless null, else the last qualified one unless null.
+fn lookup_once<'d, 'a>(value: V<'d, 'a>, step: &Step) -> Option<V<'d, 'a>> {
+    let (mut plain, mut qualified) = (None, None);
+    for (name, member) in value.members() {
+        if name == step.member {
+            plain = Some(member);
+        } else if name == step.qualified {
+            qualified = Some(member);
+        }
+    }
+    let present = |v: Option<V<'d, 'a>>| v.filter(|v| !v.is_null());
+    present(plain).or_else(|| present(qualified))
 }
 
 /// The one entry a list target's value holds (``_one_entry``: two objects stop), or None.
@@ -449,7 +584,7 @@ impl Run<'_, '_> {
                         return Err(Stop);
                     }
                     if let (true, Some(value)) = (last, value) {
-                        item = one_entry(lookup(value, &step.member, &step.qualified))?;
+                        item = one_entry(lookup_once(value, step))?;
                         if let Some(item) = item {
                             self.check_value_keys(step, keys, item)?;
                         }
@@ -482,13 +617,12 @@ impl Run<'_, '_> {
                     }
                     let Some(value) = value else {
                         // {DELETED}
-                        if last_step || !open_after(branch, index + 1) {
+                        if last_step || !branch.open_after[index + 1] {
                             return found(branch, values, out);
                         }
                         return Ok(());
                     };
-                    let content =
-                        lookup(value, &step.member, &step.qualified).filter(|c| c.is_object());
+                    let content = lookup_once(value, step).filter(|c| c.is_object());
                     if let Some(content) = content {
                         if !step.filters.is_empty() && !self.passes(content, step)? {
                             return Ok(());
@@ -537,7 +671,7 @@ impl Run<'_, '_> {
                     if !final_level {
                         continue;
                     }
-                    if value.is_none() && !open_after(branch, index + 1) {
+                    if value.is_none() && !branch.open_after[index + 1] {
                         return found(branch, values, out); // DELETED
                     }
                     let next = &steps[index + 1];

@@ -71,6 +71,8 @@ pub(crate) struct Branch {
     pieces: Vec<String>,
     bare: Vec<bool>,
     steps: Vec<Step>,
+    /// ``Branch.open_after``: ``[i]`` whether a step from ``i`` on has an open placeholder.
+    open_after: Vec<bool>,
 }
 
 impl Branch {
@@ -175,11 +177,17 @@ impl Walker {
                     filters: checks,
                 });
             }
+            let mut open_after = vec![false; compiled.len() + 1];
+            for (index, step) in compiled.iter().enumerate().rev() {
+                open_after[index] =
+                    open_after[index + 1] || step.keys.iter().any(|k| k.pinned.is_none());
+            }
             built.push(Branch {
                 size: pieces.iter().map(String::len).sum(),
                 pieces,
                 bare,
                 steps: compiled,
+                open_after,
             });
         }
         let feeds = match feeds {

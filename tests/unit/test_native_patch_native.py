@@ -23,6 +23,7 @@ Skipped when yangkey-native is not installed (``make native`` builds it).
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from typing import Any
 from urllib.parse import quote
 
@@ -521,4 +522,79 @@ def test_native_patch_target_spellings(
     deriver = KeyDeriver(compile_subscription(text, fx_schema))
     value = {"ietf-interfaces:interface": [{"name": "eth0"}]} if with_value else None
     raw = change([edit("merge", head + "".join(pieces), value)])
+    event(same(decoder, deriver, raw, fx_schema.index.by_namespace, "dflt"))
+
+
+# Each target after the first shares a prefix with the one before it that ends inside a
+# segment, at a '/', inside a key or after an escape: the native parse reuses the steps of
+# the last target's segments that end (their '/' included) before the first byte differing.
+SHARED_PREFIXES = [
+    f"{IF}=eth0",
+    f"{IF}=eth0x",
+    f"{IF}=eth0%2F1",
+    f"{IF}=eth0%2F1%2F2",
+    f"{IF}=eth0%2C1",
+    f"{IF}x=eth2",
+    "/ietf-interfaces:interfacesx/interface=eth3",
+    "/ietf-interfaces:interfaces-state/interface=eth4",
+    "/ietf-interfaces:interfaces//interface=eth5",
+    "/ietf-interfaces:interfaces/ietf-interfaces:interface=eth6",
+    f"{IF}=eth7",
+    f"{IF}=eth7%C3%BC",
+    "/ietf-interfaces:interfaces",
+    "/ietf-interfaces:interfaces/",
+    f"{IF}=eth8/name",
+    f"{IF}=eth8/namex",
+    f"{IF}=eth9",
+    "/ietf-ip:interfaces/interface=eth10",
+    f"{IF}=eth11",
+]
+
+
+@pytest.mark.parametrize("text", [IF, f"{IF}/name"])
+@pytest.mark.parametrize("with_value", [False, True])
+def test_native_patch_shared_prefixes(
+    decoder: Any, fx_schema: SchemaContext, text: str, with_value: bool
+) -> None:
+    """One patch whose targets each share a prefix with the one before, ending anywhere (in
+    a segment's name, at its '/', in a key, after an escape; a longer or shorter name, an
+    empty segment, another module): keyed natively, the reference's answer."""
+    deriver = KeyDeriver(compile_subscription(text, fx_schema))
+    edits = [
+        edit("merge", target, {"ietf-interfaces:interface": [{"name": "eth0"}]})
+        if with_value and target == f"{IF}=eth0"
+        else edit("delete", target)
+        for target in SHARED_PREFIXES
+    ]
+    ns = fx_schema.index.by_namespace
+    assert same(decoder, deriver, change(edits), ns, "dflt") == "native"
+    # and each pair alone, in both orders
+    for first, second in pairwise(SHARED_PREFIXES):
+        for pair in ([first, second], [second, first]):
+            raw = change([edit("delete", target) for target in pair])
+            same(decoder, deriver, raw, ns, "dflt")
+
+
+HEADS = ["", "/ietf-interfaces:interfaces", IF, f"{IF}=", "/yk-test:top/flow="]
+
+
+@SETTINGS
+@given(
+    text=st.sampled_from([IF, f"{IF}/name", f"{IF}/ietf-ip:ipv4/address", "/yk-test:top/flow"]),
+    targets=st.lists(
+        st.tuples(
+            st.sampled_from(HEADS),
+            st.lists(st.sampled_from(TARGET_PIECES), max_size=6),
+        ),
+        min_size=2,
+        max_size=4,
+    ),
+)
+def test_native_patch_target_sequences(
+    decoder: Any, fx_schema: SchemaContext, text: str, targets: list[tuple[str, list[str]]]
+) -> None:
+    """Several targets spelled every which way in one patch (so each shares some prefix with
+    the one before it): the native parse is the reference's, whatever it keys or refuses."""
+    deriver = KeyDeriver(compile_subscription(text, fx_schema))
+    raw = change([edit("delete", head + "".join(pieces)) for head, pieces in targets])
     event(same(decoder, deriver, raw, fx_schema.index.by_namespace, "dflt"))
