@@ -62,7 +62,9 @@ def outgoing_lines(
         records = lines if progress is None else told(lines, progress, by_bytes)
         yield from outgoing(records, builder, dead_letter_topic, tally, max_bytes)
         return
-    keys, _, ns_modules, route, routes, _, _, message_of, messages_of = native
+    keys, keys_xml, ns_modules, route, routes, route_xml, routes_xml, message_of, messages_of = (
+        native
+    )
     path = lines.path
     limit = builder.max_bytes
     room = max_bytes - RECORD_OVERHEAD
@@ -76,8 +78,8 @@ def outgoing_lines(
             weight = len(chunk) + 1  # the chunk's lines and their line feeds, blank ones out
             crlf = b"\r" in chunk
             for number, line in enumerate(chunk.split(b"\n"), first):
-                if crlf or not line or len(line) > limit or line.startswith(b"<"):
-                    # split_records' cut (\r, blank lines), build's own size check and XML
+                if crlf or not line or len(line) > limit:
+                    # split_records' cut (\r, blank lines) and build's own size check
                     record = line[:-1] if line.endswith(b"\r") else line
                     if not record.strip():
                         weight -= len(line) + 1
@@ -92,7 +94,10 @@ def outgoing_lines(
                     continue
                 count += 1
                 try:
-                    found = keys(line, path, ns_modules, route, False, routes, False, True)
+                    if line.startswith(b"<"):
+                        found = keys_xml(line, path, ns_modules, route_xml, False, routes_xml)
+                    else:
+                        found = keys(line, path, ns_modules, route, False, routes, False, True)
                 except Exception:
                     # an error the pass raised names the position it was given: the record
                     # goes through build again, which words it with the line's own
