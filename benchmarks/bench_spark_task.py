@@ -1,10 +1,10 @@
 """One Spark task's work in this process, the line loop against the per-record transform.
 
 A planned file range of periodic JSON push-updates (bench_spark_produce.py's ``periodic``
-data) goes through ``produce_partition`` against an embedded broker, exactly-once (its
-transaction and commit marker), with progress reporting on, as a Spark task runs it but
-without Spark: once with :mod:`yangkey.spark.lines` (the default) and once with
-``YANGKEY_LINE_LOOP=0`` (record by record), interleaved, round after round. Printed: CPU
+data; ``--data mixed``: its demo mix) goes through ``produce_partition`` against an embedded
+broker, exactly-once (its transaction and commit marker), with progress reporting on, as a
+Spark task runs it but without Spark: once with :mod:`yangkey.spark.lines` (the default) and
+once with ``YANGKEY_LINE_LOOP=0`` (record by record), interleaved, round after round. Printed: CPU
 seconds of this process per record (every thread: the transform, the produce calls and
 librdkafka's own threads), records/s, and the transform alone (a dry-run task) both ways.
 CPU per record is the figure to compare on a shared machine: bench_spark_produce.py's whole
@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_spark_produce import periodic_records, subscriptions
+from bench_spark_produce import subscriptions, write_input
 
 from yangkey.kafka.broker import EmbeddedKafka
 from yangkey.kafka.config import ensure_topics
@@ -66,13 +66,19 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=100_000, help="notifications")
     parser.add_argument("--rounds", type=int, default=5, help="rounds after one to warm up")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--data",
+        choices=["periodic", "mixed"],
+        default="periodic",
+        help="bench_spark_produce.py's data sets: periodic JSON push-updates, or the demo mix",
+    )
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="bench-spark-task-"))
     broker = EmbeddedKafka(heap="1g").start()
     try:
         data = work / "in.jsonl"
-        data.write_bytes(b"\n".join(periodic_records(args.count, args.seed)) + b"\n")
+        write_input(data, args.count, args.seed, args.data)
         spec = BuilderSpec.from_file(subscriptions(work, "bench-task", 6))
         ensure_topics(broker.bootstrap, topic_specs(spec.catalog(), None))
         config = JobConfig.of(
@@ -112,7 +118,7 @@ def main() -> None:
 
     print()
     print(
-        f"periodic, {args.count:,} records, one task in one process, exactly-once; medians of"
+        f"{args.data}, {args.count:,} records, one task in one process, exactly-once; medians of"
         f" {args.rounds} interleaved rounds"
     )
     print(f"{'':12}{'CPU µs/rec':>12}{'records/s':>11}{'transform µs':>14}")

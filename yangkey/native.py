@@ -81,7 +81,8 @@ and learned subscriptions:
   telemetry-message's ``yang-push-subscription`` metadata as the reference decodes it (or
   None), so that it can answer for a subscription the catalog learns from it (or takes from
   the shared catalog); without, as in contract 3;
-* :func:`keys_of`: ``Decoder.keys`` itself, for a caller that calls it once per record.
+* :func:`keys_of`: ``Decoder.keys`` itself, for a caller that calls it once per record
+  (:func:`keys_xml_of`: ``Decoder.keys_xml``).
 
 The Python implementation stays the reference: tests/unit/test_native_decode.py,
 test_native_keys.py and test_native_feed.py check that both paths agree.
@@ -379,6 +380,12 @@ def keys_of() -> Callable[..., Keys | None] | None:
     path is off."""
     decoder = _load()[0]
     return None if decoder is None else decoder.keys
+
+
+def keys_xml_of() -> Callable[..., Keys | None] | None:
+    """``Decoder.keys_xml`` itself, as :func:`keys_of` gives ``Decoder.keys``."""
+    decoder = _load()[0]
+    return None if decoder is None else decoder.keys_xml
 
 
 def keys_xml(

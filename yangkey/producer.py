@@ -16,8 +16,9 @@ from __future__ import annotations
 import logging
 import os
 import traceback
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from yangkey.catalog import Catalog
 from yangkey.entries import CatalogEntry, SkippedSubscription
@@ -28,6 +29,8 @@ from yangkey.messages import (
     CONTENT_TYPE_JSON,
     CONTENT_TYPE_XML,
     EMPTY_UPDATE,
+    HEADER_EVENT_TIME,
+    HEADER_SEQUENCE_NUMBER,
     EmptyUpdates,
     Headers,
     KeyedMessage,
@@ -37,10 +40,11 @@ from yangkey.messages import (
     notification_headers,
     subscription_headers,
 )
-from yangkey.native import Keys, RouteMemo
+from yangkey.native import Keys, Route, RouteMemo
 from yangkey.native import active as native_active
 from yangkey.native import keys_of as native_keys_of
 from yangkey.native import keys_xml as native_keys_xml
+from yangkey.native import keys_xml_of as native_keys_xml_of
 from yangkey.native import routes as native_routes
 from yangkey.native_feed import feed_walker
 from yangkey.notifications import Notification, Wanted, decode
@@ -57,6 +61,27 @@ _new = tuple.__new__
 _Fixed = tuple[Headers, int]
 """Headers that depend only on the subscription and the encoding, and their bytes."""
 _Route = tuple[CatalogEntry | SkippedSubscription | None, _Fixed]
+_SEQUENCE_SIZE = len(HEADER_SEQUENCE_NUMBER)
+_OWN_SIZES = _SEQUENCE_SIZE + len(HEADER_EVENT_TIME)
+
+
+class NativePass(NamedTuple):
+    """:meth:`MessageBuilder.native_pass`: the native key pass as ``_build`` calls it, for a
+    loop that calls it itself, record after record (:func:`yangkey.spark.lines.outgoing_lines`):
+    ``json(raw, source, ns_modules, route, False, routes, False, True)`` keys a JSON
+    notification, ``xml(raw, source, ns_modules, route_xml, False, routes_xml)`` an XML one;
+    an answer's messages are ``message(raw, answer)``'s, or where that is None (several
+    topics) ``messages(raw, answer)``'s, exactly as ``build``'s."""
+
+    json: Callable[..., Keys | None]
+    xml: Callable[..., Keys | None]
+    ns_modules: Mapping[str, str]
+    route: Route
+    routes: RouteMemo
+    route_xml: Route
+    routes_xml: RouteMemo
+    message: Callable[[bytes, Keys], KeyedMessage | None]
+    messages: Callable[[bytes, Keys], list[KeyedMessage]]
 
 
 @dataclass(frozen=True)
@@ -148,6 +173,12 @@ class MessageBuilder:
         itself (no Python call); emptied with ``_routes``, whose entries they hold."""
         self._native_routes_xml = native_routes()
         """The same for XML push-updates (:meth:`_native_route_xml`)."""
+        self._one_topic = None if self.knobs.per_branch else self.knobs.single_topic
+        """Every message's topic when there is one for all (:meth:`native_message`)."""
+        self._one_branch = 0 if self._with_feed else 1
+        """The branches of a subscription :meth:`native_message` builds the message of: one
+        (none with the instance feed, whose header it does not write)."""
+        self._keys_on = self.knobs.keys
 
     def _feed(self, entry: CatalogEntry, index: int) -> InstanceFeed:
         topic = entry.topics[index]
@@ -406,9 +437,57 @@ class MessageBuilder:
             return None
         return (walker, node, (entry, self._fixed(entry, CONTENT_TYPE_JSON)))
 
+    def native_pass(self) -> NativePass | None:
+        """The native key pass as ``build`` calls it (:class:`NativePass`), or None when
+        ``build`` does not ask it (the native path off) or its messages take more than its
+        answer (the instance feed, :meth:`_native_feed_messages`)."""
+        json = self._native_keys
+        xml = native_keys_xml_of()
+        if json is None or xml is None or not self.native or self._with_feed:
+            return None
+        return NativePass(
+            json,
+            xml,
+            self.ns_modules,
+            self._native_route,
+            self._native_routes,
+            self._native_route_xml,
+            self._native_routes_xml,
+            self.native_message,
+            self._native_messages,
+        )
+
+    def native_message(self, raw: bytes, found: Keys) -> KeyedMessage | None:
+        """The one message of ``raw`` from the native pass's answer ``found``
+        (:meth:`_native_messages`' when it makes one: every message to one topic, or a
+        subscription of one branch), its header bytes counted into :attr:`header_bytes`; None
+        when the subscription has several topics, or with the instance feed."""
+        (entry, (fixed, size)), _, sequence_number, event_time, key = found[:5]
+        topic = self._one_topic
+        if topic is None:
+            topics = entry.topics
+            if len(topics) != self._one_branch:
+                return None
+            topic = topics[0]  # one branch: the pass answers only when it has an instance
+        # notification_headers and header_bytes spelled out: their calls cost 0.4 us of a
+        # record's ~5 in a Spark task's loop
+        sequence = b"%d" % (sequence_number or 0)
+        if event_time:
+            stamp = str(event_time).encode()
+            headers = (*fixed, (HEADER_SEQUENCE_NUMBER, sequence), (HEADER_EVENT_TIME, stamp))
+            size += _OWN_SIZES + len(sequence) + len(stamp)
+        else:
+            headers = (*fixed, (HEADER_SEQUENCE_NUMBER, sequence))
+            size += _SEQUENCE_SIZE + len(sequence)
+        self.header_bytes = max(self.header_bytes, size)
+        return _new(KeyedMessage, (topic, key if self._keys_on else None, raw, headers))
+
     def _native_messages(self, raw: bytes, found: Keys) -> list[KeyedMessage]:
         """``_build``'s messages from the keys :func:`yangkey.native.keys` composed."""
-        (entry, (fixed, size)), _, sequence_number, event_time, key, branch_keys = found[:6]
+        one = self.native_message(raw, found)
+        if one is not None:
+            return [one]
+        (entry, (fixed, size)), _, sequence_number, event_time, _, branch_keys = found[:6]
         own = notification_headers(sequence_number, event_time)
         headers = fixed + own
         # header_bytes(own) spelled out: its loop cost 0.2 us of a record's ~3 on this path
@@ -418,13 +497,8 @@ class MessageBuilder:
         self.header_bytes = max(self.header_bytes, size)
         if self._with_feed:
             return self._native_feed_messages(raw, entry, headers, branch_keys, found[7])
-        knobs = self.knobs
-        keys = knobs.keys
-        if not knobs.per_branch:
-            return [_new(KeyedMessage, (knobs.single_topic, key if keys else None, raw, headers))]
+        keys = self.knobs.keys
         topics = entry.topics
-        if len(topics) == 1:  # one branch: the pass answers only when it has an instance
-            return [_new(KeyedMessage, (topics[0], key if keys else None, raw, headers))]
         return [
             _new(KeyedMessage, (topics[index], branch_key if keys else None, raw, headers))
             for index, branch_key in enumerate(branch_keys)

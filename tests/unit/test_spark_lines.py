@@ -18,7 +18,7 @@ import yaml
 from test_native_learning import FILE as LEARNING_FILE
 from test_native_learning import learning_stream
 
-from yangkey import native
+from yangkey import native, producer
 from yangkey.demo.sample import generate, iter_jsonl
 from yangkey.errors import InputError
 from yangkey.messages import HEADER_SOURCE, KeyedMessage
@@ -308,6 +308,62 @@ def test_periodic_lines_never_go_through_build(tmp_path: Path) -> None:
     tally = Tally()
     messages = list(lines_module.outgoing_lines(LineRecords(data, "x"), builder, "dlq", tally))
     assert next(calls) == 1 and tally.native == 50 and len(messages) == 51
+
+
+def xml_lines() -> list[bytes]:
+    """The demo data set's XML push-updates (NETCONF notifications), one a line."""
+    records = generate(nodes=12, interfaces=4, rounds=2, seed=3).records
+    return [
+        line.rstrip(b"\n") for line in iter_jsonl(records) if line.startswith(b"<notification")
+    ]
+
+
+def test_xml_lines_skip_build_too(tmp_path: Path) -> None:
+    """XML push-updates the native pass answers are keyed in the loop as JSON ones are: no
+    ``build`` call, the same messages."""
+    spec = spec_of(tmp_path)
+    rows = xml_lines()
+    assert len(rows) >= 10
+    data = b"\n".join(rows) + b"\n"
+    builder = spec.builder()
+    calls = itertools.count()
+    build = builder.build
+
+    def counted(raw: bytes, source: str, native: bool = True) -> Any:
+        next(calls)
+        return build(raw, source, native)
+
+    builder.build = counted  # type: ignore[method-assign]
+    tally = Tally()
+    messages = list(lines_module.outgoing_lines(LineRecords(data, "x"), builder, "dlq", tally))
+    assert next(calls) == 0 and tally.native == len(rows) == len(messages)
+    assert_same(per_record(spec, data), by_lines(spec, data))
+
+
+def test_an_error_the_xml_pass_raises_names_the_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As for JSON: an XML line whose pass raised is built again, the rejection naming it."""
+    spec = spec_of(tmp_path)
+    rows = xml_lines()
+    data = b"\n".join(rows) + b"\n"
+    chosen = rows[3]
+
+    def raising(found: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapped(raw: bytes, source: str, *args: Any) -> Any:
+            if raw == chosen:
+                raise InputError("refused by the test", source=source)
+            return found(raw, source, *args)
+
+        return wrapped
+
+    # the pass as build calls it (per record) and as the loop does (Decoder.keys_xml)
+    monkeypatch.setattr(producer, "native_keys_xml", raising(native.keys_xml))
+    monkeypatch.setattr(producer, "native_keys_xml_of", lambda: raising(native.keys_xml))
+    old = per_record(spec, data)
+    assert_same(old, by_lines(spec, data))
+    (dead,) = [m for m in old[0] if m.topic == "dlq"]
+    assert dead.header(HEADER_SOURCE) == "in.jsonl:4"
 
 
 def test_progress_adds_up_to_the_per_record_reports(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 
-from yangkey.messages import HEADER_EVENT_TIME, HEADER_SEQUENCE_NUMBER, KeyedMessage
+from yangkey.messages import KeyedMessage
 from yangkey.producer import MessageBuilder
 from yangkey.spark.source.splitting import LineRecords, RawRecord, told
 from yangkey.spark.source.units import by_bytes
@@ -31,9 +31,6 @@ from yangkey.spark.transform import (
     settled,
 )
 
-_new = tuple.__new__
-SEQUENCE_SIZE = len(HEADER_SEQUENCE_NUMBER)
-OWN_SIZES = SEQUENCE_SIZE + len(HEADER_EVENT_TIME)
 LINE_LOOP_ENV = "YANGKEY_LINE_LOOP"
 """Set to 0 to read line ranges record by record (:func:`outgoing`)."""
 
@@ -60,25 +57,17 @@ def outgoing_lines(
 ) -> Iterator[KeyedMessage]:
     """:func:`outgoing` of ``lines``' records (see the module doc)."""
     progress = lines.progress
-    keys = builder._native_keys
-    if (
-        keys is None
-        or not builder.native
-        or builder._with_feed  # the feed's messages: _native_feed_messages, per record
-        or os.environ.get(LINE_LOOP_ENV) == "0"
-    ):
+    native = builder.native_pass()
+    if native is None or os.environ.get(LINE_LOOP_ENV) == "0":
         records = lines if progress is None else told(lines, progress, by_bytes)
         yield from outgoing(records, builder, dead_letter_topic, tally, max_bytes)
         return
+    keys, keys_xml, ns_modules, route, routes, route_xml, routes_xml, message_of, messages_of = (
+        native
+    )
     path = lines.path
-    ns_modules = builder.ns_modules
-    route = builder._native_route
-    routes = builder._native_routes
-    messages_of = builder._native_messages
-    knobs = builder.knobs
-    keys_on = knobs.keys
-    single_topic = None if knobs.per_branch else knobs.single_topic
     limit = builder.max_bytes
+    room = max_bytes - RECORD_OVERHEAD
     build = builder.build
     produced = tally.produced
     native_before = builder.native_keyed
@@ -89,8 +78,8 @@ def outgoing_lines(
             weight = len(chunk) + 1  # the chunk's lines and their line feeds, blank ones out
             crlf = b"\r" in chunk
             for number, line in enumerate(chunk.split(b"\n"), first):
-                if crlf or not line or len(line) > limit or line.startswith(b"<"):
-                    # split_records' cut (\r, blank lines), build's own size check and XML
+                if crlf or not line or len(line) > limit:
+                    # split_records' cut (\r, blank lines) and build's own size check
                     record = line[:-1] if line.endswith(b"\r") else line
                     if not record.strip():
                         weight -= len(line) + 1
@@ -105,7 +94,10 @@ def outgoing_lines(
                     continue
                 count += 1
                 try:
-                    found = keys(line, path, ns_modules, route, False, routes, False, True)
+                    if line.startswith(b"<"):
+                        found = keys_xml(line, path, ns_modules, route_xml, False, routes_xml)
+                    else:
+                        found = keys(line, path, ns_modules, route, False, routes, False, True)
                 except Exception:
                     # an error the pass raised names the position it was given: the record
                     # goes through build again, which words it with the line's own
@@ -125,42 +117,21 @@ def outgoing_lines(
                     )
                     continue
                 keyed += 1
-                (entry, (fixed, size)), _, sequence_number, event_time, key = found[:5]
-                if single_topic is not None or len(entry.topics) == 1:
-                    # _native_messages of one message, spelled out: its call, its list and
-                    # notification_headers' call cost 0.6 us of a record's ~5 here
-                    topic = entry.topics[0] if single_topic is None else single_topic
-                    sequence = b"%d" % (sequence_number or 0)
-                    if event_time:
-                        stamp = str(event_time).encode()
-                        headers = (
-                            *fixed,
-                            (HEADER_SEQUENCE_NUMBER, sequence),
-                            (HEADER_EVENT_TIME, stamp),
-                        )
-                        size += OWN_SIZES + len(sequence) + len(stamp)
-                    else:
-                        headers = (*fixed, (HEADER_SEQUENCE_NUMBER, sequence))
-                        size += SEQUENCE_SIZE + len(sequence)
-                    builder.header_bytes = max(builder.header_bytes, size)
-                    if not keys_on:
-                        key = None
-                    if len(key or b"") + len(line) <= max_bytes - RECORD_OVERHEAD - size:
-                        produced[topic] += 1
-                        yield _new(KeyedMessage, (topic, key, line, headers))
+                message = message_of(line, found)
+                if message is not None:
+                    # the builder's bound on header bytes: fits' test of one message
+                    if len(message[1] or b"") + len(line) <= room - builder.header_bytes:
+                        produced[message[0]] += 1
+                        yield message
                         continue
-                    result = [_new(KeyedMessage, (topic, key, line, headers))]
-                    source = f"{path}:{number}"
-                    yield from settled(
-                        result, line, source, builder, dead_letter_topic, tally, max_bytes
-                    )
-                    continue
-                result = messages_of(line, found)
-                if result and fits(result, builder.header_bytes, max_bytes):
-                    for message in result:
-                        produced[message.topic] += 1
-                    yield from result
-                    continue
+                    result = [message]
+                else:
+                    result = messages_of(line, found)
+                    if result and fits(result, builder.header_bytes, max_bytes):
+                        for each in result:
+                            produced[each.topic] += 1
+                        yield from result
+                        continue
                 source = f"{path}:{number}"
                 yield from settled(
                     result, line, source, builder, dead_letter_topic, tally, max_bytes
