@@ -8,7 +8,7 @@ ones included, under every producer knob; progress reports must add up to the sa
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -293,9 +293,8 @@ def test_an_error_the_native_pass_raises_names_the_line(
     assert dead.header(HEADER_SOURCE) == "in.jsonl:5"
 
 
-def test_periodic_lines_never_go_through_build(tmp_path: Path) -> None:
-    """What the loop is for: records the native pass answers skip ``build``."""
-    builder = spec_of(tmp_path).builder()
+def counting_builds(builder: MessageBuilder) -> Iterator[int]:
+    """A counter of ``builder.build``'s calls from now on (``next`` of it: the count so far)."""
     calls = itertools.count()
     build = builder.build
 
@@ -304,6 +303,13 @@ def test_periodic_lines_never_go_through_build(tmp_path: Path) -> None:
         return build(raw, source, native)
 
     builder.build = counted  # type: ignore[method-assign]
+    return calls
+
+
+def test_periodic_lines_never_go_through_build(tmp_path: Path) -> None:
+    """What the loop is for: records the native pass answers skip ``build``."""
+    builder = spec_of(tmp_path).builder()
+    calls = counting_builds(builder)
     data = b"\n".join([*periodic(50), b"{not json"]) + b"\n"
     tally = Tally()
     messages = list(lines_module.outgoing_lines(LineRecords(data, "x"), builder, "dlq", tally))
@@ -326,14 +332,7 @@ def test_xml_lines_skip_build_too(tmp_path: Path) -> None:
     assert len(rows) >= 10
     data = b"\n".join(rows) + b"\n"
     builder = spec.builder()
-    calls = itertools.count()
-    build = builder.build
-
-    def counted(raw: bytes, source: str, native: bool = True) -> Any:
-        next(calls)
-        return build(raw, source, native)
-
-    builder.build = counted  # type: ignore[method-assign]
+    calls = counting_builds(builder)
     tally = Tally()
     messages = list(lines_module.outgoing_lines(LineRecords(data, "x"), builder, "dlq", tally))
     assert next(calls) == 0 and tally.native == len(rows) == len(messages)
