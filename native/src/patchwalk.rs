@@ -15,7 +15,9 @@
 //!
 //! A child module of walk.rs: it reads the walker's tables as walk.rs does.
 
-use super::{compose, integer_text, render, Branch, Canon, Kind, Run, Step, Stop, Walker, W};
+use super::{
+    compose, integer_text, lookup, render, Branch, Canon, Kind, Run, Step, Stop, Walker, W,
+};
 use crate::pyconv::NameCache;
 use crate::tape::{Node, V};
 use pyo3::prelude::*;
@@ -507,21 +509,6 @@ fn canon_text<'d>(run: &mut Run<'_, '_>, canon: &Canon, text: Cow<'d, str>) -> W
     }
 }
 
-/// ``lookup`` of ``step``'s member in an edit's value, its members read once (not once per
-/// spelling): the last plain member unless null, else the last qualified one unless null.
-fn lookup_once<'d, 'a>(value: V<'d, 'a>, step: &Step) -> Option<V<'d, 'a>> {
-    let (mut plain, mut qualified) = (None, None);
-    for (name, member) in value.members() {
-        if name == step.member {
-            plain = Some(member);
-        } else if name == step.qualified {
-            qualified = Some(member);
-        }
-    }
-    let present = |v: Option<V<'d, 'a>>| v.filter(|v| !v.is_null());
-    present(plain).or_else(|| present(qualified))
-}
-
 /// The one entry a list target's value holds (``_one_entry``: two objects stop), or None.
 fn one_entry<'d, 'a>(content: Option<V<'d, 'a>>) -> W<Option<V<'d, 'a>>> {
     let Some(content) = content else {
@@ -584,7 +571,7 @@ impl Run<'_, '_> {
                         return Err(Stop);
                     }
                     if let (true, Some(value)) = (last, value) {
-                        item = one_entry(lookup_once(value, step))?;
+                        item = one_entry(lookup(value, &step.member, &step.qualified))?;
                         if let Some(item) = item {
                             self.check_value_keys(step, keys, item)?;
                         }
@@ -622,7 +609,8 @@ impl Run<'_, '_> {
                         }
                         return Ok(());
                     };
-                    let content = lookup_once(value, step).filter(|c| c.is_object());
+                    let content =
+                        lookup(value, &step.member, &step.qualified).filter(|c| c.is_object());
                     if let Some(content) = content {
                         if !step.filters.is_empty() && !self.passes(content, step)? {
                             return Ok(());

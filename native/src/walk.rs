@@ -240,19 +240,21 @@ impl Walker {
     }
 }
 
-/// A member's value, JSON null as absent (``dict.get(...) is None``).
-#[inline]
-fn get<'d, 'a>(node: V<'d, 'a>, name: &str) -> Option<V<'d, 'a>> {
-    node.get(name).filter(|v| !v.is_null())
-}
-
-/// ``lookup``: the plain member, else the qualified one.
+/// ``lookup``: the plain member, else the qualified one; each the last of its name, a JSON
+/// null as absent (``dict.get(...) is None``). The members read once, not once per spelling (a value's members are mostly
+/// qualified: the plain spelling missed, then a second scan found it).
 #[inline]
 fn lookup<'d, 'a>(node: V<'d, 'a>, member: &str, qualified: &str) -> Option<V<'d, 'a>> {
-    match get(node, member) {
-        None if member != qualified => get(node, qualified),
-        found => found,
+    let (mut plain, mut other) = (None, None);
+    for (name, value) in node.members() {
+        if name == member {
+            plain = Some(value);
+        } else if name == qualified {
+            other = Some(value);
+        }
     }
+    let present = |v: Option<V<'d, 'a>>| v.filter(|v| !v.is_null());
+    present(plain).or_else(|| present(other))
 }
 
 /// ``canon_integer`` of text: stripped as ``str.strip`` strips, then ``[+-]?[0-9]+`` exactly,
@@ -462,9 +464,7 @@ impl Run<'_, '_> {
         // the canons refuse both stop the walk, whichever comes first.
         let mut pinned_ok = true;
         for slot in step.keys.iter().filter(|s| !s.positional) {
-            let raw = get(entry, &slot.member)
-                .or_else(|| get(entry, &slot.qualified))
-                .ok_or(Stop)?;
+            let raw = lookup(entry, &slot.member, &slot.qualified).ok_or(Stop)?;
             let text = self.canon(&slot.canon, raw)?;
             match &slot.pinned {
                 None => values.push(text),
