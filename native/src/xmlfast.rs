@@ -354,8 +354,8 @@ impl<'a> P<'a> {
         self.text_run(keep)
     }
 
-    /// [`P::text`] of text that is not empty (most are: a container's, a tail without
-    /// indentation), out of line.
+    /// [`P::text`] of text that is not empty, out of line (most text is empty: a
+    /// container's, a tail without indentation).
     #[inline(never)]
     fn text_run(&mut self, keep: bool) -> F<(Str<'a>, bool)> {
         let start = self.at;

@@ -32,8 +32,8 @@ struct PatchFrame<'f> {
     edits: Vec<(u32, u32, u32)>,
 }
 
-/// ``_xml_notification`` of a NETCONF notification, an envelope or a bare push-change-update
-/// with every read field well formed; [`Other`] for the rest.
+/// ``_xml_notification`` of a push-change-update in the framings [`header`] reads, with every
+/// read field well formed; [`Other`] for the rest.
 fn frame<'f>(fast: &'f Fast<'_>, telemetry: &str) -> F<PatchFrame<'f>> {
     let Header {
         node,
