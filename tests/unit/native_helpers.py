@@ -20,6 +20,7 @@ import pytest
 from test_core_differential import SUBSCRIPTIONS
 from test_core_vectors import _vector_file
 
+import yangkey.native_messages
 import yangkey.producer
 from yangkey import native
 from yangkey.catalog import load_catalog
@@ -188,7 +189,7 @@ def builder_outputs(
         if xml:
             patched.setattr(yangkey.producer, "native_keys_xml", counting)
         else:
-            patched.setattr(yangkey.producer, "native_keys_of", lambda: counting)
+            patched.setattr(yangkey.native_messages, "native_keys_of", lambda: counting)
         builder = MessageBuilder(load_catalog(EXAMPLES), knobs, default_node="dflt")
         builder.native = builder.native and use_native
         outputs = [builder.build(raw, f"demo:{n}") for n, raw in enumerate(records, 1)]

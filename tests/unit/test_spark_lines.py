@@ -18,7 +18,7 @@ import yaml
 from test_native_learning import FILE as LEARNING_FILE
 from test_native_learning import learning_stream
 
-from yangkey import native, producer
+from yangkey import native, native_messages, producer
 from yangkey.demo.sample import generate, iter_jsonl
 from yangkey.errors import InputError
 from yangkey.messages import HEADER_SOURCE, KeyedMessage
@@ -358,7 +358,7 @@ def test_an_error_the_xml_pass_raises_names_the_line(
 
     # the pass as build calls it (per record) and as the loop does (Decoder.keys_xml)
     monkeypatch.setattr(producer, "native_keys_xml", raising(native.keys_xml))
-    monkeypatch.setattr(producer, "native_keys_xml_of", lambda: raising(native.keys_xml))
+    monkeypatch.setattr(native_messages, "native_keys_xml_of", lambda: raising(native.keys_xml))
     old = per_record(spec, data)
     assert_same(old, by_lines(spec, data))
     (dead,) = [m for m in old[0] if m.topic == "dlq"]
