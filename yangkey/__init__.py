@@ -69,7 +69,9 @@ The catalog
     :mod:`yangkey.catalog` (subscriptions file to compiled catalog, learning).
 The producer
     :mod:`yangkey.instances` (the instance feed), :mod:`yangkey.native_feed` (its tables for
-    the native pass), :mod:`yangkey.producer` (raw bytes to keyed messages or a rejection).
+    the native pass), :mod:`yangkey.knobs` (the producer knobs), :mod:`yangkey.native_messages`
+    (the producer's native side: the native pass's routes and messages),
+    :mod:`yangkey.producer` (raw bytes to keyed messages or a rejection).
 For the edges
     :mod:`yangkey.jvm` (the JDK, JVM processes), :mod:`yangkey.summary` (a stored message in
     one line).

@@ -12,12 +12,13 @@ the builder's routes and header bound with one attribute lookup, as before the s
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from yangkey.catalog import Catalog
 from yangkey.entries import CatalogEntry, SkippedSubscription
 from yangkey.errors import YangkeyError
 from yangkey.instances import InstanceFeed
+from yangkey.knobs import ProducerKnobs
 from yangkey.messages import (
     CONTENT_TYPE_JSON,
     CONTENT_TYPE_XML,
@@ -35,9 +36,6 @@ from yangkey.native import keys_of as native_keys_of
 from yangkey.native import keys_xml_of as native_keys_xml_of
 from yangkey.native import routes as native_routes
 from yangkey.native_feed import feed_walker
-
-if TYPE_CHECKING:
-    from yangkey.producer import ProducerKnobs
 
 __all__ = [
     "MAX_FEED_WALKERS",

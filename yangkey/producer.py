@@ -6,9 +6,7 @@ This is the producer's per-record function, shared by the Spark job, the demo an
 It never raises for bad input: every failure becomes a :class:`Rejection` naming the source
 position and the reason, so the caller can route it to the dead-letter topic and keep going.
 
-The draft's three producer knobs are :class:`ProducerKnobs`: message keys on/off, a topic per
-subscription branch on/off, and the subscription-type topic level (which is part of the
-catalog's topic names).
+The draft's producer knobs are :class:`~yangkey.knobs.ProducerKnobs` (imported from here too).
 """
 
 from __future__ import annotations
@@ -16,17 +14,16 @@ from __future__ import annotations
 import logging
 import os
 import traceback
-from dataclasses import dataclass
 from typing import Any
 
 from yangkey.catalog import Catalog
 from yangkey.entries import CatalogEntry, SkippedSubscription
-from yangkey.errors import ConfigError, InputError, NotificationError, YangkeyError
+from yangkey.errors import InputError, NotificationError, YangkeyError
 from yangkey.fleet import for_node
 from yangkey.instances import InstanceFeed, catalog_modules, derive_leaves
+from yangkey.knobs import ProducerKnobs
 from yangkey.messages import (
     EMPTY_UPDATE,
-    EmptyUpdates,
     Headers,
     KeyedMessage,
     Rejection,
@@ -44,56 +41,16 @@ from yangkey.native_messages import (
 )
 from yangkey.notifications import Notification, Wanted, decode
 from yangkey.schema import SchemaContext
-from yangkey.topics import topic_name_problem
 
 STRICT_ENV = "YANGKEY_STRICT"
 """Set to 1 (the test suites do) to make :meth:`MessageBuilder.build` raise bugs."""
+__all__ = ["MAX_ROUTES", "STRICT_ENV", "MessageBuilder", "ProducerKnobs"]
+
 _log = logging.getLogger("yangkey")
 MAX_ROUTES = 100_000
 """(subscription, node, content type) routes a builder remembers before starting afresh."""
 _new = tuple.__new__
 """KeyedMessage(...) through its generated __new__ cost 0.5 us more per message."""
-
-
-@dataclass(frozen=True)
-class ProducerKnobs:
-    keys: bool = True
-    """Off: no key, the producer spreads messages round robin."""
-    per_branch: bool = True
-    """Off: every message goes to ``single_topic``."""
-    single_topic: str = "yang-push"
-    learn: bool = True
-    """Off: never learn, even when the subscriptions file says ``learn: true`` (the file
-    decides whether learning is allowed at all)."""
-    instances: bool = False
-    """The ``yangkey-instances`` header: the typed instance rows of each message for the
-    ClickHouse instance tables (docs/design.md#instance-feed); per-branch topics only. Off by
-    default: it costs the producer 2.5-3x on the Python path (benchmarks/bench_typed.py; the
-    native pass writes JSON push-updates' headers itself, benchmarks/bench_native.py) and
-    ``yangkey ingest`` computes the same rows itself; a server's Kafka engine tables need it
-    on."""
-    empty_updates: EmptyUpdates = "count"
-    """An update without data (a heartbeat) is no error: ``count`` it in the run summary, or
-    also send it to the dead-letter topic (``dead-letter``, kind ``empty-update``)."""
-
-    def __post_init__(self) -> None:
-        problem = topic_name_problem(self.single_topic)
-        if problem is not None:
-            raise ConfigError(
-                f"{self.single_topic!r} is not a valid Kafka topic name: {problem}",
-                source="single topic",
-            )
-
-    @classmethod
-    def from_catalog(cls, catalog: Catalog, **overrides: Any) -> ProducerKnobs:
-        policy = catalog.file.topic_policy
-        values: dict[str, Any] = {
-            "keys": policy.keys,
-            "per_branch": policy.per_branch,
-            "single_topic": policy.single_topic,
-        }
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
 
 
 class MessageBuilder(NativeMessages):
