@@ -368,7 +368,7 @@ fn edits<'d, 'a>(patch: V<'d, 'a>, targets: &mut Targets<'d, 'a>) -> W<()> {
 
 /// The message keys of a yang-patch: [`super::keys`]'s answer, each branch's instances those
 /// of every edit (``KeyDeriver.instances`` with ``edits_xpaths``).
-#[allow(clippy::type_complexity)]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
 pub fn patch_keys<'py>(
     py: Python<'py>,
     names: &mut NameCache,
