@@ -641,7 +641,17 @@ pub fn escape(text: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     let bytes = text.as_bytes();
     let mut start = 0;
-    for (index, &byte) in bytes.iter().enumerate() {
+    // Eight bytes at a time past those that need no escape (most text): the words before the
+    // first with a byte below U+0020, a '"' or a '\\' are copied as they are (below).
+    let mut clean = 0;
+    while clean + 8 <= bytes.len() {
+        let word = u64::from_le_bytes(bytes[clean..clean + 8].try_into().unwrap_or_default());
+        if needs_escape(word) {
+            break;
+        }
+        clean += 8;
+    }
+    for (index, &byte) in bytes.iter().enumerate().skip(clean) {
         let short: &[u8] = match byte {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
@@ -665,4 +675,40 @@ pub fn escape(text: &str, out: &mut Vec<u8>) {
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
+}
+
+/// Whether any byte of ``word`` is below 0x20, '"' or '\\' (exact for the word: the
+/// zero-byte and less-than tests may flag a byte above a true match, never a word without).
+#[inline]
+fn needs_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    let below = word.wrapping_sub(ONES * 0x20) & !word & HIGH;
+    (below | zero(word ^ (ONES * b'"' as u64)) | zero(word ^ (ONES * b'\\' as u64))) != 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::needs_escape;
+
+    /// The word test against the byte rule, for every byte value in every position of
+    /// words otherwise clean, and words mixing two arbitrary bytes.
+    #[test]
+    fn needs_escape_is_the_byte_rule() {
+        let rule = |b: u8| b < 0x20 || b == b'"' || b == b'\\';
+        for position in 0..8 {
+            for byte in 0..=255u8 {
+                let mut bytes = *b"abcdefgh";
+                bytes[position] = byte;
+                assert_eq!(needs_escape(u64::from_le_bytes(bytes)), rule(byte));
+                for other in [0u8, 0x1f, 0x20, 0x21, b'"', b'\\', 0x7f, 0x80, 0xff] {
+                    let mut two = bytes;
+                    two[(position + 3) % 8] = other;
+                    let want = two.iter().any(|&b| rule(b));
+                    assert_eq!(needs_escape(u64::from_le_bytes(two)), want);
+                }
+            }
+        }
+    }
 }
