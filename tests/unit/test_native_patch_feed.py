@@ -96,13 +96,15 @@ THING_VALUE = {
         }
     ]
 }
+BOTH = [*THING_VALUE["yk-typed:thing"], {"id": 9, "state": "off"}]
+ODD = {"name": "eth0", "description": "a\"b\\c\u0001\u00fc", "enabled": False}
+ODD["type"] = "iana-if-type:other"
 FEED_EDGES: list[tuple[str, list[dict[str, Any]]]] = [
     (THING, [edit("merge", f"{THING}=7", THING_VALUE)]),
     (THING, [edit("replace", f"{THING}=07", THING_VALUE)]),
     (THING, [edit("create", f"{THING}=7", {"yk-typed:thing": {"id": "7", "marker": [None]}})]),
     (THING, [edit("delete", f"{THING}=7"), edit("remove", f"{THING}=8")]),
-    (THING, [edit("merge", "/yk-typed:things", {"yk-typed:things": {"thing": THING_VALUE[
-        "yk-typed:thing"] + [{"id": 9, "state": "off"}]}})]),
+    (THING, [edit("merge", "/yk-typed:things", {"yk-typed:things": {"thing": BOTH}})]),
     (THING, [edit("merge", f"{THING}=7/deep", {"yk-typed:deep": {"small": 5}})]),
     (THING, [edit("replace", f"{THING}=7/deep/small", {"yk-typed:small": 6})]),
     (THING, [edit("delete", f"{THING}=7/deep")]),
@@ -146,17 +148,39 @@ FEED_EDGES: list[tuple[str, list[dict[str, Any]]]] = [
     (f"{THING}[state='on']", [edit("merge", f"{THING}=7", THING_VALUE)]),
     (f"{THING}[state='on']", [edit("merge", f"{THING}=7", {"thing": {"state": "off"}})]),
     # interfaces: the sample's shapes, descriptions, an augment below the target
-    (IF, [edit("merge", f"{IF}=eth0", {"ietf-interfaces:interface": [{"name": "eth0",
-        "description": "a\"b\\c\u0001\u00fc", "enabled": False, "type": "iana-if-type:other"}]})]),
+    (IF, [edit("merge", f"{IF}=eth0", {"ietf-interfaces:interface": [ODD]})]),
     (IF, [edit("merge", f"{IF}=eth0/ietf-ip:ipv4", {"ietf-ip:ipv4": {"mtu": 1500}})]),
-    (IF, [edit("merge", f"{IF}=eth0/ietf-ip:ipv4/address=10.0.0.1",
-               {"ietf-ip:address": [{"ip": "10.0.0.1", "prefix-length": 24}]})]),
-    (IF, [edit("merge", f"{IF}=eth0/statistics", {"ietf-interfaces:statistics": {
-        "in-octets": "12", "out-octets": 5}})]),
-    (f"{IF}/statistics/in-octets", [edit("merge", f"{IF}=eth0/statistics",
-        {"ietf-interfaces:statistics": {"in-octets": "0012"}})]),
-    (f"{IF}/statistics/in-octets", [edit("merge", f"{IF}=eth0/statistics/in-octets",
-        {"ietf-interfaces:in-octets": 7})]),
+    (
+        IF,
+        [
+            edit(
+                "merge",
+                f"{IF}=eth0/ietf-ip:ipv4/address=10.0.0.1",
+                {"ietf-ip:address": [{"ip": "10.0.0.1", "prefix-length": 24}]},
+            )
+        ],
+    ),
+    (
+        IF,
+        [
+            edit(
+                "merge",
+                f"{IF}=eth0/statistics",
+                {"ietf-interfaces:statistics": {"in-octets": "12", "out-octets": 5}},
+            )
+        ],
+    ),
+    (
+        f"{IF}/statistics/in-octets",
+        [
+            edit(
+                "merge",
+                f"{IF}=eth0/statistics",
+                {"ietf-interfaces:statistics": {"in-octets": "0012"}},
+            ),
+            edit("merge", f"{IF}=eth1/statistics/in-octets", {"ietf-interfaces:in-octets": 7}),
+        ],
+    ),
 ]
 
 # Answered natively wherever the reference answers (a test requiring the native answer):
