@@ -76,6 +76,12 @@ and learned subscriptions:
   float in a nested list, a converter that raises);
 * ``Decoder.instances(raw, source, walker)``: those headers alone (``yangkey ingest``), or
   None as ``keys`` would be; :func:`instances` calls it.
+* Both answer a JSON yang-patch too (issue 33's patchfeed; no new argument, so the contract
+  number stays): each edit's objects as :meth:`~yangkey.instances.InstanceFeed.edit` builds
+  them (``@op``, ``@under`` below the target, the value's leaves), from the key pass's edit
+  walk; None where the reference's objects are not mirrored (a key-leaf or keyless-list
+  subscription, a leaf target given no value or an edit below it, a list entry whose key
+  member is also a carried leaf). A module from before answers None there (Python builds it).
 * ``Decoder.keys(..., learning=False)``: with ``learning``, ``route`` is asked
   ``route(subscription_id, node, subscription)``, ``subscription`` being the
   telemetry-message's ``yang-push-subscription`` metadata as the reference decodes it (or

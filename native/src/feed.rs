@@ -13,7 +13,7 @@
 use crate::model::{local, py_strip};
 use crate::pyconv::to_py;
 use crate::tape::{Node, V};
-use crate::walk::{render, Branch, Out, Run, Stop};
+use crate::walk::{render, Branch, EditOut, Made, Out, Run, Stop};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 use std::borrow::Cow;
@@ -55,6 +55,8 @@ enum Conv {
 struct Slot {
     /// ``"name":`` as JSON.
     member: Vec<u8>,
+    /// The name itself (an edit below the target carries the leaves under its ``@under``).
+    name: String,
     conv: Conv,
 }
 
@@ -166,6 +168,7 @@ impl Feed {
                     slots.push(Slot {
                         member: member_json(&name),
                         conv: conv_of(&conv)?,
+                        name,
                     });
                     Target::Slot(slots.len() - 1)
                 }
@@ -188,25 +191,34 @@ impl Feed {
         if branch.is_empty() {
             return Ok(None);
         }
-        let mut sink = Sink {
+        let mut sink = self.sink(xpaths);
+        run.walk(branch, 0, data, values, &mut sink)?;
+        Ok(sink.finish())
+    }
+
+    fn sink<'x>(&self, xpaths: &'x mut Vec<String>) -> Sink<'_, 'x> {
+        Sink {
             feed: self,
             xpaths,
             out: Vec::new(),
             scratch: Vec::new(),
             carried: Vec::new(),
             at: vec![usize::MAX; self.slots.len()],
-        };
-        run.walk(branch, 0, data, values, &mut sink)?;
-        if sink.out.is_empty() {
-            return Ok(None);
+            head: b",\"@op\":\"replace\"".to_vec(),
+            carrying: true,
+            fixed: Vec::new(),
         }
-        sink.out.push(b']');
-        Ok(Some(sink.out))
+    }
+
+    /// The sink of a yang-patch's walk of ``branch`` (patchwalk.rs): each edit's objects as
+    /// ``InstanceFeed.edit`` builds them; [`Sink::finish`] gives the header.
+    pub fn patch_sink<'x>(&self, xpaths: &'x mut Vec<String>) -> Sink<'_, 'x> {
+        self.sink(xpaths)
     }
 }
 
 /// The walk's [`Out`]: each instance's XPath, and its object written to ``out``.
-struct Sink<'f, 'x> {
+pub struct Sink<'f, 'x> {
     feed: &'f Feed,
     xpaths: &'x mut Vec<String>,
     out: Vec<u8>,
@@ -217,6 +229,14 @@ struct Sink<'f, 'x> {
     carried: Vec<(usize, usize, usize)>,
     /// Per slot its index in ``carried``, or ``usize::MAX``.
     at: Vec<usize>,
+    /// ``,"@op":"..."`` (and ``,"@under":"..."``) of the objects being written.
+    head: Vec<u8>,
+    /// Whether an object carries its instance value's leaves: a push-update's, a yang-patch
+    /// edit's at or above the target that deletes nothing; else it carries ``fixed``.
+    carrying: bool,
+    /// The leaves an edit below the target carries (``,"name":value`` each): the same in
+    /// each of its objects.
+    fixed: Vec<u8>,
 }
 
 impl<'d> Out<'d> for Sink<'_, '_> {
@@ -228,21 +248,35 @@ impl<'d> Out<'d> for Sink<'_, '_> {
         value: V<'d, '_>,
     ) -> W<()> {
         let xpath = render(branch, values);
-        let feed = self.feed;
         self.scratch.clear();
+        if self.carrying {
+            self.carry(run, value)?;
+        }
+        self.write(xpath, values)
+    }
+}
+
+impl Sink<'_, '_> {
+    /// ``_carried``: the leaves of an instance's value.
+    fn carry(&mut self, run: &mut Run<'_, '_>, value: V<'_, '_>) -> W<()> {
+        let feed = self.feed;
         if feed.leaf_target {
-            match feed.plan.members.get("") {
-                Some(Target::Slot(slot)) => self.put(run, *slot, value)?,
-                _ => return Err(Stop),
-            }
+            self.put(run, leaf_slot(feed)?, value)?;
         } else if value.is_object() {
             self.flatten(run, &feed.plan, value)?;
         }
+        Ok(())
+    }
+
+    /// The object of an instance (its XPath, its keys' ``values``), with what ``carried``
+    /// holds (its values in ``scratch``) and ``fixed``.
+    fn write<'d>(&mut self, xpath: String, values: &[Cow<'d, str>]) -> W<()> {
+        let feed = self.feed;
         let out = &mut self.out;
         out.push(if out.is_empty() { b'[' } else { b',' });
         out.extend_from_slice(b"{\"@path\":");
         escape(&xpath, out);
-        out.extend_from_slice(b",\"@op\":\"replace\"");
+        out.extend_from_slice(&self.head);
         for (member, source) in &feed.keys {
             out.push(b',');
             out.extend_from_slice(member);
@@ -257,14 +291,79 @@ impl<'d> Out<'d> for Sink<'_, '_> {
             out.extend_from_slice(&self.scratch[start..end]);
             self.at[slot] = usize::MAX;
         }
+        out.extend_from_slice(&self.fixed);
         out.push(b'}');
         self.carried.clear();
         self.xpaths.push(xpath);
         Ok(())
     }
-}
 
-impl Sink<'_, '_> {
+    /// The header: ``orjson.dumps`` of the objects, or None for none.
+    pub fn finish(mut self) -> Option<Vec<u8>> {
+        if self.out.is_empty() {
+            return None;
+        }
+        self.out.push(b']');
+        Some(self.out)
+    }
+
+    /// ``InstanceFeed.edit``'s objects below the target: the leaves of the value
+    /// (``content``: one member, whatever its name) placed at ``under``'s members, those named
+    /// ``under`` or below it kept, into ``fixed``.
+    fn under(
+        &mut self,
+        run: &mut Run<'_, '_>,
+        members: &[String],
+        under: &str,
+        content: Option<V<'_, '_>>,
+    ) -> W<()> {
+        self.fixed.clear();
+        let Some(content) = content else {
+            return Ok(());
+        };
+        let mut pairs = content.members();
+        let (Some((_, value)), None) = (pairs.next(), pairs.next()) else {
+            return Ok(()); // not one member: the reference wraps nothing
+        };
+        let feed = self.feed;
+        let mut plan = &feed.plan;
+        self.scratch.clear();
+        for (index, member) in members.iter().enumerate() {
+            let target = match plan.members.get(member.as_str()) {
+                Some(target) => target,
+                None if member.contains(':') => match plan.members.get(local(member)) {
+                    Some(target) => target,
+                    None => return Ok(()),
+                },
+                None => return Ok(()),
+            };
+            let last = index + 1 == members.len();
+            match target {
+                // a leaf above the last member would be given the wrapping object
+                Target::Slot(_) if !last => return Err(Stop),
+                Target::Slot(slot) => self.put(run, *slot, value)?,
+                Target::Plan(below) if last => {
+                    if value.is_object() {
+                        self.flatten(run, below, value)?;
+                    }
+                }
+                Target::Plan(below) => plan = below,
+            }
+        }
+        for &(slot, start, end) in &self.carried {
+            let leaf = &feed.slots[slot];
+            let name = leaf.name.as_str();
+            if name == under || (name.starts_with(under) && name.as_bytes()[under.len()] == b'.') {
+                self.fixed.push(b',');
+                self.fixed.extend_from_slice(&leaf.member);
+                self.fixed.extend_from_slice(&self.scratch[start..end]);
+            }
+            self.at[slot] = usize::MAX;
+        }
+        self.carried.clear();
+        self.scratch.clear();
+        Ok(())
+    }
     /// ``_flatten``: the members the plan names, in data order; a qualified member the plan
     /// lacks read by its local name; anything else ignored.
     fn flatten(&mut self, run: &mut Run<'_, '_>, plan: &Plan, data: V<'_, '_>) -> W<()> {
@@ -305,6 +404,120 @@ impl Sink<'_, '_> {
     }
 }
 
+impl<'d> EditOut<'d> for Sink<'_, '_> {
+    const FEED: bool = true;
+
+    fn begin(
+        &mut self,
+        run: &mut Run<'_, '_>,
+        operation: &str,
+        under: &[String],
+        content: Option<V<'_, '_>>,
+    ) -> W<()> {
+        let removing = matches!(operation, "delete" | "remove");
+        self.head.clear();
+        self.head.extend_from_slice(b",\"@op\":");
+        escape(operation, &mut self.head);
+        self.carrying = under.is_empty() && !removing;
+        if under.is_empty() {
+            self.fixed.clear();
+            return Ok(());
+        }
+        if self.feed.leaf_target {
+            return Err(Stop); // the reference would convert the wrapping object
+        }
+        let joined = under.join(".");
+        self.head.extend_from_slice(b",\"@under\":");
+        escape(&joined, &mut self.head);
+        self.under(run, under, &joined, content)
+    }
+
+    fn carries(&self, member: &str) -> bool {
+        let members = &self.feed.plan.members;
+        members.contains_key(member)
+            || (member.contains(':') && members.contains_key(local(member)))
+    }
+
+    fn made(
+        &mut self,
+        run: &mut Run<'_, '_>,
+        branch: &Branch,
+        values: &[Cow<'d, str>],
+        made: Made<'d, '_>,
+    ) -> W<()> {
+        let xpath = render(branch, values);
+        self.scratch.clear();
+        if self.carrying {
+            let leaf_target = self.feed.leaf_target;
+            match made {
+                Made::Value(Some(value)) => self.carry(run, value)?,
+                // a node without value: the reference would convert the node as the leaf
+                Made::Value(None) if leaf_target => return Err(Stop),
+                Made::Value(None) => {}
+                Made::Text(text) if leaf_target => {
+                    let slot = leaf_slot(self.feed)?;
+                    let start = self.scratch.len();
+                    convert_text(run, &self.feed.slots[slot].conv, text, &mut self.scratch)?;
+                    self.carried.push((slot, start, self.scratch.len()));
+                    self.at[slot] = self.carried.len() - 1;
+                }
+                Made::Text(_) | Made::KeyLeaf => return Err(Stop),
+            }
+        }
+        self.write(xpath, values)
+    }
+}
+
+/// A leaf or leaf-list target's one leaf.
+fn leaf_slot(feed: &Feed) -> W<usize> {
+    match feed.plan.members.get("") {
+        Some(Target::Slot(slot)) => Ok(*slot),
+        _ => Err(Stop),
+    }
+}
+
+/// A text's converted value (a target's key text, ``""``): as [`convert`] of a string.
+fn convert_text(run: &mut Run<'_, '_>, conv: &Conv, text: &str, out: &mut Vec<u8>) -> W<()> {
+    match conv {
+        Conv::Item(Canon::Str) => escape(text, out),
+        Conv::Item(Canon::Int) => escape(py_strip(text), out),
+        Conv::Item(Canon::Py(call, memo)) => {
+            let arg = PyString::new(run.py, text).into_any();
+            escape(&py_text(run, call, memo, Some(text), arg)?, out)
+        }
+        Conv::Empty => out.extend_from_slice(b"\"true\""),
+        Conv::LeafList(_) | Conv::Tree => return Err(Stop),
+    }
+    Ok(())
+}
+
+/// The reference's converter called on ``arg`` (``given``: its text, when a string: its
+/// answers are remembered).
+fn py_text(
+    run: &mut Run<'_, '_>,
+    call: &Py<PyAny>,
+    memo: &Mutex<Memo>,
+    given: Option<&str>,
+    arg: Bound<'_, PyAny>,
+) -> W<String> {
+    if let (Some(given), Ok(memo)) = (given, memo.try_lock()) {
+        if let Some(known) = memo.get(given) {
+            return Ok(known.clone());
+        }
+    }
+    let answer = call.bind(run.py).call1((arg,)).map_err(|_| Stop)?;
+    let answer = answer.cast_into::<PyString>().map_err(|_| Stop)?;
+    let answer = answer.to_str().map_err(|_| Stop)?.to_owned();
+    // try_lock: another thread in this walker (it let this one in while Python ran)
+    if let (Some(given), Ok(mut memo)) = (given, memo.try_lock()) {
+        if memo.len() >= MEMO_MAX {
+            memo.clear();
+        }
+        memo.insert(given.to_owned(), answer.clone());
+    }
+    Ok(answer)
+}
+
 /// One value's text (``Canon``), or stop where the reference's converter would raise or
 /// where it is not mirrored here.
 fn text<'d>(run: &mut Run<'_, '_>, canon: &Canon, value: V<'d, '_>) -> W<Cow<'d, str>> {
@@ -328,17 +541,7 @@ fn text<'d>(run: &mut Run<'_, '_>, canon: &Canon, value: V<'d, '_>) -> W<Cow<'d,
                 }
             }
             let arg = to_py(run.py, value, run.names).map_err(|_| Stop)?;
-            let answer = call.bind(run.py).call1((arg,)).map_err(|_| Stop)?;
-            let answer = answer.cast_into::<PyString>().map_err(|_| Stop)?;
-            let answer = answer.to_str().map_err(|_| Stop)?.to_owned();
-            // try_lock: another thread in this walker (it let this one in while Python ran)
-            if let (Some(given), Ok(mut memo)) = (given, memo.try_lock()) {
-                if memo.len() >= MEMO_MAX {
-                    memo.clear();
-                }
-                memo.insert(given.to_owned(), answer.clone());
-            }
-            Ok(Cow::Owned(answer))
+            Ok(Cow::Owned(py_text(run, call, memo, given, arg)?))
         }
         _ => Err(Stop),
     }
@@ -438,7 +641,17 @@ pub fn escape(text: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     let bytes = text.as_bytes();
     let mut start = 0;
-    for (index, &byte) in bytes.iter().enumerate() {
+    // Eight bytes at a time past those that need no escape (most text): the words before the
+    // first with a byte below U+0020, a '"' or a '\\' are copied as they are (below).
+    let mut clean = 0;
+    while clean + 8 <= bytes.len() {
+        let word = u64::from_le_bytes(bytes[clean..clean + 8].try_into().unwrap_or_default());
+        if needs_escape(word) {
+            break;
+        }
+        clean += 8;
+    }
+    for (index, &byte) in bytes.iter().enumerate().skip(clean) {
         let short: &[u8] = match byte {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
@@ -462,4 +675,40 @@ pub fn escape(text: &str, out: &mut Vec<u8>) {
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
+}
+
+/// Whether any byte of ``word`` is below 0x20, '"' or '\\' (exact for the word: the
+/// zero-byte and less-than tests may flag a byte above a true match, never a word without).
+#[inline]
+fn needs_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    let below = word.wrapping_sub(ONES * 0x20) & !word & HIGH;
+    (below | zero(word ^ (ONES * b'"' as u64)) | zero(word ^ (ONES * b'\\' as u64))) != 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::needs_escape;
+
+    /// The word test against the byte rule, for every byte value in every position of
+    /// words otherwise clean, and words mixing two arbitrary bytes.
+    #[test]
+    fn needs_escape_is_the_byte_rule() {
+        let rule = |b: u8| b < 0x20 || b == b'"' || b == b'\\';
+        for position in 0..8 {
+            for byte in 0..=255u8 {
+                let mut bytes = *b"abcdefgh";
+                bytes[position] = byte;
+                assert_eq!(needs_escape(u64::from_le_bytes(bytes)), rule(byte));
+                for other in [0u8, 0x1f, 0x20, 0x21, b'"', b'\\', 0x7f, 0x80, 0xff] {
+                    let mut two = bytes;
+                    two[(position + 3) % 8] = other;
+                    let want = two.iter().any(|&b| rule(b));
+                    assert_eq!(needs_escape(u64::from_le_bytes(two)), want);
+                }
+            }
+        }
+    }
 }

@@ -185,10 +185,10 @@ impl Decoder {
     }
 
     /// The JSON prologue of ``keys`` and ``instances``: the parsed document, what its framing
-    /// says (read as ``decode`` reads it; ``keys_only``: a push-update's datastore-contents stay
-    /// in the tape) and ``state``'s name cache for the walk; None for anything left to the
-    /// reference: XML, a yang-patch (patchscan.rs), a document the parser refuses, a framing
-    /// error (the reference decodes it and raises its error). The caller holds the state's
+    /// says (read as ``decode`` reads it; ``keys_only``: a push-update's datastore-contents and
+    /// a yang-patch's edits stay in the tape) and ``state``'s name cache for the walk; None for
+    /// anything left to the reference: XML, a document the parser refuses, a framing error (the
+    /// reference decodes it and raises its error). The caller holds the state's
     /// lock (``state_of``): the name cache handed back is borrowed from its guard. Inlined into
     /// both: as a call of its own it cost ``keys`` 35 instructions more (callgrind, of ~12,000).
     #[inline(always)]
@@ -198,12 +198,9 @@ impl Decoder {
         data: &'d [u8],
         source: &Bound<'py, PyAny>,
         state: &'s mut State,
-        yang_patch: bool,
     ) -> Option<(tape::Doc<'d>, Note<'py>, &'s mut NameCache)> {
-        if start(data) != Start::Json || (!yang_patch && patchscan::is_patch(data)) {
-            // XML, or a yang-patch the caller does not key (the instance feed's): the
-            // reference answers (patchscan.rs)
-            return None;
+        if start(data) != Start::Json {
+            return None; // XML: the reference answers (or keys_xml)
         }
         let doc = json::parse(data, true).ok()?;
         state.names.next_document();
@@ -287,14 +284,12 @@ impl Decoder {
         let mut own = None;
         let state = state_of(&mut guard, &mut own);
         let _ = ns_modules; // JSON names modules itself; kept for decode's signature
-        let Some((doc, note, names)) =
-            self.json_note(py, raw.as_bytes(), source, state, !with_instances)
-        else {
+        let Some((doc, note, names)) = self.json_note(py, raw.as_bytes(), source, state) else {
             return Ok(None);
         };
         let at = match (note.contents, note.patch) {
             (Some(at), _) => at,
-            (None, Some(at)) if !with_instances => at, // yang-patch (patchwalk.rs)
+            (None, Some(at)) => at, // yang-patch (patchwalk.rs; its feed too: feed.rs)
             _ => return Ok(None),
         };
         let Some(id) = note.subscription_id.as_ref() else {
@@ -319,6 +314,7 @@ impl Decoder {
                 &node_name,
                 subscription_id,
                 with_xpaths,
+                with_instances.then_some(&mut headers),
             )
         } else {
             walk::keys(
@@ -368,15 +364,18 @@ impl Decoder {
         let mut guard = self.state.try_lock();
         let mut own = None;
         let state = state_of(&mut guard, &mut own);
-        let Some((doc, note, names)) = self.json_note(py, raw.as_bytes(), source, state, false)
-        else {
+        let Some((doc, note, names)) = self.json_note(py, raw.as_bytes(), source, state) else {
             return Ok(None);
         };
-        let Some(at) = note.contents else {
-            return Ok(None);
+        let found = match (note.contents, note.patch) {
+            (Some(at), _) => walk::instances(py, names, walker.get(), tape::V { doc: &doc, at }),
+            // a yang-patch's edits (patchwalk.rs)
+            (None, Some(at)) => {
+                walk::patch_instances(py, names, walker.get(), tape::V { doc: &doc, at })
+            }
+            _ => return Ok(None),
         };
-        let contents = tape::V { doc: &doc, at };
-        match walk::instances(py, names, walker.get(), contents) {
+        match found {
             Ok(headers) if headers.iter().any(Option::is_some) => {
                 Ok(Some(header_tuple(py, headers)?))
             }

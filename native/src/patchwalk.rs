@@ -16,7 +16,7 @@
 //! A child module of walk.rs: it reads the walker's tables as walk.rs does.
 
 use super::{
-    compose, integer_text, lookup, render, Branch, Canon, Kind, Run, Step, Stop, Walker, W,
+    compose, integer_text, lookup, render, Branch, Canon, Kind, Out, Run, Step, Stop, Walker, W,
 };
 use crate::pyconv::NameCache;
 use crate::tape::{Node, V};
@@ -105,6 +105,8 @@ enum Key<'d> {
 struct Edit<'d, 'a> {
     steps: (usize, usize),
     value: Option<V<'d, 'a>>,
+    /// One of [`OPERATIONS`] (the instance feed's ``@op``).
+    operation: &'d str,
 }
 
 impl<'d, 'a> Targets<'d, 'a> {
@@ -358,6 +360,7 @@ fn edits<'d, 'a>(patch: V<'d, 'a>, targets: &mut Targets<'d, 'a>) -> W<()> {
         targets.edits.push(Edit {
             steps,
             value: value.filter(|v| v.is_object()),
+            operation,
         });
     }
     Ok(())
@@ -365,7 +368,7 @@ fn edits<'d, 'a>(patch: V<'d, 'a>, targets: &mut Targets<'d, 'a>) -> W<()> {
 
 /// The message keys of a yang-patch: [`super::keys`]'s answer, each branch's instances those
 /// of every edit (``KeyDeriver.instances`` with ``edits_xpaths``).
-#[allow(clippy::type_complexity)]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
 pub fn patch_keys<'py>(
     py: Python<'py>,
     names: &mut NameCache,
@@ -374,6 +377,7 @@ pub fn patch_keys<'py>(
     node: &str,
     subscription_id: u32,
     with_xpaths: bool,
+    headers: Option<&mut Vec<Option<Vec<u8>>>>,
 ) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     let mut targets = Targets::new();
     edits(patch, &mut targets)?;
@@ -386,6 +390,7 @@ pub fn patch_keys<'py>(
         subscription_id,
         with_xpaths,
         None,
+        headers,
     )
 }
 
@@ -420,6 +425,7 @@ pub fn xml_patch_keys<'py>(
         targets.edits.push(Edit {
             steps,
             value: edit.value,
+            operation: edit.operation,
         });
     }
     edit_keys(
@@ -431,6 +437,7 @@ pub fn xml_patch_keys<'py>(
         subscription_id,
         with_xpaths,
         qnames,
+        None,
     )
 }
 
@@ -445,28 +452,102 @@ fn edit_keys<'py>(
     subscription_id: u32,
     with_xpaths: bool,
     qnames: Option<&super::QNames>,
+    headers: Option<&mut Vec<Option<Vec<u8>>>>,
 ) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     if !crate::model::plain_node_name(node) {
         return Err(Stop);
     }
+    // ``headers``: per branch its instance feed's header too, from the same walk (feed.rs)
+    let feeds = match (&headers, &walker.feeds) {
+        (None, _) => None,
+        (Some(_), Some(feeds)) => Some(feeds),
+        (Some(_), None) => return Err(Stop),
+    };
+    let mut run = Run { py, names, qnames };
+    let per_branch = walk_edits(&mut run, walker, targets, feeds, headers)?;
+    compose(py, walker, per_branch, node, subscription_id, with_xpaths)
+}
+
+/// Per branch the XPaths of every edit's instances (and with ``feeds``, its instance feed
+/// header into ``headers``).
+fn walk_edits(
+    run: &mut Run<'_, '_>,
+    walker: &Walker,
+    targets: &Targets<'_, '_>,
+    feeds: Option<&Vec<crate::feed::Feed>>,
+    mut headers: Option<&mut Vec<Option<Vec<u8>>>>,
+) -> W<Vec<Vec<String>>> {
     let mut keys = recycle(SPARE.with_borrow_mut(|spare| std::mem::take(&mut spare.values)));
     targets.values(&mut keys);
-    let mut run = Run { py, names, qnames };
     let mut per_branch = Vec::with_capacity(walker.branches.len());
     let mut values = Vec::new();
-    for branch in &walker.branches {
+    for (index, branch) in walker.branches.iter().enumerate() {
         let mut found = Vec::new();
-        if !branch.steps.is_empty() {
+        if let (Some(feeds), Some(headers)) = (feeds, headers.as_deref_mut()) {
+            if branch
+                .steps
+                .iter()
+                .any(|s| s.keys.iter().any(|k| k.positional))
+            {
+                return Err(Stop); // the feed's key sources count positions the walk lacks
+            }
+            let mut sink = feeds[index].patch_sink(&mut found);
+            if !branch.steps.is_empty() {
+                for edit in &targets.edits {
+                    let target = &targets.steps[edit.steps.0..edit.steps.1];
+                    run.edit(
+                        branch,
+                        target,
+                        &keys,
+                        edit.value,
+                        edit.operation,
+                        &mut values,
+                        &mut sink,
+                    )?;
+                    values.clear();
+                }
+            }
+            headers.push(sink.finish());
+        } else if !branch.steps.is_empty() {
             for edit in &targets.edits {
                 let target = &targets.steps[edit.steps.0..edit.steps.1];
-                run.edit(branch, target, &keys, edit.value, &mut values, &mut found)?;
+                run.edit(
+                    branch,
+                    target,
+                    &keys,
+                    edit.value,
+                    edit.operation,
+                    &mut values,
+                    &mut found,
+                )?;
                 values.clear();
             }
         }
         per_branch.push(found);
     }
     SPARE.with_borrow_mut(|spare| spare.values = recycle(keys));
-    compose(py, walker, per_branch, node, subscription_id, with_xpaths)
+    Ok(per_branch)
+}
+
+/// The instance feed headers of a yang-patch (``Decoder.instances``): per branch of ``walker``
+/// (built with feeds) its header or None, as [`super::instances`] gives a push-update's.
+pub fn patch_instances(
+    py: Python<'_>,
+    names: &mut NameCache,
+    walker: &Walker,
+    patch: V<'_, '_>,
+) -> W<Vec<Option<Vec<u8>>>> {
+    let feeds = walker.feeds.as_ref().ok_or(Stop)?;
+    let mut targets = Targets::new();
+    edits(patch, &mut targets)?;
+    let mut run = Run {
+        py,
+        names,
+        qnames: None,
+    };
+    let mut headers = Vec::with_capacity(feeds.len());
+    walk_edits(&mut run, walker, &targets, Some(feeds), Some(&mut headers))?;
+    Ok(headers)
 }
 
 /// Whether a target step names ``step``: its qualified member is ``module:name``.
@@ -529,15 +610,18 @@ fn one_entry<'d, 'a>(content: Option<V<'d, 'a>>) -> W<Option<V<'d, 'a>>> {
 
 impl Run<'_, '_> {
     /// The instances of one edit in one branch: ``edit_tree``'s chain read by the walker.
-    fn edit<'d>(
+    #[allow(clippy::too_many_arguments)]
+    fn edit<'d, O: EditOut<'d>>(
         &mut self,
         branch: &Branch,
         target: &[TargetStep<'_>],
         keys: &'d [Cow<'_, str>],
         value: Option<V<'d, '_>>,
+        operation: &str,
         values: &mut Vec<Cow<'d, str>>,
-        out: &mut Vec<String>,
+        out: &mut O,
     ) -> W<()> {
+        let whole = value;
         let steps = &branch.steps;
         let depth = target.len().min(steps.len());
         for (step, tstep) in steps.iter().zip(target) {
@@ -579,6 +663,23 @@ impl Run<'_, '_> {
                 }
             }
         }
+        // The instance feed's objects of this edit: its operation, what it carries (feed.rs)
+        let removing = matches!(operation, "delete" | "remove");
+        if O::FEED {
+            let members = under_members(steps, &target[depth..]);
+            out.begin(self, operation, &members, whole.filter(|_| !removing))?;
+        }
+        // A list entry edit_tree makes (the target's keys, and the value's entry): its key
+        // members are no leaf the feed carries (the reference would carry the target's text).
+        let entry_ok = |out: &O, step: &Step| {
+            !O::FEED
+                || removing
+                || target.len() > steps.len()
+                || !step
+                    .keys
+                    .iter()
+                    .any(|k| !k.positional && out.carries(&k.member))
+        };
         // The walk down the chain: each level's node holds the next level's member only
         // (and a list entry the target's keys), until the final one.
         for (index, (step, tstep)) in steps.iter().zip(target).enumerate() {
@@ -589,7 +690,16 @@ impl Run<'_, '_> {
                 Kind::Leaf => {
                     // edit_tree sets it (the value's, or ""), or, a key leaf, the entry holds
                     // the target's key
-                    return found(branch, values, out);
+                    let made = if !O::FEED || (index > 0 && is_key(&steps[index - 1], &step.member))
+                    {
+                        Made::KeyLeaf
+                    } else {
+                        match value.and_then(|v| lookup(v, &step.member, &step.qualified)) {
+                            Some(content) => Made::Value(Some(content)),
+                            None => Made::Text(""),
+                        }
+                    };
+                    return out.made(self, branch, values, made);
                 }
                 Kind::LeafList => {
                     return match (keys_of(tstep.keys), value) {
@@ -605,7 +715,7 @@ impl Run<'_, '_> {
                     let Some(value) = value else {
                         // {DELETED}
                         if last_step || !branch.open_after[index + 1] {
-                            return found(branch, values, out);
+                            return out.made(self, branch, values, Made::Value(None));
                         }
                         return Ok(());
                     };
@@ -617,7 +727,7 @@ impl Run<'_, '_> {
                         }
                     }
                     if last_step {
-                        return found(branch, values, out);
+                        return out.made(self, branch, values, Made::Value(content));
                     }
                     return match content {
                         Some(content) => self.walk(branch, index + 1, content, values, out),
@@ -654,13 +764,20 @@ impl Run<'_, '_> {
                         }
                     }
                     if last_step {
-                        return found(branch, values, out);
+                        if !entry_ok(out, step) {
+                            return Err(Stop);
+                        }
+                        return out.made(self, branch, values, Made::Value(item));
                     }
                     if !final_level {
                         continue;
                     }
                     if value.is_none() && !branch.open_after[index + 1] {
-                        return found(branch, values, out); // DELETED
+                        if !entry_ok(out, step) {
+                            return Err(Stop);
+                        }
+                        return out.made(self, branch, values, Made::Value(None));
+                        // DELETED
                     }
                     let next = &steps[index + 1];
                     if is_key(step, &next.member) {
@@ -668,7 +785,7 @@ impl Run<'_, '_> {
                         if next.kind != Kind::Leaf {
                             return Err(Stop);
                         }
-                        return found(branch, values, out);
+                        return out.made(self, branch, values, Made::KeyLeaf);
                     }
                     return match item {
                         Some(item) => self.walk(branch, index + 1, item, values, out),
@@ -687,7 +804,7 @@ impl Run<'_, '_> {
         step: &Step,
         keys: &'d [Cow<'_, str>],
         values: &mut Vec<Cow<'d, str>>,
-        out: &mut Vec<String>,
+        out: &mut impl EditOut<'d>,
     ) -> W<()> {
         let slot = step.keys.first().ok_or(Stop)?;
         for key in keys {
@@ -695,13 +812,14 @@ impl Run<'_, '_> {
             match &slot.pinned {
                 Some(pinned) => {
                     if *text == **pinned {
-                        found(branch, values, out)?;
+                        out.made(self, branch, values, Made::Text(key))?;
                     }
                 }
                 None => {
                     values.push(text);
-                    found(branch, values, out)?;
+                    let taken = out.made(self, branch, values, Made::Text(key));
                     values.pop();
+                    taken?;
                 }
             }
         }
@@ -733,8 +851,94 @@ impl Run<'_, '_> {
     }
 }
 
-/// The instance the walker records where it stands.
-fn found(branch: &Branch, values: &[Cow<'_, str>], out: &mut Vec<String>) -> W<()> {
-    out.push(render(branch, values));
-    Ok(())
+/// What the entries walker reports as the value of an instance ``edit_tree``'s chain holds,
+/// not the tape (the instance feed's, feed.rs).
+pub(crate) enum Made<'d, 'a> {
+    /// The edit's content there; None: a node that carries nothing (``{DELETED}``, ``{}``, an
+    /// entry of the target's keys alone).
+    Value(Option<V<'d, 'a>>),
+    /// A text: a leaf-list target's value, ``""`` for a leaf the value leaves out.
+    Text(&'d str),
+    /// A list's key leaf: the target's key text, or the value's (not mirrored in the feed).
+    KeyLeaf,
+}
+
+/// Where a yang-patch walk puts each instance: its XPath (the key pass), or that and its
+/// instance feed object (feed.rs).
+pub(crate) trait EditOut<'d>: Out<'d> {
+    /// Whether [`EditOut::begin`] and the values of [`EditOut::made`] are read.
+    const FEED: bool;
+    /// An edit whose target this branch follows begins: its operation, the members of its
+    /// target below the branch's (``@under``; empty for none), its value (None for a
+    /// delete or remove).
+    fn begin(
+        &mut self,
+        run: &mut Run<'_, '_>,
+        operation: &str,
+        under: &[String],
+        content: Option<V<'_, '_>>,
+    ) -> W<()>;
+    /// Whether a member of an instance's value is one of the leaves it carries.
+    fn carries(&self, member: &str) -> bool;
+    /// An instance whose value ``edit_tree`` made.
+    fn made(
+        &mut self,
+        run: &mut Run<'_, '_>,
+        branch: &Branch,
+        values: &[Cow<'d, str>],
+        made: Made<'d, '_>,
+    ) -> W<()>;
+}
+
+impl<'d> EditOut<'d> for Vec<String> {
+    const FEED: bool = false;
+
+    fn begin(
+        &mut self,
+        _run: &mut Run<'_, '_>,
+        _operation: &str,
+        _under: &[String],
+        _content: Option<V<'_, '_>>,
+    ) -> W<()> {
+        Ok(())
+    }
+
+    fn carries(&self, _member: &str) -> bool {
+        false
+    }
+
+    #[inline]
+    fn made(
+        &mut self,
+        _run: &mut Run<'_, '_>,
+        branch: &Branch,
+        values: &[Cow<'d, str>],
+        _made: Made<'d, '_>,
+    ) -> W<()> {
+        self.push(render(branch, values));
+        Ok(())
+    }
+}
+
+/// ``InstanceFeed.edit``'s members of a target below the branch's (``beyond``): each one
+/// module-qualified where its module differs from the one before (the branch's last step's
+/// first), up to the first that names list entries.
+fn under_members(steps: &[Step], beyond: &[TargetStep<'_>]) -> Vec<String> {
+    let mut members = Vec::new();
+    let Some(last) = steps.last() else {
+        return members;
+    };
+    let mut module = last.qualified.split(':').next().unwrap_or_default();
+    for tstep in beyond {
+        members.push(if tstep.module == module {
+            tstep.name.to_owned()
+        } else {
+            format!("{}:{}", tstep.module, tstep.name)
+        });
+        module = tstep.module;
+        if tstep.keys.is_some() {
+            break;
+        }
+    }
+    members
 }

@@ -16,7 +16,8 @@ use std::borrow::Cow;
 
 #[path = "patchwalk.rs"]
 mod patchwalk;
-pub use patchwalk::{patch_keys, xml_patch_keys, XmlEdit};
+pub use patchwalk::{patch_instances, patch_keys, xml_patch_keys, XmlEdit};
+pub(crate) use patchwalk::{EditOut, Made};
 
 /// The walk leaves this notification to the reference.
 pub struct Stop;

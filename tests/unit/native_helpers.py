@@ -232,3 +232,18 @@ def cli_both_ways(
         counts.append(answered)
         answered = 0
     return results, counts
+
+
+def feed_same(decoder: Any, feeds: Any, raw: bytes, ns: dict[str, str]) -> str:
+    """Whether the native instance feed headers of ``raw`` (``Decoder.instances`` and
+    ``Decoder.keys``' eighth item, ``feeds.walker`` built with feeds) are ``feeds.reference``'s
+    (test_native_feed.Feeds); ``native`` when ``instances`` answered, else ``python``."""
+    expected = feeds.reference(raw, ns)
+    got = decoder.instances(raw, "t", feeds.walker)
+    keyed = decoder.keys(raw, "t", ns, lambda *_: (feeds.walker, "pe1", None), False, None, True)
+    if keyed is not None:
+        assert keyed[7] == expected, (raw, keyed[7], expected)
+    if got is None:
+        return "python"
+    assert got == expected, (raw, got, expected)
+    return "native"

@@ -294,7 +294,8 @@ def test_native_feed_targets(
 def test_native_feed_leaves_other_framings_to_the_reference(
     decoder: Any, feeds: dict[str, Feeds]
 ) -> None:
-    """XML, yang-patch and malformed JSON: None (the reference answers)."""
+    """XML and malformed JSON: None (the reference answers). A yang-patch is answered:
+    test_native_patch_feed.py."""
     walker = feeds[TYPED[0]].walker
     xml = (
         b'<notification xmlns="urn:ietf:params:xml:ns:netconf:notification:1.0">'
@@ -302,27 +303,7 @@ def test_native_feed_leaves_other_framings_to_the_reference(
         b'<push-update xmlns="urn:ietf:params:xml:ns:yang:ietf-yang-push"><id>7</id>'
         b"<datastore-contents/></push-update></notification>"
     )
-    patch = orjson.dumps(
-        {
-            "ietf-yang-push:push-change-update": {
-                "id": 7,
-                "datastore-changes": {
-                    "yang-patch": {
-                        "patch-id": "p",
-                        "edit": [
-                            {
-                                "edit-id": "e",
-                                "operation": "replace",
-                                "target": "/yk-typed:things/thing=7",
-                                "value": {"yk-typed:thing": [{"id": 7}]},
-                            }
-                        ],
-                    }
-                },
-            }
-        }
-    )
-    for raw in (xml, patch, b'{"a": 1, "a": 2}', b"{", _thing()[:-1], envelope({})):
+    for raw in (xml, b'{"a": 1, "a": 2}', b"{", _thing()[:-1], envelope({})):
         assert decoder.instances(raw, "t", walker) is None
 
 

@@ -2,21 +2,18 @@
 carrying RFC 8072 edits), JSON and XML.
 
 ``Decoder.keys`` keys a JSON yang-patch itself (native/src/patchwalk.rs; its differential tests
-are test_native_patch_native.py). The passes that leave every yang-patch to the reference
-(patch.py, messages.py, KeyDeriver), which keys it and words any error, are the instance feed's
-(``Decoder.instances``, ``Decoder.keys(..., with_instances=True)``); the XML one
+are test_native_patch_native.py), and with the instance feed on writes its feed too, as
+``Decoder.instances`` does (native/src/feed.rs; test_native_patch_feed.py). The XML pass
 (``Decoder.keys_xml``) keys an XML yang-patch in the framings its fast reader takes, the
 telemetry message and Huawei's and IOS-XE's leaves among them (native/src/xmlpatch.rs;
-test_native_patch_xml.py). What this file checks is that their None comes before the
-parse (native/src/patchscan.rs: the first body name in the bytes; XML: the first start tag so
-named, then the fast reader's framing), so MessageBuilder is not slower on yang-patch with the
-module than without: ``Decoder.documents`` (how many documents the decoder parsed and began to
-read) stays put for a yang-patch and moves for a push-update. Inputs: every JSON yang-patch
-record of ``yangkey sample``, the differential tests' JSON and XML generators,
-hypothesis-generated push-change-updates over the example subscriptions (operations x targets x
-values x the JSON framings), XML yang-patches in each XML framing, and push-updates whose data
-or envelope spell the other body name. Where the pass answers its answer is the reference's
-byte for byte (test_native_keys.py's ``same``, test_native_xml_keys.py's for XML);
+test_native_patch_xml.py); it picks the yang-patch path before the parse
+(native/src/patchscan.rs: the first start tag so named, then the fast reader's framing).
+Inputs: the differential tests' JSON and XML generators, hypothesis-generated
+push-change-updates over the example subscriptions (operations x targets x values x the JSON
+framings), the ``yangkey sample``'s JSON yang-patches through MessageBuilder, XML yang-patches
+in each XML framing, and push-updates whose data or envelope spell the other body name. Where
+a pass answers its answer is the reference's byte for byte (test_native_keys.py's ``same``,
+test_native_xml_keys.py's for XML, native_helpers' ``feed_same`` for the feed);
 MessageBuilder's records and rejections are equal with the pass and without.
 
 Skipped when yangkey-native is not installed (``make native`` builds it).
@@ -24,6 +21,7 @@ Skipped when yangkey-native is not installed (``make native`` builds it).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 from urllib.parse import quote
 
@@ -31,8 +29,9 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from native_helpers import builder_outputs, builders
+from native_helpers import builder_outputs, builders, feed_same
 from test_core_differential import envelope_documents, xml_wrapped
+from test_native_feed import Feeds
 from test_native_keys import same, wrapped
 from test_native_xml_keys import NS_YP
 from test_native_xml_keys import framed as xml_framed
@@ -99,14 +98,16 @@ def patch(subscription_id: Any, edits: Any, qualified: bool = False) -> dict[str
     }
 
 
-def unparsed(decoder: Any, raw: bytes, ns: dict[str, str]) -> None:
+@functools.cache
+def _if_feeds() -> Feeds:
+    schema = SchemaContext.cached()
+    return Feeds(compile_subscription(IF, schema), schema)
+
+
+def fed(decoder: Any, raw: bytes, ns: dict[str, str]) -> str:
     """The instance feed's passes (``Decoder.keys`` with instances, ``Decoder.instances``)
-    answer None for ``raw`` without parsing it."""
-    before = decoder.documents
-    assert decoder.keys(raw, "t", ns, never, True, None, True, True) is None, raw
-    walker = native.walker(compile_subscription(IF, SchemaContext.cached()))
-    assert decoder.instances(raw, "t", walker) is None, raw
-    assert decoder.documents == before, f"the native pass parsed a yang-patch: {raw!r}"
+    answer ``raw`` with the reference's headers, or None (test_native_patch_feed.py)."""
+    return feed_same(decoder, _if_feeds(), raw, ns)
 
 
 def json_patches(records: list[bytes]) -> list[bytes]:
@@ -114,17 +115,6 @@ def json_patches(records: list[bytes]) -> list[bytes]:
 
 
 # -------------------------------------------------------------------------- the sample
-
-
-def test_native_patch_sample_not_parsed(decoder: Any, fx_schema: SchemaContext) -> None:
-    """Every JSON yang-patch of ``yangkey sample`` (merge/replace edits flipping oper-status,
-    a delete, whatever the bad records hold): the feed's passes say None before the parse;
-    the sample has them."""
-    records = generate(nodes=3, interfaces=4, rounds=3, seed=5).records
-    patches = json_patches(records)
-    assert len(patches) >= 9
-    for raw in patches:
-        unparsed(decoder, raw, fx_schema.index.by_namespace)
 
 
 def test_native_patch_coverage_and_builder_records() -> None:
@@ -157,9 +147,9 @@ def test_native_patch_coverage_and_builder_records() -> None:
 
 def test_native_patch_differential_envelopes(decoder: Any, fx_schema: SchemaContext) -> None:
     """The differential tests' envelope generator (missing and odd fields, qualified and bare
-    body names, yang-patch and push-update): the feed's passes never parse a
-    push-change-update; the key pass's answer, for both, is the reference's where it
-    answers."""
+    body names, yang-patch and push-update): the feed's passes answer a push-change-update
+    with the reference's headers or None; the key pass's answer, for both, is the
+    reference's where it answers."""
     ns = fx_schema.index.by_namespace
     deriver = KeyDeriver(compile_subscription(IF, fx_schema))
     seen = {"patch": 0, "update": 0}
@@ -170,7 +160,7 @@ def test_native_patch_differential_envelopes(decoder: Any, fx_schema: SchemaCont
         raw = orjson.dumps(document)
         if b'push-change-update"' in raw:
             seen["patch"] += 1
-            unparsed(decoder, raw, ns)
+            fed(decoder, raw, ns)
             same(decoder, deriver, raw, ns, None)
             return
         seen["update"] += 1
@@ -238,10 +228,11 @@ def test_native_patch_generated(
     wrapper: str,
     qualified: bool,
 ) -> None:
-    """Subscriptions x edit operations x targets x framings: not parsed by the feed's passes,
-    and MessageBuilder's record (or rejection) the same with the key pass as without."""
+    """Subscriptions x edit operations x targets x framings: the feed's passes answer the
+    reference's headers or None, and MessageBuilder's record (or rejection) is the same with
+    the key pass as without."""
     raw = framed(wrapper, patch(subscription_id, edit_list, qualified))
-    unparsed(decoder, raw, fx_schema.index.by_namespace)
+    fed(decoder, raw, fx_schema.index.by_namespace)
     builder, reference = builders()
     assert builder.build(raw, "g") == reference.build(raw, "g")
 
@@ -268,17 +259,13 @@ def test_native_patch_name_inside_a_push_update(
 
 def test_native_patch_name_before_the_body(decoder: Any, fx_schema: SchemaContext) -> None:
     """A push-change-update whose envelope spells ``push-update"`` before the body (a
-    hostname ending so): the feed's pass parses it (the scan guessed push-update) and still
-    leaves it to the reference; the key pass keys it, the reference's answer; the records
-    are the same both ways."""
+    hostname ending so): the feed's pass writes the reference's header; the key pass keys
+    it, the reference's answer; the records are the same both ways."""
     ns = fx_schema.index.by_namespace
     edit = {"edit-id": "1", "operation": "delete", "target": f"{IF}=eth0"}
     raw = framed("envelope", patch(1042, [edit]), node="ietf-yang-push:push-update")
     assert raw.index(b'push-update"') < raw.index(b'push-change-update"')
-    before = decoder.documents
-    walker = native.walker(compile_subscription(IF, SchemaContext.cached()))
-    assert decoder.instances(raw, "t", walker) is None
-    assert decoder.documents != before  # the envelope's value came first: parsed as before
+    assert fed(decoder, raw, ns) == "native"
     deriver = KeyDeriver(compile_subscription(IF, SchemaContext.cached()))
     assert same(decoder, deriver, raw, ns, None) == "native"
     builder, reference = builders()
