@@ -66,8 +66,10 @@ $(NATIVE): $(DEV) native/Cargo.toml native/Cargo.lock native/pyproject.toml nati
 
 native: $(NATIVE)
 
+# The crate's own unit tests (cargo test) run with make test, after the build.
 native-if-cargo: $(DEV)
-	@if command -v cargo >/dev/null 2>&1; then $(MAKE) --no-print-directory native; \
+	@if command -v cargo >/dev/null 2>&1; then $(MAKE) --no-print-directory native && \
+	    cd native && $(NATIVE_LOCK) cargo test --release --lib --quiet; \
 	else echo "make: no cargo: the native fast path is not built (its tests skip)"; fi
 
 demo: $(STAMP)
