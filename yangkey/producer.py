@@ -479,7 +479,8 @@ class MessageBuilder:
         else:
             headers = (*fixed, (HEADER_SEQUENCE_NUMBER, sequence))
             size += _SEQUENCE_SIZE + len(sequence)
-        self.header_bytes = max(self.header_bytes, size)
+        if size > self.header_bytes:  # noqa: PLR1730 (max() cost 0.5 us of a record's ~10 in a task)
+            self.header_bytes = size
         return _new(KeyedMessage, (topic, key if self._keys_on else None, raw, headers))
 
     def _native_messages(self, raw: bytes, found: Keys) -> list[KeyedMessage]:
