@@ -79,6 +79,9 @@ def outgoing_lines(
             split = chunk.split(b"\n")
             blank = 0
             built = 0
+            # a plain dict's get/set: the Counter's += cost 0.33 us per record
+            sent: dict[str, int] = {}
+            seen = sent.get
             weight = len(chunk) + 1  # the chunk's lines and their line feeds, blank ones out
             crlf = b"\r" in chunk
             for number, line in enumerate(split, first):
@@ -125,7 +128,8 @@ def outgoing_lines(
                 if message is not None:
                     # the builder's bound on header bytes: fits' test of one message
                     if len(message[1] or b"") + len(line) <= room - builder.header_bytes:
-                        produced[message[0]] += 1
+                        topic = message[0]
+                        sent[topic] = seen(topic, 0) + 1
                         yield message
                         continue
                     result = [message]
@@ -140,6 +144,8 @@ def outgoing_lines(
                 yield from settled(
                     result, line, source, builder, dead_letter_topic, tally, max_bytes
                 )
+            for topic, many in sent.items():
+                produced[topic] += many
             count = len(split) - blank
             keyed += count - built
             tally.records += count
