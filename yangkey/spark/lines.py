@@ -74,27 +74,34 @@ def outgoing_lines(
     keyed = 0
     try:
         for first, chunk in lines.chunks():
-            count = 0
+            # counted per chunk: its lines less the blank ones are records, those records
+            # less the ones build answers (not the pass) are keyed here
+            split = chunk.split(b"\n")
+            blank = 0
+            built = 0
+            # a plain dict's get/set: the Counter's += cost 0.33 us per record
+            sent: dict[str, int] = {}
+            seen = sent.get
             weight = len(chunk) + 1  # the chunk's lines and their line feeds, blank ones out
             crlf = b"\r" in chunk
-            for number, line in enumerate(chunk.split(b"\n"), first):
+            for number, line in enumerate(split, first):
                 if crlf or not line or len(line) > limit:
                     # split_records' cut (\r, blank lines) and build's own size check
                     record = line[:-1] if line.endswith(b"\r") else line
                     if not record.strip():
+                        blank += 1
                         weight -= len(line) + 1
                         continue
                     weight -= len(line) - len(record)
-                    count += 1
+                    built += 1
                     source = f"{path}:{number}"
                     result = build(record, source)
                     yield from settled(
                         result, record, source, builder, dead_letter_topic, tally, max_bytes
                     )
                     continue
-                count += 1
                 try:
-                    if line.startswith(b"<"):
+                    if line[0] == 60:  # b"<": line.startswith's call cost more
                         found = keys_xml(line, path, ns_modules, route_xml, False, routes_xml)
                     else:
                         found = keys(line, path, ns_modules, route, False, routes, False, True)
@@ -107,21 +114,22 @@ def outgoing_lines(
                     asked = True
                 if found is None:
                     if not line.strip():
-                        count -= 1
+                        blank += 1
                         weight -= len(line) + 1
                         continue
+                    built += 1
                     source = f"{path}:{number}"
                     result = build(line, source, not asked)
                     yield from settled(
                         result, line, source, builder, dead_letter_topic, tally, max_bytes
                     )
                     continue
-                keyed += 1
                 message = message_of(line, found)
                 if message is not None:
                     # the builder's bound on header bytes: fits' test of one message
                     if len(message[1] or b"") + len(line) <= room - builder.header_bytes:
-                        produced[message[0]] += 1
+                        topic = message[0]
+                        sent[topic] = seen(topic, 0) + 1
                         yield message
                         continue
                     result = [message]
@@ -136,6 +144,10 @@ def outgoing_lines(
                 yield from settled(
                     result, line, source, builder, dead_letter_topic, tally, max_bytes
                 )
+            for topic, many in sent.items():
+                produced[topic] += many
+            count = len(split) - blank
+            keyed += count - built
             tally.records += count
             if progress is not None:
                 progress(count, weight)
