@@ -11,7 +11,7 @@
 //! unprefixed other attributes, text with the predefined entities and character references.
 //! Anything else (a comment, CDATA, a processing instruction, a DTD, a carriage return,
 //! a prefixed attribute, an undeclared prefix, non-ASCII names, IOS-XE's
-//! ``datastore-contents-xml``, a header field to refuse...) is not refused here: the caller
+//! ``datastore-contents-xml`` holding XML text, a header field to refuse...) is not refused here: the caller
 //! then reads the document with the full parser (roxmltree, xmlframe.rs), whose answer or
 //! deferral stands. So this reader only has to be exact on what it takes.
 
@@ -1031,9 +1031,21 @@ pub(crate) struct Header<'f> {
     pub push: u32,
 }
 
-/// ``_xml_notification`` of a push-update with datastore-contents in the framings [`header`]
-/// reads and every read field well formed; [`Other`] for the rest. ``telemetry``: the
-/// telemetry message's namespace.
+/// The subscription id of a push element (``push-update`` or ``push-change-update``) as
+/// ``_xml_notification`` reads it: ``id``, or IOS-XE's pre-RFC 8639 ``subscription-id`` where
+/// ``id`` is absent, a uint32; [`Other`] for the rest (missing, not a uint32: the reference's
+/// error; either given twice).
+pub(crate) fn push_id(fast: &Fast<'_>, push: u32) -> F<u32> {
+    let [id, legacy_id] = fields(fast, push, ["id", "subscription-id"])?;
+    let id = if id != NONE { id } else { legacy_id };
+    uint32(stripped(fast, id))?.ok_or(Other)
+}
+
+/// ``_xml_notification`` of a push-update with datastore contents in the framings [`header`]
+/// reads and every read field well formed: ``datastore-contents``, or where it is absent
+/// IOS-XE's ``datastore-contents-xml`` holding elements (or only white space; XML *text*
+/// there is another document, left to the full parser and the reference); [`Other`] for the
+/// rest. ``telemetry``: the telemetry message's namespace.
 pub fn frame<'f>(fast: &'f Fast<'_>, telemetry: &str) -> F<Frame<'f>> {
     let Header {
         node,
@@ -1041,20 +1053,20 @@ pub fn frame<'f>(fast: &'f Fast<'_>, telemetry: &str) -> F<Frame<'f>> {
         sequence_number,
         push,
     } = header(fast, "push-update", telemetry)?;
-    let [id, legacy_id, contents, legacy_contents] = fields(
-        fast,
-        push,
-        [
-            "id",
-            "subscription-id",
-            "datastore-contents",
-            "datastore-contents-xml",
-        ],
-    )?;
-    if legacy_id != NONE || legacy_contents != NONE || contents == NONE {
-        return Err(Other); // IOS-XE's names; an empty update
-    }
-    let subscription_id = uint32(stripped(fast, id))?.ok_or(Other)?;
+    let subscription_id = push_id(fast, push)?;
+    let [contents, legacy_contents] =
+        fields(fast, push, ["datastore-contents", "datastore-contents-xml"])?;
+    // ``_legacy_contents``: its elements (NETCONF), or itself when it holds only white space
+    let legacy_elements = |el: u32| {
+        el != NONE && (fast.els[el as usize].first != NONE || py_strip(fast.text(el)).is_empty())
+    };
+    let contents = if contents != NONE {
+        contents
+    } else if legacy_elements(legacy_contents) {
+        legacy_contents
+    } else {
+        return Err(Other); // contents as XML text; an empty update
+    };
     Ok(Frame {
         subscription_id,
         node,

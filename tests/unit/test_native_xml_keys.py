@@ -18,6 +18,7 @@ Skipped when yangkey-native is not installed (``make native`` builds it).
 
 from __future__ import annotations
 
+import re
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -446,6 +447,61 @@ def test_native_xml_keys_edges(
     ns = fx_schema.index.by_namespace
     answered = same(decoder, deriver, raw, ns, None)
     assert answered == "native" or reference(deriver, raw, ns, None)[0] != "ok", raw
+
+
+IOSXE_PUSH: list[tuple[str, str]] = [
+    # (the push-update's children before its contents, its contents element)
+    ("<subscription-id>7</subscription-id>", "datastore-contents"),
+    ("<subscription-id> 7 </subscription-id>", "datastore-contents-xml"),
+    ("<id>7</id><subscription-id>8</subscription-id>", "datastore-contents-xml"),  # id first
+    ("<subscription-id>8</subscription-id><id>7</id>", "datastore-contents"),
+    ("<subscription-id>abc</subscription-id>", "datastore-contents-xml"),  # refused
+    ("<subscription-id></subscription-id>", "datastore-contents-xml"),  # refused
+    ("<subscription-id>4294967296</subscription-id>", "datastore-contents-xml"),  # refused
+    ("<subscription-id>7</subscription-id>" * 2, "datastore-contents"),  # refused twice
+    ("", "datastore-contents-xml"),  # no id: refused
+]
+
+
+@pytest.mark.parametrize(("header", "holder"), IOSXE_PUSH)
+@pytest.mark.parametrize("framing", ["netconf", "telemetry", "envelope", "bare"])
+def test_native_xml_keys_iosxe_subscription_id(
+    decoder: Any,
+    derivers: dict[str, tuple[KeyDeriver, Any]],
+    fx_schema: SchemaContext,
+    header: str,
+    holder: str,
+    framing: str,
+) -> None:
+    """IOS-XE's push-update (its subscription named by the pre-RFC 8639 ``subscription-id``
+    where ``id`` is absent, its contents in ``datastore-contents-xml`` as elements, white
+    space or text before the elements) in every framing: the fast reader's frame reads the
+    id as xmlpatch.rs does (one helper) and keys it without the full parser, and the native
+    answer is the reference's wherever the reference keys it. Contents as XML text stay the
+    reference's."""
+    deriver, _ = derivers["/ietf-interfaces:interfaces/interface"]
+    ns = fx_schema.index.by_namespace
+    contents = _interfaces("<interface><name>eth0</name></interface>")
+    for inside in (contents, f"\n  {contents}\n", f"junk{contents}", "  \n"):
+        push = (
+            f'<push-update xmlns="{NS_LEGACY_YP}">{header}<{holder}>{inside}</{holder}>'
+            "</push-update>"
+        )
+        raw = framed(framing, "", "pe1", 7).decode()
+        raw = re.sub(f'<push-update xmlns="{NS_YP}">.*</push-update>', push, raw).encode()
+        assert push.encode() in raw
+        full_parses = decoder.full_parses
+        answered = same(decoder, deriver, raw, ns, None)
+        keyed = reference(deriver, raw, ns, None)[0] == "ok"
+        assert answered == ("native" if keyed else "python"), raw
+        # the fast reader's answer: the full parser (roxmltree) never read it
+        assert decoder.full_parses == full_parses or not keyed, raw
+    # XML text inside datastore-contents-xml is another document: the reference's
+    as_text = framed("iosxe", escape(contents), "pe1", 7)
+    assert reference(deriver, as_text, ns, None)[0] == "ok"
+    full_parses = decoder.full_parses
+    assert same(decoder, deriver, as_text, ns, None) == "python"
+    assert decoder.full_parses == full_parses + 1
 
 
 def test_native_xml_keys_qname_identity_keys(
