@@ -116,7 +116,24 @@ struct P<'a> {
     /// In-scope declarations, innermost last: (prefix, "" for the default; namespace).
     scope: Vec<(&'a str, u32)>,
     open: Vec<Open>,
+    /// The last attribute runs read (see [`P::attributes_again`]).
+    runs: Vec<Run<'a>>,
 }
+
+/// A start tag's attributes as read once: the input bytes from after its name through its
+/// ``>`` or ``/>``, and what they did (every check passed).
+struct Run<'a> {
+    at: (usize, usize),
+    /// ``xmlns``'s namespace, if it declared one.
+    default: Option<u32>,
+    /// Its prefixed declarations, in order.
+    declared: Vec<(&'a str, u32)>,
+    empty: bool,
+}
+
+/// How many attribute runs a document keeps (each declared element names the few
+/// namespaces of its module).
+const RUNS: usize = 8;
 
 /// Bytes text scanning stops at: '<', '&', ']', controls, 0xEF (U+FFFE/U+FFFF start so).
 static STOP: [bool; 256] = {
@@ -490,11 +507,46 @@ impl<'a> P<'a> {
         }
     }
 
+    /// [`P::attributes`], or, where the input repeats byte for byte the attributes of a tag
+    /// read before (devices declare a module's namespaces on every entry of a list, every
+    /// edit's value), what those did: the same bytes pass the same checks and declare the
+    /// same namespaces (a document's namespace indexes do not change).
+    fn attributes_again(&mut self, default: &mut u32) -> F<bool> {
+        let rest = &self.s[self.at..];
+        if let Some(run) = self.runs.iter().rev().find(|run| {
+            let bytes = &self.s[run.at.0..run.at.1];
+            rest.starts_with(bytes)
+        }) {
+            self.at += run.at.1 - run.at.0;
+            if let Some(ns) = run.default {
+                *default = ns;
+            }
+            self.scope.extend_from_slice(&run.declared);
+            return Ok(run.empty);
+        }
+        let (start, mark) = (self.at, self.scope.len());
+        let (empty, declared) = self.attributes()?;
+        if let Some(ns) = declared {
+            *default = ns;
+        }
+        if self.runs.len() == RUNS {
+            self.runs.remove(0);
+        }
+        self.runs.push(Run {
+            at: (start, self.at),
+            default: declared,
+            declared: self.scope[mark..].to_vec(),
+            empty,
+        });
+        Ok(empty)
+    }
+
     /// The rest of a start tag after its name: its attributes (namespace declarations pushed
-    /// on the scope, ``default`` set by ``xmlns``), then ``>`` or ``/>``; whether it was
-    /// ``/>``.
+    /// on the scope), then ``>`` or ``/>``; whether it was ``/>``, and the namespace ``xmlns``
+    /// declared.
     #[inline(never)]
-    fn attributes(&mut self, default: &mut u32) -> F<bool> {
+    fn attributes(&mut self) -> F<(bool, Option<u32>)> {
+        let mut default = None;
         // The names of its attributes (a tag with more goes to the full parser).
         let mut attributes = [(0usize, 0usize); 8];
         let mut count = 0;
@@ -536,7 +588,7 @@ impl<'a> P<'a> {
                     if uri.is_empty() {
                         return Err(Other);
                     }
-                    *default = self.intern(uri)?;
+                    default = Some(self.intern(uri)?);
                 }
                 (Some("xmlns"), declared) => {
                     if declared == "xml" || declared == "xmlns" || uri.is_empty() {
@@ -549,7 +601,7 @@ impl<'a> P<'a> {
                 (None, _) => {}                    // an attribute the converter never reads
             }
         };
-        Ok(empty)
+        Ok((empty, default))
     }
 
     fn start_tag(&mut self) -> F<()> {
@@ -562,7 +614,7 @@ impl<'a> P<'a> {
             self.at += 1; // most tags: no attribute, no space
             false
         } else {
-            self.attributes(&mut default)?
+            self.attributes_again(&mut default)?
         };
         let ns = match prefix.map(|p| self.slice(p)) {
             Some("xml" | "xmlns") => return Err(Other),
@@ -814,6 +866,7 @@ pub fn parse(input: &str) -> F<Fast<'_>> {
         },
         scope: lend_scope(buffers.scope),
         open,
+        runs: Vec::new(),
     };
     let read = p.document();
     let scope = keep_scope(std::mem::take(&mut p.scope));
