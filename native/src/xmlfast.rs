@@ -116,18 +116,35 @@ struct P<'a> {
     /// In-scope declarations, innermost last: (prefix, "" for the default; namespace).
     scope: Vec<(&'a str, u32)>,
     open: Vec<Open>,
-    /// The last attribute runs read (see [`P::attributes_again`]).
-    runs: Vec<Run<'a>>,
+    /// The last attribute runs read (see [`P::attributes_again`]), and their prefixed
+    /// declarations: (the prefix's input offsets, namespace).
+    runs: Vec<Run>,
+    declared: Vec<((usize, usize), u32)>,
+    /// Unprefixed start tag names read before, by [`name_slot`]: (input offset, length,
+    /// ``epoch``); an entry of another document's epoch is empty.
+    names: Vec<(u32, u32, u32)>,
+    epoch: u32,
+}
+
+const NAME_SLOTS: usize = 128;
+
+/// Where [`P::tag_name`] keeps a name starting at ``s[at..]``: a hash of its first two bytes
+/// and its fifth (``oper-status`` and ``operation`` apart), or None near the end.
+#[inline]
+fn name_slot(s: &[u8], at: usize) -> Option<usize> {
+    let b = s.get(at..at + 5)?;
+    let key = u32::from(b[0]) | u32::from(b[1]) << 8 | u32::from(b[4]) << 16;
+    Some((key.wrapping_mul(0x9E37_79B1) >> 25) as usize)
 }
 
 /// A start tag's attributes as read once: the input bytes from after its name through its
 /// ``>`` or ``/>``, and what they did (every check passed).
-struct Run<'a> {
+struct Run {
     at: (usize, usize),
     /// ``xmlns``'s namespace, if it declared one.
     default: Option<u32>,
-    /// Its prefixed declarations, in order.
-    declared: Vec<(&'a str, u32)>,
+    /// Its prefixed declarations, in order: a range of [`P::declared`].
+    declared: (usize, usize),
     empty: bool,
 }
 
@@ -196,7 +213,7 @@ static NAME: [bool; 256] = {
 /// ``a == b`` for the short names of a document, without a call to bcmp (a call per
 /// element cost more than the scan): eight bytes at a time, the last (partial) word read
 /// again overlapping the one before, a short name as two overlapping halves (no byte loop).
-#[inline]
+#[inline(always)]
 pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
     if n != b.len() {
@@ -521,7 +538,10 @@ impl<'a> P<'a> {
             if let Some(ns) = run.default {
                 *default = ns;
             }
-            self.scope.extend_from_slice(&run.declared);
+            let input = self.input;
+            for &((from, to), ns) in &self.declared[run.declared.0..run.declared.1] {
+                self.scope.push((&input[from..to], ns));
+            }
             return Ok(run.empty);
         }
         let (start, mark) = (self.at, self.scope.len());
@@ -530,12 +550,20 @@ impl<'a> P<'a> {
             *default = ns;
         }
         if self.runs.len() == RUNS {
-            self.runs.remove(0);
+            self.runs.clear();
+            self.declared.clear();
+        }
+        let first = self.declared.len();
+        let base = self.input.as_ptr() as usize;
+        for &(prefix, ns) in &self.scope[mark..] {
+            // the prefix's offsets in the input (``scope`` holds slices of it)
+            let from = prefix.as_ptr() as usize - base;
+            self.declared.push(((from, from + prefix.len()), ns));
         }
         self.runs.push(Run {
             at: (start, self.at),
             default: declared,
-            declared: self.scope[mark..].to_vec(),
+            declared: (first, self.declared.len()),
             empty,
         });
         Ok(empty)
@@ -604,9 +632,35 @@ impl<'a> P<'a> {
         Ok((empty, default))
     }
 
+    /// A start tag's [`P::qname`]; where the input repeats an unprefixed name read before,
+    /// followed by what ends a tag's name ('>', '/', white space), that name without a scan:
+    /// its bytes passed the scan, which would stop at the same byte.
+    #[inline]
+    fn tag_name(&mut self) -> F<QName> {
+        let start = self.at;
+        let slot = name_slot(self.s, start);
+        if let Some(slot) = slot {
+            let (at, len, epoch) = self.names[slot];
+            let (at, end) = (at as usize, start + len as usize);
+            if epoch == self.epoch
+                && end < self.s.len()
+                && matches!(self.s[end], b'>' | b'/' | b' ' | b'\t' | b'\n' | b'\r')
+                && same_bytes(&self.s[start..end], &self.s[at..at + len as usize])
+            {
+                self.at = end;
+                return Ok((None, (start, end)));
+            }
+        }
+        let name = self.qname()?;
+        if let (Some(slot), None) = (slot, name.0) {
+            self.names[slot] = (start as u32, (self.at - start) as u32, self.epoch);
+        }
+        Ok(name)
+    }
+
     fn start_tag(&mut self) -> F<()> {
         self.at += 1; // '<'
-        let (prefix, local) = self.qname()?;
+        let (prefix, local) = self.tag_name()?;
         let name_end = self.at;
         let mark = self.scope.len();
         let mut default = self.open.last().map_or(0, |o| o.default);
@@ -809,6 +863,10 @@ struct Buffers {
     namespaces: Vec<&'static str>,
     scope: Vec<(&'static str, u32)>,
     open: Vec<Open>,
+    runs: Vec<Run>,
+    declared: Vec<((usize, usize), u32)>,
+    names: Vec<(u32, u32, u32)>,
+    epoch: u32,
 }
 
 thread_local! {
@@ -854,6 +912,16 @@ pub fn parse(input: &str) -> F<Fast<'_>> {
     namespaces.push("");
     let mut open = buffers.open;
     open.clear();
+    let (mut runs, mut declared, mut names) = (buffers.runs, buffers.declared, buffers.names);
+    runs.clear();
+    declared.clear();
+    // A new epoch empties the name table (cleared when the count wraps).
+    let mut epoch = buffers.epoch.wrapping_add(1);
+    if epoch == 0 || names.len() != NAME_SLOTS {
+        names.clear();
+        names.resize(NAME_SLOTS, (0, 0, 0));
+        epoch = 1;
+    }
     let mut p = P {
         s: input.as_bytes(),
         input,
@@ -866,16 +934,28 @@ pub fn parse(input: &str) -> F<Fast<'_>> {
         },
         scope: lend_scope(buffers.scope),
         open,
-        runs: Vec::new(),
+        runs,
+        declared,
+        names,
+        epoch,
     };
     let read = p.document();
     let scope = keep_scope(std::mem::take(&mut p.scope));
     let mut open = std::mem::take(&mut p.open);
     open.clear();
+    let (runs, declared, names) = (
+        std::mem::take(&mut p.runs),
+        std::mem::take(&mut p.declared),
+        std::mem::take(&mut p.names),
+    );
     BUFFERS.with(|b| {
         let mut b = b.borrow_mut();
         b.scope = scope;
         b.open = open;
+        b.runs = runs;
+        b.declared = declared;
+        b.names = names;
+        b.epoch = epoch;
     });
     read.map(|()| p.fast)
 }

@@ -504,6 +504,63 @@ def test_native_xml_keys_iosxe_subscription_id(
     assert decoder.full_parses == full_parses + 1
 
 
+def _entry(name: str, attrs: str = "", type_text: str = "t:ethernetCsmacd") -> str:
+    return f"<interface{attrs}><name>{name}</name><type>{type_text}</type></interface>"
+
+
+DECLARED = f' xmlns:t="{NS_IANA}"'
+REPEATED_MARKUP = [
+    # the same declarations byte for byte, entry after entry (the reader's memo)
+    [_entry(n, DECLARED) for n in "abcd"],
+    # one byte apart: white space, quotes, another namespace for the same prefix, a second
+    # declaration, the default namespace declared again
+    [
+        _entry("a", DECLARED),
+        _entry("b", DECLARED + " "),
+        _entry("c", f" xmlns:t='{NS_IANA}'"),
+        _entry("d", ' xmlns:t="urn:example:other"'),
+        _entry("e", DECLARED),
+        _entry("f", DECLARED + f' xmlns:u="{NS_IANA}"'),
+        _entry("g", f' xmlns="{NS_IF}"' + DECLARED),
+        _entry("h", DECLARED),
+    ],
+    # a declaration the reference refuses, after the same one well formed
+    [_entry("a", DECLARED), _entry("b", ' xmlns:t=""')],
+    [_entry("a", DECLARED), _entry("b", DECLARED + DECLARED)],
+    # self-closing tags with the same attributes as an open one, and the other way
+    [_entry("a", DECLARED), f"<interface{DECLARED}/>", _entry("b", DECLARED)],
+    # names that extend, shorten or prefix a name read before
+    [
+        _entry("a", DECLARED),
+        f"<interface{DECLARED}><name>b</name><names>x</names><nam>y</nam>"
+        "<type>t:ethernetCsmacd</type></interface>",
+        f'<interface{DECLARED}><name>c</name><type xmlns:n="{NS_IANA}">n:ethernetCsmacd</type>'
+        '<name xmlns="urn:example:other">z</name></interface>',
+        f'<interface{DECLARED}><n:name xmlns:n="{NS_IF}">d</n:name>'
+        "<type>t:ethernetCsmacd</type></interface>",
+        f"<interface{DECLARED}><name >e</name><type\n>t:ethernetCsmacd</type></interface>",
+    ],
+]
+
+
+def test_native_xml_keys_repeated_markup(
+    decoder: Any, derivers: dict[str, tuple[KeyDeriver, Any]], fx_schema: SchemaContext
+) -> None:
+    """The fast reader takes a start tag whose attributes repeat those of a tag read before,
+    or whose name repeats one read before, without reading them again: entries whose
+    declarations are the same, one byte apart, refused, self-closing; names that extend,
+    shorten or prefix a name read before; and documents read one after the other, each
+    keyed (where the reference keys it: natively) as the reference keys it."""
+    text = "/ietf-interfaces:interfaces/interface[type='iana-if-type:ethernetCsmacd']"
+    deriver, _ = derivers[text]
+    ns = fx_schema.index.by_namespace
+    documents = [framed("netconf", _interfaces(*e), "pe1", 7) for e in REPEATED_MARKUP]
+    for raw in documents + documents[::-1]:
+        answered = same(decoder, deriver, raw, ns, None)
+        keyed = reference(deriver, raw, ns, None)[0] == "ok"
+        assert answered == ("native" if keyed else "python"), raw
+
+
 def test_native_xml_keys_qname_identity_keys(
     decoder: Any, derivers: dict[str, tuple[KeyDeriver, Any]], fx_schema: SchemaContext
 ) -> None:
