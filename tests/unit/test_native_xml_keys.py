@@ -539,6 +539,8 @@ REPEATED_MARKUP = [
         f'<interface{DECLARED}><n:name xmlns:n="{NS_IF}">d</n:name>'
         "<type>t:ethernetCsmacd</type></interface>",
         f"<interface{DECLARED}><name >e</name><type\n>t:ethernetCsmacd</type></interface>",
+        f"<interface{DECLARED}><name>f</name><oper-status>up</oper-status>"
+        "<oper-statusx>1</oper-statusx><type>t:ethernetCsmacd</type></interface>",
     ],
 ]
 
