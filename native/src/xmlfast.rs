@@ -124,7 +124,12 @@ struct P<'a> {
     /// ``epoch``); an entry of another document's epoch is empty.
     names: Vec<(u32, u32, u32)>,
     epoch: u32,
+    /// Whether the memos above are used: a small document repeats too little to pay them.
+    memo: bool,
 }
+
+/// Documents from this size on use [`P`]'s memos.
+const MEMO_FROM: usize = 2048;
 
 const NAME_SLOTS: usize = 128;
 
@@ -529,6 +534,13 @@ impl<'a> P<'a> {
     /// edit's value), what those did: the same bytes pass the same checks and declare the
     /// same namespaces (a document's namespace indexes do not change).
     fn attributes_again(&mut self, default: &mut u32) -> F<bool> {
+        if !self.memo {
+            let (empty, declared) = self.attributes()?;
+            if let Some(ns) = declared {
+                *default = ns;
+            }
+            return Ok(empty);
+        }
         let rest = &self.s[self.at..];
         if let Some(run) = self.runs.iter().rev().find(|run| {
             let bytes = &self.s[run.at.0..run.at.1];
@@ -637,6 +649,9 @@ impl<'a> P<'a> {
     /// its bytes passed the scan, which would stop at the same byte.
     #[inline]
     fn tag_name(&mut self) -> F<QName> {
+        if !self.memo {
+            return self.qname();
+        }
         let start = self.at;
         let slot = name_slot(self.s, start);
         if let Some(slot) = slot {
@@ -938,6 +953,7 @@ pub fn parse(input: &str) -> F<Fast<'_>> {
         declared,
         names,
         epoch,
+        memo: input.len() >= MEMO_FROM,
     };
     let read = p.document();
     let scope = keep_scope(std::mem::take(&mut p.scope));
