@@ -18,6 +18,8 @@ class Decoder:
         """The reference's Notification, its error raised, or None: the reference decodes."""
     @property
     def documents(self) -> int: ...
+    @property
+    def full_parses(self) -> int: ...
     def check(self, raw: bytes) -> bool:
         """The JSON parse alone (no Python object built): True when well formed, no duplicate."""
     def loads(self, raw: bytes) -> Any | None:

@@ -52,6 +52,8 @@ struct State {
     /// The namespace table of the last ``ns_modules`` seen (the object kept, compared by
     /// identity: a schema index's map is built once and never changed).
     table: Option<(Py<PyAny>, Arc<NsTable>)>,
+    /// XML documents ``keys_xml`` read with the full parser (the fast reader left them).
+    full_parses: u32,
 }
 
 impl State {
@@ -59,6 +61,7 @@ impl State {
         State {
             names: NameCache::new(),
             table: None,
+            full_parses: 0,
         }
     }
 }
@@ -419,6 +422,16 @@ impl Decoder {
         let mut guard = self.state.try_lock();
         let mut own = None;
         state_of(&mut guard, &mut own).names.documents()
+    }
+
+    /// How many XML documents ``keys_xml`` has read with the full parser (roxmltree) because
+    /// the fast reader's framing left them (wraps at 2**32): for tests that the fast reader
+    /// keys a document.
+    #[getter]
+    fn full_parses(&self) -> u32 {
+        let mut guard = self.state.try_lock();
+        let mut own = None;
+        state_of(&mut guard, &mut own).full_parses
     }
 
     /// The JSON parse alone, no Python object built: True for a document the native decoder

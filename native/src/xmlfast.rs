@@ -11,7 +11,7 @@
 //! unprefixed other attributes, text with the predefined entities and character references.
 //! Anything else (a comment, CDATA, a processing instruction, a DTD, a carriage return,
 //! a prefixed attribute, an undeclared prefix, non-ASCII names, IOS-XE's
-//! ``datastore-contents-xml``, a header field to refuse...) is not refused here: the caller
+//! ``datastore-contents-xml`` holding XML text, a header field to refuse...) is not refused here: the caller
 //! then reads the document with the full parser (roxmltree, xmlframe.rs), whose answer or
 //! deferral stands. So this reader only has to be exact on what it takes.
 
@@ -116,7 +116,46 @@ struct P<'a> {
     /// In-scope declarations, innermost last: (prefix, "" for the default; namespace).
     scope: Vec<(&'a str, u32)>,
     open: Vec<Open>,
+    /// The last attribute runs read (see [`P::attributes_again`]), and their prefixed
+    /// declarations: (the prefix's input offsets, namespace).
+    runs: Vec<Run>,
+    declared: Vec<((usize, usize), u32)>,
+    /// Unprefixed start tag names read before, by [`name_slot`]: (input offset, length,
+    /// ``epoch``); an entry of another document's epoch is empty.
+    names: Vec<(u32, u32, u32)>,
+    epoch: u32,
+    /// Whether the memos above are used: a small document repeats too little to pay them.
+    memo: bool,
 }
+
+/// Documents from this size on use [`P`]'s memos.
+const MEMO_FROM: usize = 2048;
+
+const NAME_SLOTS: usize = 128;
+
+/// Where [`P::tag_name`] keeps a name starting at ``s[at..]``: a hash of its first two bytes
+/// and its fifth (``oper-status`` and ``operation`` apart), or None near the end.
+#[inline]
+fn name_slot(s: &[u8], at: usize) -> Option<usize> {
+    let b = s.get(at..at + 5)?;
+    let key = u32::from(b[0]) | u32::from(b[1]) << 8 | u32::from(b[4]) << 16;
+    Some((key.wrapping_mul(0x9E37_79B1) >> 25) as usize)
+}
+
+/// A start tag's attributes as read once: the input bytes from after its name through its
+/// ``>`` or ``/>``, and what they did (every check passed).
+struct Run {
+    at: (usize, usize),
+    /// ``xmlns``'s namespace, if it declared one.
+    default: Option<u32>,
+    /// Its prefixed declarations, in order: a range of [`P::declared`].
+    declared: (usize, usize),
+    empty: bool,
+}
+
+/// How many attribute runs a document keeps (each declared element names the few
+/// namespaces of its module).
+const RUNS: usize = 8;
 
 /// Bytes text scanning stops at: '<', '&', ']', controls, 0xEF (U+FFFE/U+FFFF start so).
 static STOP: [bool; 256] = {
@@ -179,7 +218,7 @@ static NAME: [bool; 256] = {
 /// ``a == b`` for the short names of a document, without a call to bcmp (a call per
 /// element cost more than the scan): eight bytes at a time, the last (partial) word read
 /// again overlapping the one before, a short name as two overlapping halves (no byte loop).
-#[inline]
+#[inline(always)]
 pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
     if n != b.len() {
@@ -490,11 +529,64 @@ impl<'a> P<'a> {
         }
     }
 
+    /// [`P::attributes`], or, where the input repeats byte for byte the attributes of a tag
+    /// read before (devices declare a module's namespaces on every entry of a list, every
+    /// edit's value), what those did: the same bytes pass the same checks and declare the
+    /// same namespaces (a document's namespace indexes do not change).
+    fn attributes_again(&mut self, default: &mut u32) -> F<bool> {
+        if !self.memo {
+            let (empty, declared) = self.attributes()?;
+            if let Some(ns) = declared {
+                *default = ns;
+            }
+            return Ok(empty);
+        }
+        let rest = &self.s[self.at..];
+        if let Some(run) = self.runs.iter().rev().find(|run| {
+            let bytes = &self.s[run.at.0..run.at.1];
+            rest.starts_with(bytes)
+        }) {
+            self.at += run.at.1 - run.at.0;
+            if let Some(ns) = run.default {
+                *default = ns;
+            }
+            let input = self.input;
+            for &((from, to), ns) in &self.declared[run.declared.0..run.declared.1] {
+                self.scope.push((&input[from..to], ns));
+            }
+            return Ok(run.empty);
+        }
+        let (start, mark) = (self.at, self.scope.len());
+        let (empty, declared) = self.attributes()?;
+        if let Some(ns) = declared {
+            *default = ns;
+        }
+        if self.runs.len() == RUNS {
+            self.runs.clear();
+            self.declared.clear();
+        }
+        let first = self.declared.len();
+        let base = self.input.as_ptr() as usize;
+        for &(prefix, ns) in &self.scope[mark..] {
+            // the prefix's offsets in the input (``scope`` holds slices of it)
+            let from = prefix.as_ptr() as usize - base;
+            self.declared.push(((from, from + prefix.len()), ns));
+        }
+        self.runs.push(Run {
+            at: (start, self.at),
+            default: declared,
+            declared: (first, self.declared.len()),
+            empty,
+        });
+        Ok(empty)
+    }
+
     /// The rest of a start tag after its name: its attributes (namespace declarations pushed
-    /// on the scope, ``default`` set by ``xmlns``), then ``>`` or ``/>``; whether it was
-    /// ``/>``.
+    /// on the scope), then ``>`` or ``/>``; whether it was ``/>``, and the namespace ``xmlns``
+    /// declared.
     #[inline(never)]
-    fn attributes(&mut self, default: &mut u32) -> F<bool> {
+    fn attributes(&mut self) -> F<(bool, Option<u32>)> {
+        let mut default = None;
         // The names of its attributes (a tag with more goes to the full parser).
         let mut attributes = [(0usize, 0usize); 8];
         let mut count = 0;
@@ -536,7 +628,7 @@ impl<'a> P<'a> {
                     if uri.is_empty() {
                         return Err(Other);
                     }
-                    *default = self.intern(uri)?;
+                    default = Some(self.intern(uri)?);
                 }
                 (Some("xmlns"), declared) => {
                     if declared == "xml" || declared == "xmlns" || uri.is_empty() {
@@ -549,12 +641,41 @@ impl<'a> P<'a> {
                 (None, _) => {}                    // an attribute the converter never reads
             }
         };
-        Ok(empty)
+        Ok((empty, default))
+    }
+
+    /// A start tag's [`P::qname`]; where the input repeats an unprefixed name read before,
+    /// followed by what ends a tag's name ('>', '/', white space), that name without a scan:
+    /// its bytes passed the scan, which would stop at the same byte.
+    #[inline]
+    fn tag_name(&mut self) -> F<QName> {
+        if !self.memo {
+            return self.qname();
+        }
+        let start = self.at;
+        let slot = name_slot(self.s, start);
+        if let Some(slot) = slot {
+            let (at, len, epoch) = self.names[slot];
+            let (at, end) = (at as usize, start + len as usize);
+            if epoch == self.epoch
+                && end < self.s.len()
+                && matches!(self.s[end], b'>' | b'/' | b' ' | b'\t' | b'\n' | b'\r')
+                && same_bytes(&self.s[start..end], &self.s[at..at + len as usize])
+            {
+                self.at = end;
+                return Ok((None, (start, end)));
+            }
+        }
+        let name = self.qname()?;
+        if let (Some(slot), None) = (slot, name.0) {
+            self.names[slot] = (start as u32, (self.at - start) as u32, self.epoch);
+        }
+        Ok(name)
     }
 
     fn start_tag(&mut self) -> F<()> {
         self.at += 1; // '<'
-        let (prefix, local) = self.qname()?;
+        let (prefix, local) = self.tag_name()?;
         let name_end = self.at;
         let mark = self.scope.len();
         let mut default = self.open.last().map_or(0, |o| o.default);
@@ -562,7 +683,7 @@ impl<'a> P<'a> {
             self.at += 1; // most tags: no attribute, no space
             false
         } else {
-            self.attributes(&mut default)?
+            self.attributes_again(&mut default)?
         };
         let ns = match prefix.map(|p| self.slice(p)) {
             Some("xml" | "xmlns") => return Err(Other),
@@ -757,6 +878,10 @@ struct Buffers {
     namespaces: Vec<&'static str>,
     scope: Vec<(&'static str, u32)>,
     open: Vec<Open>,
+    runs: Vec<Run>,
+    declared: Vec<((usize, usize), u32)>,
+    names: Vec<(u32, u32, u32)>,
+    epoch: u32,
 }
 
 thread_local! {
@@ -802,6 +927,16 @@ pub fn parse(input: &str) -> F<Fast<'_>> {
     namespaces.push("");
     let mut open = buffers.open;
     open.clear();
+    let (mut runs, mut declared, mut names) = (buffers.runs, buffers.declared, buffers.names);
+    runs.clear();
+    declared.clear();
+    // A new epoch empties the name table (cleared when the count wraps).
+    let mut epoch = buffers.epoch.wrapping_add(1);
+    if epoch == 0 || names.len() != NAME_SLOTS {
+        names.clear();
+        names.resize(NAME_SLOTS, (0, 0, 0));
+        epoch = 1;
+    }
     let mut p = P {
         s: input.as_bytes(),
         input,
@@ -814,15 +949,29 @@ pub fn parse(input: &str) -> F<Fast<'_>> {
         },
         scope: lend_scope(buffers.scope),
         open,
+        runs,
+        declared,
+        names,
+        epoch,
+        memo: input.len() >= MEMO_FROM,
     };
     let read = p.document();
     let scope = keep_scope(std::mem::take(&mut p.scope));
     let mut open = std::mem::take(&mut p.open);
     open.clear();
+    let (runs, declared, names) = (
+        std::mem::take(&mut p.runs),
+        std::mem::take(&mut p.declared),
+        std::mem::take(&mut p.names),
+    );
     BUFFERS.with(|b| {
         let mut b = b.borrow_mut();
         b.scope = scope;
         b.open = open;
+        b.runs = runs;
+        b.declared = declared;
+        b.names = names;
+        b.epoch = epoch;
     });
     read.map(|()| p.fast)
 }
@@ -1031,9 +1180,21 @@ pub(crate) struct Header<'f> {
     pub push: u32,
 }
 
-/// ``_xml_notification`` of a push-update with datastore-contents in the framings [`header`]
-/// reads and every read field well formed; [`Other`] for the rest. ``telemetry``: the
-/// telemetry message's namespace.
+/// The subscription id of a push element (``push-update`` or ``push-change-update``) as
+/// ``_xml_notification`` reads it: ``id``, or IOS-XE's pre-RFC 8639 ``subscription-id`` where
+/// ``id`` is absent, a uint32; [`Other`] for the rest (missing, not a uint32: the reference's
+/// error; either given twice).
+pub(crate) fn push_id(fast: &Fast<'_>, push: u32) -> F<u32> {
+    let [id, legacy_id] = fields(fast, push, ["id", "subscription-id"])?;
+    let id = if id != NONE { id } else { legacy_id };
+    uint32(stripped(fast, id))?.ok_or(Other)
+}
+
+/// ``_xml_notification`` of a push-update with datastore contents in the framings [`header`]
+/// reads and every read field well formed: ``datastore-contents``, or where it is absent
+/// IOS-XE's ``datastore-contents-xml`` holding elements (or only white space; XML *text*
+/// there is another document, left to the full parser and the reference); [`Other`] for the
+/// rest. ``telemetry``: the telemetry message's namespace.
 pub fn frame<'f>(fast: &'f Fast<'_>, telemetry: &str) -> F<Frame<'f>> {
     let Header {
         node,
@@ -1041,20 +1202,20 @@ pub fn frame<'f>(fast: &'f Fast<'_>, telemetry: &str) -> F<Frame<'f>> {
         sequence_number,
         push,
     } = header(fast, "push-update", telemetry)?;
-    let [id, legacy_id, contents, legacy_contents] = fields(
-        fast,
-        push,
-        [
-            "id",
-            "subscription-id",
-            "datastore-contents",
-            "datastore-contents-xml",
-        ],
-    )?;
-    if legacy_id != NONE || legacy_contents != NONE || contents == NONE {
-        return Err(Other); // IOS-XE's names; an empty update
-    }
-    let subscription_id = uint32(stripped(fast, id))?.ok_or(Other)?;
+    let subscription_id = push_id(fast, push)?;
+    let [contents, legacy_contents] =
+        fields(fast, push, ["datastore-contents", "datastore-contents-xml"])?;
+    // ``_legacy_contents``: its elements (NETCONF), or itself when it holds only white space
+    let legacy_elements = |el: u32| {
+        el != NONE && (fast.els[el as usize].first != NONE || py_strip(fast.text(el)).is_empty())
+    };
+    let contents = if contents != NONE {
+        contents
+    } else if legacy_elements(legacy_contents) {
+        legacy_contents
+    } else {
+        return Err(Other); // contents as XML text; an empty update
+    };
     Ok(Frame {
         subscription_id,
         node,

@@ -624,8 +624,9 @@ impl Decoder {
         };
         // The fast reader decides what is well formed: roxmltree (xmlparse.rs, which hands
         // over what it knows roxmltree takes and libxml2 refuses) only reads, for the framings
-        // the fast one leaves to it (IOS-XE's subscription-id and datastore-contents-xml),
-        // documents the fast reader took. Anything else: the reference.
+        // the fast one leaves to it (IOS-XE's datastore-contents-xml as XML text, which it
+        // defers; an empty update), documents the fast reader took. Anything else: the
+        // reference.
         let Ok(fast) = xmlfast::parse(text) else {
             return Ok(None);
         };
@@ -639,6 +640,7 @@ impl Decoder {
         let mut guard = self.state.try_lock();
         let mut own = None;
         let state = state_of(&mut guard, &mut own);
+        state.full_parses = state.full_parses.wrapping_add(1);
         let Some(table) = self.ns_table(state, ns_modules) else {
             return Ok(None);
         };

@@ -16,7 +16,7 @@
 use crate::model::py_strip;
 use crate::tape::V;
 use crate::walk::{self, QNames, XmlEdit};
-use crate::xmlfast::{self, fields, header, stripped, uint32, Fast, Header, Other, F, NONE};
+use crate::xmlfast::{self, fields, header, push_id, Fast, Header, Other, F, NONE};
 use crate::xmlkeys::answer;
 use crate::{state_of, Decoder};
 use pyo3::prelude::*;
@@ -41,14 +41,11 @@ fn frame<'f>(fast: &'f Fast<'_>, telemetry: &str) -> F<PatchFrame<'f>> {
         sequence_number,
         push,
     } = header(fast, "push-change-update", telemetry)?;
-    let [id, legacy_id, changes] =
-        fields(fast, push, ["id", "subscription-id", "datastore-changes"])?;
+    let subscription_id = push_id(fast, push)?;
+    let [changes] = fields(fast, push, ["datastore-changes"])?;
     if changes == NONE {
         return Err(Other); // no changes (the reference's error)
     }
-    // IOS-XE's pre-RFC 8639 name, read where ``id`` is absent
-    let id = if id != NONE { id } else { legacy_id };
-    let subscription_id = uint32(stripped(fast, id))?.ok_or(Other)?;
     let [patch] = fields(fast, changes, ["yang-patch"])?;
     if patch == NONE {
         return Err(Other);

@@ -18,6 +18,7 @@ Skipped when yangkey-native is not installed (``make native`` builds it).
 
 from __future__ import annotations
 
+import re
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -446,6 +447,123 @@ def test_native_xml_keys_edges(
     ns = fx_schema.index.by_namespace
     answered = same(decoder, deriver, raw, ns, None)
     assert answered == "native" or reference(deriver, raw, ns, None)[0] != "ok", raw
+
+
+IOSXE_PUSH: list[tuple[str, str]] = [
+    # (the push-update's children before its contents, its contents element)
+    ("<subscription-id>7</subscription-id>", "datastore-contents"),
+    ("<subscription-id> 7 </subscription-id>", "datastore-contents-xml"),
+    ("<id>7</id><subscription-id>8</subscription-id>", "datastore-contents-xml"),  # id first
+    ("<subscription-id>8</subscription-id><id>7</id>", "datastore-contents"),
+    ("<subscription-id>abc</subscription-id>", "datastore-contents-xml"),  # refused
+    ("<subscription-id></subscription-id>", "datastore-contents-xml"),  # refused
+    ("<subscription-id>4294967296</subscription-id>", "datastore-contents-xml"),  # refused
+    ("<subscription-id>7</subscription-id>" * 2, "datastore-contents"),  # refused twice
+    ("", "datastore-contents-xml"),  # no id: refused
+]
+
+
+@pytest.mark.parametrize(("header", "holder"), IOSXE_PUSH)
+@pytest.mark.parametrize("framing", ["netconf", "telemetry", "envelope", "bare"])
+def test_native_xml_keys_iosxe_subscription_id(
+    decoder: Any,
+    derivers: dict[str, tuple[KeyDeriver, Any]],
+    fx_schema: SchemaContext,
+    header: str,
+    holder: str,
+    framing: str,
+) -> None:
+    """IOS-XE's push-update (its subscription named by the pre-RFC 8639 ``subscription-id``
+    where ``id`` is absent, its contents in ``datastore-contents-xml`` as elements, white
+    space or text before the elements) in every framing: the fast reader's frame reads the
+    id as xmlpatch.rs does (one helper) and keys it without the full parser, and the native
+    answer is the reference's wherever the reference keys it. Contents as XML text stay the
+    reference's."""
+    deriver, _ = derivers["/ietf-interfaces:interfaces/interface"]
+    ns = fx_schema.index.by_namespace
+    contents = _interfaces("<interface><name>eth0</name></interface>")
+    for inside in (contents, f"\n  {contents}\n", f"junk{contents}", "  \n"):
+        push = (
+            f'<push-update xmlns="{NS_LEGACY_YP}">{header}<{holder}>{inside}</{holder}>'
+            "</push-update>"
+        )
+        raw = framed(framing, "", "pe1", 7).decode()
+        raw = re.sub(f'<push-update xmlns="{NS_YP}">.*</push-update>', push, raw).encode()
+        assert push.encode() in raw
+        full_parses = decoder.full_parses
+        answered = same(decoder, deriver, raw, ns, None)
+        keyed = reference(deriver, raw, ns, None)[0] == "ok"
+        assert answered == ("native" if keyed else "python"), raw
+        # the fast reader's answer: the full parser (roxmltree) never read it
+        assert decoder.full_parses == full_parses or not keyed, raw
+    # XML text inside datastore-contents-xml is another document: the reference's
+    as_text = framed("iosxe", escape(contents), "pe1", 7)
+    assert reference(deriver, as_text, ns, None)[0] == "ok"
+    full_parses = decoder.full_parses
+    assert same(decoder, deriver, as_text, ns, None) == "python"
+    assert decoder.full_parses == full_parses + 1
+
+
+def _entry(name: str, attrs: str = "", type_text: str = "t:ethernetCsmacd") -> str:
+    return f"<interface{attrs}><name>{name}</name><type>{type_text}</type></interface>"
+
+
+DECLARED = f' xmlns:t="{NS_IANA}"'
+REPEATED_MARKUP = [
+    # the same declarations byte for byte, entry after entry (the reader's memo)
+    [_entry(n, DECLARED) for n in "abcd"],
+    # one byte apart: white space, quotes, another namespace for the same prefix, a second
+    # declaration, the default namespace declared again
+    [
+        _entry("a", DECLARED),
+        _entry("b", DECLARED + " "),
+        _entry("c", f" xmlns:t='{NS_IANA}'"),
+        _entry("d", ' xmlns:t="urn:example:other"'),
+        _entry("e", DECLARED),
+        _entry("f", DECLARED + f' xmlns:u="{NS_IANA}"'),
+        _entry("g", f' xmlns="{NS_IF}"' + DECLARED),
+        _entry("h", DECLARED),
+    ],
+    # a declaration the reference refuses, after the same one well formed
+    [_entry("a", DECLARED), _entry("b", ' xmlns:t=""')],
+    [_entry("a", DECLARED), _entry("b", DECLARED + DECLARED)],
+    # self-closing tags with the same attributes as an open one, and the other way
+    [_entry("a", DECLARED), f"<interface{DECLARED}/>", _entry("b", DECLARED)],
+    # names that extend, shorten or prefix a name read before
+    [
+        _entry("a", DECLARED),
+        f"<interface{DECLARED}><name>b</name><names>x</names><nam>y</nam>"
+        "<type>t:ethernetCsmacd</type></interface>",
+        f'<interface{DECLARED}><name>c</name><type xmlns:n="{NS_IANA}">n:ethernetCsmacd</type>'
+        '<name xmlns="urn:example:other">z</name></interface>',
+        f'<interface{DECLARED}><n:name xmlns:n="{NS_IF}">d</n:name>'
+        "<type>t:ethernetCsmacd</type></interface>",
+        f"<interface{DECLARED}><name >e</name><type\n>t:ethernetCsmacd</type></interface>",
+        f"<interface{DECLARED}><name>f</name><oper-status>up</oper-status>"
+        "<oper-statusx>1</oper-statusx><type>t:ethernetCsmacd</type></interface>",
+    ],
+]
+
+
+def test_native_xml_keys_repeated_markup(
+    decoder: Any, derivers: dict[str, tuple[KeyDeriver, Any]], fx_schema: SchemaContext
+) -> None:
+    """The fast reader takes a start tag whose attributes repeat those of a tag read before,
+    or whose name repeats one read before, without reading them again: entries whose
+    declarations are the same, one byte apart, refused, self-closing; names that extend,
+    shorten or prefix a name read before; and documents read one after the other, each
+    keyed (where the reference keys it: natively) as the reference keys it."""
+    text = "/ietf-interfaces:interfaces/interface[type='iana-if-type:ethernetCsmacd']"
+    deriver, _ = derivers[text]
+    ns = fx_schema.index.by_namespace
+    # entries before each case: past the size from which the reader memoises (2 KB)
+    pad = [_entry(f"p{n}", DECLARED) for n in range(16)]
+    documents = [framed("netconf", _interfaces(*pad, *e), "pe1", 7) for e in REPEATED_MARKUP]
+    assert min(len(raw) for raw in documents) >= 2048
+    for raw in documents + documents[::-1]:
+        answered = same(decoder, deriver, raw, ns, None)
+        keyed = reference(deriver, raw, ns, None)[0] == "ok"
+        assert answered == ("native" if keyed else "python"), raw
 
 
 def test_native_xml_keys_qname_identity_keys(
