@@ -7,6 +7,7 @@
 //! (malformed, an encoding other than UTF-8, a DTD, an entity, nesting or size past the
 //! limits), whose error the reference words. The Python adapter is ``yangkey/native.py``.
 
+mod fastframe;
 mod feed;
 mod json;
 mod jsonframe;

@@ -13,12 +13,13 @@
 //! value the native canons leave to Python) returns None: the reference answers, and words
 //! any error.
 
+use crate::fastframe::{self, Frame};
 use crate::model::Note;
 use crate::routes::{routed, routed_by, Routed};
 use crate::tape::{Doc, Node as T, Str};
 use crate::walk::{self, QNames};
 use crate::xmlconv::{Conv, NsTable};
-use crate::xmlfast::{self, same_bytes, Fast, Frame, NONE};
+use crate::xmlfast::{self, same_bytes, Fast, NONE};
 use crate::xmlparse::{parse, text};
 use crate::{start, state_of, Ctx, Decoder, Start};
 use pyo3::prelude::*;
@@ -630,7 +631,7 @@ impl Decoder {
         let Ok(fast) = xmlfast::parse(text) else {
             return Ok(None);
         };
-        if let Ok(frame) = xmlfast::frame(&fast, &self.model.ns_telemetry) {
+        if let Ok(frame) = fastframe::frame(&fast, &self.model.ns_telemetry) {
             return self.fast_keys(py, &fast, &frame, ns_modules, route, with_xpaths, routes);
         }
         drop(fast);

@@ -13,10 +13,11 @@
 //! without target or operation, a target or operation element with child elements, whatever
 //! patchwalk.rs leaves to the reference.
 
+use crate::fastframe::{fields, header, push_id, Header};
 use crate::model::py_strip;
 use crate::tape::V;
 use crate::walk::{self, QNames, XmlEdit};
-use crate::xmlfast::{self, fields, header, push_id, Fast, Header, Other, F, NONE};
+use crate::xmlfast::{self, Fast, Other, F, NONE};
 use crate::xmlkeys::answer;
 use crate::{state_of, Decoder};
 use pyo3::prelude::*;
