@@ -492,36 +492,10 @@ fn walk_edits(
                 return Err(Stop); // the feed's key sources count positions the walk lacks
             }
             let mut sink = feeds[index].patch_sink(&mut found);
-            if !branch.steps.is_empty() {
-                for edit in &targets.edits {
-                    let target = &targets.steps[edit.steps.0..edit.steps.1];
-                    run.edit(
-                        branch,
-                        target,
-                        &keys,
-                        edit.value,
-                        edit.operation,
-                        &mut values,
-                        &mut sink,
-                    )?;
-                    values.clear();
-                }
-            }
+            run.edits(branch, targets, &keys, &mut values, &mut sink)?;
             headers.push(sink.finish());
-        } else if !branch.steps.is_empty() {
-            for edit in &targets.edits {
-                let target = &targets.steps[edit.steps.0..edit.steps.1];
-                run.edit(
-                    branch,
-                    target,
-                    &keys,
-                    edit.value,
-                    edit.operation,
-                    &mut values,
-                    &mut found,
-                )?;
-                values.clear();
-            }
+        } else {
+            run.edits(branch, targets, &keys, &mut values, &mut found)?;
         }
         per_branch.push(found);
     }
@@ -609,6 +583,35 @@ fn one_entry<'d, 'a>(content: Option<V<'d, 'a>>) -> W<Option<V<'d, 'a>>> {
 }
 
 impl Run<'_, '_> {
+    /// The instances of every edit of ``targets`` in one branch, into ``out`` (``values``:
+    /// [`Run::edit`]'s, emptied after each edit).
+    fn edits<'d, O: EditOut<'d>>(
+        &mut self,
+        branch: &Branch,
+        targets: &Targets<'d, '_>,
+        keys: &'d [Cow<'_, str>],
+        values: &mut Vec<Cow<'d, str>>,
+        out: &mut O,
+    ) -> W<()> {
+        if branch.steps.is_empty() {
+            return Ok(());
+        }
+        for edit in &targets.edits {
+            let target = &targets.steps[edit.steps.0..edit.steps.1];
+            self.edit(
+                branch,
+                target,
+                keys,
+                edit.value,
+                edit.operation,
+                values,
+                out,
+            )?;
+            values.clear();
+        }
+        Ok(())
+    }
+
     /// The instances of one edit in one branch: ``edit_tree``'s chain read by the walker.
     #[allow(clippy::too_many_arguments)]
     fn edit<'d, O: EditOut<'d>>(

@@ -18,7 +18,6 @@ Skipped when yangkey-native is not installed (``make native`` builds it).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -29,7 +28,14 @@ from native_helpers import feed_same as same
 from test_core_differential import SUBSCRIPTIONS, TreeMaker
 from test_native_feed import SETTINGS, Feeds
 from test_native_patch_keys import framed, json_patches, patch
-from test_native_patch_native import EDGES, LEFT_TO_PYTHON, REFUSED, edit, tree_edit
+from test_native_patch_native import (
+    EDGES,
+    LEFT_TO_PYTHON,
+    REFUSED,
+    edit,
+    json_key_vectors,
+    tree_edit,
+)
 
 from yangkey.demo.sample import generate
 from yangkey.messages import HEADER_INSTANCES
@@ -227,24 +233,10 @@ def test_native_patch_feed_vectors(decoder: Any, ietf_schema: SchemaContext) -> 
     """Each public JSON key vector re-sent as a yang-patch (its data as one merge per
     top-level member, and each top-level member deleted): the native headers are the
     reference's, and the merge is answered natively wherever the reference has a header."""
-    from test_core_vectors import _vector_file  # noqa: PLC0415 (where the vectors are found)
-    from test_native_patch_native import _contents  # noqa: PLC0415
-
-    vectors = _vector_file()
-    if not vectors.is_file():
-        pytest.skip(f"public vectors not found at {vectors} (set YANGKEY_VECTORS)")
     ns = ietf_schema.index.by_namespace
     answered = 0
-    for line in vectors.read_text(encoding="utf-8").splitlines():
-        vector = json.loads(line)
-        if vector["kind"] != "key" or not vector["notification"].lstrip().startswith("{"):
-            continue
-        if "subtree" in vector:
-            compiled = compile_subscription(vector["subtree"], ietf_schema, subtree=True)
-        else:
-            compiled = compile_subscription(vector["xpath"], ietf_schema)
+    for vector, compiled, sub, data in json_key_vectors(ietf_schema):
         found = Feeds(compiled, ietf_schema)
-        sub, data = _contents(json.loads(vector["notification"]))
         merges = [edit("merge", f"/{member}", {member: value}) for member, value in data.items()]
         deletes = [edit("delete", f"/{member}") for member in data]
         for edits in (merges, deletes):

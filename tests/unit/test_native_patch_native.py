@@ -23,6 +23,7 @@ Skipped when yangkey-native is not installed (``make native`` builds it).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from itertools import pairwise
 from typing import Any
 from urllib.parse import quote
@@ -34,7 +35,7 @@ from native_helpers import native_answer, reference, same
 from test_core_differential import SUBSCRIPTIONS, TreeMaker
 from test_native_patch_keys import framed, patch
 
-from yangkey.compiled import Branch
+from yangkey.compiled import Branch, CompiledSubscription
 from yangkey.keys import KeyDeriver
 from yangkey.schema import SchemaContext
 from yangkey.templates import compile_subscription
@@ -78,17 +79,16 @@ def _contents(notification: Any) -> tuple[Any, dict[str, Any]]:
     raise AssertionError(notification)
 
 
-def test_native_patch_vectors(decoder: Any, ietf_schema: SchemaContext) -> None:
-    """Each public JSON key vector re-sent as a yang-patch whose edit carries the vector's
-    data under its top-level container: keyed natively, byte for byte the reference's, and
-    the vector's expected key (the same instances as the push-update)."""
+def json_key_vectors(
+    ietf_schema: SchemaContext,
+) -> Iterator[tuple[dict[str, Any], CompiledSubscription, Any, dict[str, Any]]]:
+    """Each public JSON key vector: itself, its subscription compiled, its push-update's
+    subscription id and datastore contents (skips without the vectors)."""
     from test_core_vectors import _vector_file  # noqa: PLC0415 (where the vectors are found)
 
     vectors = _vector_file()
     if not vectors.is_file():
         pytest.skip(f"public vectors not found at {vectors} (set YANGKEY_VECTORS)")
-    ns = ietf_schema.index.by_namespace
-    answered = 0
     for line in vectors.read_text(encoding="utf-8").splitlines():
         vector = json.loads(line)
         if vector["kind"] != "key" or not vector["notification"].lstrip().startswith("{"):
@@ -97,8 +97,18 @@ def test_native_patch_vectors(decoder: Any, ietf_schema: SchemaContext) -> None:
             compiled = compile_subscription(vector["subtree"], ietf_schema, subtree=True)
         else:
             compiled = compile_subscription(vector["xpath"], ietf_schema)
-        deriver = KeyDeriver(compiled)
         sub, data = _contents(json.loads(vector["notification"]))
+        yield vector, compiled, sub, data
+
+
+def test_native_patch_vectors(decoder: Any, ietf_schema: SchemaContext) -> None:
+    """Each public JSON key vector re-sent as a yang-patch whose edit carries the vector's
+    data under its top-level container: keyed natively, byte for byte the reference's, and
+    the vector's expected key (the same instances as the push-update)."""
+    ns = ietf_schema.index.by_namespace
+    answered = 0
+    for vector, compiled, sub, data in json_key_vectors(ietf_schema):
+        deriver = KeyDeriver(compiled)
         whole = [edit("merge", f"/{member}", {member: value}) for member, value in data.items()]
         node = vector["expect"].partition("\n")[0]  # the key's node, the notification's name
         for raw in (change(whole, "envelope", sub, node), change(whole, "telemetry", sub, node)):
