@@ -13,7 +13,7 @@
 use crate::model::{local, py_strip};
 use crate::pyconv::to_py;
 use crate::tape::{Node, V};
-use crate::walk::{render, Branch, EditOut, Made, Out, Run, Stop};
+use crate::walk::{removes, render, Branch, EditOut, Made, Out, Run, Stop};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 use std::borrow::Cow;
@@ -69,6 +69,17 @@ enum Target {
 #[derive(Default)]
 struct Plan {
     members: HashMap<String, Target>,
+}
+
+impl Plan {
+    /// Where ``member`` goes: a qualified member the plan lacks by its local name
+    /// (``_flatten``'s lookup).
+    fn target(&self, member: &str) -> Option<&Target> {
+        match self.members.get(member) {
+            None if member.contains(':') => self.members.get(local(member)),
+            found => found,
+        }
+    }
 }
 
 /// Where a key's value comes from: the walk's open values (by index), or the literal text.
@@ -196,7 +207,10 @@ impl Feed {
         Ok(sink.finish())
     }
 
-    fn sink<'x>(&self, xpaths: &'x mut Vec<String>) -> Sink<'_, 'x> {
+    /// The sink of a walk of this feed's branch (a push-update's, or a yang-patch's in
+    /// patchwalk.rs: each edit's objects as ``InstanceFeed.edit`` builds them);
+    /// [`Sink::finish`] gives the header.
+    pub fn sink<'x>(&self, xpaths: &'x mut Vec<String>) -> Sink<'_, 'x> {
         Sink {
             feed: self,
             xpaths,
@@ -208,12 +222,6 @@ impl Feed {
             carrying: true,
             fixed: Vec::new(),
         }
-    }
-
-    /// The sink of a yang-patch's walk of ``branch`` (patchwalk.rs): each edit's objects as
-    /// ``InstanceFeed.edit`` builds them; [`Sink::finish`] gives the header.
-    pub fn patch_sink<'x>(&self, xpaths: &'x mut Vec<String>) -> Sink<'_, 'x> {
-        self.sink(xpaths)
     }
 }
 
@@ -329,13 +337,8 @@ impl Sink<'_, '_> {
         let mut plan = &feed.plan;
         self.scratch.clear();
         for (index, member) in members.iter().enumerate() {
-            let target = match plan.members.get(member.as_str()) {
-                Some(target) => target,
-                None if member.contains(':') => match plan.members.get(local(member)) {
-                    Some(target) => target,
-                    None => return Ok(()),
-                },
-                None => return Ok(()),
+            let Some(target) = plan.target(member) else {
+                return Ok(());
             };
             let last = index + 1 == members.len();
             match target {
@@ -368,13 +371,8 @@ impl Sink<'_, '_> {
     /// lacks read by its local name; anything else ignored.
     fn flatten(&mut self, run: &mut Run<'_, '_>, plan: &Plan, data: V<'_, '_>) -> W<()> {
         for (member, value) in data.members() {
-            let target = match plan.members.get(member) {
-                Some(target) => target,
-                None if member.contains(':') => match plan.members.get(local(member)) {
-                    Some(target) => target,
-                    None => continue,
-                },
-                None => continue,
+            let Some(target) = plan.target(member) else {
+                continue;
             };
             match target {
                 Target::Slot(slot) => self.put(run, *slot, value)?,
@@ -414,7 +412,7 @@ impl<'d> EditOut<'d> for Sink<'_, '_> {
         under: &[String],
         content: Option<V<'_, '_>>,
     ) -> W<()> {
-        let removing = matches!(operation, "delete" | "remove");
+        let removing = removes(operation);
         self.head.clear();
         self.head.extend_from_slice(b",\"@op\":");
         escape(operation, &mut self.head);
@@ -433,9 +431,7 @@ impl<'d> EditOut<'d> for Sink<'_, '_> {
     }
 
     fn carries(&self, member: &str) -> bool {
-        let members = &self.feed.plan.members;
-        members.contains_key(member)
-            || (member.contains(':') && members.contains_key(local(member)))
+        self.feed.plan.target(member).is_some()
     }
 
     fn made(

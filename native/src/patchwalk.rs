@@ -28,6 +28,11 @@ const OPERATIONS: [&str; 7] = [
     "create", "delete", "insert", "merge", "move", "replace", "remove",
 ];
 
+/// Whether an edit of ``operation`` removes its target (its value, if any, is not read).
+pub(crate) fn removes(operation: &str) -> bool {
+    matches!(operation, "delete" | "remove")
+}
+
 /// ``TargetStep``: module, name, and where its percent-decoded ``=k1,k2`` values are in
 /// [`Targets::keys`] (None: the step names no instance).
 #[derive(Clone, Copy)]
@@ -491,7 +496,7 @@ fn walk_edits(
             {
                 return Err(Stop); // the feed's key sources count positions the walk lacks
             }
-            let mut sink = feeds[index].patch_sink(&mut found);
+            let mut sink = feeds[index].sink(&mut found);
             run.edits(branch, targets, &keys, &mut values, &mut sink)?;
             headers.push(sink.finish());
         } else {
@@ -667,7 +672,7 @@ impl Run<'_, '_> {
             }
         }
         // The instance feed's objects of this edit: its operation, what it carries (feed.rs)
-        let removing = matches!(operation, "delete" | "remove");
+        let removing = removes(operation);
         if O::FEED {
             let members = under_members(steps, &target[depth..]);
             out.begin(self, operation, &members, whole.filter(|_| !removing))?;
@@ -779,8 +784,8 @@ impl Run<'_, '_> {
                         if !entry_ok(out, step) {
                             return Err(Stop);
                         }
-                        return out.made(self, branch, values, Made::Value(None));
                         // DELETED
+                        return out.made(self, branch, values, Made::Value(None));
                     }
                     let next = &steps[index + 1];
                     if is_key(step, &next.member) {

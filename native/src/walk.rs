@@ -17,7 +17,7 @@ use std::borrow::Cow;
 #[path = "patchwalk.rs"]
 mod patchwalk;
 pub use patchwalk::{patch_instances, patch_keys, xml_patch_keys, XmlEdit};
-pub(crate) use patchwalk::{EditOut, Made};
+pub(crate) use patchwalk::{removes, EditOut, Made};
 
 /// The walk leaves this notification to the reference.
 pub struct Stop;
@@ -242,8 +242,9 @@ impl Walker {
 }
 
 /// ``lookup``: the plain member, else the qualified one; each the last of its name, a JSON
-/// null as absent (``dict.get(...) is None``). The members read once, not once per spelling (a value's members are mostly
-/// qualified: the plain spelling missed, then a second scan found it).
+/// null as absent (``dict.get(...) is None``). The members read once, not once per spelling
+/// (a value's members are mostly qualified: the plain spelling missed, then a second scan
+/// found it).
 #[inline]
 fn lookup<'d, 'a>(node: V<'d, 'a>, member: &str, qualified: &str) -> Option<V<'d, 'a>> {
     let (mut plain, mut other) = (None, None);

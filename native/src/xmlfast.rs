@@ -9,9 +9,9 @@
 //! unprefixed other attributes, text with the predefined entities and character references.
 //! Anything else (a comment, CDATA, a processing instruction, a DTD, a carriage return,
 //! a prefixed attribute, an undeclared prefix, non-ASCII names, IOS-XE's
-//! ``datastore-contents-xml`` holding XML text, a header field to refuse...) is not refused here: the caller
-//! then reads the document with the full parser (roxmltree, xmlframe.rs), whose answer or
-//! deferral stands. So this reader only has to be exact on what it takes.
+//! ``datastore-contents-xml`` holding XML text, a header field to refuse...) is not refused
+//! here: the caller then reads the document with the full parser (roxmltree, xmlframe.rs),
+//! whose answer or deferral stands. So this reader only has to be exact on what it takes.
 
 use crate::tape::Str;
 use crate::xmlparse::plain_uri;
@@ -531,32 +531,30 @@ impl<'a> P<'a> {
     /// edit's value), what those did: the same bytes pass the same checks and declare the
     /// same namespaces (a document's namespace indexes do not change).
     fn attributes_again(&mut self, default: &mut u32) -> F<bool> {
-        if !self.memo {
-            let (empty, declared) = self.attributes()?;
-            if let Some(ns) = declared {
-                *default = ns;
+        if self.memo {
+            let rest = &self.s[self.at..];
+            if let Some(run) = self.runs.iter().rev().find(|run| {
+                let bytes = &self.s[run.at.0..run.at.1];
+                rest.starts_with(bytes)
+            }) {
+                self.at += run.at.1 - run.at.0;
+                if let Some(ns) = run.default {
+                    *default = ns;
+                }
+                let input = self.input;
+                for &((from, to), ns) in &self.declared[run.declared.0..run.declared.1] {
+                    self.scope.push((&input[from..to], ns));
+                }
+                return Ok(run.empty);
             }
-            return Ok(empty);
-        }
-        let rest = &self.s[self.at..];
-        if let Some(run) = self.runs.iter().rev().find(|run| {
-            let bytes = &self.s[run.at.0..run.at.1];
-            rest.starts_with(bytes)
-        }) {
-            self.at += run.at.1 - run.at.0;
-            if let Some(ns) = run.default {
-                *default = ns;
-            }
-            let input = self.input;
-            for &((from, to), ns) in &self.declared[run.declared.0..run.declared.1] {
-                self.scope.push((&input[from..to], ns));
-            }
-            return Ok(run.empty);
         }
         let (start, mark) = (self.at, self.scope.len());
         let (empty, declared) = self.attributes()?;
         if let Some(ns) = declared {
             *default = ns;
+        }
+        if !self.memo {
+            return Ok(empty);
         }
         if self.runs.len() == RUNS {
             self.runs.clear();

@@ -9,9 +9,8 @@
 //! yang-patch is.
 //!
 //! Anything else returns None and the reference answers (and words any error): a field the
-//! reference reads given twice, an edit
-//! without target or operation, a target or operation element with child elements, whatever
-//! patchwalk.rs leaves to the reference.
+//! reference reads given twice, an edit without target or operation, a target or operation
+//! element with child elements, whatever patchwalk.rs leaves to the reference.
 
 use crate::fastframe::{fields, header, push_id, Header};
 use crate::model::py_strip;
