@@ -300,13 +300,13 @@ def feed(
     for count in (int(n) for n in args.instances.split(",")):
         inputs = {"json": notification(count), "yang-patch": yang_patch(count)}
         loops = {}
-        topics = {}
+        header_sizes = {}
         for shape, raw in inputs.items():
             keyed, fed = by_native.native_keyed, native_feeds.native_fed
             built = by_native.build(raw, "b")
             assert built == by_python.build(raw, "b"), "the builders' records differ"
             assert isinstance(built, list)
-            topic = topics[shape] = built[0].topic
+            topic = built[0].topic
             header = python_feeds.header(topic, raw, "i")
             assert header is not None and native_feeds.header(topic, raw, "i") == header
             if shape == "json":
@@ -323,7 +323,7 @@ def feed(
             loops[f"{shape} i.nat"] = loop(
                 lambda raw=raw, topic=topic: native_feeds.header(topic, raw, "i")
             )
-            topics[f"{shape} header"] = f"{len(header)}{'' if native_answered else ' (py)'}"
+            header_sizes[shape] = f"{len(header)}{'' if native_answered else ' (py)'}"
         us = {name: 1e6 / rate for name, rate in best_rates(loops, args.seconds).items()}
         for shape, raw in inputs.items():
             mine = {part: us[f"{shape} {part}"] for part in ("b.py", "b.nat", "i.py", "i.nat")}
@@ -331,7 +331,7 @@ def feed(
                 f"{mine['b.nat'] / us['json b.nat']:.2f}x/{mine['i.nat'] / us['json i.nat']:.2f}x"
             )
             print(
-                f"{count:>9} {shape:<10} {len(raw):>8} {topics[shape + ' header']:>8} "
+                f"{count:>9} {shape:<10} {len(raw):>8} {header_sizes[shape]:>8} "
                 f"{mine['b.py']:>9.2f} {mine['b.nat']:>9.2f} {mine['i.py']:>9.2f} "
                 f"{mine['i.nat']:>9.2f}  {mine['b.py'] / mine['b.nat']:>9.2f}x "
                 f"{mine['i.py'] / mine['i.nat']:>9.2f}x {versus:>13}"
