@@ -6,240 +6,32 @@
 //! this walk does not read exactly (a missing key, a value type the native canons leave to
 //! Python, no instance found), stops it: the caller then runs the reference, which answers
 //! and words the error. So a native answer is always the reference's answer.
+//!
+//! Its child modules: walktables.rs (the walker's tables), keytext.rs (the XPaths rendered,
+//! sorted and joined into the key), patchwalk.rs (the same walk over a yang-patch's edits).
 
 use crate::model::{plain_node_name, py_strip};
 use crate::pyconv::{to_py, NameCache};
 use crate::tape::{Node, V};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
 use std::borrow::Cow;
 
+#[path = "keytext.rs"]
+mod keytext;
 #[path = "patchwalk.rs"]
 mod patchwalk;
+#[path = "walktables.rs"]
+mod tables;
+pub(crate) use keytext::{compose, render};
 pub use patchwalk::{patch_instances, patch_keys, xml_patch_keys, XmlEdit};
 pub(crate) use patchwalk::{removes, EditOut, Made};
+pub use tables::Walker;
+pub(crate) use tables::{Branch, Canon, Kind, Step};
 
 /// The walk leaves this notification to the reference.
 pub struct Stop;
 
 type W<T> = Result<T, Stop>;
-
-/// How a key value or filter value is made canonical (``yangkey.values``).
-pub(crate) enum Canon {
-    /// ``canon_string``: text as written, integers and booleans as Python writes them.
-    Str,
-    /// ``canon_integer``: decimal without sign ``+`` or leading zeros.
-    Int,
-    /// Any other converter: the reference's own callable, called on the Python value.
-    Py(Py<PyAny>),
-}
-
-struct Slot {
-    member: String,
-    /// ``module:member``, the redundantly qualified spelling the walker reads second.
-    qualified: String,
-    canon: Canon,
-    pinned: Option<String>,
-    positional: bool,
-}
-
-struct Filter {
-    member: String,
-    qualified: String,
-    canon: Canon,
-    value: String,
-}
-
-#[derive(PartialEq, Eq, Clone, Copy)]
-pub(crate) enum Kind {
-    Container,
-    List,
-    LeafList,
-    Leaf,
-}
-
-struct Step {
-    kind: Kind,
-    member: String,
-    qualified: String,
-    keys: Vec<Slot>,
-    filters: Vec<Filter>,
-}
-
-pub(crate) struct Branch {
-    /// The pieces' total length: a rendered XPath's size but for its values.
-    size: usize,
-    pieces: Vec<String>,
-    bare: Vec<bool>,
-    steps: Vec<Step>,
-    /// ``Branch.open_after``: ``[i]`` whether a step from ``i`` on has an open placeholder.
-    open_after: Vec<bool>,
-}
-
-impl Branch {
-    /// A branch without steps (no walk: it has no instance).
-    pub(crate) fn is_empty(&self) -> bool {
-        self.steps.is_empty()
-    }
-}
-
-/// A compiled subscription's walkers, built once from ``yangkey.native.tables``.
-#[pyclass(module = "yangkey_native", frozen)]
-pub struct Walker {
-    branches: Vec<Branch>,
-    /// [`Walker::names`], worked out once.
-    names: Vec<String>,
-    /// Per branch its instance feed (feed.rs), when built with ``feeds``.
-    feeds: Option<Vec<crate::feed::Feed>>,
-}
-
-fn canon_of(value: &Bound<'_, PyAny>) -> PyResult<Canon> {
-    if let Ok(name) = value.extract::<String>() {
-        return match name.as_str() {
-            "string" => Ok(Canon::Str),
-            "integer" => Ok(Canon::Int),
-            _ => Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "yangkey_native.Walker: unknown canon {name:?}"
-            ))),
-        };
-    }
-    Ok(Canon::Py(value.clone().unbind()))
-}
-
-fn kind_of(name: &str) -> PyResult<Kind> {
-    Ok(match name {
-        "container" => Kind::Container,
-        "list" => Kind::List,
-        "leaf-list" => Kind::LeafList,
-        "leaf" => Kind::Leaf,
-        _ => {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "yangkey_native.Walker: unknown step kind {name:?}"
-            )))
-        }
-    })
-}
-
-type SlotData<'py> = (String, Bound<'py, PyAny>, Option<String>, bool);
-type FilterData<'py> = (String, String, Bound<'py, PyAny>, String);
-type StepData<'py> = (
-    String,
-    String,
-    String,
-    String,
-    Vec<SlotData<'py>>,
-    Vec<FilterData<'py>>,
-);
-type BranchData<'py> = (Vec<String>, Vec<bool>, Vec<StepData<'py>>);
-
-#[pymethods]
-impl Walker {
-    /// ``branches``: per branch ``(pieces, positional, steps)``, a step ``(kind, module,
-    /// member, qualified_member, keys, filters)``, a key ``(member, canon, pinned,
-    /// positional)``, a filter ``(member, qualified_member, canon, value)``; a canon is
-    /// ``"string"``, ``"integer"`` or the reference's callable.
-    /// ``feeds``: per branch its instance feed's table (``yangkey.native.feed_table``).
-    #[new]
-    #[pyo3(signature = (branches, feeds=None))]
-    fn new(branches: Vec<BranchData<'_>>, feeds: Option<Vec<Bound<'_, PyAny>>>) -> PyResult<Self> {
-        let mut built = Vec::new();
-        for (pieces, bare, steps) in branches {
-            if bare.len() + 1 != pieces.len() {
-                return Err(pyo3::exceptions::PyValueError::new_err(
-                    "yangkey_native.Walker: pieces and positional disagree",
-                ));
-            }
-            let mut compiled = Vec::new();
-            for (kind, module, member, qualified, keys, filters) in steps {
-                let mut slots = Vec::new();
-                for (key, canon, pinned, positional) in keys {
-                    slots.push(Slot {
-                        qualified: format!("{module}:{key}"),
-                        member: key,
-                        canon: canon_of(&canon)?,
-                        pinned,
-                        positional,
-                    });
-                }
-                let mut checks = Vec::new();
-                for (name, qualified_name, canon, value) in filters {
-                    checks.push(Filter {
-                        member: name,
-                        qualified: qualified_name,
-                        canon: canon_of(&canon)?,
-                        value,
-                    });
-                }
-                compiled.push(Step {
-                    kind: kind_of(&kind)?,
-                    member,
-                    qualified,
-                    keys: slots,
-                    filters: checks,
-                });
-            }
-            let mut open_after = vec![false; compiled.len() + 1];
-            for (index, step) in compiled.iter().enumerate().rev() {
-                open_after[index] =
-                    open_after[index + 1] || step.keys.iter().any(|k| k.pinned.is_none());
-            }
-            built.push(Branch {
-                size: pieces.iter().map(String::len).sum(),
-                pieces,
-                bare,
-                steps: compiled,
-                open_after,
-            });
-        }
-        let feeds = match feeds {
-            None => None,
-            Some(feeds) if feeds.len() == built.len() => Some(
-                feeds
-                    .iter()
-                    .map(crate::feed::Feed::new)
-                    .collect::<PyResult<Vec<_>>>()?,
-            ),
-            Some(_) => {
-                return Err(pyo3::exceptions::PyValueError::new_err(
-                    "yangkey_native.Walker: one feed per branch",
-                ))
-            }
-        };
-        let mut walker = Walker {
-            branches: built,
-            feeds,
-            names: Vec::new(),
-        };
-        walker.names = walker.read_names();
-        Ok(walker)
-    }
-}
-
-impl Walker {
-    /// Every member name the walk looks up (steps, keys, filters; plain and qualified): a
-    /// member named otherwise is never read (xmlkeys.rs leaves it out of the tape).
-    pub fn names(&self) -> &[String] {
-        &self.names
-    }
-
-    fn read_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = Vec::new();
-        for step in self.branches.iter().flat_map(|b| &b.steps) {
-            let keys = step.keys.iter().flat_map(|k| [&k.member, &k.qualified]);
-            let filters = step.filters.iter().flat_map(|f| [&f.member, &f.qualified]);
-            for name in [&step.member, &step.qualified]
-                .into_iter()
-                .chain(keys)
-                .chain(filters)
-            {
-                if !names.contains(name) {
-                    names.push(name.clone());
-                }
-            }
-        }
-        names
-    }
-}
 
 /// ``lookup``: the plain member, else the qualified one; each the last of its name, a JSON
 /// null as absent (``dict.get(...) is None``). The members read once, not once per spelling
@@ -498,107 +290,6 @@ where
     }
 }
 
-/// ``yangkey.xpath.quote``: an XPath 1.0 string literal.
-fn quote(value: &str, out: &mut String) {
-    if !value.contains('\'') {
-        out.push('\'');
-        out.push_str(value);
-        out.push('\'');
-    } else if !value.contains('"') {
-        out.push('"');
-        out.push_str(value);
-        out.push('"');
-    } else {
-        let pieces: Vec<String> = value
-            .split('\'')
-            .enumerate()
-            .flat_map(|(i, part)| {
-                let mut both = Vec::new();
-                if i > 0 {
-                    both.push("\"'\"".to_string());
-                }
-                if !part.is_empty() {
-                    both.push(format!("'{part}'"));
-                }
-                both
-            })
-            .collect();
-        out.push_str("concat(");
-        out.push_str(&pieces.join(","));
-        out.push(')');
-    }
-}
-
-/// The concrete XPath: the template's pieces around the open values, a position bare.
-pub(crate) fn render(branch: &Branch, values: &[Cow<'_, str>]) -> String {
-    let size = branch.size + values.iter().map(|v| v.len() + 2).sum::<usize>();
-    let mut out = String::with_capacity(size);
-    out.push_str(&branch.pieces[0]);
-    for (i, value) in values.iter().enumerate() {
-        if branch.bare[i] {
-            out.push_str(value);
-        } else {
-            quote(value, &mut out);
-        }
-        out.push_str(&branch.pieces[i + 1]);
-    }
-    out
-}
-
-/// ``_sorted_unique``: by code point (UTF-8 byte order is code point order). The XPaths of
-/// one branch share the template's text up to its first value: compared past it.
-fn sorted_unique(mut found: Vec<String>, common: usize) -> Vec<String> {
-    if found.iter().all(|x| x.len() >= common) {
-        found.sort_unstable_by(|a, b| a.as_bytes()[common..].cmp(&b.as_bytes()[common..]));
-    } else {
-        found.sort_unstable();
-    }
-    found.dedup();
-    found
-}
-
-/// ``yangkey.messages.encode_key``, written straight into the bytes object.
-fn encode_key<'py>(
-    py: Python<'py>,
-    node: &str,
-    subscription_id: u32,
-    xpaths: &[String],
-) -> PyResult<Bound<'py, PyBytes>> {
-    let mut digits = [0u8; 10]; // u32::MAX has 10 digits; written without an allocation
-    let mut start = digits.len();
-    let mut rest = subscription_id;
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    let id = &digits[start..];
-    let joined: usize =
-        xpaths.iter().map(String::len).sum::<usize>() + 3 * xpaths.len().saturating_sub(1);
-    let size = node.len() + 1 + id.len() + 1 + joined;
-    PyBytes::new_with(py, size, |buffer: &mut [u8]| {
-        let mut at = 0;
-        let mut put = |part: &[u8]| {
-            buffer[at..at + part.len()].copy_from_slice(part);
-            at += part.len();
-        };
-        put(node.as_bytes());
-        put(b"\n");
-        put(id);
-        put(b"\n");
-        for (index, xpath) in xpaths.iter().enumerate() {
-            if index > 0 {
-                put(b" | ");
-            }
-            put(xpath.as_bytes());
-        }
-        Ok(())
-    })
-}
-
 /// Per branch the instance feed header of a push-update's data (``Decoder.instances``): None
 /// for a branch without an instance; stops where the reference's feed would not be mirrored.
 pub fn instances(
@@ -685,63 +376,4 @@ pub fn keys_with<'py>(
         per_branch.push(found);
     }
     compose(py, walker, per_branch, node, subscription_id, with_xpaths)
-}
-
-/// The answer of a key pass from each branch's instances (unsorted, may repeat): stops when
-/// there is none (the reference answers).
-fn compose<'py>(
-    py: Python<'py>,
-    walker: &Walker,
-    found: Vec<Vec<String>>,
-    node: &str,
-    subscription_id: u32,
-    with_xpaths: bool,
-) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-    let mut per_branch: Vec<Vec<String>> = found
-        .into_iter()
-        .zip(&walker.branches)
-        .map(|(found, branch)| sorted_unique(found, branch.pieces[0].len()))
-        .collect();
-    if per_branch.iter().all(Vec::is_empty) {
-        return Err(Stop); // empty update, a container template, or no instance: the reference
-    }
-    let bytes = |xpaths: &[String]| -> W<Bound<'py, PyAny>> {
-        Ok(encode_key(py, node, subscription_id, xpaths)
-            .map_err(|_| Stop)?
-            .into_any())
-    };
-    // The tuple filled straight from the branches: a vector's allocation per notification
-    // otherwise. A key that cannot be built stops the pass after it.
-    let mut stopped = false;
-    let branch_keys = PyTuple::new(
-        py,
-        per_branch.iter().map(|xpaths| {
-            if xpaths.is_empty() {
-                return None;
-            }
-            let key = bytes(xpaths);
-            stopped |= key.is_err();
-            key.ok()
-        }),
-    )
-    .map_err(|_| Stop)?;
-    if stopped {
-        return Err(Stop);
-    }
-    let every: Vec<String> = if per_branch.len() == 1 {
-        per_branch.swap_remove(0)
-    } else {
-        sorted_unique(per_branch.into_iter().flatten().collect(), 0)
-    };
-    let key = if walker.branches.len() == 1 {
-        branch_keys.get_item(0).map_err(|_| Stop)?
-    } else {
-        bytes(&every)?
-    };
-    let xpaths = if with_xpaths {
-        PyTuple::new(py, &every).map_err(|_| Stop)?.into_any()
-    } else {
-        py.None().into_bound(py)
-    };
-    Ok((key, branch_keys.into_any(), xpaths))
 }

@@ -1,0 +1,171 @@
+//! A key pass's text: the concrete XPaths rendered from a branch's template
+//! (``yangkey.xpath``), sorted and deduplicated as ``_sorted_unique`` does, and the message
+//! key's bytes (``yangkey.messages.encode_key``: node, subscription id, XPaths joined by
+//! ``" | "``) with the per-branch keys a push-update's answer carries.
+//!
+//! A child module of walk.rs.
+
+use super::{Branch, Stop, Walker, W};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyTuple};
+use std::borrow::Cow;
+
+/// ``yangkey.xpath.quote``: an XPath 1.0 string literal.
+fn quote(value: &str, out: &mut String) {
+    if !value.contains('\'') {
+        out.push('\'');
+        out.push_str(value);
+        out.push('\'');
+    } else if !value.contains('"') {
+        out.push('"');
+        out.push_str(value);
+        out.push('"');
+    } else {
+        let pieces: Vec<String> = value
+            .split('\'')
+            .enumerate()
+            .flat_map(|(i, part)| {
+                let mut both = Vec::new();
+                if i > 0 {
+                    both.push("\"'\"".to_string());
+                }
+                if !part.is_empty() {
+                    both.push(format!("'{part}'"));
+                }
+                both
+            })
+            .collect();
+        out.push_str("concat(");
+        out.push_str(&pieces.join(","));
+        out.push(')');
+    }
+}
+
+/// The concrete XPath: the template's pieces around the open values, a position bare.
+pub(crate) fn render(branch: &Branch, values: &[Cow<'_, str>]) -> String {
+    let size = branch.size + values.iter().map(|v| v.len() + 2).sum::<usize>();
+    let mut out = String::with_capacity(size);
+    out.push_str(&branch.pieces[0]);
+    for (i, value) in values.iter().enumerate() {
+        if branch.bare[i] {
+            out.push_str(value);
+        } else {
+            quote(value, &mut out);
+        }
+        out.push_str(&branch.pieces[i + 1]);
+    }
+    out
+}
+
+/// ``_sorted_unique``: by code point (UTF-8 byte order is code point order). The XPaths of
+/// one branch share the template's text up to its first value: compared past it.
+fn sorted_unique(mut found: Vec<String>, common: usize) -> Vec<String> {
+    if found.iter().all(|x| x.len() >= common) {
+        found.sort_unstable_by(|a, b| a.as_bytes()[common..].cmp(&b.as_bytes()[common..]));
+    } else {
+        found.sort_unstable();
+    }
+    found.dedup();
+    found
+}
+
+/// ``yangkey.messages.encode_key``, written straight into the bytes object.
+fn encode_key<'py>(
+    py: Python<'py>,
+    node: &str,
+    subscription_id: u32,
+    xpaths: &[String],
+) -> PyResult<Bound<'py, PyBytes>> {
+    let mut digits = [0u8; 10]; // u32::MAX has 10 digits; written without an allocation
+    let mut start = digits.len();
+    let mut rest = subscription_id;
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    let id = &digits[start..];
+    let joined: usize =
+        xpaths.iter().map(String::len).sum::<usize>() + 3 * xpaths.len().saturating_sub(1);
+    let size = node.len() + 1 + id.len() + 1 + joined;
+    PyBytes::new_with(py, size, |buffer: &mut [u8]| {
+        let mut at = 0;
+        let mut put = |part: &[u8]| {
+            buffer[at..at + part.len()].copy_from_slice(part);
+            at += part.len();
+        };
+        put(node.as_bytes());
+        put(b"\n");
+        put(id);
+        put(b"\n");
+        for (index, xpath) in xpaths.iter().enumerate() {
+            if index > 0 {
+                put(b" | ");
+            }
+            put(xpath.as_bytes());
+        }
+        Ok(())
+    })
+}
+
+/// The answer of a key pass from each branch's instances (unsorted, may repeat): stops when
+/// there is none (the reference answers).
+pub(crate) fn compose<'py>(
+    py: Python<'py>,
+    walker: &Walker,
+    found: Vec<Vec<String>>,
+    node: &str,
+    subscription_id: u32,
+    with_xpaths: bool,
+) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let mut per_branch: Vec<Vec<String>> = found
+        .into_iter()
+        .zip(&walker.branches)
+        .map(|(found, branch)| sorted_unique(found, branch.pieces[0].len()))
+        .collect();
+    if per_branch.iter().all(Vec::is_empty) {
+        return Err(Stop); // empty update, a container template, or no instance: the reference
+    }
+    let bytes = |xpaths: &[String]| -> W<Bound<'py, PyAny>> {
+        Ok(encode_key(py, node, subscription_id, xpaths)
+            .map_err(|_| Stop)?
+            .into_any())
+    };
+    // The tuple filled straight from the branches: a vector's allocation per notification
+    // otherwise. A key that cannot be built stops the pass after it.
+    let mut stopped = false;
+    let branch_keys = PyTuple::new(
+        py,
+        per_branch.iter().map(|xpaths| {
+            if xpaths.is_empty() {
+                return None;
+            }
+            let key = bytes(xpaths);
+            stopped |= key.is_err();
+            key.ok()
+        }),
+    )
+    .map_err(|_| Stop)?;
+    if stopped {
+        return Err(Stop);
+    }
+    let every: Vec<String> = if per_branch.len() == 1 {
+        per_branch.swap_remove(0)
+    } else {
+        sorted_unique(per_branch.into_iter().flatten().collect(), 0)
+    };
+    let key = if walker.branches.len() == 1 {
+        branch_keys.get_item(0).map_err(|_| Stop)?
+    } else {
+        bytes(&every)?
+    };
+    let xpaths = if with_xpaths {
+        PyTuple::new(py, &every).map_err(|_| Stop)?.into_any()
+    } else {
+        py.None().into_bound(py)
+    };
+    Ok((key, branch_keys.into_any(), xpaths))
+}
