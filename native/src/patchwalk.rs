@@ -20,8 +20,12 @@ use super::{
 };
 use crate::pyconv::NameCache;
 use crate::tape::{Node, V};
+use patchtarget::{Edit, TargetStep, Targets};
 use pyo3::prelude::*;
 use std::borrow::Cow;
+
+#[path = "patchtarget.rs"]
+mod patchtarget;
 
 /// RFC 8072 section 2.5's edit operations (``notification_model.OPERATIONS``).
 const OPERATIONS: [&str; 7] = [
@@ -31,301 +35,6 @@ const OPERATIONS: [&str; 7] = [
 /// Whether an edit of ``operation`` removes its target (its value, if any, is not read).
 pub(crate) fn removes(operation: &str) -> bool {
     matches!(operation, "delete" | "remove")
-}
-
-/// ``TargetStep``: module, name, and where its percent-decoded ``=k1,k2`` values are in
-/// [`Targets::keys`] (None: the step names no instance).
-#[derive(Clone, Copy)]
-struct TargetStep<'d> {
-    module: &'d str,
-    name: &'d str,
-    keys: Option<(usize, usize)>,
-    /// Where its segment ends in the target (a ``/`` or the end).
-    end: usize,
-}
-
-/// Every edit's target, in two vectors for the whole notification (no allocation per edit:
-/// the allocations were a third of the pass's time past the parse), and the edits. Its
-/// vectors are [`SPARE`]'s, kept from one notification to the next.
-struct Targets<'d, 'a> {
-    steps: Vec<TargetStep<'d>>,
-    keys: Vec<Key<'d>>,
-    /// The percent-decoded keys' text, one after the other.
-    text: String,
-    /// A key's bytes while they are decoded (reused).
-    scratch: Vec<u8>,
-    edits: Vec<Edit<'d, 'a>>,
-    /// The last target parsed, and where its steps are.
-    last: Option<(&'d str, usize, usize)>,
-}
-
-/// [`Targets`]' vectors, empty, between two notifications; and the key values' vector of
-/// [`edit_keys`]. Allocating them anew for each notification cost more than their use: each
-/// request past glibc's small sizes consolidates its fast bins, and the many small XPaths
-/// allocated after it were then served the slow way (a fifth of the pass past the parse).
-struct Spare {
-    steps: Vec<TargetStep<'static>>,
-    keys: Vec<Key<'static>>,
-    text: String,
-    scratch: Vec<u8>,
-    edits: Vec<Edit<'static, 'static>>,
-    values: Vec<Cow<'static, str>>,
-}
-
-thread_local! {
-    static SPARE: std::cell::RefCell<Spare> = const {
-        std::cell::RefCell::new(Spare {
-            steps: Vec::new(),
-            keys: Vec::new(),
-            text: String::new(),
-            scratch: Vec::new(),
-            edits: Vec::new(),
-            values: Vec::new(),
-        })
-    };
-}
-
-/// Vectors longer than this (a notification of some 10,000 edits) are not kept.
-const SPARE_MAX: usize = 1 << 15;
-
-/// An emptied vector's allocation as a vector of the same type with other lifetimes: the
-/// standard library collects a vector's ``into_iter`` into the same allocation when the
-/// layouts agree (and else allocates: only slower). No element is ever mapped.
-fn recycle<T, U>(mut vector: Vec<T>) -> Vec<U> {
-    if vector.capacity() > SPARE_MAX {
-        return Vec::new();
-    }
-    vector.clear();
-    vector.into_iter().map(|_| unreachable!()).collect()
-}
-
-/// A key value as the target writes it, or decoded: ``Targets::text[start..end]``.
-enum Key<'d> {
-    Raw(&'d str),
-    Decoded(usize, usize),
-}
-
-/// An edit as the key pass reads it: where its target's steps are in [`Targets::steps`],
-/// its value when it is an object.
-struct Edit<'d, 'a> {
-    steps: (usize, usize),
-    value: Option<V<'d, 'a>>,
-    /// One of [`OPERATIONS`] (the instance feed's ``@op``).
-    operation: &'d str,
-}
-
-impl<'d, 'a> Targets<'d, 'a> {
-    fn new() -> Self {
-        SPARE.with_borrow_mut(|spare| Targets {
-            steps: recycle(std::mem::take(&mut spare.steps)),
-            keys: recycle(std::mem::take(&mut spare.keys)),
-            text: std::mem::take(&mut spare.text),
-            scratch: std::mem::take(&mut spare.scratch),
-            edits: recycle(std::mem::take(&mut spare.edits)),
-            last: None,
-        })
-    }
-
-    /// ``_parse_target``: a leading ``/``, empty segments skipped, ``name=k1,k2`` split at
-    /// the first ``=``, ``module:name`` at the last ``:`` before it, the module inherited by
-    /// unqualified steps; any refusal stops (the reference words it). Returns where its steps
-    /// are. One scan of the bytes (``str.strip``, ``split``, ``partition``, ``rpartition``
-    /// and ``_percent_decode`` in one: skipping empty segments makes the strip of ``/``
-    /// redundant), stopping only at the delimiters ([`DELIMITER`]).
-    fn parse(&mut self, target: &'d str) -> W<(usize, usize)> {
-        let bytes = target.as_bytes();
-        if bytes.first() != Some(&b'/') {
-            return Err(Stop);
-        }
-        let first = self.steps.len();
-        let mut module: Option<&str> = None;
-        let mut at = 1;
-        // The steps it shares with the last target (a patch's targets mostly differ in their
-        // last keys only): each segment ending before the first byte that differs, its '/'
-        // included, parses as it did there.
-        if let Some((last, from, to)) = self.last {
-            let common = common_prefix(bytes, last.as_bytes());
-            for index in from..to {
-                let step = self.steps[index];
-                if step.end >= common {
-                    break;
-                }
-                self.steps.push(step);
-                (module, at) = (Some(step.module), step.end + 1);
-            }
-        }
-        let (mut segment, mut equals, mut colon) = (at, None, None);
-        let (mut key, mut keys) = (0, 0);
-        // A key with escapes: where its decoded text starts in ``self.text``, and where the
-        // target's text not yet copied there starts.
-        let (mut decoded, mut plain) = (None, 0);
-        loop {
-            // the next delimiter, or the end (a final '/')
-            while at < bytes.len() && !DELIMITER[bytes[at] as usize] {
-                at += 1;
-            }
-            let byte = bytes.get(at).copied().unwrap_or(b'/');
-            match byte {
-                b'/' => {
-                    if at > segment {
-                        let name = match colon {
-                            Some(colon) => {
-                                module = Some(&target[segment..colon]);
-                                &target[colon + 1..equals.unwrap_or(at)]
-                            }
-                            None => &target[segment..equals.unwrap_or(at)],
-                        };
-                        let range = match equals {
-                            None => None,
-                            Some(_) => {
-                                self.key(target, (key, plain, at), decoded.take());
-                                Some((keys, self.keys.len()))
-                            }
-                        };
-                        self.steps.push(TargetStep {
-                            module: module.ok_or(Stop)?,
-                            name,
-                            keys: range,
-                            end: at,
-                        });
-                    }
-                    if at >= bytes.len() {
-                        break;
-                    }
-                    (segment, equals, colon) = (at + 1, None, None);
-                }
-                b'=' if equals.is_none() => {
-                    equals = Some(at);
-                    (key, keys) = (at + 1, self.keys.len());
-                }
-                b':' if equals.is_none() => colon = Some(at),
-                b',' if equals.is_some() => {
-                    self.key(target, (key, plain, at), decoded.take());
-                    key = at + 1;
-                }
-                b'%' if equals.is_some() => {
-                    if decoded.is_none() {
-                        (decoded, plain) = (Some(self.text.len()), key); // its first escape
-                    }
-                    self.text.push_str(&target[plain..at]);
-                    at = self.escapes(bytes, at)?;
-                    plain = at;
-                    continue;
-                }
-                _ => {}
-            }
-            at += 1;
-        }
-        if self.steps.len() == first {
-            return Err(Stop);
-        }
-        self.last = Some((target, first, self.steps.len()));
-        Ok((first, self.steps.len()))
-    }
-}
-
-/// How many bytes ``a`` and ``b`` begin with alike.
-fn common_prefix(a: &[u8], b: &[u8]) -> usize {
-    let size = a.len().min(b.len());
-    let mut at = 0;
-    while at + 8 <= size {
-        let word = |s: &[u8]| u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or_default());
-        let differ = word(a) ^ word(b);
-        if differ != 0 {
-            return at + (differ.trailing_zeros() / 8) as usize;
-        }
-        at += 8;
-    }
-    while at < size && a[at] == b[at] {
-        at += 1;
-    }
-    at
-}
-
-/// The bytes [`Targets::parse`] stops at: ``/ = : , %``.
-const DELIMITER: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut at = 0;
-    while at < 5 {
-        table[b"/=:,%"[at] as usize] = true;
-        at += 1;
-    }
-    table
-};
-
-impl Drop for Targets<'_, '_> {
-    fn drop(&mut self) {
-        SPARE.with_borrow_mut(|spare| {
-            spare.steps = recycle(std::mem::take(&mut self.steps));
-            spare.keys = recycle(std::mem::take(&mut self.keys));
-            spare.edits = recycle(std::mem::take(&mut self.edits));
-            if self.text.capacity() <= SPARE_MAX {
-                spare.text = std::mem::take(&mut self.text);
-                spare.text.clear();
-            }
-            spare.scratch = std::mem::take(&mut self.scratch);
-        })
-    }
-}
-
-impl<'d> Targets<'d, '_> {
-    /// A key's value, ``target[key..end]``: as the target writes it, or, when it held
-    /// escapes, decoded into [`Targets::text`] from ``decoded`` on (``target[plain..end]``:
-    /// its text past the last escape).
-    fn key(
-        &mut self,
-        target: &'d str,
-        (key, plain, end): (usize, usize, usize),
-        decoded: Option<usize>,
-    ) {
-        match decoded {
-            None => self.keys.push(Key::Raw(&target[key..end])),
-            Some(start) => {
-                self.text.push_str(&target[plain..end]);
-                self.keys.push(Key::Decoded(start, self.text.len()));
-            }
-        }
-    }
-
-    /// A run of escapes at ``at`` decoded into [`Targets::text`] as ``_percent_decode``
-    /// decodes them: each ``%`` followed by two hex digits; ASCII as it comes; from the first
-    /// byte past ASCII on, the run's bytes must be UTF-8 by themselves (the text around it is
-    /// whole characters, which cannot complete a sequence it begins). Returns where the run
-    /// ends.
-    fn escapes(&mut self, bytes: &[u8], mut at: usize) -> W<usize> {
-        let hex = |b: Option<&u8>| -> W<u8> {
-            match b {
-                Some(b @ b'0'..=b'9') => Ok(b - b'0'),
-                Some(b @ b'a'..=b'f') => Ok(b - b'a' + 10),
-                Some(b @ b'A'..=b'F') => Ok(b - b'A' + 10),
-                _ => Err(Stop),
-            }
-        };
-        let high = &mut self.scratch;
-        high.clear();
-        while bytes.get(at) == Some(&b'%') {
-            let byte = hex(bytes.get(at + 1))? << 4 | hex(bytes.get(at + 2))?;
-            if byte < 0x80 && high.is_empty() {
-                self.text.push(byte as char);
-            } else {
-                high.push(byte);
-            }
-            at += 3;
-        }
-        if !high.is_empty() {
-            self.text
-                .push_str(std::str::from_utf8(high).map_err(|_| Stop)?);
-        }
-        Ok(at)
-    }
-
-    /// The key values, as the walk reads them, into ``values``.
-    fn values<'t>(&'t self, values: &mut Vec<Cow<'t, str>>) {
-        values.extend(self.keys.iter().map(|key| match *key {
-            Key::Raw(text) => Cow::Borrowed(text),
-            Key::Decoded(start, end) => Cow::Borrowed(&self.text[start..end]),
-        }))
-    }
 }
 
 /// ``_json_push``'s edits of a yang-patch object: ``edit`` a list (absent: none) of objects
@@ -338,9 +47,7 @@ fn edits<'d, 'a>(patch: V<'d, 'a>, targets: &mut Targets<'d, 'a>) -> W<()> {
         return Err(Stop);
     };
     let len = len as usize;
-    targets.edits.reserve(len);
-    targets.steps.reserve(3 * len);
-    targets.keys.reserve(len);
+    targets.reserve(len);
     for edit in list.items().ok_or(Stop)? {
         if !edit.is_object() {
             return Err(Stop);
@@ -482,7 +189,7 @@ fn walk_edits(
     feeds: Option<&Vec<crate::feed::Feed>>,
     mut headers: Option<&mut Vec<Option<Vec<u8>>>>,
 ) -> W<Vec<Vec<String>>> {
-    let mut keys = recycle(SPARE.with_borrow_mut(|spare| std::mem::take(&mut spare.values)));
+    let mut keys = patchtarget::take_values();
     targets.values(&mut keys);
     let mut per_branch = Vec::with_capacity(walker.branches.len());
     let mut values = Vec::new();
@@ -504,7 +211,7 @@ fn walk_edits(
         }
         per_branch.push(found);
     }
-    SPARE.with_borrow_mut(|spare| spare.values = recycle(keys));
+    patchtarget::keep_values(keys);
     Ok(per_branch)
 }
 

@@ -1,0 +1,312 @@
+//! The fast XML reader's start tags (xmlfast.rs): their attributes and namespace
+//! declarations (the scope, the document's namespace names), the XML declaration, and the
+//! memos of repeated markup: a tag whose attributes repeat, byte for byte, those of an
+//! earlier tag, and a tag name read before, are taken without reading them again.
+
+use super::chars::{in_value, same_bytes};
+use super::{Other, QName, F, P};
+use crate::xmlparse::plain_uri;
+
+/// Documents from this size on use [`P`]'s memos.
+pub(super) const MEMO_FROM: usize = 2048;
+
+pub(super) const NAME_SLOTS: usize = 128;
+
+/// Where [`P::tag_name`] keeps a name starting at ``s[at..]``: a hash of its first two bytes
+/// and its fifth (``oper-status`` and ``operation`` apart), or None near the end.
+#[inline]
+pub(super) fn name_slot(s: &[u8], at: usize) -> Option<usize> {
+    let b = s.get(at..at + 5)?;
+    let key = u32::from(b[0]) | u32::from(b[1]) << 8 | u32::from(b[4]) << 16;
+    Some((key.wrapping_mul(0x9E37_79B1) >> 25) as usize)
+}
+
+/// A start tag's attributes as read once: the input bytes from after its name through its
+/// ``>`` or ``/>``, and what they did (every check passed).
+pub(super) struct Run {
+    at: (usize, usize),
+    /// ``xmlns``'s namespace, if it declared one.
+    default: Option<u32>,
+    /// Its prefixed declarations, in order: a range of [`P::declared`].
+    declared: (usize, usize),
+    empty: bool,
+}
+
+/// How many attribute runs a document keeps (each declared element names the few
+/// namespaces of its module).
+pub(super) const RUNS: usize = 8;
+
+thread_local! {
+    /// Namespace names [`plain_uri`] took (a producer declares the same few in every
+    /// notification): compared, not checked again.
+    static PLAIN: std::cell::RefCell<Vec<Box<str>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// [`plain_uri`], remembered for the first 32 names it took.
+pub(super) fn checked_uri(uri: &str) -> bool {
+    PLAIN.with(|plain| {
+        let mut plain = plain.borrow_mut();
+        if plain
+            .iter()
+            .any(|p| same_bytes(p.as_bytes(), uri.as_bytes()))
+        {
+            return true;
+        }
+        if !plain_uri(uri) {
+            return false;
+        }
+        if plain.len() < 32 {
+            plain.push(uri.into());
+        }
+        true
+    })
+}
+
+impl<'a> P<'a> {
+    /// The index of a declared namespace name (not empty) in [`Fast::namespaces`]; checked by
+    /// [`plain_uri`] the first time the document declares it.
+    pub(super) fn intern(&mut self, uri: &'a str) -> F<u32> {
+        match self
+            .fast
+            .namespaces
+            .iter()
+            .position(|n| same_bytes(n.as_bytes(), uri.as_bytes()))
+        {
+            Some(at) => Ok(at as u32),
+            None if checked_uri(uri) => {
+                self.fast.namespaces.push(uri);
+                Ok((self.fast.namespaces.len() - 1) as u32)
+            }
+            None => Err(Other),
+        }
+    }
+
+    pub(super) fn lookup(&self, prefix: &str) -> Option<u32> {
+        self.scope
+            .iter()
+            .rev()
+            .find(|(p, _)| same_bytes(p.as_bytes(), prefix.as_bytes()))
+            .map(|(_, ns)| *ns)
+    }
+
+    /// An attribute value: no '<', no reference, no control but tab and line feed.
+    pub(super) fn value(&mut self) -> F<(usize, usize)> {
+        let quote = self.peek().ok_or(Other)?;
+        if quote != b'"' && quote != b'\'' {
+            return Err(Other);
+        }
+        self.at += 1;
+        let start = self.at;
+        loop {
+            // Eight bytes at a time to the first that needs a look (namespace names are long).
+            while self.at + 8 <= self.s.len() {
+                let chunk = &self.s[self.at..self.at + 8];
+                let word = u64::from_le_bytes([
+                    chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7],
+                ]);
+                let found = in_value(word, quote);
+                if found != 0 {
+                    self.at += (found.trailing_zeros() / 8) as usize;
+                    break;
+                }
+                self.at += 8;
+            }
+            let b = self.peek().ok_or(Other)?;
+            if b == quote {
+                break;
+            }
+            if b == b'<' || b == b'&' || (b < 0x20 && b != b'\t' && b != b'\n') {
+                return Err(Other);
+            }
+            if b == 0xEF
+                && matches!(
+                    self.s.get(self.at + 1..self.at + 3),
+                    Some([0xBF, 0xBE | 0xBF])
+                )
+            {
+                return Err(Other);
+            }
+            self.at += 1;
+        }
+        let end = self.at;
+        self.at += 1;
+        Ok((start, end))
+    }
+
+    /// ``<?xml ...?>`` as libxml2 takes it: version 1.0, encoding UTF-8 (any case),
+    /// standalone yes or no, in that order.
+    pub(super) fn declaration(&mut self) -> F<()> {
+        self.at += "<?xml".len();
+        let mut seen_version = false;
+        let mut order = 0;
+        loop {
+            let ws = self.skip_ws();
+            if self.s[self.at..].starts_with(b"?>") {
+                self.at += 2;
+                return if seen_version { Ok(()) } else { Err(Other) };
+            }
+            if !ws {
+                return Err(Other);
+            }
+            let name = self.ncname()?;
+            self.skip_ws();
+            self.expect(b'=')?;
+            self.skip_ws();
+            let value = self.value()?;
+            let (name, value) = (self.slice(name), self.slice(value));
+            let rank = match name {
+                "version" if value == "1.0" => 1,
+                "encoding" if value.eq_ignore_ascii_case("utf-8") => 2,
+                "standalone" if value == "yes" || value == "no" => 3,
+                _ => return Err(Other),
+            };
+            if rank <= order || (rank > 1 && !seen_version) {
+                return Err(Other);
+            }
+            seen_version |= rank == 1;
+            order = rank;
+        }
+    }
+
+    /// [`P::attributes`], or, where the input repeats byte for byte the attributes of a tag
+    /// read before (devices declare a module's namespaces on every entry of a list, every
+    /// edit's value), what those did: the same bytes pass the same checks and declare the
+    /// same namespaces (a document's namespace indexes do not change).
+    pub(super) fn attributes_again(&mut self, default: &mut u32) -> F<bool> {
+        if self.memo {
+            let rest = &self.s[self.at..];
+            if let Some(run) = self.runs.iter().rev().find(|run| {
+                let bytes = &self.s[run.at.0..run.at.1];
+                rest.starts_with(bytes)
+            }) {
+                self.at += run.at.1 - run.at.0;
+                if let Some(ns) = run.default {
+                    *default = ns;
+                }
+                let input = self.input;
+                for &((from, to), ns) in &self.declared[run.declared.0..run.declared.1] {
+                    self.scope.push((&input[from..to], ns));
+                }
+                return Ok(run.empty);
+            }
+        }
+        let (start, mark) = (self.at, self.scope.len());
+        let (empty, declared) = self.attributes()?;
+        if let Some(ns) = declared {
+            *default = ns;
+        }
+        if !self.memo {
+            return Ok(empty);
+        }
+        if self.runs.len() == RUNS {
+            self.runs.clear();
+            self.declared.clear();
+        }
+        let first = self.declared.len();
+        let base = self.input.as_ptr() as usize;
+        for &(prefix, ns) in &self.scope[mark..] {
+            // the prefix's offsets in the input (``scope`` holds slices of it)
+            let from = prefix.as_ptr() as usize - base;
+            self.declared.push(((from, from + prefix.len()), ns));
+        }
+        self.runs.push(Run {
+            at: (start, self.at),
+            default: declared,
+            declared: (first, self.declared.len()),
+            empty,
+        });
+        Ok(empty)
+    }
+
+    /// The rest of a start tag after its name: its attributes (namespace declarations pushed
+    /// on the scope), then ``>`` or ``/>``; whether it was ``/>``, and the namespace ``xmlns``
+    /// declared.
+    #[inline(never)]
+    pub(super) fn attributes(&mut self) -> F<(bool, Option<u32>)> {
+        let mut default = None;
+        // The names of its attributes (a tag with more goes to the full parser).
+        let mut attributes = [(0usize, 0usize); 8];
+        let mut count = 0;
+        let empty = loop {
+            let ws = self.skip_ws();
+            match self.peek() {
+                Some(b'>') => {
+                    self.at += 1;
+                    break false;
+                }
+                Some(b'/') => {
+                    self.at += 1;
+                    self.expect(b'>')?;
+                    break true;
+                }
+                _ if !ws => return Err(Other),
+                _ => {}
+            }
+            let name_start = self.at;
+            let (attr_prefix, attr_local) = self.qname()?;
+            let whole = (name_start, self.at);
+            let name = &self.s[whole.0..whole.1];
+            if count == attributes.len()
+                || attributes[..count]
+                    .iter()
+                    .any(|a| same_bytes(&self.s[a.0..a.1], name))
+            {
+                return Err(Other);
+            }
+            attributes[count] = whole;
+            count += 1;
+            self.skip_ws();
+            self.expect(b'=')?;
+            self.skip_ws();
+            let value = self.value()?;
+            let uri = self.slice(value);
+            match (attr_prefix.map(|p| self.slice(p)), self.slice(attr_local)) {
+                (None, "xmlns") => {
+                    if uri.is_empty() {
+                        return Err(Other);
+                    }
+                    default = Some(self.intern(uri)?);
+                }
+                (Some("xmlns"), declared) => {
+                    if declared == "xml" || declared == "xmlns" || uri.is_empty() {
+                        return Err(Other);
+                    }
+                    let ns = self.intern(uri)?;
+                    self.scope.push((declared, ns));
+                }
+                (Some(_), _) => return Err(Other), // xml:lang, a prefixed attribute
+                (None, _) => {}                    // an attribute the converter never reads
+            }
+        };
+        Ok((empty, default))
+    }
+
+    /// A start tag's [`P::qname`]; where the input repeats an unprefixed name read before,
+    /// followed by what ends a tag's name ('>', '/', white space), that name without a scan:
+    /// its bytes passed the scan, which would stop at the same byte.
+    #[inline]
+    pub(super) fn tag_name(&mut self) -> F<QName> {
+        if !self.memo {
+            return self.qname();
+        }
+        let start = self.at;
+        let slot = name_slot(self.s, start);
+        if let Some(slot) = slot {
+            let (at, len, epoch) = self.names[slot];
+            let (at, end) = (at as usize, start + len as usize);
+            if epoch == self.epoch
+                && end < self.s.len()
+                && matches!(self.s[end], b'>' | b'/' | b' ' | b'\t' | b'\n' | b'\r')
+                && same_bytes(&self.s[start..end], &self.s[at..at + len as usize])
+            {
+                self.at = end;
+                return Ok((None, (start, end)));
+            }
+        }
+        let name = self.qname()?;
+        if let (Some(slot), None) = (slot, name.0) {
+            self.names[slot] = (start as u32, (self.at - start) as u32, self.epoch);
+        }
+        Ok(name)
+    }
+}
