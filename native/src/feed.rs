@@ -18,6 +18,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::Mutex;
 
 type W<T> = Result<T, Stop>;
@@ -34,7 +35,9 @@ enum Canon {
     Py(Py<PyAny>, Mutex<Memo>),
 }
 
-/// A converter's answers by the string it was given, at most [`MEMO_MAX`] (then forgotten).
+/// A converter's answers by the string it was given, at most [`MEMO_MAX`] (then forgotten):
+/// a plain string by itself (none with a NUL: [`plain_key`]), an XML ``QNameText`` by its text,
+/// a NUL and its ``module:name``.
 type Memo = HashMap<String, String>;
 const MEMO_MAX: usize = 1024;
 
@@ -479,7 +482,7 @@ fn convert_text(run: &mut Run<'_, '_>, conv: &Conv, text: &str, out: &mut Vec<u8
         Conv::Item(Canon::Int) => escape(py_strip(text), out),
         Conv::Item(Canon::Py(call, memo)) => {
             let arg = PyString::new(run.py, text).into_any();
-            escape(&py_text(run, call, memo, Some(text), arg)?, out)
+            escape(&py_text(run, call, memo, plain_key(text), arg)?, out)
         }
         Conv::Empty => out.extend_from_slice(b"\"true\""),
         Conv::LeafList(_) | Conv::Tree => return Err(Stop),
@@ -523,12 +526,37 @@ fn text<'d>(run: &mut Run<'_, '_>, canon: &Canon, value: V<'d, '_>) -> W<Cow<'d,
         (Canon::Str, Node::Str(_)) => Ok(Cow::Borrowed(value.as_str().unwrap_or_default())),
         (Canon::Str, Node::Bool(b)) => Ok(Cow::Borrowed(if b { "true" } else { "false" })),
         (Canon::Str, Node::Array { len: 1, .. }) if empty_marker(value) => Ok(Cow::Borrowed("")),
+        // ``_integer_text`` strips a plain str only: a ``QNameText`` goes to
+        // ``canon_integer``, not mirrored here
+        (Canon::Int, Node::Str(_)) if qname(run, value).is_some() => Err(Stop),
         (Canon::Int, Node::Str(_)) => {
             Ok(Cow::Borrowed(py_strip(value.as_str().unwrap_or_default())))
         }
+        // An XML document's element with children: the reference's converter is given a
+        // dict (of ``QNameText`` leaves, maybe): not mirrored
+        (Canon::Py(_, _), Node::Object { .. } | Node::Array { .. }) if run.qnames.is_some() => {
+            Err(Stop)
+        }
+        (Canon::Py(call, memo), Node::Str(_)) if qname(run, value).is_some() => {
+            let (class, module_value) = qname(run, value).ok_or(Stop)?;
+            let text = value.as_str().unwrap_or_default();
+            // The same text is another value where its prefix is bound to another namespace:
+            // remembered by both, apart from the plain strings' keys (none has a NUL).
+            let given = format!("{text}\0{module_value}");
+            if let Ok(memo) = memo.try_lock() {
+                if let Some(known) = memo.get(&given) {
+                    return Ok(Cow::Owned(known.clone()));
+                }
+            }
+            let arg = class
+                .bind(run.py)
+                .call1((text, &**module_value))
+                .map_err(|_| Stop)?;
+            Ok(Cow::Owned(py_text(run, call, memo, Some(&given), arg)?))
+        }
         (Canon::Py(call, memo), node) => {
             let given = match node {
-                Node::Str(_) => value.as_str(),
+                Node::Str(_) => value.as_str().and_then(plain_key),
                 _ => None,
             };
             if let (Some(given), Ok(memo)) = (given, memo.try_lock()) {
@@ -541,6 +569,24 @@ fn text<'d>(run: &mut Run<'_, '_>, canon: &Canon, value: V<'d, '_>) -> W<Cow<'d,
         }
         _ => Err(Stop),
     }
+}
+
+/// A plain string as its converter memo's key: not one with a NUL (the keys of ``QNameText``
+/// values have one).
+fn plain_key(text: &str) -> Option<&str> {
+    (memchr::memchr(0, text.as_bytes()).is_none()).then_some(text)
+}
+
+/// An XML document's leaf whose text the reference holds as a ``QNameText``
+/// (``XmlConverter.leaf``: ``prefix:name``, the prefix in scope and bound to a namespace of
+/// the map): the class, and the ``module:name`` it carries.
+fn qname<'r>(run: &'r Run<'_, '_>, value: V<'_, '_>) -> Option<(&'r Py<PyAny>, &'r Rc<str>)> {
+    let qnames = run.qnames?;
+    let found = qnames
+        .at
+        .binary_search_by_key(&value.at, |(at, _)| *at)
+        .ok()?;
+    Some((&qnames.class, &qnames.at[found].1))
 }
 
 /// RFC 7951's ``[null]``.

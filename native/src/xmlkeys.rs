@@ -479,8 +479,19 @@ pub(crate) fn members_tape<'a>(
     elements: &[u32],
     reads: &[String],
 ) -> Members<'a> {
+    members_reading(fast, table, elements, Some(reads))
+}
+
+/// [`members_tape`], every member kept when ``reads`` is None (the instance feed reads every
+/// leaf below a target, by its local name too: xmlfeed.rs).
+pub(crate) fn members_reading<'a>(
+    fast: &Fast<'a>,
+    table: &NsTable,
+    elements: &[u32],
+    reads: Option<&[String]>,
+) -> Members<'a> {
     let mut build = builder(fast.input, table);
-    build.reads = Some(reads);
+    build.reads = reads;
     build.owned = fast.owned.clone(); // the arena's owned strings keep their indexes
     let mut at = Vec::with_capacity(elements.len());
     for &element in elements {
@@ -556,6 +567,7 @@ impl Decoder {
         route: &Bound<'py, PyAny>,
         with_xpaths: bool,
         routes: Option<&Bound<'py, PyAny>>,
+        with_instances: bool,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let mut guard = self.state.try_lock();
         let mut own = None;
@@ -573,11 +585,13 @@ impl Decoder {
             return Ok(None);
         };
         let walk = walker.get();
-        let (tape, qnames, _) = members_tape(fast, &table, &[frame.contents], walk.names());
+        let reads = (!with_instances).then(|| walk.names());
+        let (tape, qnames, _) = members_reading(fast, &table, &[frame.contents], reads);
         let qnames = QNames {
             class: self.model.qname_text.clone_ref(py),
             at: qnames,
         };
+        let mut headers = Vec::new();
         let Ok((key, branch_keys, xpaths)) = walk::keys_with(
             py,
             &mut state.names,
@@ -586,19 +600,20 @@ impl Decoder {
             &node_name,
             frame.subscription_id,
             with_xpaths,
-            None,
+            with_instances.then_some(&mut headers),
             Some(&qnames),
         ) else {
             return Ok(None);
         };
         let sequence = frame.sequence_number;
-        answer(
+        let found = answer(
             py,
             [extra, id],
             sequence,
             frame.event_time,
             [key, branch_keys, xpaths],
-        )
+        )?;
+        crate::xmlfeed::fed(py, found, with_instances.then_some(headers))
     }
 
     /// ``Decoder.keys_xml`` (lib.rs): ``Decoder.keys`` of an XML push-update.
@@ -612,11 +627,15 @@ impl Decoder {
         route: &Bound<'py, PyAny>,
         with_xpaths: bool,
         routes: Option<&Bound<'py, PyAny>>,
+        with_instances: bool,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         if start(data) != Start::Xml {
             return Ok(None); // JSON: keys answers
         }
         if crate::patchscan::is_xml_patch(data) {
+            if with_instances {
+                return Ok(None); // an XML yang-patch's feed: the reference's
+            }
             // yang-patch: the fast reader's framings keyed natively (xmlpatch.rs)
             return self.xml_patch(py, data, ns_modules, route, with_xpaths, routes);
         }
@@ -632,7 +651,16 @@ impl Decoder {
             return Ok(None);
         };
         if let Ok(frame) = fastframe::frame(&fast, &self.model.ns_telemetry) {
-            return self.fast_keys(py, &fast, &frame, ns_modules, route, with_xpaths, routes);
+            return self.fast_keys(
+                py,
+                &fast,
+                &frame,
+                ns_modules,
+                route,
+                with_xpaths,
+                routes,
+                with_instances,
+            );
         }
         drop(fast);
         let Some(doc) = parse(text) else {
@@ -681,6 +709,7 @@ impl Decoder {
             class: self.model.qname_text.clone_ref(py),
             at: qnames,
         };
+        let mut headers = Vec::new();
         let Ok((key, branch_keys, xpaths)) = walk::keys_with(
             py,
             ctx.names,
@@ -689,13 +718,13 @@ impl Decoder {
             &node_name,
             subscription_id,
             with_xpaths,
-            None,
+            with_instances.then_some(&mut headers),
             Some(&qnames),
         ) else {
             return Ok(None);
         };
         let none = || py.None().into_bound(py);
-        Ok(Some(PyTuple::new(
+        let found = PyTuple::new(
             py,
             [
                 extra,
@@ -706,7 +735,8 @@ impl Decoder {
                 branch_keys,
                 xpaths,
             ],
-        )?))
+        )?;
+        crate::xmlfeed::fed(py, Some(found), with_instances.then_some(headers))
     }
 }
 
