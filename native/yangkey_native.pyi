@@ -57,8 +57,8 @@ class Decoder:
         walker: Walker,
         ns_modules: Mapping[str, str] | None = None,
     ) -> tuple[bytes | None, ...] | None:
-        """Per branch the instance feed header of a JSON push-update (with ns_modules,
-        contract 6: an XML one's too), or None: the reference."""
+        """Per branch the instance feed header of a JSON push-update or yang-patch (with
+        ns_modules, contract 6: an XML one's too), or None: the reference."""
 
 class Walker:
     def __init__(self, branches: list[Any], feeds: list[Any] | None = None) -> None:

@@ -101,10 +101,12 @@ Contract 6 adds the instance feed of XML push-updates (native/src/xmlfeed.rs):
   reference holds, so an identityref's is ``module:name``, RFC 7951 section 6.8, whatever
   prefix the document chose, RFC 7950 section 9.10.3). The whole answer is None where the
   feed is not mirrored (an integer leaf holding such text, a converter given an element with
-  children, any value the converters refuse) and for an XML yang-patch (its feed stays the
-  reference's);
+  children, any value the converters refuse). An XML yang-patch's feed is each edit's objects
+  as for a JSON one (its values' leaves read as the reference reads them, the same cases left
+  to Python);
 * ``Decoder.instances(raw, source, walker, ns_modules=None)``: with ``ns_modules``, an XML
-  push-update's headers too (a framing the fast reader takes); without, XML is None as before.
+  push-update's or yang-patch's headers too (a framing the fast reader takes); without, XML
+  is None as before.
 
 A contract-5 module is not used at all (:data:`CONTRACT` must match), so no caller asks one
 for ``with_instances`` on XML.

@@ -370,7 +370,7 @@ impl Decoder {
         ns_modules: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         if let Some(ns_modules) = ns_modules.filter(|_| start(raw.as_bytes()) == Start::Xml) {
-            return self.xml_instances(py, raw.as_bytes(), ns_modules, walker.get());
+            return self.xml_instances(py, raw.as_bytes(), ns_modules, walker);
         }
         let mut guard = self.state.try_lock();
         let mut own = None;
@@ -400,7 +400,7 @@ impl Decoder {
     /// anything else (JSON, IOS-XE's contents as XML text, a yang-patch in a framing the fast
     /// reader leaves, any error, a value the native canons do not read, no instance found).
     /// ``with_instances`` (contract 6): the eighth item of ``keys``, the instance feed headers
-    /// of a push-update (xmlfeed.rs); a yang-patch's feed is None (the reference's).
+    /// of a push-update or a yang-patch (xmlfeed.rs).
     #[pyo3(signature = (raw, source, ns_modules, route, with_xpaths=false, routes=None, with_instances=false))]
     #[allow(clippy::too_many_arguments)]
     fn keys_xml<'py>(

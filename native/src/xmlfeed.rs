@@ -1,22 +1,23 @@
-//! The instance feed of XML push-updates (issue 33, contract 6): ``Decoder.keys_xml(...,
-//! with_instances=True)`` and ``Decoder.instances(..., ns_modules)``. The datastore contents
-//! become the tape xmlkeys.rs makes of them, every member kept (the feed reads each leaf
-//! below a target, a qualified one by its local name too), and feed.rs writes each branch's
-//! ``yangkey-instances`` header from the key walk, as it does for JSON. The values are what
-//! the reference's tree holds (``XmlConverter``): leaf text as lxml gives it, and
-//! ``prefix:name`` text whose prefix is in scope and bound to a namespace of the map as a
-//! ``QNameText`` carrying ``module:name`` (RFC 7951 §6.8/§6.11 against RFC 7950 §9.10.3), made
-//! and handed to the reference's converter as such. What the feed does not mirror for XML (an
-//! integer leaf holding such text, a converter given an element with children) stops the
-//! pass: the reference answers. A yang-patch's feed stays the reference's.
+//! The instance feed of XML push-updates and yang-patches (issue 33, contract 6):
+//! ``Decoder.keys_xml(..., with_instances=True)`` and ``Decoder.instances(..., ns_modules)``.
+//! The datastore contents (a yang-patch's edit values) become the tape xmlkeys.rs makes of
+//! them, every member kept (the feed reads each leaf below a target, a qualified one by its
+//! local name too), and feed.rs writes each branch's ``yangkey-instances`` header from the key
+//! walk, as it does for JSON (a yang-patch's edits through xmlpatch.rs and patchwalk.rs's edit
+//! walk into the same sink). The values are what the reference's tree holds
+//! (``XmlConverter``): leaf text as lxml gives it, and ``prefix:name`` text whose prefix is in
+//! scope and bound to a namespace of the map as a ``QNameText`` carrying ``module:name`` (RFC
+//! 7951 §6.8/§6.11 against RFC 7950 §9.10.3), made and handed to the reference's converter as
+//! such. What the feed does not mirror for XML (an integer leaf holding such text, a converter
+//! given an element with children) stops the pass: the reference answers.
 
 use crate::fastframe;
 use crate::walk::{self, QNames, Walker};
 use crate::xmlfast;
-use crate::xmlkeys::members_reading;
+use crate::xmlkeys::members_tape;
 use crate::{header_tuple, start, state_of, Decoder, Start};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyCFunction, PyTuple};
 
 /// ``keys``' answer ``found`` with its eighth item, the feed ``headers`` (when asked for).
 pub(crate) fn fed<'py>(
@@ -34,19 +35,23 @@ pub(crate) fn fed<'py>(
 }
 
 impl Decoder {
-    /// ``Decoder.instances`` of an XML push-update in a framing the fast reader takes: per
-    /// branch of ``walker`` its feed header or None; None for anything else (a yang-patch,
-    /// a framing the fast reader leaves, any error, no instance, a value not mirrored).
+    /// ``Decoder.instances`` of an XML push-update or yang-patch in a framing the fast reader
+    /// takes: per branch of ``walker`` its feed header or None; None for anything else (a
+    /// framing the fast reader leaves, any error, no instance, a value not mirrored).
     pub(crate) fn xml_instances<'py>(
         &self,
         py: Python<'py>,
         data: &[u8],
         ns_modules: &Bound<'py, PyAny>,
-        walker: &Walker,
+        walker: &Bound<'py, Walker>,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        if start(data) != Start::Xml || crate::patchscan::is_xml_patch(data) {
+        if start(data) != Start::Xml {
             return Ok(None);
         }
+        if crate::patchscan::is_xml_patch(data) {
+            return self.xml_patch_instances(py, data, ns_modules, walker);
+        }
+        let walker = walker.get();
         let Ok(text) = std::str::from_utf8(data) else {
             return Ok(None);
         };
@@ -63,7 +68,7 @@ impl Decoder {
             return Ok(None);
         };
         state.names.next_document();
-        let (tape, qnames, _) = members_reading(&fast, &table, &[frame.contents], None);
+        let (tape, qnames, _) = members_tape(&fast, &table, &[frame.contents], None);
         let qnames = QNames {
             class: self.model.qname_text.clone_ref(py),
             at: qnames,
@@ -86,5 +91,34 @@ impl Decoder {
             return Ok(None);
         }
         Ok(Some(header_tuple(py, headers)?))
+    }
+
+    /// [`Decoder::xml_instances`] of a yang-patch: its key pass with the feed on
+    /// (xmlpatch.rs), routed to ``walker`` whatever the subscription, its keys dropped.
+    fn xml_patch_instances<'py>(
+        &self,
+        py: Python<'py>,
+        data: &[u8],
+        ns_modules: &Bound<'py, PyAny>,
+        walker: &Bound<'py, Walker>,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let node = pyo3::types::PyString::new(py, "node").into_any();
+        let answer = PyTuple::new(
+            py,
+            [walker.as_any().clone(), node, py.None().into_bound(py)],
+        )?;
+        let answer = answer.unbind();
+        let route = PyCFunction::new_closure(py, None, None, move |args, _| {
+            Ok::<_, PyErr>(answer.clone_ref(args.py()))
+        })?;
+        let found = self.xml_patch(py, data, ns_modules, route.as_any(), false, None, true)?;
+        let Some(found) = found else {
+            return Ok(None);
+        };
+        let headers = found.get_item(7)?;
+        let any = headers
+            .cast::<PyTuple>()
+            .is_ok_and(|h| h.iter().any(|header| !header.is_none()));
+        Ok(any.then(|| headers.cast_into::<PyTuple>().ok()).flatten())
     }
 }

@@ -472,19 +472,10 @@ pub(crate) type Members<'a> = (Doc<'a>, Vec<(usize, Rc<str>)>, Vec<usize>);
 
 /// The tape of each of ``elements``' children as ``XmlConverter.members(children, None)``
 /// makes it (a push-update's datastore contents, an XML yang-patch's values), only the
-/// members named in ``reads`` kept; where each is (the first at the tape's root).
+/// members named in ``reads`` kept, or every one when it is None (the instance feed reads
+/// every leaf below a target, by its local name too: xmlfeed.rs); where each is (the first
+/// at the tape's root).
 pub(crate) fn members_tape<'a>(
-    fast: &Fast<'a>,
-    table: &NsTable,
-    elements: &[u32],
-    reads: &[String],
-) -> Members<'a> {
-    members_reading(fast, table, elements, Some(reads))
-}
-
-/// [`members_tape`], every member kept when ``reads`` is None (the instance feed reads every
-/// leaf below a target, by its local name too: xmlfeed.rs).
-pub(crate) fn members_reading<'a>(
     fast: &Fast<'a>,
     table: &NsTable,
     elements: &[u32],
@@ -586,7 +577,7 @@ impl Decoder {
         };
         let walk = walker.get();
         let reads = (!with_instances).then(|| walk.names());
-        let (tape, qnames, _) = members_reading(fast, &table, &[frame.contents], reads);
+        let (tape, qnames, _) = members_tape(fast, &table, &[frame.contents], reads);
         let qnames = QNames {
             class: self.model.qname_text.clone_ref(py),
             at: qnames,
@@ -633,11 +624,16 @@ impl Decoder {
             return Ok(None); // JSON: keys answers
         }
         if crate::patchscan::is_xml_patch(data) {
-            if with_instances {
-                return Ok(None); // an XML yang-patch's feed: the reference's
-            }
             // yang-patch: the fast reader's framings keyed natively (xmlpatch.rs)
-            return self.xml_patch(py, data, ns_modules, route, with_xpaths, routes);
+            return self.xml_patch(
+                py,
+                data,
+                ns_modules,
+                route,
+                with_xpaths,
+                routes,
+                with_instances,
+            );
         }
         let Ok(text) = std::str::from_utf8(data) else {
             return Ok(None);

@@ -29,6 +29,10 @@ from hypothesis import strategies as st
 from native_helpers import EXAMPLES, builder_outputs, key_vectors
 from test_core_differential import SUBSCRIPTIONS
 from test_native_feed import TYPED, Feeds, FeedTreeMaker
+from test_native_patch_feed import FEED_EDGES, NATIVE_TEXTS, FeedCache
+from test_native_patch_keys import json_patches
+from test_native_patch_native import EDGES, LEFT_TO_PYTHON, REFUSED
+from test_native_patch_xml import as_xml, xml_change, xml_edit
 from test_native_xml_keys import FRAMINGS, UNKNOWN_NS, XmlWriter, framed, module_namespaces
 
 from yangkey import native
@@ -344,9 +348,9 @@ def test_native_xml_feed_rebound_prefix_values(
 def test_native_xml_feed_leaves_the_rest_to_the_reference(
     decoder: Any, feeds: dict[str, Feeds], schema: SchemaContext
 ) -> None:
-    """An XML yang-patch with the feed on, contents as XML text, comments, malformed XML, no
-    ``ns_modules`` for ``instances``, JSON for the XML entry: None (the reference answers); and
-    the key pass without the feed still keys the yang-patch."""
+    """Contents as XML text, comments, malformed XML, no ``ns_modules`` for ``instances``,
+    JSON for the XML entry: None (the reference answers); a yang-patch is answered with and
+    without the feed."""
     ns = dict(schema.index.by_namespace)
     walker = feeds["/ietf-interfaces:interfaces/interface"].walker
     contents = '<interfaces xmlns="urn:ietf:params:xml:ns:yang:ietf-interfaces">'
@@ -364,9 +368,11 @@ def test_native_xml_feed_leaves_the_rest_to_the_reference(
 
     assert decoder.keys_xml(good, "t", ns, route, False, None, True) is not None
     assert decoder.keys_xml(patch, "t", ns, route, False, None) is not None
+    fed = decoder.keys_xml(patch, "t", ns, route, False, None, True)
+    assert fed is not None and fed[7] == decoder.instances(patch, "t", walker, ns)
     assert decoder.instances(good, "t", walker) is None  # no ns_modules: XML is not read
+    assert decoder.instances(patch, "t", walker) is None
     for raw in (
-        patch,
         framed("iosxe", escape(contents), "pe1", 7),
         good.replace(b"eth0", b"eth<!-- c -->0"),
         good[:-5],
@@ -416,11 +422,14 @@ def test_native_xml_feed_builder_same_records(knobs: ProducerKnobs) -> None:
     assert xml_push and answered >= 0.8 * len(xml_push), (answered, len(xml_push))
 
 
-def test_native_xml_feed_ingest_same_headers() -> None:
-    """``yangkey ingest``'s add_instances over every sample XML record of every typed topic:
-    the header the native pass writes is the Python feed's, and it writes most of them."""
+def test_native_xml_feed_ingest_same_headers(fx_schema: SchemaContext) -> None:
+    """``yangkey ingest``'s add_instances over every sample XML record (and its yang-patches
+    sent as XML) of every typed topic: the header the native pass writes is the Python
+    feed's, and it writes most of them."""
     catalog = load_catalog(EXAMPLES)
     records = generate(nodes=3, interfaces=4, rounds=2, seed=3).records
+    patches = sample_xml_patches(fx_schema, records)
+    records += patches
     builder = MessageBuilder(catalog, ProducerKnobs(instances=True), default_node="dflt")
     builder.native = False
     native_feeds, python_feeds = CatalogFeeds(catalog), CatalogFeeds(catalog)
@@ -438,6 +447,95 @@ def test_native_xml_feed_ingest_same_headers() -> None:
             assert got == expected, (raw, got.headers, expected.headers)
             compared += got.headers != ()
     xml_push = xml_push_updates(records)
-    assert compared > 0 and python_feeds.native_fed == 0
+    assert compared > 0 and python_feeds.native_fed == 0 and patches
     assert native_feeds.failures == python_feeds.failures
-    assert native_feeds.native_fed >= 0.8 * len(xml_push), (native_feeds.native_fed, compared)
+    wanted = 0.8 * (len(xml_push) + len(patches))
+    assert native_feeds.native_fed >= wanted, (native_feeds.native_fed, compared, wanted)
+
+
+# --------------------------------------------------------------------------- XML yang-patch
+
+
+@pytest.fixture(scope="module")
+def patch_feeds(schema: SchemaContext) -> FeedCache:
+    return FeedCache(schema)
+
+
+@pytest.mark.parametrize(("text", "edits"), FEED_EDGES + EDGES + LEFT_TO_PYTHON + REFUSED)
+@pytest.mark.parametrize("framing", ["netconf", "telemetry", "iosxe"])
+def test_native_xml_feed_patch_edges(
+    decoder: Any,
+    patch_feeds: FeedCache,
+    schema: SchemaContext,
+    text: str,
+    edits: list[dict[str, Any]],
+    framing: str,
+) -> None:
+    """The JSON yang-patch feed's and key pass's hand edges sent as XML (each module's name
+    declared as a prefix on the value: its identities are ``QNameText``): where the native
+    pass answers, the reference's headers; answered wherever the reference writes a header
+    on the subscriptions the native feed covers."""
+    found = patch_feeds[text]
+    body = "".join(xml_edit(edit, module_namespaces(schema)) for edit in edits)
+    raw = xml_change(body, framing, 7)
+    ns = dict(schema.index.by_namespace)
+    answered = same(decoder, found, raw, ns)
+    expected = found.reference(raw, ns)
+    if text in NATIVE_TEXTS and isinstance(expected, tuple) and any(expected):
+        assert answered == "native", (raw, expected)
+
+
+def test_native_xml_feed_patch_rebound_prefix(
+    decoder: Any, feeds: dict[str, Feeds], schema: SchemaContext
+) -> None:
+    """Edits whose values bind one prefix to two namespaces: each entry's identity is its
+    own, as the reference converts it."""
+    value = '<box xmlns="{ns}"><id>{n}</id><kind xmlns:p="{bound}">p:round</kind></box>'
+    edits = "".join(
+        f"<edit><edit-id>{n}</edit-id><operation>merge</operation>"
+        f"<target>/yk-xfeed:boxes/box={n}</target>"
+        f"<value>{value.format(ns=NS_X, n=n, bound=bound)}</value></edit>"
+        for n, bound in ((1, NS_X), (2, NS_TYPED), (3, NS_X))
+    )
+    raw = xml_change(edits, "netconf", 7)
+    assert same(decoder, feeds[BOXES], raw, dict(schema.index.by_namespace)) == "native"
+    found = decoder.instances(raw, "t", feeds[BOXES].walker, dict(schema.index.by_namespace))
+    assert found is not None and found[0] is not None
+    kinds = [row["kind"] for row in json.loads(found[0])]
+    assert kinds == ["yk-xfeed:round", "yk-typed:round", "yk-xfeed:round"], kinds
+
+
+def sample_xml_patches(schema: SchemaContext, records: list[bytes]) -> list[bytes]:
+    namespaces = module_namespaces(schema)
+    return [
+        xml
+        for index, raw in enumerate(json_patches(records))
+        if (xml := as_xml(raw, index, namespaces)) is not None
+    ]
+
+
+@pytest.mark.parametrize(
+    "knobs",
+    [ProducerKnobs(instances=True), ProducerKnobs(instances=True, keys=False)],
+    ids=["instances", "instances-no-keys"],
+)
+def test_native_xml_feed_patch_builder(knobs: ProducerKnobs, fx_schema: SchemaContext) -> None:
+    """MessageBuilder.build with the instance feed on over ``yangkey sample``'s yang-patches
+    sent as XML: the same messages (the feed's header included) as without the native pass,
+    and every one the reference sends with a header keyed natively."""
+    records = generate(nodes=3, interfaces=4, rounds=3, seed=7).records
+    patches = sample_xml_patches(fx_schema, records)
+    assert len(patches) >= 9
+    with_native, answered, builder = builder_outputs(patches, knobs, True, xml=True)
+    without, none, python_builder = builder_outputs(patches, knobs, False, xml=True)
+    assert none == 0
+    assert with_native == without
+    assert builder.feed_failures == python_builder.feed_failures
+    fed = [
+        raw
+        for raw, messages in zip(patches, without, strict=True)
+        if isinstance(messages, list)
+        and any(name == HEADER_INSTANCES for m in messages for name, _ in m.headers)
+    ]
+    assert fed, "the sample's yang-patches have instance headers"
+    assert answered >= len(fed), (answered, len(fed))
