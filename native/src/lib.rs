@@ -9,6 +9,7 @@
 
 mod fastframe;
 mod feed;
+mod feedvalue;
 mod json;
 mod jsonframe;
 mod model;
@@ -24,6 +25,7 @@ mod xmlframe;
 mod xmlkeys;
 mod xmlparse;
 mod xmlpatch;
+mod xmltape;
 
 use model::{Fail, Model, Note};
 use pyconv::NameCache;

@@ -14,7 +14,7 @@
 use crate::fastframe;
 use crate::walk::{self, QNames, Walker};
 use crate::xmlfast;
-use crate::xmlkeys::members_tape;
+use crate::xmltape::members_tape;
 use crate::{header_tuple, start, state_of, Decoder, Start};
 use pyo3::prelude::*;
 use pyo3::types::{PyCFunction, PyTuple};
