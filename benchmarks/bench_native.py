@@ -43,12 +43,15 @@ Timed like bench_keys.py: the best of short CPU-time batches, interleaved across
 Then MessageBuilder.build over ``yangkey sample``'s mix (``--mix`` records), both paths.
 
 Last, the instance feed (the ``yangkey-instances`` header) for the JSON push-update of each
-size and for the same instances as a JSON yang-patch (one merge edit each: each edit's
-object, ``@op`` ``merge``): ``MessageBuilder.build`` with the instances knob on, Python path
-(``b.py``) and native pass (``b.nat``: keys and header in one pass), and ``yangkey ingest``'s
+size, the same data as XML (identities written ``ianaift:...``, handed to their converter as
+the reference's QNameText) and the same instances as a JSON yang-patch and an XML one (one
+merge edit each: each edit's object, ``@op`` ``merge``): ``MessageBuilder.build`` with the
+instances knob on,
+Python path (``b.py``) and native pass (``b.nat``: keys and header in one pass;
+``Decoder.keys_xml(..., with_instances=True)`` for XML), and ``yangkey ingest``'s
 ``CatalogFeeds.header`` (``i.py``: decode then ``InstanceFeed.header``; ``i.nat``:
-``Decoder.instances``), and the yang-patch's native times against the push-update's (``vs
-json``); ``--feed-only`` runs this part alone.
+``Decoder.instances``, with ``ns_modules`` for XML), and the XML's and yang-patches' native
+times against the JSON push-update's (``vs json``); ``--feed-only`` runs this part alone.
 
     python benchmarks/bench_native.py [--seconds 1] [--instances 1,10,100,1000] [--mix 2000]
         [--feed-only]
@@ -290,15 +293,20 @@ def feed(
     python_feeds, native_feeds = CatalogFeeds(catalog), CatalogFeeds(catalog)
     python_feeds.walkers = dict.fromkeys(python_feeds.branches)  # no native walker
     print(
-        "\ninstance feed (JSON push-update, and its instances as a JSON yang-patch of merge"
-        " edits; instances knob on); microseconds per notification"
+        "\ninstance feed (JSON push-update, the same as XML, and its instances as a JSON and an"
+        " XML yang-patch of merge edits; instances knob on); microseconds per notification"
     )
     print(
         f"{'instances':>9} {'shape':<10} {'bytes':>8} {'header':>8} {'b.py':>9} {'b.nat':>9} "
         f"{'i.py':>9} {'i.nat':>9}  {'b.py/b.nat':>10} {'i.py/i.nat':>10} {'vs json':>13}"
     )
     for count in (int(n) for n in args.instances.split(",")):
-        inputs = {"json": notification(count), "yang-patch": yang_patch(count)}
+        inputs = {
+            "json": notification(count),
+            "xml": xml_notification(count),
+            "yang-patch": yang_patch(count),
+            "xml-patch": xml_yang_patch(count),
+        }
         loops = {}
         header_sizes = {}
         for shape, raw in inputs.items():
@@ -309,7 +317,7 @@ def feed(
             topic = built[0].topic
             header = python_feeds.header(topic, raw, "i")
             assert header is not None and native_feeds.header(topic, raw, "i") == header
-            if shape == "json":
+            if shape in ("json", "xml", "xml-patch"):
                 # (a module from before the yang-patch's native feed leaves that to Python:
                 # its header column says so)
                 assert by_native.native_keyed > keyed, "the native pass did not answer"

@@ -46,10 +46,19 @@ class Decoder:
         route: Callable[[int, str | None], tuple[Walker, str, Any] | None],
         with_xpaths: bool = False,
         routes: Routes | dict[tuple[int, str | None], tuple[Walker, str, Any]] | None = None,
+        with_instances: bool = False,
     ) -> tuple[Any, ...] | None:
-        """``keys`` of an XML push-update (contract 5), or None: the reference derives it."""
-    def instances(self, raw: bytes, source: str, walker: Walker) -> tuple[bytes | None, ...] | None:
-        """Per branch the instance feed header of a JSON push-update, or None: the reference."""
+        """``keys`` of an XML push-update (contract 5; with_instances, contract 6: and per
+        branch its instance feed header), or None: the reference derives it."""
+    def instances(
+        self,
+        raw: bytes,
+        source: str,
+        walker: Walker,
+        ns_modules: Mapping[str, str] | None = None,
+    ) -> tuple[bytes | None, ...] | None:
+        """Per branch the instance feed header of a JSON push-update or yang-patch (with
+        ns_modules, contract 6: an XML one's too), or None: the reference."""
 
 class Walker:
     def __init__(self, branches: list[Any], feeds: list[Any] | None = None) -> None:

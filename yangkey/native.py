@@ -6,8 +6,8 @@ else the Python reference (:func:`yangkey.notifications.decode`). ``YANGKEY_NATI
 Python. Which path runs is logged once at debug level, and :func:`status` tells it
 (``yangkey --version`` prints it).
 
-The interface (contract 5: contract 3's; contract 4 added the instance feed and learned
-subscriptions, contract 5 ``Decoder.keys_xml``):
+The interface (contract 6: contract 3's; contract 4 added the instance feed and learned
+subscriptions, contract 5 ``Decoder.keys_xml``, contract 6 the instance feed of XML):
 
 * ``yangkey_native.CONTRACT`` (int) and ``__version__`` (str);
 * ``yangkey_native.Decoder(model)``: ``model`` is :func:`model`'s dict, the classes a decode
@@ -90,8 +90,30 @@ and learned subscriptions:
 * :func:`keys_of`: ``Decoder.keys`` itself, for a caller that calls it once per record
   (:func:`keys_xml_of`: ``Decoder.keys_xml``).
 
+Contract 6 adds the instance feed of XML push-updates (native/src/xmlfeed.rs):
+
+* ``Decoder.keys_xml(..., with_instances=False)``: with ``with_instances`` (a walker built
+  with feeds), the eighth item ``keys`` gives, per branch the ``yangkey-instances`` header's
+  bytes or None, byte for byte :meth:`~yangkey.instances.InstanceFeed.header`'s of the
+  notification the reference decodes (every leaf as the text lxml gives;
+  ``prefix:name`` text whose prefix the document binds, in scope, to a namespace of
+  ``ns_modules`` handed to the converter as the :class:`~yangkey.values.QNameText` the
+  reference holds, so an identityref's is ``module:name``, RFC 7951 section 6.8, whatever
+  prefix the document chose, RFC 7950 section 9.10.3). The whole answer is None where the
+  feed is not mirrored (an integer leaf holding such text, a converter given an element with
+  children, any value the converters refuse). An XML yang-patch's feed is each edit's objects
+  as for a JSON one (its values' leaves read as the reference reads them, the same cases left
+  to Python);
+* ``Decoder.instances(raw, source, walker, ns_modules=None)``: with ``ns_modules``, an XML
+  push-update's or yang-patch's headers too (a framing the fast reader takes); without, XML
+  is None as before.
+
+A contract-5 module is not used at all (:data:`CONTRACT` must match), so no caller asks one
+for ``with_instances`` on XML.
+
 The Python implementation stays the reference: tests/unit/test_native_decode.py,
-test_native_keys.py and test_native_feed.py check that both paths agree.
+test_native_keys.py, test_native_feed.py and test_native_xml_feed.py check that both paths
+agree.
 """
 
 from __future__ import annotations
@@ -121,7 +143,7 @@ from yangkey.notification_model import (
 from yangkey.notifications import decode as python_decode
 from yangkey.values import Canon, QNameText, canon_integer, canon_string
 
-CONTRACT = 5
+CONTRACT = 6
 """The ``yangkey_native.CONTRACT`` this module speaks."""
 ENV_NATIVE = "YANGKEY_NATIVE"
 
@@ -161,10 +183,15 @@ class _Decoder(Protocol):
         route: Route,
         with_xpaths: bool = False,
         routes: Any = None,
+        with_instances: bool = False,
     ) -> Keys | None: ...
 
     def instances(
-        self, raw: bytes, source: str, walker: Any
+        self,
+        raw: bytes,
+        source: str,
+        walker: Any,
+        ns_modules: Mapping[str, str] | None = None,
     ) -> tuple[bytes | None, ...] | None: ...
 
 
@@ -340,14 +367,17 @@ def walker(compiled: CompiledSubscription) -> Any | None:
     return yangkey_native.Walker(data)
 
 
-def instances(raw: bytes, source: str, walker: Any) -> tuple[bytes | None, ...] | None:
+def instances(
+    raw: bytes, source: str, walker: Any, ns_modules: Mapping[str, str] | None = None
+) -> tuple[bytes | None, ...] | None:
     """``Decoder.instances``: per branch of ``walker``
     (:func:`yangkey.native_feed.feed_walker`'s) its instance
-    feed header, or None when the native path is off or leaves ``raw`` to the reference."""
+    feed header, or None when the native path is off or leaves ``raw`` to the reference.
+    ``ns_modules``: an XML push-update's too (contract 6)."""
     decoder = _load()[0]
     if decoder is None or type(raw) is not bytes:
         return None
-    return decoder.instances(raw, source, walker)
+    return decoder.instances(raw, source, walker, ns_modules)
 
 
 def routes() -> RouteMemo:
@@ -401,13 +431,15 @@ def keys_xml(
     route: Route,
     with_xpaths: bool = False,
     routes: RouteMemo | None = None,
+    with_instances: bool = False,
 ) -> Keys | None:
     """``Decoder.keys_xml``: :func:`keys` of an XML push-update (``route`` answers for the XML
-    content type), or None when the native path is off or leaves it to the reference."""
+    content type), or None when the native path is off or leaves it to the reference;
+    ``with_instances``: with the feed headers (contract 6)."""
     decoder = _load()[0]
     if decoder is None or type(raw) is not bytes:
         return None
-    return decoder.keys_xml(raw, source, ns_modules, route, with_xpaths, routes)
+    return decoder.keys_xml(raw, source, ns_modules, route, with_xpaths, routes, with_instances)
 
 
 def native_decoder() -> _Decoder | None:

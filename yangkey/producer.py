@@ -190,20 +190,16 @@ class MessageBuilder(NativeMessages):
             )
         native = self._native_keys
         if native is not None and self.native and ask_native and type(raw) is bytes:
-            # A push-update keyed without its data tree in Python; None: the Python path. XML
-            # natively only without the instance feed (keys_xml writes no header).
+            # A push-update keyed without its data tree in Python; None: the Python path.
             if raw.startswith(b"<"):
-                found = (
-                    None
-                    if self._with_feed
-                    else native_keys_xml(
-                        raw,
-                        source,
-                        self.ns_modules,
-                        self._native_route_xml,
-                        False,
-                        self._native_routes_xml,
-                    )
+                found = native_keys_xml(
+                    raw,
+                    source,
+                    self.ns_modules,
+                    self._native_route_xml,
+                    False,
+                    self._native_routes_xml,
+                    self._with_feed,
                 )
             else:
                 found = native(

@@ -9,6 +9,7 @@
 
 mod fastframe;
 mod feed;
+mod feedvalue;
 mod json;
 mod jsonframe;
 mod model;
@@ -19,10 +20,12 @@ mod tape;
 mod walk;
 mod xmlconv;
 mod xmlfast;
+mod xmlfeed;
 mod xmlframe;
 mod xmlkeys;
 mod xmlparse;
 mod xmlpatch;
+mod xmltape;
 
 use model::{Fail, Model, Note};
 use pyconv::NameCache;
@@ -33,7 +36,7 @@ use xmlconv::NsTable;
 
 /// The interface version: yangkey uses this module only when it expects the same number.
 /// Raise it on any change of what ``Decoder`` takes or returns.
-const CONTRACT: u32 = 5;
+const CONTRACT: u32 = 6;
 
 pub struct Ctx<'py, 'a> {
     pub py: Python<'py>,
@@ -358,13 +361,19 @@ impl Decoder {
     /// ``walker`` (built with feeds) the ``yangkey-instances`` header's bytes or None (no
     /// instance there); None for anything left to the reference (not a JSON push-update with
     /// datastore-contents, any error, no instance at all, a value a feed does not mirror).
+    /// ``ns_modules`` (contract 6): an XML push-update's too (xmlfeed.rs); without, XML is None.
+    #[pyo3(signature = (raw, source, walker, ns_modules=None))]
     fn instances<'py>(
         &self,
         py: Python<'py>,
         raw: &Bound<'py, PyBytes>,
         source: &Bound<'py, PyAny>,
         walker: &Bound<'py, walk::Walker>,
+        ns_modules: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        if let Some(ns_modules) = ns_modules.filter(|_| start(raw.as_bytes()) == Start::Xml) {
+            return self.xml_instances(py, raw.as_bytes(), ns_modules, walker);
+        }
         let mut guard = self.state.try_lock();
         let mut own = None;
         let state = state_of(&mut guard, &mut own);
@@ -392,7 +401,9 @@ impl Decoder {
     /// them into; a yang-patch's edits as ``keys`` walks a JSON one's (xmlpatch.rs). None for
     /// anything else (JSON, IOS-XE's contents as XML text, a yang-patch in a framing the fast
     /// reader leaves, any error, a value the native canons do not read, no instance found).
-    #[pyo3(signature = (raw, source, ns_modules, route, with_xpaths=false, routes=None))]
+    /// ``with_instances`` (contract 6): the eighth item of ``keys``, the instance feed headers
+    /// of a push-update or a yang-patch (xmlfeed.rs).
+    #[pyo3(signature = (raw, source, ns_modules, route, with_xpaths=false, routes=None, with_instances=false))]
     #[allow(clippy::too_many_arguments)]
     fn keys_xml<'py>(
         &self,
@@ -403,6 +414,7 @@ impl Decoder {
         route: &Bound<'py, PyAny>,
         with_xpaths: bool,
         routes: Option<&Bound<'py, PyAny>>,
+        with_instances: bool,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         self.xml_keys(
             py,
@@ -412,6 +424,7 @@ impl Decoder {
             route,
             with_xpaths,
             routes,
+            with_instances,
         )
     }
 

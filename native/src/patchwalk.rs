@@ -115,7 +115,7 @@ pub struct XmlEdit<'d, 'a> {
 }
 
 /// [`patch_keys`] of an XML yang-patch's edits, read as ``_xml_notification`` reads them; its
-/// ``prefix:name`` leaves in ``qnames``.
+/// ``prefix:name`` leaves in ``qnames``; with ``headers``, the feed's too (xmlfeed.rs).
 #[allow(clippy::type_complexity, clippy::too_many_arguments)]
 pub fn xml_patch_keys<'py>(
     py: Python<'py>,
@@ -126,6 +126,7 @@ pub fn xml_patch_keys<'py>(
     subscription_id: u32,
     with_xpaths: bool,
     qnames: Option<&super::QNames>,
+    headers: Option<&mut Vec<Option<Vec<u8>>>>,
 ) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     let mut targets = Targets::new();
     targets.edits.reserve(xml.len());
@@ -149,7 +150,7 @@ pub fn xml_patch_keys<'py>(
         subscription_id,
         with_xpaths,
         qnames,
-        None,
+        headers,
     )
 }
 

@@ -81,7 +81,8 @@ fn frame<'f>(fast: &'f Fast<'_>, telemetry: &str) -> F<PatchFrame<'f>> {
 impl Decoder {
     /// ``Decoder.keys_xml`` of a yang-patch (xmlkeys.rs calls it for a document
     /// patchscan.rs names one): None for any framing or edit the fast reader and patchwalk.rs
-    /// do not read exactly.
+    /// do not read exactly. ``with_instances``: and the instance feed headers (xmlfeed.rs).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn xml_patch<'py>(
         &self,
         py: Python<'py>,
@@ -90,6 +91,7 @@ impl Decoder {
         route: &Bound<'py, PyAny>,
         with_xpaths: bool,
         routes: Option<&Bound<'py, PyAny>>,
+        with_instances: bool,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let Ok(text) = std::str::from_utf8(data) else {
             return Ok(None);
@@ -118,9 +120,11 @@ impl Decoder {
         let mut values = Vec::with_capacity(frame.edits.len());
         values.extend(frame.edits.iter().map(|e| e.2).filter(|v| *v != NONE));
         // Only the members the walker names (steps, keys, filters): patchwalk.rs reads no
-        // other, and an entry keeps its shape (object or text) whatever is left out.
+        // other, and an entry keeps its shape (object or text) whatever is left out. The
+        // instance feed reads every leaf: all of them (xmlfeed.rs).
         let walk = walker.get();
-        let (tape, qnames, at) = crate::xmlkeys::members_tape(&fast, &table, &values, walk.names());
+        let reads = (!with_instances).then(|| walk.names());
+        let (tape, qnames, at) = crate::xmlkeys::members_tape(&fast, &table, &values, reads);
         let mut at = at.into_iter();
         let edits: Vec<XmlEdit<'_, '_>> = frame
             .edits
@@ -138,6 +142,7 @@ impl Decoder {
             class: self.model.qname_text.clone_ref(py),
             at: qnames,
         };
+        let mut headers = Vec::new();
         let Ok((key, branch_keys, xpaths)) = walk::xml_patch_keys(
             py,
             &mut state.names,
@@ -147,16 +152,18 @@ impl Decoder {
             frame.subscription_id,
             with_xpaths,
             Some(&qnames),
+            with_instances.then_some(&mut headers),
         ) else {
             return Ok(None);
         };
         let sequence = frame.sequence_number;
-        answer(
+        let found = answer(
             py,
             [extra, id],
             sequence,
             frame.event_time,
             [key, branch_keys, xpaths],
-        )
+        )?;
+        crate::xmlfeed::fed(py, found, with_instances.then_some(headers))
     }
 }

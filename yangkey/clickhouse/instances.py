@@ -84,7 +84,7 @@ class CatalogFeeds:
         else:
             walker = self.walkers[topic] = feed_walker((feed.branch,), (feed,))
         if walker is not None:
-            found = native_instances(value, source, walker)
+            found = native_instances(value, source, walker, self.ns_modules)
             if found is not None and found[0] is not None:
                 self.native_fed += 1
                 return found[0]
