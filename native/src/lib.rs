@@ -14,7 +14,9 @@ mod jsonframe;
 mod model;
 mod patchscan;
 mod pyconv;
+mod rdkafka;
 mod routes;
+mod sink;
 mod tape;
 mod walk;
 mod xmlconv;
@@ -33,7 +35,7 @@ use xmlconv::NsTable;
 
 /// The interface version: yangkey uses this module only when it expects the same number.
 /// Raise it on any change of what ``Decoder`` takes or returns.
-const CONTRACT: u32 = 5;
+const CONTRACT: u32 = 6;
 
 pub struct Ctx<'py, 'a> {
     pub py: Python<'py>,
@@ -477,5 +479,8 @@ fn yangkey_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Decoder>()?;
     m.add_class::<walk::Walker>()?;
     m.add_class::<routes::Routes>()?;
+    m.add_class::<sink::RdProducer>()?;
+    m.add("RdKafkaError", m.py().get_type::<sink::RdKafkaError>())?;
+    m.add_function(wrap_pyfunction!(sink::rdkafka_version, m)?)?;
     Ok(())
 }
