@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,16 @@ from yangkey.spark.delivery.native_producer import (
 yangkey_native = pytest.importorskip("yangkey_native", reason="yangkey-native not installed")
 
 NOWHERE = "127.0.0.1:1"  # nothing listens there: deliveries time out
+
+
+@pytest.fixture(autouse=True)
+def _native_on(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """These tests are about the native producer: not switched off by the environment."""
+    monkeypatch.delenv("YANGKEY_NATIVE", raising=False)
+    monkeypatch.delenv("YANGKEY_NATIVE_SINK", raising=False)
+    native_producer.load.cache_clear()
+    yield
+    native_producer.load.cache_clear()
 
 
 def test_config_strings_as_confluent_kafka_converts_them() -> None:

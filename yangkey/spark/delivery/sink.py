@@ -27,6 +27,11 @@ process (:func:`yangkey.registry.client.learned_topic_id`). Dead letters carry n
 
 ``at-least-once`` mode uses a plain idempotent producer without transactions (faster, but a
 retried task re-sends what its failed attempt already delivered).
+
+Either producer is the native one where the executor has it
+(:mod:`~yangkey.spark.delivery.native_producer`: chunks of :data:`POLL_EVERY` messages a
+call into librdkafka), else confluent-kafka's; both write the same bytes and raise the same
+errors.
 """
 
 from __future__ import annotations
@@ -305,7 +310,7 @@ class KafkaSink:
         for topic, key, value, headers in messages:
             extra = extras.get(topic)
             if extra is None:
-                extra = extras[topic] = self._headers_for(topic)
+                extra = self._extra_for(topic)
             # confluent-kafka takes a list (or a dict), never a tuple. Every argument is given
             # by position (partition -1: the partitioner's; no callback: the producer's
             # on_delivery; timestamp 0: now): keyword parsing cost 0.7 us of a 2.1 us produce.
@@ -324,15 +329,18 @@ class KafkaSink:
             if not sent % POLL_EVERY:
                 producer.poll(0)
                 self._raise_delivery_error()
-            if crash_after is not None and sent >= crash_after:
-                self.flush()  # the messages are in the log, uncommitted: a real zombie
-                raise SimulatedCrash(
-                    f"yangkey.test.fail_after: attempt 0 of partition {self.partition}"
-                    f" crashes after {sent} message(s)"
-                )
+            self._crash_at(sent, crash_after)
         producer.poll(0)
         self._raise_delivery_error()
         return sent
+
+    def _crash_at(self, sent: int, crash_after: int | None) -> None:
+        if crash_after is not None and sent >= crash_after:
+            self.flush()  # the messages are in the log, uncommitted: a real zombie
+            raise SimulatedCrash(
+                f"yangkey.test.fail_after: attempt 0 of partition {self.partition}"
+                f" crashes after {sent} message(s)"
+            )
 
     def _extra_for(self, topic: str) -> Headers:
         extra = self._extra_headers.get(topic)
@@ -356,12 +364,7 @@ class KafkaSink:
                 raise self._fail(f"cannot produce to topic {exc.topic}", exc.error) from None
             producer.poll(0)
             self._raise_delivery_error()
-            if crash_after is not None and sent >= crash_after:
-                self.flush()  # the messages are in the log, uncommitted: a real zombie
-                raise SimulatedCrash(
-                    f"yangkey.test.fail_after: attempt 0 of partition {self.partition}"
-                    f" crashes after {sent} message(s)"
-                )
+            self._crash_at(sent, crash_after)
         return sent
 
     def flush(self) -> None:
