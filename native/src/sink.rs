@@ -606,6 +606,11 @@ impl RdProducer {
 
 impl Drop for RdProducer {
     fn drop(&mut self) {
-        self.destroy();
+        if self.rk.0.is_null() && self.topics.is_empty() {
+            return;
+        }
+        // rd_kafka_destroy joins librdkafka's threads: without the GIL, as confluent-kafka's
+        // dealloc does (a task's other threads, the heartbeat, go on meanwhile).
+        Python::attach(|py| py.detach(|| self.destroy()));
     }
 }
