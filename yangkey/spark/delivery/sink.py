@@ -177,11 +177,10 @@ class KafkaSink:
         if spec.exactly_once:
             config["transactional.id"] = spec.transactional_id(partition)
             config.setdefault("logger", transactional_logger())
-        config = logged(config)
-        self._native = NativeProducer.open(config)[0] if spec.native else None
+        self._native = NativeProducer.open(logged(config))[0] if spec.native else None
         self.native = self._native is not None
         """Whether the native producer runs (:mod:`~yangkey.spark.delivery.native_producer`)."""
-        self._producer: Any = self._native or Producer(config)
+        self._producer: Any = self._native or Producer(logged(config))
         self._consumer: Any = None
 
     # -- helpers ---------------------------------------------------------------------------
