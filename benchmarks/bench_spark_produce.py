@@ -58,6 +58,7 @@ from yangkey.kafka.broker import EmbeddedKafka
 from yangkey.kafka.config import ensure_topics, parse_kv
 from yangkey.messages import KeyedMessage
 from yangkey.spark.config import JobConfig
+from yangkey.spark.delivery.native_producer import ENV_SINK
 from yangkey.spark.job import run
 from yangkey.spark.planning import prepare
 from yangkey.spark.preflight import topic_specs
@@ -367,11 +368,21 @@ def main() -> None:
         "(spark job and plain loop alike), interleaved; 'NAME=' is the job's defaults",
     )
     parser.add_argument("--repeat", type=int, default=1, help="runs of each variant")
+    parser.add_argument(
+        "--sink",
+        choices=["native", "confluent", "both"],
+        default="native",
+        help="the job's Kafka sink: the native producer (when yangkey-native has it),"
+        " confluent-kafka's (YANGKEY_NATIVE_SINK=0), or both, interleaved (one row each)",
+    )
     add_spark_conf_option(parser)
     args = parser.parse_args()
     spark_conf = parse_kv(args.spark_conf, source="--spark-conf")
     common = parse_kv(args.producer_config, source="--producer-config")
     variants = [settings_variant(v) for v in args.settings] or [("defaults", {})]
+    sinks = ["native", "confluent"] if args.sink == "both" else [args.sink]
+    if len(sinks) > 1:
+        variants = [(f"{name}/{sink}", o) for name, o in variants for sink in sinks]
 
     work = Path(tempfile.mkdtemp(prefix="yangkey-bench-"))
     tag = uuid.uuid4().hex[:6]
@@ -440,7 +451,8 @@ def main() -> None:
                 flush=True,
             )
         for repeat in range(args.repeat):
-            for name, overrides in variants:
+            # ABBA: the broker's cleanup after one run lands in the next one's broker CPU
+            for name, overrides in variants[:: -1 if repeat % 2 else 1]:
                 producer = {**common, **overrides}
                 # 3. plain single-process produce loop of the pre-computed messages, with the
                 # producer settings the job's tasks use (minus the transaction)
@@ -461,6 +473,8 @@ def main() -> None:
                 # 1. the Spark job (session started before the clock), a new run each time
                 run_id = re.sub(r"[^A-Za-z0-9_.]", "_", f"bench{tag}{name}{repeat}")
                 config = base.but(producer_overrides=producer, run_id=run_id)
+                sink = name.rpartition("/")[2] if len(sinks) > 1 else sinks[0]
+                os.environ[ENV_SINK] = "0" if sink == "confluent" else "1"
                 job_before, broker_before = job_and_broker_cpu(broker_pid)
                 with RssSampler(broker_pid) as rss:
                     summary = run(config, spark)
@@ -494,7 +508,8 @@ def main() -> None:
                     f" worker {worker_mb:.0f} MB (largest of {workers} worker processes; PSS"
                     f" {rss.peak_pss():.0f} MB), JVM"
                     f" {jvm_mb:.0f} MB, this driver {driver_rss_mb():.0f} MB;"
-                    f" native pass keyed {summary.tally.native:,} records",
+                    f" native pass keyed {summary.tally.native:,} records, native sink produced"
+                    f" {summary.tally.native_sink:,}",
                     flush=True,
                 )
         del messages

@@ -1,6 +1,6 @@
 """Type stub of yangkey_native (the compiled decoder; yangkey/native.py is its adapter)."""
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 CONTRACT: int
@@ -73,3 +73,45 @@ class Routes:
     ) -> None: ...
     def __len__(self) -> int: ...
     def clear(self) -> None: ...
+
+class RdKafkaError(Exception):
+    """A librdkafka error (contract 6): args ``(code, name, string, retriable, fatal,
+    txn_requires_abort)``; ``RdProducer.produce`` adds the index of the refused message."""
+
+def rdkafka_version(path: str) -> tuple[int, str]:
+    """``(rd_kafka_version(), rd_kafka_version_str())`` of the librdkafka at ``path``
+    (contract 6); OSError when it cannot be opened or lacks a function RdProducer calls."""
+
+class RdProducer:
+    """A librdkafka producer over the library at ``path`` (contract 6): the Spark sink's
+    (yangkey/spark/delivery/native_producer.py). Raises RdKafkaError."""
+    def __init__(self, path: str, config: list[tuple[str, str]]) -> None: ...
+    def produce(
+        self,
+        messages: Sequence[tuple[str, bytes | None, bytes | None, tuple[tuple[str, bytes], ...]]],
+        headers_for: Callable[[str], Iterable[tuple[str, bytes]]],
+    ) -> int:
+        """Produce every ``(topic, key, value, headers)``, each topic's ``headers_for(topic)``
+        added; how many (fewer: a delivery failed while the queue was full)."""
+    def poll(self, timeout: float) -> int: ...
+    def flush(self, timeout: float) -> int:
+        """The messages still queued or in flight after waiting up to ``timeout`` seconds."""
+    def delivery_failure(self) -> tuple[int, str, str] | None:
+        """``(failed, first failed topic, librdkafka's words)``, or None."""
+    def drain_logs(self) -> list[tuple[int, str, str, str]]:
+        """librdkafka's log lines since the last call: (syslog level, facility, client, text)."""
+    def init_transactions(self, timeout: float) -> None: ...
+    def begin_transaction(self) -> None: ...
+    def send_offsets_to_transaction(
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        metadata: str | None,
+        group_id: str,
+        timeout: float,
+    ) -> None: ...
+    def commit_transaction(self, timeout: float) -> None: ...
+    def abort_transaction(self, timeout: float) -> None: ...
+    def purge(self) -> None: ...
+    def close(self) -> None: ...

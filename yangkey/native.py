@@ -90,7 +90,8 @@ and learned subscriptions:
 * :func:`keys_of`: ``Decoder.keys`` itself, for a caller that calls it once per record
   (:func:`keys_xml_of`: ``Decoder.keys_xml``).
 
-Contract 6 adds the instance feed of XML push-updates (native/src/xmlfeed.rs):
+Contract 6 adds the instance feed of XML push-updates and yang-patches (native/src/xmlfeed.rs)
+and the Spark job's native Kafka producer. The feed:
 
 * ``Decoder.keys_xml(..., with_instances=False)``: with ``with_instances`` (a walker built
   with feeds), the eighth item ``keys`` gives, per branch the ``yangkey-instances`` header's
@@ -110,6 +111,23 @@ Contract 6 adds the instance feed of XML push-updates (native/src/xmlfeed.rs):
 
 A contract-5 module is not used at all (:data:`CONTRACT` must match), so no caller asks one
 for ``with_instances`` on XML.
+
+The producer (native/src/rdkafka.rs, sink.rs; its adapter is
+:mod:`yangkey.spark.delivery.native_producer`):
+
+* ``yangkey_native.rdkafka_version(path)``: ``(rd_kafka_version(), rd_kafka_version_str())``
+  of the librdkafka at ``path`` (opened with ``dlopen`` at run time, nothing linked at build
+  time), OSError when it cannot be opened or lacks a function the producer calls;
+* ``yangkey_native.RdProducer(path, config)``: a producer over that library, ``config``
+  librdkafka's string settings; ``produce(messages, headers_for)`` sends a list of ``(topic,
+  key, value, headers)`` through ``rd_kafka_produceva`` in one call (``headers_for(topic)``,
+  asked once per topic, adds that topic's headers); ``poll``, ``flush`` (-> messages left),
+  ``delivery_failure()`` (count, first topic, words), ``drain_logs()``, the transactional
+  calls (``init_transactions``, ``begin_transaction``, ``send_offsets_to_transaction(topic,
+  partition, offset, metadata, group_id, timeout)``, ``commit_transaction``,
+  ``abort_transaction``), ``purge`` and ``close``; every wait releases the GIL;
+* ``yangkey_native.RdKafkaError``: what they raise, args ``(code, name, string, retriable,
+  fatal, txn_requires_abort)`` (``produce`` adds the refused message's index).
 
 The Python implementation stays the reference: tests/unit/test_native_decode.py,
 test_native_keys.py, test_native_feed.py and test_native_xml_feed.py check that both paths

@@ -15,7 +15,9 @@ mod jsonframe;
 mod model;
 mod patchscan;
 mod pyconv;
+mod rdkafka;
 mod routes;
+mod sink;
 mod tape;
 mod walk;
 mod xmlconv;
@@ -490,5 +492,8 @@ fn yangkey_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Decoder>()?;
     m.add_class::<walk::Walker>()?;
     m.add_class::<routes::Routes>()?;
+    m.add_class::<sink::RdProducer>()?;
+    m.add("RdKafkaError", m.py().get_type::<sink::RdKafkaError>())?;
+    m.add_function(wrap_pyfunction!(sink::rdkafka_version, m)?)?;
     Ok(())
 }

@@ -151,7 +151,8 @@ def counting(monkeypatch: pytest.MonkeyPatch) -> type[_CountingProducer]:
 
 
 def _sink() -> KafkaSink:
-    spec = SinkSpec({"bootstrap.servers": "h:1"}, "dlq", "r", exactly_once=False)
+    # confluent-kafka's loop (the native producer's: tests/unit/test_native_producer.py)
+    spec = SinkSpec({"bootstrap.servers": "h:1"}, "dlq", "r", exactly_once=False, native=False)
     return KafkaSink(spec, 0, 0)
 
 

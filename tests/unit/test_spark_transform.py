@@ -524,8 +524,9 @@ def test_partition_closes_its_producer(
             self.fail = fail
 
     monkeypatch.setattr(sink_module, "Producer", Producer)
+    # the faked confluent-kafka producer, not the native one
     sink = SinkSpec(producer_config={"bootstrap.servers": "h:1"}, dead_letter_topic="dlq",
-                    run_id="r", exactly_once=False)
+                    run_id="r", exactly_once=False, native=False)
     records = [(envelope("r1", 1042, ["eth0"]), "a:1")]
     if fail:
         with pytest.raises(BrokerError, match="cannot produce"):

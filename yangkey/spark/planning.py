@@ -34,6 +34,7 @@ from yangkey.spark.config import (
     TEST_FAIL_AFTER_ENV,
     JobConfig,
 )
+from yangkey.spark.delivery import native_producer
 from yangkey.spark.delivery.checkpoint import (
     HadoopCheckpoint,
     LocalCheckpoint,
@@ -168,6 +169,7 @@ def prepare(config: JobConfig) -> Prepared:
         dry_run=config.dry_run,
         schema_registry=config.registry if schema_ids else None,
         schema_ids=schema_ids,
+        native=native_producer.wanted(),
     )
     source_config: dict[str, object] = {}
     if config.source.reads_kafka:

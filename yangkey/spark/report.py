@@ -63,6 +63,26 @@ def keyed_natively(native: int, records: int) -> str:
     return ""
 
 
+def produced_natively(native_sink: int, records: int) -> str:
+    """Which producer the executors' tasks ran: the native one
+    (:mod:`yangkey.spark.delivery.native_producer`) or confluent-kafka's, said when the driver
+    has the native producer or a task used it (executors without it fall back)."""
+    from yangkey.spark.delivery.native_producer import load, wanted  # noqa: PLC0415
+
+    if native_sink:
+        return (
+            f"sink: {native_sink:,} of {records:,} records produced by the native producer"
+            " (yangkey-native)"
+        )
+    if records and wanted() and load()[0] is not None:
+        return (
+            "sink: every record by confluent-kafka's producer: executors without"
+            " yangkey-native or with another librdkafka (--ship-env ships the driver's"
+            " environment)"
+        )
+    return ""
+
+
 def print_summary(summary: Summary, console: Console) -> None:
     tally = summary.tally
     verb = "would produce" if summary.dry_run else "produced"
@@ -84,6 +104,9 @@ def print_summary(summary: Summary, console: Console) -> None:
     native_line = keyed_natively(tally.native, tally.records)
     if native_line:
         console.print(native_line, highlight=False)
+    sink_line = "" if summary.dry_run else produced_natively(tally.native_sink, tally.records)
+    if sink_line:
+        console.print(sink_line, highlight=False)
     skipped = f", {summary.skipped} already committed (skipped)" if summary.skipped else ""
     batches = f" in {summary.batches} micro-batches" if summary.batches > 1 else ""
     bad = summary.skipped_subscriptions

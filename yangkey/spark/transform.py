@@ -212,6 +212,10 @@ class Tally:
     """Updates without data (heartbeats) counted, not dead-lettered (``--empty-updates``)."""
     native: int = 0
     """Records keyed by the native key pass (:func:`yangkey.native.keys`) on the executors."""
+    native_sink: int = field(default=0, compare=False)
+    """Records of tasks that produced through the native producer
+    (:mod:`yangkey.spark.delivery.native_producer`): which client ran, not what was produced,
+    so two tallies of the same output compare equal whichever did."""
 
     @property
     def messages(self) -> int:
@@ -225,6 +229,7 @@ class Tally:
         self.records += other.records
         self.empty += other.empty
         self.native += other.native
+        self.native_sink += other.native_sink
         self.produced.update(other.produced)
         self.rejected.update(other.rejected)
         return self
@@ -237,6 +242,7 @@ class Tally:
                 "x": dict(self.rejected),
                 **({"e": self.empty} if self.empty else {}),
                 **({"n": self.native} if self.native else {}),
+                **({"s": self.native_sink} if self.native_sink else {}),
             },
             separators=(",", ":"),
             sort_keys=True,
@@ -254,6 +260,7 @@ class Tally:
                 "x": {"*": self.rejections},
                 **({"e": self.empty} if self.empty else {}),
                 **({"n": self.native} if self.native else {}),
+                **({"s": self.native_sink} if self.native_sink else {}),
             },
             separators=(",", ":"),
         )
@@ -265,6 +272,7 @@ class Tally:
             records=int(data.get("r", 0)),
             empty=int(data.get("e", 0)),
             native=int(data.get("n", 0)),
+            native_sink=int(data.get("s", 0)),
             produced=Counter({str(k): int(v) for k, v in data.get("p", {}).items()}),
             rejected=Counter({str(k): int(v) for k, v in data.get("x", {}).items()}),
         )

@@ -7,8 +7,10 @@ Modules, each importing only those above it:
   the store that reads, records and fences them;
 * :mod:`yangkey.spark.delivery.resume` — what a resumed batch run has left;
 * :mod:`yangkey.spark.delivery.checkpoint` — a stream's checkpoint identity;
-* :mod:`yangkey.spark.delivery.sink` — the confluent-kafka producer run inside each task
-  (one transaction per task attempt, commit markers, checked flush);
+* :mod:`yangkey.spark.delivery.native_producer` — the native producer (yangkey-native over
+  confluent-kafka's librdkafka) and when it runs;
+* :mod:`yangkey.spark.delivery.sink` — the producer run inside each task (one transaction
+  per task attempt, commit markers, checked flush);
 * :mod:`yangkey.spark.delivery.fencing` — run records, heartbeats, crashed runs'
   transactions aborted.
 """
