@@ -27,7 +27,8 @@ from yangkey.kafka.broker import EmbeddedKafka
 from yangkey.kafka.config import PRODUCER_DEFAULTS, ensure_topics
 from yangkey.messages import KeyedMessage
 from yangkey.spark.config import SPARK_PRODUCER_DEFAULTS
-from yangkey.spark.delivery.sink import KafkaSink, SinkSpec
+from yangkey.spark.delivery.sink import KafkaSink
+from yangkey.spark.delivery.spec import SinkSpec
 from yangkey.spark.preflight import topic_specs
 from yangkey.spark.source.splitting import split_records
 from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing

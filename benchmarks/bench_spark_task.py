@@ -28,7 +28,8 @@ from bench_spark_produce import subscriptions, write_input
 from yangkey.kafka.broker import EmbeddedKafka
 from yangkey.kafka.config import ensure_topics
 from yangkey.spark.config import JobConfig
-from yangkey.spark.delivery.sink import SinkSpec, produce_partition
+from yangkey.spark.delivery.sink import produce_partition
+from yangkey.spark.delivery.spec import SinkSpec
 from yangkey.spark.lines import LINE_LOOP_ENV
 from yangkey.spark.planning import prepare
 from yangkey.spark.preflight import topic_specs

@@ -19,7 +19,8 @@ from yangkey.errors import BrokerError
 from yangkey.messages import KeyedMessage
 from yangkey.registry.client import RegistrySettings
 from yangkey.spark.delivery import native_producer
-from yangkey.spark.delivery.sink import KafkaSink, SimulatedCrash, SinkSpec
+from yangkey.spark.delivery.sink import KafkaSink, SimulatedCrash
+from yangkey.spark.delivery.spec import SinkSpec
 from yangkey.spark.transform import Tally
 
 pytest.importorskip("yangkey_native", reason="yangkey-native not installed")

@@ -29,7 +29,8 @@ from yangkey.kafka.config import connection_settings
 from yangkey.spark.config import SPARK_PRODUCER_DEFAULTS
 from yangkey.spark.delivery.fencing import DONE, FENCED, RUNNING, Runs, heartbeat_for
 from yangkey.spark.delivery.markers import RunScope
-from yangkey.spark.delivery.sink import KafkaSink, SinkSpec
+from yangkey.spark.delivery.sink import KafkaSink
+from yangkey.spark.delivery.spec import SinkSpec
 from yangkey.spark.job import run
 from yangkey.spark.planning import prepare
 from yangkey.spark.preflight import check_topics, topic_specs
@@ -44,7 +45,8 @@ TRANSACTION_TIMEOUT = float(str(SPARK_PRODUCER_DEFAULTS["transaction.timeout.ms"
 _RUN_A = """
 import sys, time
 from yangkey.spark.delivery.fencing import heartbeat_for
-from yangkey.spark.delivery.sink import KafkaSink, SinkSpec, produce_partition
+from yangkey.spark.delivery.sink import KafkaSink, produce_partition
+from yangkey.spark.delivery.spec import SinkSpec
 from yangkey.spark.transform import BuilderSpec, Tally, builder_for, outgoing
 from yangkey.spark.source.splitting import split_records
 

@@ -149,7 +149,8 @@ def test_a_learned_topic_is_registered_once_per_process(served: Served, tmp_path
 def test_the_sink_adds_the_topic_schema_id_and_none_to_dead_letters(
     served: Served, tmp_path: Path
 ) -> None:
-    from yangkey.spark.delivery.sink import KafkaSink, SinkSpec  # noqa: PLC0415
+    from yangkey.spark.delivery.sink import KafkaSink  # noqa: PLC0415
+    from yangkey.spark.delivery.spec import SinkSpec  # noqa: PLC0415
 
     catalog = learning_catalog(tmp_path)
     settings = RegistrySettings(served.url)

@@ -24,7 +24,8 @@ from yangkey.errors import InputError
 from yangkey.messages import HEADER_SOURCE, KeyedMessage
 from yangkey.producer import MessageBuilder
 from yangkey.spark import lines as lines_module
-from yangkey.spark.delivery.sink import SinkSpec, produce_partition
+from yangkey.spark.delivery.sink import produce_partition
+from yangkey.spark.delivery.spec import SinkSpec
 from yangkey.spark.progress import Channel, reporting
 from yangkey.spark.source import splitting
 from yangkey.spark.source.splitting import FileRange, LineRecords, line_records, split_records

@@ -18,7 +18,8 @@ from yangkey.spark.delivery.checkpoint import (
 )
 from yangkey.spark.delivery.markers import Marker, decode_marker, encode_marker
 from yangkey.spark.delivery.resume import resume_plan
-from yangkey.spark.delivery.sink import KafkaSink, SinkSpec
+from yangkey.spark.delivery.sink import KafkaSink
+from yangkey.spark.delivery.spec import SinkSpec
 from yangkey.spark.source.kafka_source import KafkaRange, within_budget
 from yangkey.spark.source.splitting import FileRange, file_range_key, plan_ranges
 from yangkey.spark.transform import (

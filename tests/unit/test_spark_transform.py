@@ -35,7 +35,8 @@ from yangkey.spark.commands import produce
 from yangkey.spark.config import JobConfig
 from yangkey.spark.delivery import markers as markers_module
 from yangkey.spark.delivery import sink as sink_module
-from yangkey.spark.delivery.sink import SinkSpec, produce_partition
+from yangkey.spark.delivery.sink import produce_partition
+from yangkey.spark.delivery.spec import SinkSpec
 from yangkey.spark.job import run
 from yangkey.spark.options import parse_size
 from yangkey.spark.planning import prepare

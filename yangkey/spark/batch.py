@@ -9,7 +9,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from yangkey.spark.config import JobConfig
-from yangkey.spark.delivery.sink import PartitionResult
+from yangkey.spark.delivery.spec import PartitionResult
 from yangkey.spark.planning import Prepared
 from yangkey.spark.progress import Progress, Summary
 from yangkey.spark.runtime.session import spark_failure

@@ -45,7 +45,7 @@ from yangkey.spark.delivery.checkpoint import (
 from yangkey.spark.delivery.fencing import Heartbeat, fence_stale_runs, heartbeat_for
 from yangkey.spark.delivery.markers import Marker, MarkerStore
 from yangkey.spark.delivery.resume import resume_plan
-from yangkey.spark.delivery.sink import SinkSpec
+from yangkey.spark.delivery.spec import SinkSpec
 from yangkey.spark.preflight import check_topics, topic_specs
 from yangkey.spark.runtime.executors import is_local_master, local_input_warnings
 from yangkey.spark.runtime.session import DEFAULT_MASTER

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 from pyspark.sql import SparkSession
 
-from yangkey.spark.delivery.sink import PartitionResult
+from yangkey.spark.delivery.spec import PartitionResult
 from yangkey.spark.source.splitting import LineRecords, RawRecord, told
 from yangkey.spark.transform import Tally
 

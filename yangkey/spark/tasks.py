@@ -14,7 +14,8 @@ from typing import Any
 
 from pyspark import TaskContext
 
-from yangkey.spark.delivery.sink import PartitionResult, SinkSpec, produce_partition
+from yangkey.spark.delivery.sink import produce_partition
+from yangkey.spark.delivery.spec import PartitionResult, SinkSpec
 from yangkey.spark.progress import Channel, reporting
 from yangkey.spark.source.units import PartitionReader
 from yangkey.spark.transform import builder_for

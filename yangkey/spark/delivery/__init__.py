@@ -9,6 +9,8 @@ Modules, each importing only those above it:
 * :mod:`yangkey.spark.delivery.checkpoint` — a stream's checkpoint identity;
 * :mod:`yangkey.spark.delivery.native_producer` — the native producer (yangkey-native over
   confluent-kafka's librdkafka) and when it runs;
+* :mod:`yangkey.spark.delivery.spec` — what tasks are told about producing (``SinkSpec``)
+  and what each reports back (``PartitionResult``);
 * :mod:`yangkey.spark.delivery.sink` — the producer run inside each task (one transaction
   per task attempt, commit markers, checked flush);
 * :mod:`yangkey.spark.delivery.fencing` — run records, heartbeats, crashed runs'

@@ -41,7 +41,7 @@ from confluent_kafka import KafkaException
 
 from yangkey.errors import BrokerError
 from yangkey.spark.delivery.markers import MarkerStore, RunScope
-from yangkey.spark.delivery.sink import SinkSpec
+from yangkey.spark.delivery.spec import SinkSpec
 
 DEFAULT_STALE_AFTER = 30.0
 """Seconds without a heartbeat after which an unfinished run counts as crashed."""

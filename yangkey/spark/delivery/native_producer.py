@@ -92,7 +92,7 @@ def librdkafka_config(config: Mapping[str, object]) -> list[tuple[str, str]]:
 
 def wanted() -> bool:
     """Whether this run asks for the native producer (read on the driver, shipped to the
-    tasks in :attr:`~yangkey.spark.delivery.sink.SinkSpec.native`): not under
+    tasks in :attr:`~yangkey.spark.delivery.spec.SinkSpec.native`): not under
     ``YANGKEY_NATIVE=0`` or ``YANGKEY_NATIVE_SINK=0``."""
     return all(os.environ.get(name, "").strip() != "0" for name in (native.ENV_NATIVE, ENV_SINK))
 
