@@ -9,9 +9,15 @@ connection is a fixture, ``chdb_conn``, in ``tests/conftest.py``.
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from yangkey.topics import TopicSpec
+
+RECENT_DAY = (datetime.now(UTC) - timedelta(days=1)).date().isoformat()
+"""Yesterday (UTC), for event times of rows a test reads back from ClickHouse: tables drop a row
+once its event time plus the topic's retention has passed (the TTL, also at insert), so a fixed
+date would make the test fail once that much time has gone by."""
 
 IF_PATH = "/ietf-interfaces:interfaces/interface"
 """The schema path of the topics tests build unless told otherwise."""

@@ -21,6 +21,7 @@ import pytest
 from click.testing import CliRunner
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, ConfigResource
+from factories import RECENT_DAY
 
 from yangkey.catalog import Catalog, build_catalog
 from yangkey.cli import main
@@ -62,7 +63,7 @@ def telemetry(sub_id: int, xpath_filter: str | None, names: list[str], seq: int)
     else:
         contents = {"ietf-system:system": {"dns-resolver": {"search": names}}}
     envelope = {
-        "event-time": f"2026-11-20T10:00:{seq:02d}Z",
+        "event-time": f"{RECENT_DAY}T10:00:{seq:02d}Z",
         "sequence-number": seq,
         "contents": {"ietf-yang-push:push-update": {"id": sub_id, "datastore-contents": contents}},
     }

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from confluent_kafka import KafkaError, Message, Producer
-from factories import unique_name
+from factories import RECENT_DAY, unique_name
 
 from yangkey.catalog import Catalog, load_catalog
 from yangkey.clickhouse.connection import ChdbConnection
@@ -43,7 +43,7 @@ def catalog_for(tmp_path: Path, prefix: str) -> Catalog:
 
 def json_update(host: str, seq: int, status: str) -> bytes:
     return json.dumps({"ietf-yp-notification:envelope": {
-        "event-time": f"2026-11-20T10:00:0{seq}Z", "hostname": host, "sequence-number": seq,
+        "event-time": f"{RECENT_DAY}T10:00:0{seq}Z", "hostname": host, "sequence-number": seq,
         "contents": {"ietf-yang-push:push-update": {"id": 1042, "datastore-contents": {
             "ietf-interfaces:interfaces": {"interface": [
                 {"name": "eth0", "oper-status": status, "if-index": 1},
@@ -54,7 +54,7 @@ def json_update(host: str, seq: int, status: str) -> bytes:
 
 def xml_update(host: str, seq: int, status: str) -> bytes:
     return (
-        f'<envelope xmlns="{NS_ENV}"><event-time>2026-11-20T10:00:0{seq}Z</event-time>'
+        f'<envelope xmlns="{NS_ENV}"><event-time>{RECENT_DAY}T10:00:0{seq}Z</event-time>'
         f"<hostname>{host}</hostname><sequence-number>{seq}</sequence-number><contents>"
         f'<push-update xmlns="{NS_YP}"><id>1042</id><datastore-contents>'
         f'<interfaces xmlns="{NS_IF}"><interface><name>eth0</name>'

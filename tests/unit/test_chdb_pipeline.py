@@ -12,7 +12,7 @@ import itertools
 from collections.abc import Sequence
 
 import pytest
-from factories import topic_spec
+from factories import RECENT_DAY, topic_spec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -122,9 +122,9 @@ K_PE2 = key("pe2", 1042, iface("eth0"))
 
 def test_good_rows_reach_history_and_current_state(conn: ChdbConnection, db: str) -> None:
     insert_rows(conn, db, IF_TOPIC, [
-        row(0, K_ETH0, b'{"v":1}', headers("2026-11-20T10:00:00.123456789Z", 1)),
-        row(1, K_PIPE, b'{"v":2}', headers("2026-11-20T12:00:00.5+02:00", 2)),
-        row(2, K_PE2, b'{"v":3}', headers("2026-11-20T10:00:03Z", 3, schema_id="7")),
+        row(0, K_ETH0, b'{"v":1}', headers(f"{RECENT_DAY}T10:00:00.123456789Z", 1)),
+        row(1, K_PIPE, b'{"v":2}', headers(f"{RECENT_DAY}T12:00:00.5+02:00", 2)),
+        row(2, K_PE2, b'{"v":3}', headers(f"{RECENT_DAY}T10:00:03Z", 3, schema_id="7")),
     ])
     names = topic_tables(IF_TOPIC, db)
     assert count(conn, db, names.history) == 3
@@ -134,7 +134,7 @@ def test_good_rows_reach_history_and_current_state(conn: ChdbConnection, db: str
     by_key = {r["message_key"]: r for r in rows}
     first = by_key[K_ETH0.decode()]
     assert first["node"] == "pe1" and first["subscription_id"] == 1042
-    assert first["event_time"] == "2026-11-20T10:00:00.123456789Z"  # nanoseconds kept
+    assert first["event_time"] == f"{RECENT_DAY}T10:00:00.123456789Z"  # nanoseconds kept
     assert first["payload"] == '{"v":1}'
     assert first["content_type"] == "application/yang-data+json"
     assert first["kafka_topic"] == IF_TOPIC and first["kafka_offset"] == 0
@@ -142,15 +142,15 @@ def test_good_rows_reach_history_and_current_state(conn: ChdbConnection, db: str
     # " | " inside quoted values does not split the XPath line
     assert piped["xpaths"] == list(MessageKey.parse(K_PIPE).xpaths)
     assert piped["xpaths"] == sorted([iface("a | b"), iface("it's | \"quoted\"")])
-    assert piped["event_time"] == "2026-11-20T10:00:00.500000000Z"  # offset normalised to UTC
+    assert piped["event_time"] == f"{RECENT_DAY}T10:00:00.500000000Z"  # offset normalised to UTC
     pe2 = current_state(conn, db, node="pe2")
     assert len(pe2) == 1 and pe2[0]["schema_id"] == 7
 
 
 def test_duplicate_offset_does_not_change_current_state(conn: ChdbConnection, db: str) -> None:
     batch = [
-        row(0, K_ETH0, b'{"v":1}', headers("2026-11-20T10:00:00Z", 1)),
-        row(1, K_ETH0, b'{"v":2}', headers("2026-11-20T10:00:01Z", 2)),
+        row(0, K_ETH0, b'{"v":1}', headers(f"{RECENT_DAY}T10:00:00Z", 1)),
+        row(1, K_ETH0, b'{"v":2}', headers(f"{RECENT_DAY}T10:00:01Z", 2)),
     ]
     insert_rows(conn, db, IF_TOPIC, batch)
     before = current_state(conn, db)
@@ -166,11 +166,12 @@ def test_duplicate_offset_does_not_change_current_state(conn: ChdbConnection, db
 
 
 def test_older_replay_never_wins(conn: ChdbConnection, db: str) -> None:
-    insert_rows(conn, db, IF_TOPIC, [row(5, K_ETH0, b"new", headers("2026-11-20T10:00:05Z", 9))])
+    insert_rows(conn, db, IF_TOPIC, [row(5, K_ETH0, b"new", headers(f"{RECENT_DAY}T10:00:05Z", 9))])
     # an older message arrives later, at a higher offset (a replay from another producer)
-    insert_rows(conn, db, IF_TOPIC, [row(6, K_ETH0, b"old", headers("2026-11-20T10:00:01Z", 20))])
+    insert_rows(conn, db, IF_TOPIC,
+                [row(6, K_ETH0, b"old", headers(f"{RECENT_DAY}T10:00:01Z", 20))])
     # same event time, lower sequence number
-    insert_rows(conn, db, IF_TOPIC, [row(7, K_ETH0, b"older-seq", headers("2026-11-20T10:00:05Z",
+    insert_rows(conn, db, IF_TOPIC, [row(7, K_ETH0, b"older-seq", headers(f"{RECENT_DAY}T10:00:05Z",
                                                                             8))])
     assert [r["payload"] for r in current_state(conn, db)] == ["new"]
     names = topic_tables(IF_TOPIC, db)
@@ -219,13 +220,13 @@ def test_newer_generation_wins_and_hides_old_generation_keys(
 ) -> None:
     old_only = key("pe1", 1042, iface("eth9"))
     insert_rows(conn, db, IF_TOPIC, [
-        row(0, K_ETH0, b"gen1", headers("2026-11-20T10:00:09Z", 5, gen=1)),
-        row(1, old_only, b"gen1-eth9", headers("2026-11-20T10:00:09Z", 6, gen=1)),
-        row(2, K_PE2, b"pe2-gen1", headers("2026-11-20T10:00:09Z", 1, gen=1)),
+        row(0, K_ETH0, b"gen1", headers(f"{RECENT_DAY}T10:00:09Z", 5, gen=1)),
+        row(1, old_only, b"gen1-eth9", headers(f"{RECENT_DAY}T10:00:09Z", 6, gen=1)),
+        row(2, K_PE2, b"pe2-gen1", headers(f"{RECENT_DAY}T10:00:09Z", 1, gen=1)),
     ])
     # the subscription changed (generation 2): its first message has an *older* event time
     insert_rows(conn, db, IF_TOPIC, [
-        row(3, K_ETH0, b"gen2", headers("2026-11-20T10:00:01Z", 0, gen=2)),
+        row(3, K_ETH0, b"gen2", headers(f"{RECENT_DAY}T10:00:01Z", 0, gen=2)),
     ])
     rows = current_state(conn, db, node="pe1")
     assert [(r["payload"], r["generation"]) for r in rows] == [("gen2", 2)]
@@ -241,7 +242,7 @@ def test_newer_generation_wins_and_hides_old_generation_keys(
 
 
 def test_poison_and_malformed_messages_go_to_errors(conn: ChdbConnection, db: str) -> None:
-    good_headers = headers("2026-11-20T10:00:00Z")
+    good_headers = headers(f"{RECENT_DAY}T10:00:00Z")
     insert_rows(conn, db, IF_TOPIC, [
         # the ingest bridge could not decode it: _error set, raw bytes kept
         row(10, b"\xff\xfe", b"\x00poison\xff", good_headers,
@@ -251,7 +252,7 @@ def test_poison_and_malformed_messages_go_to_errors(conn: ChdbConnection, db: st
         row(13, None, b"no-key", good_headers),
         row(14, K_ETH0, b"bad-time", headers("yesterday")),
         row(15, K_ETH0, b"bad-seq",
-            [*headers("2026-11-20T10:00:00Z", None), ("yangkey-sequence-number", b"x")]),
+            [*headers(f"{RECENT_DAY}T10:00:00Z", None), ("yangkey-sequence-number", b"x")]),
         row(16, b"pe1\n1042\n/a[k='unbalanced]", b"bad-quotes", good_headers),
         row(17, b"\xc3\x28\n1\n/x", b"bad-utf8-key", good_headers),
         row(18, K_ETH0, b"ok", good_headers),
@@ -308,12 +309,12 @@ def test_dead_letter_records_reach_errors(conn: ChdbConnection, db: str) -> None
 def test_filters(conn: ChdbConnection, db: str) -> None:
     other_sub = key("pe1", 7, "/ietf-system:system/clock")
     insert_rows(conn, db, IF_TOPIC, [
-        row(0, K_ETH0, b"a", headers("2026-11-20T10:00:00Z")),
-        row(1, K_PIPE, b"b", headers("2026-11-20T10:00:01Z")),
-        row(2, K_PE2, b"c", headers("2026-11-20T10:00:02Z")),
+        row(0, K_ETH0, b"a", headers(f"{RECENT_DAY}T10:00:00Z")),
+        row(1, K_PIPE, b"b", headers(f"{RECENT_DAY}T10:00:01Z")),
+        row(2, K_PE2, b"c", headers(f"{RECENT_DAY}T10:00:02Z")),
     ])
     insert_rows(conn, db, CLOCK_TOPIC, [
-        row(0, other_sub, b"clock", headers("2026-11-20T10:00:03Z"), topic=CLOCK_TOPIC),
+        row(0, other_sub, b"clock", headers(f"{RECENT_DAY}T10:00:03Z"), topic=CLOCK_TOPIC),
     ])
     assert len(current_state(conn, db)) == 4
     assert len(current_state(conn, db, node="pe1")) == 3
@@ -334,7 +335,7 @@ def test_filters(conn: ChdbConnection, db: str) -> None:
 def test_history_paging(conn: ChdbConnection, db: str) -> None:
     rows = [
         row(i, K_ETH0 if i % 2 else K_PE2, f"m{i}".encode(),
-            headers(f"2026-11-20T10:00:{i // 2:02d}Z", i), partition=i % 3)
+            headers(f"{RECENT_DAY}T10:00:{i // 2:02d}Z", i), partition=i % 3)
         for i in range(10)
     ]
     insert_rows(conn, db, IF_TOPIC, rows)
@@ -353,8 +354,8 @@ def test_history_paging(conn: ChdbConnection, db: str) -> None:
     assert pages == 4
     by_key = history(conn, db, key=K_ETH0.decode(), limit=100)
     assert [r["payload"] for r in by_key.rows] == ["m1", "m3", "m5", "m7", "m9"]
-    window = history(conn, db, node="pe2", since="2026-11-20T10:00:01Z",
-                     until="2026-11-20T12:00:03+02:00")
+    window = history(conn, db, node="pe2", since=f"{RECENT_DAY}T10:00:01Z",
+                     until=f"{RECENT_DAY}T12:00:03+02:00")
     assert [r["payload"] for r in window.rows] == ["m2", "m4"]
     by_offset = history(conn, db, topic=IF_TOPIC, order="offset", limit=4)
     assert [(r["kafka_partition"], r["kafka_offset"]) for r in by_offset.rows] == [
@@ -374,11 +375,11 @@ def test_same_answers_through_clickhouse_connect(conn: ChdbConnection, db: str) 
     server = ServerConnection(client, "clickhouse-connect over chdb")
     try:
         insert_rows(server, db, IF_TOPIC, [
-            row(0, K_ETH0, b"a", headers("2026-11-20T10:00:00Z", 1)),
-            row(1, K_PIPE, b"b", headers("2026-11-20T10:00:01.000000001Z", 2)),
-            row(2, b"broken", b"c", headers("2026-11-20T10:00:02Z", 3)),
+            row(0, K_ETH0, b"a", headers(f"{RECENT_DAY}T10:00:00Z", 1)),
+            row(1, K_PIPE, b"b", headers(f"{RECENT_DAY}T10:00:01.000000001Z", 2)),
+            row(2, b"broken", b"c", headers(f"{RECENT_DAY}T10:00:02Z", 3)),
         ])
-        insert_rows(server, db, IF_TOPIC, [row(1, K_PIPE, b"b", headers("2026-11-20T10:00:01Z",
+        insert_rows(server, db, IF_TOPIC, [row(1, K_PIPE, b"b", headers(f"{RECENT_DAY}T10:00:01Z",
                                                                           2))])
         via_server = current_state(server, db, node="pe1' --")
         assert via_server == []
@@ -387,7 +388,7 @@ def test_same_answers_through_clickhouse_connect(conn: ChdbConnection, db: str) 
         assert [r["payload"] for r in via_server] == ["b", "a"]  # by key: 'a | b' < 'eth0'
         assert via_server[0]["xpaths"] == list(MessageKey.parse(K_PIPE).xpaths)
         # the replay at the same offset with an earlier time did not win
-        assert via_server[0]["event_time"] == "2026-11-20T10:00:01.000000001Z"
+        assert via_server[0]["event_time"] == f"{RECENT_DAY}T10:00:01.000000001Z"
         page_server = history(server, db, node="pe1", limit=1)
         page_chdb = history(conn, db, node="pe1", limit=1)
         assert page_server == page_chdb and page_server.next_cursor is not None
@@ -426,7 +427,7 @@ def test_sql_key_split_matches_parse_key(
     message_key = key(node, subscription_id, *(iface(v) for v in values))
     offset = next(_databases)  # unique per example
     insert_rows(conn, db, IF_TOPIC, [row(offset, message_key, b"{}",
-                                         headers("2026-11-20T10:00:00Z"))])
+                                         headers(f"{RECENT_DAY}T10:00:00Z"))])
     stored = conn.query(
         "SELECT node, subscription_id, xpaths FROM "
         f"{qualified(db, topic_tables(IF_TOPIC, db).history)}"
@@ -456,7 +457,7 @@ def test_numbers_outside_their_column_are_refused_not_wrapped(
     conn: ChdbConnection, db: str
 ) -> None:
     """{limit:UInt64} reads 2**64 as 0 (no rows, no error): every number is checked first."""
-    insert_rows(conn, db, IF_TOPIC, [row(0, K_ETH0, b"x", headers("2026-11-20T10:00:00Z"))])
+    insert_rows(conn, db, IF_TOPIC, [row(0, K_ETH0, b"x", headers(f"{RECENT_DAY}T10:00:00Z"))])
     assert len(current_state(conn, db, limit=2**64 - 1)) == 1
     with pytest.raises(ConfigError, match=r"--limit: must be between 1 and 18446744073709551615"):
         current_state(conn, db, limit=2**64)
@@ -471,8 +472,8 @@ def test_numbers_outside_their_column_are_refused_not_wrapped(
 
 @pytest.mark.parametrize(
     "text",
-    ["garbage", "2026-13-01T00:00:00Z", "2026-11-20T25:00:00Z", "2026-11-20T10:00:00+24:00",
-     "yesterday", "1e9", "2026-11-20T10:00:00.1234567890Z", "\u0662\u0660\u0662\u0666-01-01"],
+    ["garbage", "2026-13-01T00:00:00Z", f"{RECENT_DAY}T25:00:00Z", f"{RECENT_DAY}T10:00:00+24:00",
+     "yesterday", "1e9", f"{RECENT_DAY}T10:00:00.1234567890Z", "\u0662\u0660\u0662\u0666-01-01"],
 )
 def test_history_since_garbage_is_our_reason_not_the_engine_sql(
     conn: ChdbConnection, db: str, text: str
@@ -488,9 +489,9 @@ def test_history_times_clickhouse_cannot_hold_are_refused(conn: ChdbConnection, 
     with pytest.raises(ConfigError, match="outside the times ClickHouse stores"):
         history(conn, db, node="pe1", since="1899-12-31T23:59:59Z")
     # accepted forms: Z, offset, no offset (UTC), nanoseconds, a date alone
-    insert_rows(conn, db, IF_TOPIC, [row(0, K_ETH0, b"x", headers("2026-11-20T10:00:00Z"))])
-    for since in ("2026-11-20T10:00:00Z", "2026-11-20T11:00:00+01:00", "2026-11-20 10:00:00",
-                  "2026-11-20T09:59:59.999999999Z", "2026-11-20"):
+    insert_rows(conn, db, IF_TOPIC, [row(0, K_ETH0, b"x", headers(f"{RECENT_DAY}T10:00:00Z"))])
+    for since in (f"{RECENT_DAY}T10:00:00Z", f"{RECENT_DAY}T11:00:00+01:00",
+                  f"{RECENT_DAY} 10:00:00", f"{RECENT_DAY}T09:59:59.999999999Z", RECENT_DAY):
         assert len(history(conn, db, node="pe1", since=since).rows) == 1, since
 
 

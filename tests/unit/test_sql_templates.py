@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from factories import topic_spec
+from factories import RECENT_DAY, topic_spec
 from sql_harness import TemplateHarness
 
 from yangkey.clickhouse.connection import ChdbConnection
@@ -32,7 +32,7 @@ from yangkey.messages import (
 TOPIC = "netops-tpl-if"
 IF = "/ietf-interfaces:interfaces/interface"
 KEY = f"pe1\n1042\n{IF}[name='eth0']".encode()
-TIME = "2026-11-20T10:00:00Z"
+TIME = f"{RECENT_DAY}T10:00:00Z"
 STAMP = 1_790_000_000_123  # a Kafka timestamp (ms)
 _databases = itertools.count()
 
@@ -91,7 +91,7 @@ def test_a_good_row_is_split_into_its_columns(compacted: TemplateHarness) -> Non
     assert parsed["xpaths"] == [f"{IF}[name='eth0']"]
     assert int(parsed["generation"]) == 2 and int(parsed["sequence_number"]) == 7
     assert int(parsed["schema_id"]) == 5
-    assert parsed["event_time"].startswith("2026-11-20")
+    assert parsed["event_time"].startswith(RECENT_DAY)
     assert parsed["content_type"] == "application/yang-data+json"
     assert parsed["subscription_type"] == "on-change-sync"
     assert parsed["raw_message"] == ""  # kept only for a row that goes to errors

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from factories import RECENT_DAY
 from typed_helpers import IF, Pipe, edit, envelope, iface_value, patch, path
 
 from yangkey.catalog import Catalog, load_catalog
@@ -136,19 +137,19 @@ def typed_catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
 INTERFACES_JSON = {"ietf-interfaces:interfaces": {"interface": [
     {"name": "eth0", "type": "iana-if-type:ethernetCsmacd", "enabled": True,
      "oper-status": "up", "if-index": 3, "speed": "10000000000",
-     "last-change": "2026-11-20T09:59:00.5+01:00",
+     "last-change": f"{RECENT_DAY}T09:59:00.5+01:00",
      "statistics": {"in-octets": "18446744073709551615", "in-errors": 7},
      "ietf-ip:ipv4": {"mtu": 1500, "address": [{"ip": "192.0.2.1", "prefix-length": 24}]}},
     {"name": "eth1", "oper-status": "down", "higher-layer-if": ["eth0", "lo"]},
 ]}}
 INTERFACES_XML = (
-    f'<envelope xmlns="{NS_ENV}"><event-time>2026-11-20T10:00:00Z</event-time>'
+    f'<envelope xmlns="{NS_ENV}"><event-time>{RECENT_DAY}T10:00:00Z</event-time>'
     "<hostname>pe1</hostname><sequence-number>1</sequence-number><contents>"
     f'<push-update xmlns="{NS_YP}"><id>1042</id><datastore-contents>'
     f'<interfaces xmlns="{NS_IF}" xmlns:ianaift="urn:ietf:params:xml:ns:yang:iana-if-type">'
     "<interface><name>eth0</name><type>ianaift:ethernetCsmacd</type><enabled>true</enabled>"
     "<oper-status>up</oper-status><if-index>03</if-index><speed>10000000000</speed>"
-    "<last-change>2026-11-20T09:59:00.5+01:00</last-change>"
+    f"<last-change>{RECENT_DAY}T09:59:00.5+01:00</last-change>"
     "<statistics><in-octets>18446744073709551615</in-octets><in-errors>7</in-errors>"
     f'</statistics><ipv4 xmlns="{NS_IP}"><mtu>1500</mtu>'
     "<address><ip>192.0.2.1</ip><prefix-length>24</prefix-length></address></ipv4>"
@@ -179,7 +180,7 @@ def test_json_and_xml_give_identical_instance_rows(
     assert eth0["type"] == "iana-if-type:ethernetCsmacd"  # identityref as module:identity
     assert eth0["if-index"] == 3 and eth0["enabled"] is True
     assert eth0["statistics.in-octets"] == 2**64 - 1  # the full uint64 range
-    assert eth0["lc"] == "2026-11-20 08:59:00.500000000"  # UTC
+    assert eth0["lc"] == f"{RECENT_DAY} 08:59:00.500000000"  # UTC
     assert json.loads(eth0["ietf-ip:ipv4.address"]) == [{"ip": "192.0.2.1", "prefix-length": "24"}]
     assert eth0["description"] is None and "description" not in eth0["leaves"]
     assert eth1["higher-layer-if"] == ["eth0", "lo"]
@@ -194,17 +195,17 @@ def test_tricky_types_reach_their_columns(conn: ChdbConnection, typed_catalog: C
     pipe = Pipe(conn, typed_catalog)
     topic = typed_catalog.topics[0].name
     thing = {"id": 4, "ratio": "1.500", "state": "off", "colour": "yk-typed:red",
-             "flags": "c a", "mixed": -3, "seen": "2026-11-20T10:00:00.123456789Z",
+             "flags": "c a", "mixed": -3, "seen": f"{RECENT_DAY}T10:00:00.123456789Z",
              "addr": "2001:DB8:0:0:0:0:0:1", "marker": [None], "big": "-9000000000000000000",
              "version": "v2", "weights": ["0.5", "12"], "deep": {"small": -8},
              "part": [{"n": 1, "label": "x"}]}
     xml = (
-        f'<envelope xmlns="{NS_ENV}"><event-time>2026-11-20T10:00:00Z</event-time>'
+        f'<envelope xmlns="{NS_ENV}"><event-time>{RECENT_DAY}T10:00:00Z</event-time>'
         "<hostname>pe1</hostname><contents>"
         f'<push-update xmlns="{NS_YP}"><id>7</id><datastore-contents>'
         f'<things xmlns="{NS_TY}" xmlns:t="{NS_TY}"><thing><id>5</id><ratio>1.5</ratio>'
         "<state>off</state><colour>t:red</colour><flags>c a</flags><mixed>-3</mixed>"
-        "<seen>2026-11-20T10:00:00.123456789Z</seen><addr>2001:DB8::1</addr><marker/>"
+        f"<seen>{RECENT_DAY}T10:00:00.123456789Z</seen><addr>2001:DB8::1</addr><marker/>"
         "<big>-9000000000000000000</big><version>v2</version><weights>0.5</weights>"
         "<weights>12</weights><deep><small>-8</small></deep>"
         "<part><n>1</n><label>x</label></part></thing></things>"
@@ -224,7 +225,7 @@ def test_tricky_types_reach_their_columns(conn: ChdbConnection, typed_catalog: C
     assert str(from_json["ratio"]) == "1.5"
     assert from_json["colour"] == "yk-typed:red"
     assert from_json["flags"] == ["c", "a"]
-    assert from_json["seen"] == "2026-11-20 10:00:00.123456789"
+    assert from_json["seen"] == f"{RECENT_DAY} 10:00:00.123456789"
     assert from_json["addr"] == "2001:db8::1"  # RFC 5952
     assert from_json["marker"] is True
     assert from_json["big"] == -9_000_000_000_000_000_000
@@ -236,7 +237,7 @@ def test_tricky_types_reach_their_columns(conn: ChdbConnection, typed_catalog: C
 
 # -- yang-patch semantics ----------------------------------------------------------------------
 
-T1, T2, T3, T4 = (f"2026-11-20T10:00:0{i}Z" for i in range(1, 5))
+T1, T2, T3, T4 = (f"{RECENT_DAY}T10:00:0{i}Z" for i in range(1, 5))
 STATE = "`oper-status`, description, enabled, `statistics.in-octets`"
 
 
@@ -385,9 +386,9 @@ def test_the_state_keeps_the_newest_row_per_scope_and_its_answer_when_parts_merg
         edit("merge", f"{IF}=eth0", iface_value("eth0", **{"oper-status": "down"})),
     ]
     for seq, change in enumerate(steps, 1):
-        send_patch(pipe, change, seq=seq, time=f"2026-11-20T10:00:0{seq}Z")
+        send_patch(pipe, change, seq=seq, time=f"{RECENT_DAY}T10:00:0{seq}Z")
     for seq in (1, 2, 3):  # older replays, each its own insert
-        send_patch(pipe, steps[seq - 1], seq=seq, time=f"2026-11-20T10:00:0{seq}Z")
+        send_patch(pipe, steps[seq - 1], seq=seq, time=f"{RECENT_DAY}T10:00:0{seq}Z")
     expected = {path("eth0"): {
         "oper-status": "down", "description": None, "enabled": False,
         "statistics.in-octets": None,

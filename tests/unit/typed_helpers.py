@@ -8,6 +8,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from factories import RECENT_DAY
+
 from yangkey.catalog import Catalog
 from yangkey.clickhouse.apply import apply
 from yangkey.clickhouse.connection import ChdbConnection
@@ -82,7 +84,7 @@ class Pipe:
         return {row.pop("instance_path"): row for row in rows}
 
 
-def envelope(data: dict[str, Any], *, seq: int, time: str = "2026-11-20T10:00:00Z",
+def envelope(data: dict[str, Any], *, seq: int, time: str = f"{RECENT_DAY}T10:00:00Z",
              sub: int = 1042, host: str = "pe1") -> str:
     return json.dumps({"ietf-yp-notification:envelope": {
         "event-time": time, "hostname": host, "sequence-number": seq,
