@@ -383,7 +383,9 @@ impl Decoder {
             return Ok(None);
         };
         let found = match (note.contents, note.patch) {
-            (Some(at), _) => walk::instances(py, names, walker.get(), tape::V { doc: &doc, at }),
+            (Some(at), _) => {
+                walk::instances(py, names, walker.get(), tape::V { doc: &doc, at }, None)
+            }
             // a yang-patch's edits (patchwalk.rs)
             (None, Some(at)) => {
                 walk::patch_instances(py, names, walker.get(), tape::V { doc: &doc, at })

@@ -292,18 +292,16 @@ where
 
 /// Per branch the instance feed header of a push-update's data (``Decoder.instances``): None
 /// for a branch without an instance; stops where the reference's feed would not be mirrored.
+/// ``qnames``: an XML document's ``prefix:name`` leaves, as [`keys_with`] takes them.
 pub fn instances(
     py: Python<'_>,
     names: &mut NameCache,
     walker: &Walker,
     data: V<'_, '_>,
+    qnames: Option<&QNames>,
 ) -> W<Vec<Option<Vec<u8>>>> {
     let feeds = walker.feeds.as_ref().ok_or(Stop)?;
-    let mut run = Run {
-        py,
-        names,
-        qnames: None,
-    };
+    let mut run = Run { py, names, qnames };
     let mut values = Vec::new();
     let mut headers = Vec::with_capacity(feeds.len());
     for (branch, feed) in walker.branches.iter().zip(feeds) {

@@ -73,21 +73,11 @@ impl Decoder {
             class: self.model.qname_text.clone_ref(py),
             at: qnames,
         };
-        // The key walk with the feed on (walk.rs offers no feed-only walk with an XML
-        // document's QNames): its keys are dropped.
-        let mut headers = Vec::new();
-        let walked = walk::keys_with(
-            py,
-            &mut state.names,
-            walker,
-            tape.root(),
-            "node",
-            frame.subscription_id,
-            false,
-            Some(&mut headers),
-            Some(&qnames),
-        );
-        if walked.is_err() || !headers.iter().any(Option::is_some) {
+        let walked = walk::instances(py, &mut state.names, walker, tape.root(), Some(&qnames));
+        let Ok(headers) = walked else {
+            return Ok(None);
+        };
+        if !headers.iter().any(Option::is_some) {
             return Ok(None);
         }
         Ok(Some(header_tuple(py, headers)?))
