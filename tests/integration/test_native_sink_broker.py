@@ -221,3 +221,34 @@ def test_delivery_failure_worded_as_before(
     # the whole batch fails with its too-large message
     assert "2 message(s) could not be delivered (first to topic <prefix>-t)" in errors["native"]
     assert "too large" in errors["native"]
+
+
+def test_at_least_once_output_and_failure_identical(
+    kafka_bootstrap: str, prefixes: dict[str, str]
+) -> None:
+    """``--delivery at-least-once``: no transactional id, no marker; every message visible
+    once flushed, and a failed delivery raises as confluent-kafka's does."""
+    read: dict[str, list[tuple[object, ...]]] = {}
+    errors: dict[str, str] = {}
+    for name, native in SINKS.items():
+        prefix = prefixes[name]
+        topic, dead_letter, small = f"{prefix}-t", f"{prefix}-dl", f"{prefix}-small"
+        _create(kafka_bootstrap, topic, dead_letter)
+        _create(kafka_bootstrap, small, **{"max.message.bytes": "1000"})
+        spec = _spec(kafka_bootstrap, prefix, native, exactly_once=False)
+        sink = _sink(spec)
+        try:
+            assert sink.begin() is None
+            assert sink.send_all(iter(_messages(topic, dead_letter))) == 204
+            sink.commit(Tally(records=204))
+            sink.send_all(iter([KeyedMessage(small, b"k", b"x" * 5000)]))
+            with pytest.raises(BrokerError) as failed:
+                sink.flush()
+        finally:
+            sink.close()
+        read[name] = list(_read(kafka_bootstrap, topic, dead_letter, committed=False))
+        errors[name] = _normalised(failed.value, prefix)
+    assert read["native"] == read["confluent-kafka"]
+    assert len(read["native"]) == 204
+    assert errors["native"] == errors["confluent-kafka"]
+    assert "1 message(s) could not be delivered (first to topic <prefix>-small)" in errors["native"]
