@@ -114,6 +114,12 @@ class Catalog:
         included (exact node, else node pattern, else fleet-wide: :mod:`yangkey.fleet`)."""
         return self._index.pick(subscription_id, node)
 
+    def fleet_wide(self, subscription_id: int) -> frozenset[str] | None:
+        """The node names :meth:`resolve` does not answer the fleet-wide subscription of
+        ``subscription_id`` for when it does for every other node name; None when no
+        subscription of that id is every other node's (:meth:`FleetIndex.fleet_wide`)."""
+        return self._index.fleet_wide(subscription_id)
+
     def entry(self, subscription_id: int, node: str | None = None) -> CatalogEntry | None:
         """:meth:`resolve`, compiled entries only."""
         found = self.resolve(subscription_id, node)

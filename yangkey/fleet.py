@@ -70,6 +70,12 @@ class _Candidates(Generic[T]):
                 return item
         return self.fleet[0] if self.fleet else None
 
+    def fleet_wide(self) -> frozenset[str] | None:
+        """:meth:`FleetIndex.fleet_wide` of these entries."""
+        if self.patterns or not self.fleet:
+            return None
+        return frozenset(self.exact)
+
 
 class FleetIndex(Generic[T]):
     """Items by (node or pattern or fleet-wide, subscription id), looked up with the
@@ -92,6 +98,14 @@ class FleetIndex(Generic[T]):
         """The item ``node`` uses for ``subscription_id``, or None."""
         candidates = self._by_id.get(subscription_id)
         return None if candidates is None else candidates.pick(node)
+
+    def fleet_wide(self, subscription_id: int) -> frozenset[str] | None:
+        """The node names that do not :meth:`pick` the fleet-wide item of ``subscription_id``
+        when every other node name does (the id has a fleet-wide item and no node pattern):
+        the names it is declared for exactly, often none. None when no item is picked by
+        every other node (a pattern decides, or there is no fleet-wide item)."""
+        candidates = self._by_id.get(subscription_id)
+        return None if candidates is None else candidates.fleet_wide()
 
     def ids(self) -> Iterator[int]:
         return iter(self._by_id)

@@ -60,7 +60,10 @@ subscriptions, contract 5 ``Decoder.keys_xml``, contract 6 the instance feed of 
 * ``yangkey_native.Routes()``: ``Decoder.keys``' memo of the route's answers, kept where the
   pass reads them by the id and node it has just read (no tuple built and hashed in Python):
   set as a dict is (``routes[(id, node)] = (walker, node_name, extra)``), ``len`` and
-  ``clear()``; :func:`routes` makes one.
+  ``clear()``; :func:`routes` makes one. ``share(id, (walker, extra), excluded)`` (a later
+  addition, asked only where present) answers ``(walker, node, extra)`` for every node text
+  of ``id`` that is not empty, not in ``excluded`` and has no answer of its own: a
+  fleet-wide subscription's route, asked once per id instead of once per node.
 
 Contract 4 adds to contract 3 the instance feed (:mod:`yangkey.instances`) of JSON push-updates
 and learned subscriptions:

@@ -162,7 +162,14 @@ class NativeMessages:
         if walker is None:
             return None
         answer = (walker, name, route)
-        memo[(subscription_id, node)] = answer
+        share = getattr(memo, "share", None)  # yangkey_native.Routes, not a dict
+        excluded = self.catalog.fleet_wide(subscription_id) if share and node else None
+        if share and excluded is not None and node not in excluded:
+            # the fleet-wide entry: every node it holds for gets this answer but for its own
+            # name, which the memo puts in (the demo mix asked 7 routes per new node)
+            share(subscription_id, (walker, route), sorted(excluded))
+        else:
+            memo[(subscription_id, node)] = answer
         return answer
 
     def _feed_walker(self, entry: CatalogEntry) -> Any | None:

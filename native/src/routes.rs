@@ -1,12 +1,18 @@
 //! ``Routes``: the answers of ``Decoder.keys``' ``route`` question, by (subscription id,
 //! node), kept where the key pass reads them without a Python object: it looks an answer up by
 //! the id and node text it has just read, not by a tuple built, hashed and compared in Python.
+//!
+//! An answer can also be shared by every node of an id (``Routes.share``): the answer of a
+//! fleet-wide subscription is the same for every node that no node-specific one claims, but
+//! for the node name its key carries, which is then the node's own text. A fleet of many
+//! nodes then asks the route once per id, not once per (id, node): in the demo mix (16
+//! records per node) the first record of each node asked 7 routes in Python.
 
 use crate::model::Note;
 use crate::walk::Walker;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 /// One answer of the route: the walker, the node name the key carries, the caller's extra.
@@ -36,12 +42,26 @@ fn key_into(subscription_id: u32, node: Option<&str>, out: &mut Vec<u8>) {
     out.extend_from_slice(node.map_or(NO_NODE, str::as_bytes));
 }
 
+/// An answer every node of an id shares but the ``excluded`` ones: its node name is the node's.
+struct Shared {
+    walker: Py<Walker>,
+    extra: Py<PyAny>,
+    excluded: HashSet<Box<str>>,
+}
+
+/// The answers by (id, node) key ([`key_into`]), and the shared ones by id.
+#[derive(Default)]
+struct Memo {
+    by_node: HashMap<Box<[u8]>, Answer>,
+    by_id: HashMap<u32, Shared>,
+}
+
 /// ``route``'s answers by ``(subscription_id, node)`` (node a str or None); set, counted and
 /// emptied like the dict it replaces (``routes[(id, node)] = (walker, node_name, extra)``,
-/// ``len(routes)``, ``routes.clear()``).
+/// ``len(routes)``, ``routes.clear()``); ``share`` sets an id's answer for every node.
 #[pyclass(module = "yangkey_native", frozen)]
 pub struct Routes {
-    map: Mutex<HashMap<Box<[u8]>, Answer>>,
+    map: Mutex<Memo>,
 }
 
 impl Routes {
@@ -54,13 +74,26 @@ impl Routes {
         let found = if size <= stack.len() {
             stack[..4].copy_from_slice(&subscription_id.to_le_bytes());
             stack[4..size].copy_from_slice(node.map_or(NO_NODE, str::as_bytes));
-            map.get(&stack[..size])
+            map.by_node.get(&stack[..size])
         } else {
             let mut key = Vec::with_capacity(size);
             key_into(subscription_id, node, &mut key);
-            map.get(&key[..])
+            map.by_node.get(&key[..])
         };
-        found.map(|answer| answer.clone_ref(py))
+        if let Some(answer) = found {
+            return Some(answer.clone_ref(py));
+        }
+        // No node or an empty one: the route names the default node, which is not shared.
+        let node = node.filter(|node| !node.is_empty())?;
+        let shared = map.by_id.get(&subscription_id)?;
+        if shared.excluded.contains(node) {
+            return None;
+        }
+        Some(Answer {
+            walker: shared.walker.clone_ref(py),
+            node_name: Arc::from(node),
+            extra: shared.extra.clone_ref(py),
+        })
     }
 }
 
@@ -69,7 +102,7 @@ impl Routes {
     #[new]
     fn new() -> Self {
         Routes {
-            map: Mutex::new(HashMap::new()),
+            map: Mutex::new(Memo::default()),
         }
     }
 
@@ -92,14 +125,37 @@ impl Routes {
         let mut key = Vec::new();
         key_into(subscription_id, node, &mut key);
         let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
-        let replaced = map.insert(key.into_boxed_slice(), answer);
+        let replaced = map.by_node.insert(key.into_boxed_slice(), answer);
         drop(map);
         drop(replaced); // after the lock: a release may run Python code
         Ok(())
     }
 
+    /// ``share(subscription_id, (walker, extra), excluded)``: the answer of ``(id, node)``
+    /// for every node text that is not empty, not in ``excluded`` and has no answer of its
+    /// own: ``(walker, node, extra)``, the node name its key carries being the node itself.
+    fn share(
+        &self,
+        subscription_id: u32,
+        answer: (Bound<'_, Walker>, Bound<'_, PyAny>),
+        excluded: Vec<String>,
+    ) {
+        let (walker, extra) = answer;
+        let shared = Shared {
+            walker: walker.unbind(),
+            extra: extra.unbind(),
+            excluded: excluded.into_iter().map(String::into_boxed_str).collect(),
+        };
+        let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        let replaced = map.by_id.insert(subscription_id, shared);
+        drop(map);
+        drop(replaced); // after the lock: a release may run Python code
+    }
+
+    /// The answers set, by (id, node) and shared by id.
     fn __len__(&self) -> usize {
-        self.map.lock().unwrap_or_else(|e| e.into_inner()).len()
+        let map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        map.by_node.len() + map.by_id.len()
     }
 
     fn clear(&self) {
