@@ -81,19 +81,28 @@ pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
         return diff | (word(a, n - 8) ^ word(b, n - 8)) == 0;
     }
     if n >= 4 {
-        let half =
-            |s: &[u8], at: usize| u32::from_le_bytes([s[at], s[at + 1], s[at + 2], s[at + 3]]);
-        return (half(a, 0) ^ half(b, 0)) | (half(a, n - 4) ^ half(b, n - 4)) == 0;
+        return (quad(a, 0) ^ quad(b, 0)) | (quad(a, n - 4) ^ quad(b, n - 4)) == 0;
     }
     if n >= 2 {
-        let half = |s: &[u8], at: usize| u16::from_le_bytes([s[at], s[at + 1]]);
-        return (half(a, 0) ^ half(b, 0)) | (half(a, n - 2) ^ half(b, n - 2)) == 0;
+        return (pair(a, 0) ^ pair(b, 0)) | (pair(a, n - 2) ^ pair(b, n - 2)) == 0;
     }
     n == 0 || a[0] == b[0]
 }
 
+/// Four bytes of ``s`` from ``at`` as a word (functions, not closures: a closure of an
+/// inlined function was left out of line, a call per name).
+#[inline(always)]
+fn quad(s: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([s[at], s[at + 1], s[at + 2], s[at + 3]])
+}
+
+#[inline(always)]
+fn pair(s: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([s[at], s[at + 1]])
+}
+
 /// The eight bytes of ``s`` from ``at`` as a little-endian word (``at + 8 <= s.len()``).
-#[inline]
+#[inline(always)]
 pub(super) fn word(s: &[u8], at: usize) -> u64 {
     let w = &s[at..at + 8];
     u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]])
@@ -184,4 +193,74 @@ pub(super) fn decode(text: &str) -> F<String> {
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// Whether [`scan16`] scans (else the caller's eight-byte scan does it all).
+pub(super) const SCAN16: bool = cfg!(target_arch = "x86_64");
+
+/// From ``at``, sixteen bytes at a time (SSE2), the first byte text scanning must look at
+/// ([`STOP`]'s but ':', tab and line feed, which text may hold), or the first of the last
+/// block shorter than sixteen bytes; and whether the bytes passed hold a ':'.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) fn scan16(s: &[u8], mut at: usize) -> (usize, bool) {
+    use std::arch::x86_64::*;
+    let mut colon = false;
+    // SAFETY: SSE2 is part of x86_64; every load reads s[at..at + 16], within the slice.
+    unsafe {
+        let splat = |b: u8| _mm_set1_epi8(b as i8);
+        let (lt, amp, bracket, ef, colons) = (
+            splat(b'<'),
+            splat(b'&'),
+            splat(b']'),
+            splat(0xEF),
+            splat(b':'),
+        );
+        let (below, tab, newline) = (splat(0x1F), splat(b'\t'), splat(b'\n'));
+        while at + 16 <= s.len() {
+            let x = _mm_loadu_si128(s.as_ptr().add(at) as *const __m128i);
+            // bytes below 0x20, but tab and line feed
+            let control = _mm_andnot_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(x, tab), _mm_cmpeq_epi8(x, newline)),
+                _mm_cmpeq_epi8(_mm_min_epu8(x, below), x),
+            );
+            let stop = _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(x, lt), _mm_cmpeq_epi8(x, amp)),
+                _mm_or_si128(
+                    _mm_or_si128(_mm_cmpeq_epi8(x, bracket), _mm_cmpeq_epi8(x, ef)),
+                    control,
+                ),
+            );
+            let stop = _mm_movemask_epi8(stop) as u32;
+            let found = _mm_movemask_epi8(_mm_cmpeq_epi8(x, colons)) as u32;
+            if stop != 0 {
+                let n = stop.trailing_zeros();
+                colon |= found & ((1u32 << n) - 1) != 0;
+                return (at + n as usize, colon);
+            }
+            colon |= found != 0;
+            at += 16;
+        }
+    }
+    (at, colon)
+}
+
+/// Where the text from ``at`` ends when [`scan16`] stops at a '<' (the text plain
+/// characters, tab and line feed, ':' allowed), and whether it holds a ':'; None for
+/// anything else (a reference, a control, ']', 0xEF, the document's last sixteen bytes):
+/// the full scan decides.
+#[inline(always)]
+pub(super) fn plain16(s: &[u8], at: usize) -> Option<(usize, bool)> {
+    if !SCAN16 {
+        return None;
+    }
+    let (end, colon) = scan16(s, at);
+    (end + 16 <= s.len() && s[end] == b'<').then_some((end, colon))
+}
+
+/// [`scan16`] elsewhere: the caller's scan does it all.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+pub(super) fn scan16(_s: &[u8], at: usize) -> (usize, bool) {
+    (at, false)
 }

@@ -243,6 +243,75 @@ def test_native_patch_xml_only_edges(
         assert answered == "python" and who == "python", raw
 
 
+LONG = "eth0-a-name-longer-than-sixteen-bytes"
+IFT = 'xmlns:ift="urn:ietf:params:xml:ns:yang:iana-if-type"'
+
+
+def long_edit(value: str, name: str = LONG) -> str:
+    return (
+        f"<edit><operation>merge</operation><target>{IF}={name}</target>"
+        f"<value>{value}</value></edit>"
+    )
+
+
+# The fast reader's text scan (sixteen bytes at a time, a leaf closed right after its text):
+# what it stops at past the first sixteen bytes, and a leaf's end tag that is not the plain
+# ``</name>``.
+READER_EDGES: list[tuple[str, str, str]] = [
+    (IF, long_edit(entry(LONG)), "native"),
+    # a leaf's end tag with white space before its '>', or another name: the slow way
+    (IF, long_edit(f'<interface xmlns="{NS_IF}"><name>{LONG}</name ></interface>'), "native"),
+    (IF, long_edit(f'<interface xmlns="{NS_IF}"><name>{LONG}</nam></interface>'), "python"),
+    (IF, long_edit(f'<interface xmlns="{NS_IF}"><name>{LONG}</namex></interface>'), "python"),
+    # references, ']', ']]>', controls, tab and line feed past the first sixteen bytes
+    (IF, long_edit(entry(LONG.replace("-bytes", "&amp;bytes")), LONG.replace("-bytes", "%26bytes")),
+     "native"),
+    (IF, long_edit(entry(LONG + "]x"), LONG + "]x"), "native"),
+    (IF, long_edit(entry(LONG + "]]>x")), "python"),
+    (IF, long_edit(entry(LONG + "\x01")), "python"),
+    (IF, long_edit(entry(LONG + "\uFFFE")), "python"),
+    (IF, long_edit(entry(LONG + "\t\nx")), "python"),  # the key differs: refused
+    (IF, long_edit(entry(LONG + "\r\nx")), "python"),
+    # a comment, CDATA, a processing instruction in a value's leaf
+    (IF, long_edit(entry(LONG + "<!-- c -->")), "python"),
+    (IF, long_edit(entry(LONG + "<![CDATA[x]]>")), "python"),
+    (IF, long_edit(entry(LONG + "<?pi x?>")), "python"),
+    # prefix:name text: the ':' past the first sixteen bytes, a prefix declared on the leaf
+    # itself; a text starting as no name does (a path) and one with a space are no
+    # prefix:name (the filter then refuses the edit: "python")
+    (f"{IF}[type='iana-if-type:a-long-identity-name-here']",
+     long_edit(entry(LONG, f"<type {IFT}>ift:a-long-identity-name-here</type>")), "native"),
+    (f"{IF}[type='iana-if-type:other']",
+     long_edit(entry(LONG, f"<type {IFT}>ift:a-long-identity-name-here</type>")), "python"),
+    (f"{IF}[type='iana-if-type:other']",
+     long_edit(entry(LONG, f"<type {IFT.replace('ift', 'a-prefix-of-twenty-bytes')}>"
+                           "a-prefix-of-twenty-bytes:other</type>")), "native"),
+    (f"{IF}[type='iana-if-type:x']",
+     long_edit(entry(LONG, f"<type {IFT}>/ift:x</type>")), "python"),
+    (f"{IF}[type='iana-if-type:x']",
+     long_edit(entry(LONG, f"<type {IFT}>ift:x y</type>")), "python"),
+    (f"{IF}[type='iana-if-type:x-past-sixteen-bytes']",
+     long_edit(entry(LONG, f"<type {IFT}>ift:x-past-sixteen-bytes</type >")), "native"),
+]
+
+
+@pytest.mark.parametrize(("text", "edits", "who"), READER_EDGES)
+@pytest.mark.parametrize("framing", ["netconf", "pretty", "telemetry"])
+def test_native_patch_xml_reader_edges(
+    decoder: Any, fx_schema: SchemaContext, text: str, edits: str, who: str, framing: str
+) -> None:
+    """The fast reader's text scan and leaf ends: the native answer is the reference's, from
+    the side named; markup the reader does not take (or refuses) left to the reference."""
+    deriver = deriver_of(text, fx_schema)
+    ns = fx_schema.index.by_namespace
+    raw = xml_change(edits, framing)
+    answered = same(decoder, deriver, raw, ns, "dflt", "keys_xml")
+    if reference(deriver, raw, ns, "dflt")[0] == "ok":
+        assert answered == who, raw
+    else:
+        assert answered == "python" and who == "python", raw
+
+
 def test_native_patch_xml_datastore_changes_twice(decoder: Any, fx_schema: SchemaContext) -> None:
     """A push-change-update whose yang-patch is given twice: the reference refuses it (which
     one would a reader take?); the native pass leaves it to it."""
