@@ -43,6 +43,9 @@ struct Build<'a, 't> {
     groups: Vec<(u32, &'a str, u32)>,
     /// The member names the walker reads (``object_fast`` leaves out any other), or all.
     reads: Option<&'t [String]>,
+    /// The lengths of the names in ``reads``, as bits (63: any length from 63 on): a member
+    /// name of a length none has is not read, without a comparison.
+    read_lengths: u64,
 }
 
 impl<'a> Build<'a, '_> {
@@ -214,6 +217,14 @@ impl<'a> Build<'a, '_> {
         let Some(reads) = self.reads else {
             return true;
         };
+        let length = if module == parent {
+            local.len()
+        } else {
+            self.module_name(module).len() + 1 + local.len()
+        };
+        if self.read_lengths & length_bit(length) == 0 {
+            return false;
+        }
         if module == parent {
             return reads
                 .iter()
@@ -375,6 +386,12 @@ impl<'a> Build<'a, '_> {
     }
 }
 
+/// A name length's bit in [`Build::read_lengths`].
+#[inline]
+fn length_bit(length: usize) -> u64 {
+    1 << length.min(63)
+}
+
 /// ``module:name`` (``format!``'s machinery cost more than the rest of a small document's
 /// tape).
 fn qualified(module: &str, name: &str) -> String {
@@ -429,6 +446,7 @@ fn builder<'a, 't>(input: &'a str, table: &'t NsTable) -> Build<'a, 't> {
         kids,
         groups,
         reads: None,
+        read_lengths: 0,
     }
 }
 
@@ -469,6 +487,9 @@ pub(crate) fn members_tape<'a>(
 ) -> Members<'a> {
     let mut build = builder(fast.input, table);
     build.reads = reads;
+    build.read_lengths = reads.map_or(0, |names| {
+        names.iter().fold(0, |bits, n| bits | length_bit(n.len()))
+    });
     build.owned = fast.owned.clone(); // the arena's owned strings keep their indexes
     let mut at = Vec::with_capacity(elements.len());
     for &element in elements {
