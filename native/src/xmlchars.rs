@@ -258,6 +258,90 @@ pub(super) fn plain16(s: &[u8], at: usize) -> Option<(usize, bool)> {
     (end + 16 <= s.len() && s[end] == b'<').then_some((end, colon))
 }
 
+/// Where the NCName characters after the first (ASCII letters, digits, '_', '-', '.') that
+/// start at ``at`` end, when they end within the sixteen bytes from ``at`` (SSE2); None:
+/// the caller's scan decides.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) fn name16(s: &[u8], mut at: usize) -> Option<usize> {
+    use std::arch::x86_64::*;
+    // SAFETY: SSE2 is part of x86_64; every load reads s[at..at + 16], within the slice.
+    unsafe {
+        let splat = |b: u8| _mm_set1_epi8(b as i8);
+        // signed compares: bytes from 0x80 on are negative, below every bound
+        let within = |x: __m128i, lo: u8, hi: u8| {
+            _mm_and_si128(
+                _mm_cmpgt_epi8(x, splat(lo - 1)),
+                _mm_cmplt_epi8(x, splat(hi + 1)),
+            )
+        };
+        while at + 16 <= s.len() {
+            let x = _mm_loadu_si128(s.as_ptr().add(at) as *const __m128i);
+            let letter = within(_mm_or_si128(x, splat(0x20)), b'a', b'z');
+            let digit_dash_dot = within(x, b'-', b'9'); // - . / 0-9
+            let slash = _mm_cmpeq_epi8(x, splat(b'/'));
+            let underscore = _mm_cmpeq_epi8(x, splat(b'_'));
+            let name = _mm_or_si128(
+                _mm_or_si128(letter, underscore),
+                _mm_andnot_si128(slash, digit_dash_dot),
+            );
+            let not_name = !(_mm_movemask_epi8(name) as u32) & 0xFFFF;
+            if not_name != 0 {
+                return Some(at + not_name.trailing_zeros() as usize);
+            }
+            at += 16;
+        }
+    }
+    None
+}
+
+/// From ``at``, sixteen bytes at a time (SSE2), the first byte an attribute value's scan
+/// looks at ([`in_value`]'s), or the first of the last block shorter than sixteen bytes.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) fn value16(s: &[u8], mut at: usize, quote: u8) -> usize {
+    use std::arch::x86_64::*;
+    // SAFETY: SSE2 is part of x86_64; every load reads s[at..at + 16], within the slice.
+    unsafe {
+        let splat = |b: u8| _mm_set1_epi8(b as i8);
+        let (quote, lt, amp, ef, below) = (
+            splat(quote),
+            splat(b'<'),
+            splat(b'&'),
+            splat(0xEF),
+            splat(0x1F),
+        );
+        while at + 16 <= s.len() {
+            let x = _mm_loadu_si128(s.as_ptr().add(at) as *const __m128i);
+            let look = _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, lt)),
+                _mm_or_si128(
+                    _mm_or_si128(_mm_cmpeq_epi8(x, amp), _mm_cmpeq_epi8(x, ef)),
+                    _mm_cmpeq_epi8(_mm_min_epu8(x, below), x),
+                ),
+            );
+            let look = _mm_movemask_epi8(look) as u32;
+            if look != 0 {
+                return at + look.trailing_zeros() as usize;
+            }
+            at += 16;
+        }
+    }
+    at
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+pub(super) fn value16(_s: &[u8], at: usize, _quote: u8) -> usize {
+    at
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+pub(super) fn name16(_s: &[u8], _at: usize) -> Option<usize> {
+    None
+}
+
 /// [`scan16`] elsewhere: the caller's scan does it all.
 #[cfg(not(target_arch = "x86_64"))]
 #[inline]

@@ -165,8 +165,12 @@ impl<'a> P<'a> {
             return Err(Other);
         }
         self.at += 1;
-        // Eight bytes at a time (a name ends within a word or two), the document's last
-        // bytes one at a time.
+        // Sixteen bytes at a time (most names end within them), then eight, the document's
+        // last bytes one at a time.
+        if let Some(end) = chars::name16(self.s, self.at) {
+            self.at = end;
+            return Ok((start, end));
+        }
         while self.at + 8 <= self.s.len() {
             let found = not_name(word(self.s, self.at));
             if found != 0 {
