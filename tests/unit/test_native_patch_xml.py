@@ -272,6 +272,11 @@ READER_EDGES: list[tuple[str, str, str]] = [
     (IF, long_edit(entry(LONG + "\uFFFE")), "python"),
     (IF, long_edit(entry(LONG + "\t\nx")), "python"),  # the key differs: refused
     (IF, long_edit(entry(LONG + "\r\nx")), "python"),
+    # an operation and a target ending (or starting) with Unicode white space: stripped
+    (IF, f"<edit><operation>delete\u00a0</operation><target>\u2003{IF}=a\u0085</target>"
+     "</edit>", "native"),
+    (IF, f"<edit><operation>\u001fdelete</operation><target>{IF}=a\u001c</target></edit>",
+     "python"),  # controls: not XML
     # a comment, CDATA, a processing instruction in a value's leaf
     (IF, long_edit(entry(LONG + "<!-- c -->")), "python"),
     (IF, long_edit(entry(LONG + "<![CDATA[x]]>")), "python"),
