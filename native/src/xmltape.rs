@@ -15,6 +15,9 @@ use roxmltree::Node;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+/// How many members [`Build::object_few`] takes.
+const FEW: usize = 8;
+
 /// The module of the contents element's parent: none, so every top member is qualified.
 const TOP: u32 = u32::MAX;
 
@@ -239,9 +242,54 @@ impl<'a> Build<'a, '_> {
         })
     }
 
+    /// [`Build::object_fast`] of an element whose children the walker reads few of, each
+    /// name once (the key pass's common case: no group, no array, document order): written
+    /// straight into the tape. False, nothing written, for any other (more than [`FEW`]
+    /// members read, or a name read twice): the general way reads it.
+    fn object_few(&mut self, fast: &Fast<'a>, element: u32, parent: u32) -> bool {
+        let mut read = [(0u32, "", 0u32); FEW];
+        let mut count = 0;
+        let (mut last_ns, mut module) = (NONE, NONE);
+        for child in fast.children(element) {
+            let el = &fast.els[child as usize];
+            if el.ns != last_ns {
+                last_ns = el.ns;
+                module = self.module_id(fast.namespaces[el.ns as usize]);
+            }
+            let local: &'a str = fast.local(child);
+            if !self.read(module, local, parent) {
+                continue;
+            }
+            if count == FEW
+                || read[..count]
+                    .iter()
+                    .any(|(m, l, _)| *m == module && same_bytes(l.as_bytes(), local.as_bytes()))
+            {
+                return false;
+            }
+            read[count] = (module, local, child);
+            count += 1;
+        }
+        let header = self.nodes.len();
+        self.nodes.push(T::Object { len: 0, end: 0 });
+        for &(module, local, child) in &read[..count] {
+            let key = self.member(module, local, parent);
+            self.nodes.push(T::Str(key));
+            self.value_fast(fast, child, module);
+        }
+        self.nodes[header] = T::Object {
+            len: count as u32,
+            end: self.nodes.len() as u32,
+        };
+        true
+    }
+
     /// [`Build::object`] of an element of the fast reader's arena, members no walk reads
     /// left out (``reads``).
     fn object_fast(&mut self, fast: &Fast<'a>, element: u32, parent: u32) {
+        if self.reads.is_some() && self.object_few(fast, element, parent) {
+            return;
+        }
         // This object's children and member names, above those of the objects around it in
         // the shared buffers (no allocation per object).
         let mut kids = std::mem::take(&mut self.kids);

@@ -244,6 +244,15 @@ def test_native_patch_xml_only_edges(
 
 
 LONG = "eth0-a-name-longer-than-sixteen-bytes"
+FILTERS = {
+    "description": "d", "type": "iana-if-type:other", "enabled": "true",
+    "link-up-down-trap-enable": "enabled", "admin-status": "up", "oper-status": "up",
+    "if-index": "7", "phys-address": "00:11", "speed": "1",
+}
+MANY = IF + "".join(f"[{leaf}='{value}']" for leaf, value in FILTERS.items())
+LEAVES = "".join(
+    f"<{leaf}>{value.replace('iana-if-type:', 'ift:')}</{leaf}>" for leaf, value in FILTERS.items()
+).replace("<type>", '<type xmlns:ift="urn:ietf:params:xml:ns:yang:iana-if-type">')
 IFT = 'xmlns:ift="urn:ietf:params:xml:ns:yang:iana-if-type"'
 
 
@@ -277,6 +286,21 @@ READER_EDGES: list[tuple[str, str, str]] = [
      "</edit>", "native"),
     (IF, f"<edit><operation>\u001fdelete</operation><target>{IF}=a\u001c</target></edit>",
      "python"),  # controls: not XML
+    # more members read than the tape's few-members way takes (the general way then), a
+    # name read twice (an array), entries in another namespace's list, nested
+    (MANY, long_edit(entry(LONG, LEAVES)), "native"),
+    (MANY, long_edit(entry(LONG, LEAVES.replace("</speed>", "</speed><speed>2</speed>"))),
+     "python"),
+    (IF, long_edit(entry(LONG, "<description>a</description><description>b</description>")),
+     "native"),
+    (f"{IF}[type='iana-if-type:other']",
+     long_edit(entry(LONG, f"<type {IFT}>ift:other</type><type {IFT}>ift:other</type>")),
+     "python"),
+    (f"{IF}[enabled='true']", long_edit(entry(LONG, "<enabled>true</enabled>" * 2)), "python"),
+    (IF, long_edit(entry(LONG, f'<x:interface xmlns:x="{NS_IF}"><name>n</name></x:interface>'
+                               '<i xmlns="urn:other"><name>m</name><i><name>k</name></i></i>')),
+     "native"),
+    (f"{IF}/name", long_edit(entry(LONG).replace("<name>", "<name>") + entry(LONG)), "python"),
     # a comment, CDATA, a processing instruction in a value's leaf
     (IF, long_edit(entry(LONG + "<!-- c -->")), "python"),
     (IF, long_edit(entry(LONG + "<![CDATA[x]]>")), "python"),
