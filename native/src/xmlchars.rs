@@ -330,6 +330,38 @@ pub(super) fn value16(s: &[u8], mut at: usize, quote: u8) -> usize {
     at
 }
 
+/// Whether every byte of ``s`` is ASCII (SSE2: sixteen bytes at a time, the rest one by
+/// one).
+#[cfg(target_arch = "x86_64")]
+pub(super) fn ascii(s: &[u8]) -> bool {
+    use std::arch::x86_64::*;
+    let mut at = 0;
+    // SAFETY: SSE2 is part of x86_64; every load reads s[at..at + 16], within the slice.
+    unsafe {
+        let mut high = _mm_setzero_si128();
+        while at + 64 <= s.len() {
+            let p = s.as_ptr().add(at) as *const __m128i;
+            let a = _mm_or_si128(_mm_loadu_si128(p), _mm_loadu_si128(p.add(1)));
+            let b = _mm_or_si128(_mm_loadu_si128(p.add(2)), _mm_loadu_si128(p.add(3)));
+            high = _mm_or_si128(high, _mm_or_si128(a, b));
+            at += 64;
+        }
+        while at + 16 <= s.len() {
+            high = _mm_or_si128(high, _mm_loadu_si128(s.as_ptr().add(at) as *const __m128i));
+            at += 16;
+        }
+        if _mm_movemask_epi8(high) != 0 {
+            return false;
+        }
+    }
+    s[at..].is_ascii()
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+pub(super) fn ascii(s: &[u8]) -> bool {
+    s.is_ascii()
+}
+
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 pub(super) fn value16(_s: &[u8], at: usize, _quote: u8) -> usize {

@@ -407,6 +407,16 @@ impl<'a> P<'a> {
     }
 }
 
+/// ``data`` as text when it is UTF-8 (``str::from_utf8``), an ASCII document checked
+/// sixteen bytes at a time first (most notifications are ASCII).
+pub fn utf8(data: &[u8]) -> Option<&str> {
+    if chars::ascii(data) {
+        // SAFETY: ASCII is UTF-8.
+        return Some(unsafe { std::str::from_utf8_unchecked(data) });
+    }
+    std::str::from_utf8(data).ok()
+}
+
 /// Read ``input`` (UTF-8 text starting with '<') into the arena; [`Other`]: the full parser.
 pub fn parse(input: &str) -> F<Fast<'_>> {
     if input.len() > MAX_DOCUMENT || input.len() >= crate::tape::OWNED as usize {

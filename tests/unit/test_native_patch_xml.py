@@ -341,6 +341,28 @@ def test_native_patch_xml_reader_edges(
         assert answered == "python" and who == "python", raw
 
 
+@pytest.mark.parametrize("where", [10, 100, 1000])
+def test_native_patch_xml_not_ascii(decoder: Any, fx_schema: SchemaContext, where: int) -> None:
+    """A document with a character past ASCII (at its start, middle or end: the reader's
+    ASCII check goes sixteen and sixty-four bytes at a time) is read as UTF-8 (keyed
+    natively); a byte that is no UTF-8 is the reference's error."""
+    deriver = deriver_of(IF, fx_schema)
+    ns = fx_schema.index.by_namespace
+    names = [f"e{i}-" + "x" * 39 for i in range(where // 100 + 1)]
+    edits = "".join(long_edit(entry(name + "é"), name + "%C3%A9") for name in names)
+    raw = xml_change(edits)
+    assert b"\xc3\xa9" in raw
+    assert same(decoder, deriver, raw, ns, "dflt", "keys_xml") == "native"
+    ascii_raw = xml_change(long_edit(entry(LONG)))
+    for doc in (raw, ascii_raw):
+        # in a text, near the start, the middle, the end (the last bytes past the blocks)
+        for near in (min(where, len(doc) - 30), len(doc) - 10):
+            at = doc.index(b">", near) + 1  # text or tail, not inside a name
+            bad = doc[:at] + b"\xff" + doc[at:]
+            assert reference(deriver, bad, ns, "dflt")[0] == "error"
+            assert native_answer(decoder, deriver, bad, ns, "dflt", "keys_xml") is None
+
+
 def test_native_patch_xml_datastore_changes_twice(decoder: Any, fx_schema: SchemaContext) -> None:
     """A push-change-update whose yang-patch is given twice: the reference refuses it (which
     one would a reader take?); the native pass leaves it to it."""
