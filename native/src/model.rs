@@ -286,6 +286,13 @@ pub fn plain_node_name(name: &str) -> bool {
 
 /// Python's ``str.strip()``: its whitespace is Unicode's White_Space plus U+001C..U+001F.
 pub fn py_strip(text: &str) -> &str {
+    // Text that starts and ends with a printable ASCII character (most: a yang-patch's
+    // targets and operations) has nothing to strip.
+    if let (Some(&first), Some(&last)) = (text.as_bytes().first(), text.as_bytes().last()) {
+        if (b'!'..=b'~').contains(&first) && (b'!'..=b'~').contains(&last) {
+            return text;
+        }
+    }
     text.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
 }
 

@@ -98,7 +98,9 @@ impl<'a> P<'a> {
         self.at += 1;
         let start = self.at;
         loop {
-            // Eight bytes at a time to the first that needs a look (namespace names are long).
+            // Sixteen bytes at a time, then eight, to the first that needs a look (namespace
+            // names are long).
+            self.at = super::chars::value16(self.s, self.at, quote);
             while self.at + 8 <= self.s.len() {
                 let chunk = &self.s[self.at..self.at + 8];
                 let word = u64::from_le_bytes([

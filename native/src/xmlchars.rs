@@ -81,19 +81,28 @@ pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
         return diff | (word(a, n - 8) ^ word(b, n - 8)) == 0;
     }
     if n >= 4 {
-        let half =
-            |s: &[u8], at: usize| u32::from_le_bytes([s[at], s[at + 1], s[at + 2], s[at + 3]]);
-        return (half(a, 0) ^ half(b, 0)) | (half(a, n - 4) ^ half(b, n - 4)) == 0;
+        return (quad(a, 0) ^ quad(b, 0)) | (quad(a, n - 4) ^ quad(b, n - 4)) == 0;
     }
     if n >= 2 {
-        let half = |s: &[u8], at: usize| u16::from_le_bytes([s[at], s[at + 1]]);
-        return (half(a, 0) ^ half(b, 0)) | (half(a, n - 2) ^ half(b, n - 2)) == 0;
+        return (pair(a, 0) ^ pair(b, 0)) | (pair(a, n - 2) ^ pair(b, n - 2)) == 0;
     }
     n == 0 || a[0] == b[0]
 }
 
+/// Four bytes of ``s`` from ``at`` as a word (functions, not closures: a closure of an
+/// inlined function was left out of line, a call per name).
+#[inline(always)]
+fn quad(s: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([s[at], s[at + 1], s[at + 2], s[at + 3]])
+}
+
+#[inline(always)]
+fn pair(s: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([s[at], s[at + 1]])
+}
+
 /// The eight bytes of ``s`` from ``at`` as a little-endian word (``at + 8 <= s.len()``).
-#[inline]
+#[inline(always)]
 pub(super) fn word(s: &[u8], at: usize) -> u64 {
     let w = &s[at..at + 8];
     u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]])
@@ -184,4 +193,190 @@ pub(super) fn decode(text: &str) -> F<String> {
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// Whether [`scan16`] scans (else the caller's eight-byte scan does it all).
+pub(super) const SCAN16: bool = cfg!(target_arch = "x86_64");
+
+/// From ``at``, sixteen bytes at a time (SSE2), the first byte text scanning must look at
+/// ([`STOP`]'s but ':', tab and line feed, which text may hold), or the first of the last
+/// block shorter than sixteen bytes; and whether the bytes passed hold a ':'.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) fn scan16(s: &[u8], mut at: usize) -> (usize, bool) {
+    use std::arch::x86_64::*;
+    let mut colon = false;
+    // SAFETY: SSE2 is part of x86_64; every load reads s[at..at + 16], within the slice.
+    unsafe {
+        let splat = |b: u8| _mm_set1_epi8(b as i8);
+        let (lt, amp, bracket, ef, colons) = (
+            splat(b'<'),
+            splat(b'&'),
+            splat(b']'),
+            splat(0xEF),
+            splat(b':'),
+        );
+        let (below, tab, newline) = (splat(0x1F), splat(b'\t'), splat(b'\n'));
+        while at + 16 <= s.len() {
+            let x = _mm_loadu_si128(s.as_ptr().add(at) as *const __m128i);
+            // bytes below 0x20, but tab and line feed
+            let control = _mm_andnot_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(x, tab), _mm_cmpeq_epi8(x, newline)),
+                _mm_cmpeq_epi8(_mm_min_epu8(x, below), x),
+            );
+            let stop = _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(x, lt), _mm_cmpeq_epi8(x, amp)),
+                _mm_or_si128(
+                    _mm_or_si128(_mm_cmpeq_epi8(x, bracket), _mm_cmpeq_epi8(x, ef)),
+                    control,
+                ),
+            );
+            let stop = _mm_movemask_epi8(stop) as u32;
+            let found = _mm_movemask_epi8(_mm_cmpeq_epi8(x, colons)) as u32;
+            if stop != 0 {
+                let n = stop.trailing_zeros();
+                colon |= found & ((1u32 << n) - 1) != 0;
+                return (at + n as usize, colon);
+            }
+            colon |= found != 0;
+            at += 16;
+        }
+    }
+    (at, colon)
+}
+
+/// Where the text from ``at`` ends when [`scan16`] stops at a '<' (the text plain
+/// characters, tab and line feed, ':' allowed), and whether it holds a ':'; None for
+/// anything else (a reference, a control, ']', 0xEF, the document's last sixteen bytes):
+/// the full scan decides.
+#[inline(always)]
+pub(super) fn plain16(s: &[u8], at: usize) -> Option<(usize, bool)> {
+    if !SCAN16 {
+        return None;
+    }
+    let (end, colon) = scan16(s, at);
+    (end + 16 <= s.len() && s[end] == b'<').then_some((end, colon))
+}
+
+/// Where the NCName characters after the first (ASCII letters, digits, '_', '-', '.') that
+/// start at ``at`` end, when they end within the sixteen bytes from ``at`` (SSE2); None:
+/// the caller's scan decides.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) fn name16(s: &[u8], mut at: usize) -> Option<usize> {
+    use std::arch::x86_64::*;
+    // SAFETY: SSE2 is part of x86_64; every load reads s[at..at + 16], within the slice.
+    unsafe {
+        let splat = |b: u8| _mm_set1_epi8(b as i8);
+        // signed compares: bytes from 0x80 on are negative, below every bound
+        let within = |x: __m128i, lo: u8, hi: u8| {
+            _mm_and_si128(
+                _mm_cmpgt_epi8(x, splat(lo - 1)),
+                _mm_cmplt_epi8(x, splat(hi + 1)),
+            )
+        };
+        while at + 16 <= s.len() {
+            let x = _mm_loadu_si128(s.as_ptr().add(at) as *const __m128i);
+            let letter = within(_mm_or_si128(x, splat(0x20)), b'a', b'z');
+            let digit_dash_dot = within(x, b'-', b'9'); // - . / 0-9
+            let slash = _mm_cmpeq_epi8(x, splat(b'/'));
+            let underscore = _mm_cmpeq_epi8(x, splat(b'_'));
+            let name = _mm_or_si128(
+                _mm_or_si128(letter, underscore),
+                _mm_andnot_si128(slash, digit_dash_dot),
+            );
+            let not_name = !(_mm_movemask_epi8(name) as u32) & 0xFFFF;
+            if not_name != 0 {
+                return Some(at + not_name.trailing_zeros() as usize);
+            }
+            at += 16;
+        }
+    }
+    None
+}
+
+/// From ``at``, sixteen bytes at a time (SSE2), the first byte an attribute value's scan
+/// looks at ([`in_value`]'s), or the first of the last block shorter than sixteen bytes.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) fn value16(s: &[u8], mut at: usize, quote: u8) -> usize {
+    use std::arch::x86_64::*;
+    // SAFETY: SSE2 is part of x86_64; every load reads s[at..at + 16], within the slice.
+    unsafe {
+        let splat = |b: u8| _mm_set1_epi8(b as i8);
+        let (quote, lt, amp, ef, below) = (
+            splat(quote),
+            splat(b'<'),
+            splat(b'&'),
+            splat(0xEF),
+            splat(0x1F),
+        );
+        while at + 16 <= s.len() {
+            let x = _mm_loadu_si128(s.as_ptr().add(at) as *const __m128i);
+            let look = _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, lt)),
+                _mm_or_si128(
+                    _mm_or_si128(_mm_cmpeq_epi8(x, amp), _mm_cmpeq_epi8(x, ef)),
+                    _mm_cmpeq_epi8(_mm_min_epu8(x, below), x),
+                ),
+            );
+            let look = _mm_movemask_epi8(look) as u32;
+            if look != 0 {
+                return at + look.trailing_zeros() as usize;
+            }
+            at += 16;
+        }
+    }
+    at
+}
+
+/// Whether every byte of ``s`` is ASCII (SSE2: sixteen bytes at a time, the rest one by
+/// one).
+#[cfg(target_arch = "x86_64")]
+pub(super) fn ascii(s: &[u8]) -> bool {
+    use std::arch::x86_64::*;
+    let mut at = 0;
+    // SAFETY: SSE2 is part of x86_64; every load reads s[at..at + 16], within the slice.
+    unsafe {
+        let mut high = _mm_setzero_si128();
+        while at + 64 <= s.len() {
+            let p = s.as_ptr().add(at) as *const __m128i;
+            let a = _mm_or_si128(_mm_loadu_si128(p), _mm_loadu_si128(p.add(1)));
+            let b = _mm_or_si128(_mm_loadu_si128(p.add(2)), _mm_loadu_si128(p.add(3)));
+            high = _mm_or_si128(high, _mm_or_si128(a, b));
+            at += 64;
+        }
+        while at + 16 <= s.len() {
+            high = _mm_or_si128(high, _mm_loadu_si128(s.as_ptr().add(at) as *const __m128i));
+            at += 16;
+        }
+        if _mm_movemask_epi8(high) != 0 {
+            return false;
+        }
+    }
+    s[at..].is_ascii()
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+pub(super) fn ascii(s: &[u8]) -> bool {
+    s.is_ascii()
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+pub(super) fn value16(_s: &[u8], at: usize, _quote: u8) -> usize {
+    at
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+pub(super) fn name16(_s: &[u8], _at: usize) -> Option<usize> {
+    None
+}
+
+/// [`scan16`] elsewhere: the caller's scan does it all.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+pub(super) fn scan16(_s: &[u8], at: usize) -> (usize, bool) {
+    (at, false)
 }

@@ -165,8 +165,12 @@ impl<'a> P<'a> {
             return Err(Other);
         }
         self.at += 1;
-        // Eight bytes at a time (a name ends within a word or two), the document's last
-        // bytes one at a time.
+        // Sixteen bytes at a time (most names end within them), then eight, the document's
+        // last bytes one at a time.
+        if let Some(end) = chars::name16(self.s, self.at) {
+            self.at = end;
+            return Ok((start, end));
+        }
         while self.at + 8 <= self.s.len() {
             let found = not_name(word(self.s, self.at));
             if found != 0 {
@@ -208,6 +212,12 @@ impl<'a> P<'a> {
         if self.s.get(self.at) == Some(&b'<') {
             return Ok((Str::borrowed(self.at, 0), false)); // a container's, or no tail
         }
+        // Most leaves' text: plain characters to the '<', read in line.
+        if let Some((end, colon)) = chars::plain16(self.s, self.at) {
+            let start = self.at;
+            self.at = end;
+            return Ok((Str::borrowed(start, end - start), colon));
+        }
         self.text_run(keep)
     }
 
@@ -219,7 +229,14 @@ impl<'a> P<'a> {
         let mut references = false;
         let mut colon = false;
         loop {
-            while self.at + 8 <= self.s.len() {
+            // Sixteen bytes at a time to a byte [`STOP`] holds other than ':', tab and line
+            // feed (noted, or taken, here), then eight, then one at a time near the end.
+            let (at, colons) = chars::scan16(self.s, self.at);
+            self.at = at;
+            colon |= colons;
+            // (past scan16's stop: straight to it)
+            let wide = chars::SCAN16 && self.at + 16 <= self.s.len();
+            while !wide && self.at + 8 <= self.s.len() {
                 let chunk = &self.s[self.at..self.at + 8];
                 let word = u64::from_le_bytes([
                     chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7],
@@ -231,7 +248,7 @@ impl<'a> P<'a> {
                 }
                 self.at += 8;
             }
-            while self.at < self.s.len() && !STOP[self.s[self.at] as usize] {
+            while !wide && self.at < self.s.len() && !STOP[self.s[self.at] as usize] {
                 self.at += 1;
             }
             let Some(b) = self.peek() else {
@@ -315,6 +332,27 @@ impl<'a> P<'a> {
             return Ok(());
         }
         let start = prefix.map_or(local.0, |p| p.0);
+        let (text, colon) = self.text(true)?;
+        let el = &mut self.fast.els[index as usize];
+        el.text = text;
+        el.colon = colon;
+        // A leaf closed right after its text by ``</name>`` (most elements): closed here,
+        // without its entry on the open stack. Anything else (a child, white space before
+        // the ``>``, another name) is read as before (``end_tag`` refuses a wrong name).
+        let name = &self.s[start..name_end];
+        let end = self.at + 2 + name.len();
+        if end < self.s.len()
+            && self.s[self.at + 1] == b'/'
+            && self.s[end] == b'>'
+            && same_bytes(&self.s[self.at + 2..end], name)
+        {
+            self.at = end + 1;
+            if colon {
+                self.leaf_qname(index as usize);
+            }
+            self.scope.truncate(mark);
+            return Ok(());
+        }
         self.open.push(Open {
             el: index,
             name: (start, name_end),
@@ -322,11 +360,30 @@ impl<'a> P<'a> {
             last: NONE,
             default,
         });
-        let (text, colon) = self.text(true)?;
-        let el = &mut self.fast.els[index as usize];
-        el.text = text;
-        el.colon = colon;
         Ok(())
+    }
+
+    /// ``XmlConverter.leaf`` of a leaf whose text holds a ':': resolved with the element's
+    /// own declarations in scope.
+    fn leaf_qname(&mut self, el: usize) {
+        let text = crate::tape::str_text(self.input, &self.fast.owned, self.fast.els[el].text);
+        // The prefix looked up before the text is searched for a space: a long text with a
+        // ':' (a yang-patch target, a URL) rarely starts with a declared prefix. (A byte
+        // loop: the ':' of a ``prefix:name`` comes early, before memchr's set-up would pay.)
+        // A prefix in scope is a name: text that does not start as one (a path) has none.
+        if !text.as_bytes().first().copied().is_some_and(name_start) {
+            return;
+        }
+        if let Some(colon) = text.bytes().position(|b| b == b':') {
+            let prefix = &text[..colon];
+            if !prefix.is_empty() && prefix != "xml" {
+                if let Some(ns) = self.lookup(prefix) {
+                    if !text.bytes().any(|b| b == b' ') {
+                        self.fast.els[el].qname = ns;
+                    }
+                }
+            }
+        }
     }
 
     fn end_tag(&mut self) -> F<()> {
@@ -343,24 +400,21 @@ impl<'a> P<'a> {
         self.expect(b'>')?;
         let el = open.el as usize;
         if self.fast.els[el].first == NONE && self.fast.els[el].colon {
-            // ``XmlConverter.leaf``: resolved with the element's own declarations in scope.
-            let text = crate::tape::str_text(self.input, &self.fast.owned, self.fast.els[el].text);
-            // The prefix looked up before the text is searched for a space: a long text with a
-            // ':' (a yang-patch target, a URL) rarely starts with a declared prefix.
-            if let Some(colon) = memchr::memchr(b':', text.as_bytes()) {
-                let prefix = &text[..colon];
-                if !prefix.is_empty() && prefix != "xml" {
-                    if let Some(ns) = self.lookup(prefix) {
-                        if memchr::memchr(b' ', text.as_bytes()).is_none() {
-                            self.fast.els[el].qname = ns;
-                        }
-                    }
-                }
-            }
+            self.leaf_qname(el);
         }
         self.scope.truncate(open.scope);
         Ok(())
     }
+}
+
+/// ``data`` as text when it is UTF-8 (``str::from_utf8``), an ASCII document checked
+/// sixteen bytes at a time first (most notifications are ASCII).
+pub fn utf8(data: &[u8]) -> Option<&str> {
+    if chars::ascii(data) {
+        // SAFETY: ASCII is UTF-8.
+        return Some(unsafe { std::str::from_utf8_unchecked(data) });
+    }
+    std::str::from_utf8(data).ok()
 }
 
 /// Read ``input`` (UTF-8 text starting with '<') into the arena; [`Other`]: the full parser.

@@ -52,7 +52,7 @@ impl Decoder {
             return self.xml_patch_instances(py, data, ns_modules, walker);
         }
         let walker = walker.get();
-        let Ok(text) = std::str::from_utf8(data) else {
+        let Some(text) = xmlfast::utf8(data) else {
             return Ok(None);
         };
         let Ok(fast) = xmlfast::parse(text) else {

@@ -171,7 +171,7 @@ impl Decoder {
                 with_instances,
             );
         }
-        let Ok(text) = std::str::from_utf8(data) else {
+        let Some(text) = xmlfast::utf8(data) else {
             return Ok(None);
         };
         // The fast reader decides what is well formed: roxmltree (xmlparse.rs, which hands

@@ -93,7 +93,7 @@ impl Decoder {
         routes: Option<&Bound<'py, PyAny>>,
         with_instances: bool,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        let Ok(text) = std::str::from_utf8(data) else {
+        let Some(text) = xmlfast::utf8(data) else {
             return Ok(None);
         };
         let Ok(fast) = xmlfast::parse(text) else {

@@ -15,6 +15,9 @@ use roxmltree::Node;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+/// How many members [`Build::object_few`] takes.
+const FEW: usize = 8;
+
 /// The module of the contents element's parent: none, so every top member is qualified.
 const TOP: u32 = u32::MAX;
 
@@ -43,6 +46,9 @@ struct Build<'a, 't> {
     groups: Vec<(u32, &'a str, u32)>,
     /// The member names the walker reads (``object_fast`` leaves out any other), or all.
     reads: Option<&'t [String]>,
+    /// The lengths of the names in ``reads``, as bits (63: any length from 63 on): a member
+    /// name of a length none has is not read, without a comparison.
+    read_lengths: u64,
 }
 
 impl<'a> Build<'a, '_> {
@@ -214,6 +220,14 @@ impl<'a> Build<'a, '_> {
         let Some(reads) = self.reads else {
             return true;
         };
+        let length = if module == parent {
+            local.len()
+        } else {
+            self.module_name(module).len() + 1 + local.len()
+        };
+        if self.read_lengths & length_bit(length) == 0 {
+            return false;
+        }
         if module == parent {
             return reads
                 .iter()
@@ -228,9 +242,54 @@ impl<'a> Build<'a, '_> {
         })
     }
 
+    /// [`Build::object_fast`] of an element whose children the walker reads few of, each
+    /// name once (the key pass's common case: no group, no array, document order): written
+    /// straight into the tape. False, nothing written, for any other (more than [`FEW`]
+    /// members read, or a name read twice): the general way reads it.
+    fn object_few(&mut self, fast: &Fast<'a>, element: u32, parent: u32) -> bool {
+        let mut read = [(0u32, "", 0u32); FEW];
+        let mut count = 0;
+        let (mut last_ns, mut module) = (NONE, NONE);
+        for child in fast.children(element) {
+            let el = &fast.els[child as usize];
+            if el.ns != last_ns {
+                last_ns = el.ns;
+                module = self.module_id(fast.namespaces[el.ns as usize]);
+            }
+            let local: &'a str = fast.local(child);
+            if !self.read(module, local, parent) {
+                continue;
+            }
+            if count == FEW
+                || read[..count]
+                    .iter()
+                    .any(|(m, l, _)| *m == module && same_bytes(l.as_bytes(), local.as_bytes()))
+            {
+                return false;
+            }
+            read[count] = (module, local, child);
+            count += 1;
+        }
+        let header = self.nodes.len();
+        self.nodes.push(T::Object { len: 0, end: 0 });
+        for &(module, local, child) in &read[..count] {
+            let key = self.member(module, local, parent);
+            self.nodes.push(T::Str(key));
+            self.value_fast(fast, child, module);
+        }
+        self.nodes[header] = T::Object {
+            len: count as u32,
+            end: self.nodes.len() as u32,
+        };
+        true
+    }
+
     /// [`Build::object`] of an element of the fast reader's arena, members no walk reads
     /// left out (``reads``).
     fn object_fast(&mut self, fast: &Fast<'a>, element: u32, parent: u32) {
+        if self.reads.is_some() && self.object_few(fast, element, parent) {
+            return;
+        }
         // This object's children and member names, above those of the objects around it in
         // the shared buffers (no allocation per object).
         let mut kids = std::mem::take(&mut self.kids);
@@ -375,6 +434,12 @@ impl<'a> Build<'a, '_> {
     }
 }
 
+/// A name length's bit in [`Build::read_lengths`].
+#[inline]
+fn length_bit(length: usize) -> u64 {
+    1 << length.min(63)
+}
+
 /// ``module:name`` (``format!``'s machinery cost more than the rest of a small document's
 /// tape).
 fn qualified(module: &str, name: &str) -> String {
@@ -429,6 +494,7 @@ fn builder<'a, 't>(input: &'a str, table: &'t NsTable) -> Build<'a, 't> {
         kids,
         groups,
         reads: None,
+        read_lengths: 0,
     }
 }
 
@@ -469,6 +535,9 @@ pub(crate) fn members_tape<'a>(
 ) -> Members<'a> {
     let mut build = builder(fast.input, table);
     build.reads = reads;
+    build.read_lengths = reads.map_or(0, |names| {
+        names.iter().fold(0, |bits, n| bits | length_bit(n.len()))
+    });
     build.owned = fast.owned.clone(); // the arena's owned strings keep their indexes
     let mut at = Vec::with_capacity(elements.len());
     for &element in elements {

@@ -243,6 +243,126 @@ def test_native_patch_xml_only_edges(
         assert answered == "python" and who == "python", raw
 
 
+LONG = "eth0-a-name-longer-than-sixteen-bytes"
+FILTERS = {
+    "description": "d", "type": "iana-if-type:other", "enabled": "true",
+    "link-up-down-trap-enable": "enabled", "admin-status": "up", "oper-status": "up",
+    "if-index": "7", "phys-address": "00:11", "speed": "1",
+}
+MANY = IF + "".join(f"[{leaf}='{value}']" for leaf, value in FILTERS.items())
+LEAVES = "".join(
+    f"<{leaf}>{value.replace('iana-if-type:', 'ift:')}</{leaf}>" for leaf, value in FILTERS.items()
+).replace("<type>", '<type xmlns:ift="urn:ietf:params:xml:ns:yang:iana-if-type">')
+IFT = 'xmlns:ift="urn:ietf:params:xml:ns:yang:iana-if-type"'
+
+
+def long_edit(value: str, name: str = LONG) -> str:
+    return (
+        f"<edit><operation>merge</operation><target>{IF}={name}</target>"
+        f"<value>{value}</value></edit>"
+    )
+
+
+# The fast reader's text scan (sixteen bytes at a time, a leaf closed right after its text):
+# what it stops at past the first sixteen bytes, and a leaf's end tag that is not the plain
+# ``</name>``.
+READER_EDGES: list[tuple[str, str, str]] = [
+    (IF, long_edit(entry(LONG)), "native"),
+    # a leaf's end tag with white space before its '>', or another name: the slow way
+    (IF, long_edit(f'<interface xmlns="{NS_IF}"><name>{LONG}</name ></interface>'), "native"),
+    (IF, long_edit(f'<interface xmlns="{NS_IF}"><name>{LONG}</nam></interface>'), "python"),
+    (IF, long_edit(f'<interface xmlns="{NS_IF}"><name>{LONG}</namex></interface>'), "python"),
+    # references, ']', ']]>', controls, tab and line feed past the first sixteen bytes
+    (IF, long_edit(entry(LONG.replace("-bytes", "&amp;bytes")), LONG.replace("-bytes", "%26bytes")),
+     "native"),
+    (IF, long_edit(entry(LONG + "]x"), LONG + "]x"), "native"),
+    (IF, long_edit(entry(LONG + "]]>x")), "python"),
+    (IF, long_edit(entry(LONG + "\x01")), "python"),
+    (IF, long_edit(entry(LONG + "\uFFFE")), "python"),
+    (IF, long_edit(entry(LONG + "\t\nx")), "python"),  # the key differs: refused
+    (IF, long_edit(entry(LONG + "\r\nx")), "python"),
+    # an operation and a target ending (or starting) with Unicode white space: stripped
+    (IF, f"<edit><operation>delete\u00a0</operation><target>\u2003{IF}=a\u0085</target>"
+     "</edit>", "native"),
+    (IF, f"<edit><operation>\u001fdelete</operation><target>{IF}=a\u001c</target></edit>",
+     "python"),  # controls: not XML
+    # more members read than the tape's few-members way takes (the general way then), a
+    # name read twice (an array), entries in another namespace's list, nested
+    (MANY, long_edit(entry(LONG, LEAVES)), "native"),
+    (MANY, long_edit(entry(LONG, LEAVES.replace("</speed>", "</speed><speed>2</speed>"))),
+     "python"),
+    (IF, long_edit(entry(LONG, "<description>a</description><description>b</description>")),
+     "native"),
+    (f"{IF}[type='iana-if-type:other']",
+     long_edit(entry(LONG, f"<type {IFT}>ift:other</type><type {IFT}>ift:other</type>")),
+     "python"),
+    (f"{IF}[enabled='true']", long_edit(entry(LONG, "<enabled>true</enabled>" * 2)), "python"),
+    (IF, long_edit(entry(LONG, f'<x:interface xmlns:x="{NS_IF}"><name>n</name></x:interface>'
+                               '<i xmlns="urn:other"><name>m</name><i><name>k</name></i></i>')),
+     "native"),
+    (f"{IF}/name", long_edit(entry(LONG).replace("<name>", "<name>") + entry(LONG)), "python"),
+    # a comment, CDATA, a processing instruction in a value's leaf
+    (IF, long_edit(entry(LONG + "<!-- c -->")), "python"),
+    (IF, long_edit(entry(LONG + "<![CDATA[x]]>")), "python"),
+    (IF, long_edit(entry(LONG + "<?pi x?>")), "python"),
+    # prefix:name text: the ':' past the first sixteen bytes, a prefix declared on the leaf
+    # itself; a text starting as no name does (a path) and one with a space are no
+    # prefix:name (the filter then refuses the edit: "python")
+    (f"{IF}[type='iana-if-type:a-long-identity-name-here']",
+     long_edit(entry(LONG, f"<type {IFT}>ift:a-long-identity-name-here</type>")), "native"),
+    (f"{IF}[type='iana-if-type:other']",
+     long_edit(entry(LONG, f"<type {IFT}>ift:a-long-identity-name-here</type>")), "python"),
+    (f"{IF}[type='iana-if-type:other']",
+     long_edit(entry(LONG, f"<type {IFT.replace('ift', 'a-prefix-of-twenty-bytes')}>"
+                           "a-prefix-of-twenty-bytes:other</type>")), "native"),
+    (f"{IF}[type='iana-if-type:x']",
+     long_edit(entry(LONG, f"<type {IFT}>/ift:x</type>")), "python"),
+    (f"{IF}[type='iana-if-type:x']",
+     long_edit(entry(LONG, f"<type {IFT}>ift:x y</type>")), "python"),
+    (f"{IF}[type='iana-if-type:x-past-sixteen-bytes']",
+     long_edit(entry(LONG, f"<type {IFT}>ift:x-past-sixteen-bytes</type >")), "native"),
+]
+
+
+@pytest.mark.parametrize(("text", "edits", "who"), READER_EDGES)
+@pytest.mark.parametrize("framing", ["netconf", "pretty", "telemetry"])
+def test_native_patch_xml_reader_edges(
+    decoder: Any, fx_schema: SchemaContext, text: str, edits: str, who: str, framing: str
+) -> None:
+    """The fast reader's text scan and leaf ends: the native answer is the reference's, from
+    the side named; markup the reader does not take (or refuses) left to the reference."""
+    deriver = deriver_of(text, fx_schema)
+    ns = fx_schema.index.by_namespace
+    raw = xml_change(edits, framing)
+    answered = same(decoder, deriver, raw, ns, "dflt", "keys_xml")
+    if reference(deriver, raw, ns, "dflt")[0] == "ok":
+        assert answered == who, raw
+    else:
+        assert answered == "python" and who == "python", raw
+
+
+@pytest.mark.parametrize("where", [10, 100, 1000])
+def test_native_patch_xml_not_ascii(decoder: Any, fx_schema: SchemaContext, where: int) -> None:
+    """A document with a character past ASCII (at its start, middle or end: the reader's
+    ASCII check goes sixteen and sixty-four bytes at a time) is read as UTF-8 (keyed
+    natively); a byte that is no UTF-8 is the reference's error."""
+    deriver = deriver_of(IF, fx_schema)
+    ns = fx_schema.index.by_namespace
+    names = [f"e{i}-" + "x" * 39 for i in range(where // 100 + 1)]
+    edits = "".join(long_edit(entry(name + "é"), name + "%C3%A9") for name in names)
+    raw = xml_change(edits)
+    assert b"\xc3\xa9" in raw
+    assert same(decoder, deriver, raw, ns, "dflt", "keys_xml") == "native"
+    ascii_raw = xml_change(long_edit(entry(LONG)))
+    for doc in (raw, ascii_raw):
+        # in a text, near the start, the middle, the end (the last bytes past the blocks)
+        for near in (min(where, len(doc) - 30), len(doc) - 10):
+            at = doc.index(b">", near) + 1  # text or tail, not inside a name
+            bad = doc[:at] + b"\xff" + doc[at:]
+            assert reference(deriver, bad, ns, "dflt")[0] == "error"
+            assert native_answer(decoder, deriver, bad, ns, "dflt", "keys_xml") is None
+
+
 def test_native_patch_xml_datastore_changes_twice(decoder: Any, fx_schema: SchemaContext) -> None:
     """A push-change-update whose yang-patch is given twice: the reference refuses it (which
     one would a reader take?); the native pass leaves it to it."""

@@ -300,6 +300,14 @@ MALFORMED = [  # each refused by libxml2 (the reference's error), so never keyed
     GOOD.replace("e1", "e&#xD800;"),
     GOOD.replace("e1", "e&amp"),
     GOOD.replace("e1", "e\ufffe"),
+    # past the first sixteen bytes of a name or an attribute value (the reader's wide scans)
+    GOOD.replace("<name>", '<name a="0123456789abcdef<">'),
+    GOOD.replace("<name>", '<name a="0123456789abcdef\x01">'),
+    GOOD.replace("<name>", '<name a="0123456789abcdef\ufffe">'),
+    # an undeclared prefix ending past sixteen bytes
+    GOOD.replace("name>", "q0123456789abcdef:name>"),
+    GOOD.replace("<name>", "<name0123456789abcdef/x>"),
+    GOOD.replace("<name>", "<name0123456789abcdef>").replace("</name>", "</name0123456789abcdeg>"),
     GOOD + "<x/>",  # a second root
     GOOD + "text",
 ]
