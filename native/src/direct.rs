@@ -35,8 +35,7 @@ const FOUND: u8 = 3;
 /// Every line taken.
 const DONE: u8 = 4;
 
-/// Routes remembered by address before starting afresh (a learned route is a new object each
-/// time; items hold their routes themselves).
+/// Routes remembered by address before starting afresh (items hold their routes themselves).
 const MAX_KNOWN: usize = 16_384;
 
 /// A route's fixed headers: (name, value or None).
@@ -44,8 +43,8 @@ type Fixed = Vec<(Vec<u8>, Option<Vec<u8>>)>;
 
 /// What a route (``(entry, (fixed headers, their size))``) gives a message.
 struct Route {
-    /// Kept alive: its address is ``known``'s key.
-    _extra: Py<PyAny>,
+    /// The entry and fixed headers, kept alive: their addresses are ``known``'s key.
+    _kept: (Py<PyAny>, Py<PyAny>),
     /// None: not one topic (Python builds the messages).
     topic: Option<String>,
     fixed: Fixed,
@@ -94,7 +93,7 @@ pub struct Outbox {
     /// ``len()`` of both names (Python's, in characters) and of the sequence number's alone.
     own_sizes: i64,
     sequence_size: i64,
-    known: HashMap<usize, Arc<Route>>,
+    known: HashMap<(usize, usize), Arc<Route>>,
     items: Vec<Item>,
     counts: HashMap<String, usize>,
     /// The topic of the message ``produce_outbox`` was refused (for the sink's error).
@@ -103,19 +102,25 @@ pub struct Outbox {
 }
 
 impl Outbox {
-    fn route_of(&mut self, extra: &Bound<'_, PyAny>) -> Arc<Route> {
-        let address = extra.as_ptr() as usize;
+    /// The route of a pass's answer (its ``extra``: ``(entry, (fixed headers, their size))``),
+    /// remembered by the addresses of its entry and fixed headers (a route is a tuple per
+    /// node, a learned one a new tuple each time; those two are shared); None for anything
+    /// else (the Python path takes it).
+    fn route_of(&mut self, extra: &Bound<'_, PyAny>) -> Option<Arc<Route>> {
+        let pair = extra
+            .cast::<PyTuple>()
+            .ok()
+            .filter(|pair| pair.len() == 2)?;
+        let (entry, fixed) = (pair.get_item(0).ok()?, pair.get_item(1).ok()?);
+        let address = (entry.as_ptr() as usize, fixed.as_ptr() as usize);
         if let Some(route) = self.known.get(&address) {
-            return route.clone();
+            return Some(route.clone());
         }
         let read = || -> PyResult<(Option<String>, Fixed, i64)> {
-            let pair = extra.cast::<PyTuple>()?;
-            let entry = pair.get_item(0)?;
-            let fixed = pair.get_item(1)?;
-            let fixed = fixed.cast::<PyTuple>()?;
-            let size = fixed.get_item(1)?.extract::<i64>()?;
+            let pair = fixed.cast::<PyTuple>()?;
+            let size = pair.get_item(1)?.extract::<i64>()?;
             let mut headers = Vec::new();
-            for header in fixed.get_item(0)?.try_iter()? {
+            for header in pair.get_item(0)?.try_iter()? {
                 let header = header?;
                 let header = header.cast::<PyTuple>()?;
                 let name = header.get_item(0)?;
@@ -136,18 +141,18 @@ impl Outbox {
             Ok((topic, headers, size))
         };
         // anything unexpected: the Python path builds (and words) it
-        let (topic, fixed, size) = read().unwrap_or((None, Vec::new(), 0));
+        let (topic, headers, size) = read().unwrap_or((None, Vec::new(), 0));
         let route = Arc::new(Route {
-            _extra: extra.clone().unbind(),
+            _kept: (entry.unbind(), fixed.unbind()),
             topic,
-            fixed,
+            fixed: headers,
             size,
         });
         if self.known.len() >= MAX_KNOWN {
             self.known.clear();
         }
         self.known.insert(address, route.clone());
-        route
+        Some(route)
     }
 
     /// Keep the message ``found`` makes of ``line`` when it is ``native_message``'s one
@@ -159,7 +164,9 @@ impl Outbox {
         line: &Bound<'_, PyBytes>,
         header_bytes: &mut i64,
     ) -> PyResult<bool> {
-        let route = self.route_of(&found.get_item(0)?);
+        let Some(route) = self.route_of(&found.get_item(0)?) else {
+            return Ok(false);
+        };
         let Some(topic) = &route.topic else {
             return Ok(false);
         };
