@@ -24,7 +24,7 @@ use crate::Decoder;
 
 /// Why ``run`` stopped at a line (the Python loop's cases, yangkey/spark/delivery/direct.py).
 /// Empty, or over the notification size limit: ``build``'s own checks.
-const SPECIAL: u8 = 0;
+const LIMITS: u8 = 0;
 /// The pass raised (the Python loop's ``asked = False``).
 const RAISED: u8 = 1;
 /// The pass answered None.
@@ -315,7 +315,7 @@ impl Outbox {
             let line = lines.get_item(at)?.cast_into::<PyBytes>()?;
             let data = line.as_bytes();
             if data.is_empty() || data.len() > self.limit {
-                return Ok((at, SPECIAL, None, bound));
+                return Ok((at, LIMITS, None, bound));
             }
             let found = if data[0] == b'<' {
                 decoder.keys_xml(

@@ -39,7 +39,7 @@ DIRECT_ENV = "YANGKEY_DIRECT_SINK"
 """Set to 0 to hand the native producer ``KeyedMessage`` tuples (:func:`outgoing_lines`)."""
 
 # Why Outbox.run stopped at a line (native/src/direct.rs)
-SPECIAL = 0
+LIMITS = 0
 """Empty or over the notification size limit: ``build``'s own checks."""
 RAISED = 1
 """The pass raised: ``build`` asks it again and words the error."""
@@ -121,7 +121,7 @@ def fill(
             while at < end:
                 found: Any = None
                 if crlf:
-                    why = SPECIAL
+                    why = LIMITS
                 else:
                     at, why, found, builder.header_bytes = run(
                         split, at, path, builder.header_bytes
@@ -131,7 +131,7 @@ def fill(
                 line = split[at]
                 number = first + at
                 at += 1
-                if why == SPECIAL:
+                if why == LIMITS:
                     # split_records' cut (\r, blank lines) and build's own size check
                     record = line[:-1] if line.endswith(b"\r") else line
                     if not record.strip():
