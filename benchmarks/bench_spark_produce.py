@@ -58,6 +58,7 @@ from yangkey.kafka.broker import EmbeddedKafka
 from yangkey.kafka.config import ensure_topics, parse_kv
 from yangkey.messages import KeyedMessage
 from yangkey.spark.config import JobConfig
+from yangkey.spark.delivery.direct import DIRECT_ENV
 from yangkey.spark.delivery.native_producer import ENV_SINK
 from yangkey.spark.job import run
 from yangkey.spark.planning import prepare
@@ -375,6 +376,13 @@ def main() -> None:
         help="the job's Kafka sink: the native producer (when yangkey-native has it),"
         " confluent-kafka's (YANGKEY_NATIVE_SINK=0), or both, interleaved (one row each)",
     )
+    parser.add_argument(
+        "--direct",
+        choices=["on", "off", "both"],
+        default="on",
+        help="with the native sink: the native pass produces into it straight (on), or hands"
+        " it KeyedMessage tuples (off: YANGKEY_DIRECT_SINK=0), or both, interleaved",
+    )
     add_spark_conf_option(parser)
     args = parser.parse_args()
     spark_conf = parse_kv(args.spark_conf, source="--spark-conf")
@@ -383,6 +391,9 @@ def main() -> None:
     sinks = ["native", "confluent"] if args.sink == "both" else [args.sink]
     if len(sinks) > 1:
         variants = [(f"{name}/{sink}", o) for name, o in variants for sink in sinks]
+    directs = ["on", "off"] if args.direct == "both" else [args.direct]
+    if len(directs) > 1:
+        variants = [(f"{name}/{d}", o) for name, o in variants for d in directs]
 
     work = Path(tempfile.mkdtemp(prefix="yangkey-bench-"))
     tag = uuid.uuid4().hex[:6]
@@ -473,8 +484,10 @@ def main() -> None:
                 # 1. the Spark job (session started before the clock), a new run each time
                 run_id = re.sub(r"[^A-Za-z0-9_.]", "_", f"bench{tag}{name}{repeat}")
                 config = base.but(producer_overrides=producer, run_id=run_id)
-                sink = name.rpartition("/")[2] if len(sinks) > 1 else sinks[0]
+                parts = name.split("/")
+                sink = parts[1] if len(sinks) > 1 else sinks[0]
                 os.environ[ENV_SINK] = "0" if sink == "confluent" else "1"
+                os.environ[DIRECT_ENV] = "0" if "off" in (args.direct, parts[-1]) else "1"
                 job_before, broker_before = job_and_broker_cpu(broker_pid)
                 with RssSampler(broker_pid) as rss:
                     summary = run(config, spark)

@@ -28,6 +28,7 @@ from bench_spark_produce import subscriptions, write_input
 from yangkey.kafka.broker import EmbeddedKafka
 from yangkey.kafka.config import ensure_topics
 from yangkey.spark.config import JobConfig
+from yangkey.spark.delivery.direct import DIRECT_ENV
 from yangkey.spark.delivery.sink import produce_partition
 from yangkey.spark.delivery.spec import SinkSpec
 from yangkey.spark.lines import LINE_LOOP_ENV
@@ -38,17 +39,24 @@ from yangkey.spark.source.splitting import FileRange
 from yangkey.spark.source.units import by_bytes
 from yangkey.spark.transform import BuilderSpec, builder_for
 
-VARIANTS = {"per record": "0", "line loop": None}
+VARIANTS: dict[str, dict[str, str | None]] = {
+    "per record": {LINE_LOOP_ENV: "0", DIRECT_ENV: "0"},
+    "line loop": {LINE_LOOP_ENV: None, DIRECT_ENV: "0"},
+    "direct": {LINE_LOOP_ENV: None, DIRECT_ENV: None},
+}
+"""The task's loops: record by record, the line loop's tuples, the native pass producing
+into the native producer straight (yangkey.spark.delivery.direct; the native sink only)."""
 
 
 def task(
-    path: Path, spec: BuilderSpec, sink: SinkSpec, number: int, loop: str | None
+    path: Path, spec: BuilderSpec, sink: SinkSpec, number: int, switches: dict[str, str | None]
 ) -> tuple[float, float]:
     """(CPU seconds, wall seconds) of one task over the whole file."""
-    if loop is None:
-        os.environ.pop(LINE_LOOP_ENV, None)
-    else:
-        os.environ[LINE_LOOP_ENV] = loop
+    for name, value in switches.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
     key, records = FileRange(str(path), 0, path.stat().st_size, 1, "lines").read()
     # progress datagrams to a port nobody listens on: their cost, as in a batch run
     records = reporting(records, Channel("127.0.0.1", 9, b"bench-tk"), number, 0, by_bytes)
@@ -128,11 +136,12 @@ def main() -> None:
             f"{name:12}{median(row['cpu']):>12.2f}{median(row['rate']):>11,.0f}"
             f"{median(row['dry']):>14.2f}"
         )
-    base, new = rows["per record"], rows["line loop"]
-    print(
-        f"line loop / per record: CPU {median(new['cpu']) / median(base['cpu']):.2f}x,"
-        f" transform {median(new['dry']) / median(base['dry']):.2f}x"
-    )
+    for new_name, base_name in (("line loop", "per record"), ("direct", "line loop")):
+        base, new = rows[base_name], rows[new_name]
+        print(
+            f"{new_name} / {base_name}: CPU {median(new['cpu']) / median(base['cpu']):.2f}x,"
+            f" transform {median(new['dry']) / median(base['dry']):.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 //! (malformed, an encoding other than UTF-8, a DTD, an entity, nesting or size past the
 //! limits), whose error the reference words. The Python adapter is ``yangkey/native.py``.
 
+mod direct;
 mod fastframe;
 mod feed;
 mod feedvalue;
@@ -495,6 +496,7 @@ fn yangkey_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<walk::Walker>()?;
     m.add_class::<routes::Routes>()?;
     m.add_class::<sink::RdProducer>()?;
+    m.add_class::<direct::Outbox>()?;
     m.add("RdKafkaError", m.py().get_type::<sink::RdKafkaError>())?;
     m.add_function(wrap_pyfunction!(sink::rdkafka_version, m)?)?;
     Ok(())

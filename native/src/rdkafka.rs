@@ -258,3 +258,57 @@ pub fn load(path: &str) -> Result<Arc<Api>, String> {
     loaded.insert(path.to_owned(), api.clone());
     Ok(api)
 }
+
+/// A message's headers list (``rd_kafka_headers_new``; null for none), destroyed when dropped
+/// unless librdkafka took it (``release``).
+pub(crate) struct HeaderList<'a> {
+    api: &'a Api,
+    pub(crate) list: Ptr,
+}
+
+impl<'a> HeaderList<'a> {
+    pub(crate) fn new(api: &'a Api, count: usize) -> Self {
+        let list = if count == 0 {
+            std::ptr::null_mut()
+        } else {
+            // SAFETY: a fresh list, ours until produceva succeeds.
+            unsafe { (api.headers_new)(count) }
+        };
+        HeaderList { api, list }
+    }
+
+    /// Add header ``name`` (value None: a null value).
+    pub(crate) fn add(&self, name: &[u8], value: Option<&[u8]>) {
+        if self.list.is_null() {
+            return;
+        }
+        let (ptr, size) = match value {
+            Some(v) => (v.as_ptr() as *const c_void, v.len() as isize),
+            None => (std::ptr::null(), 0),
+        };
+        // SAFETY: the list is live; name and value are copied.
+        unsafe {
+            (self.api.header_add)(
+                self.list,
+                name.as_ptr() as *const c_char,
+                name.len() as isize,
+                ptr,
+                size,
+            )
+        };
+    }
+
+    /// librdkafka owns the list now.
+    pub(crate) fn release(mut self) {
+        self.list = std::ptr::null_mut();
+    }
+}
+
+impl Drop for HeaderList<'_> {
+    fn drop(&mut self) {
+        if !self.list.is_null() {
+            // SAFETY: ours, not passed to librdkafka.
+            unsafe { (self.api.headers_destroy)(self.list) };
+        }
+    }
+}

@@ -23,7 +23,7 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
-use crate::rdkafka::{self, Api, KafkaErr, Message, Ptr, Vu};
+use crate::rdkafka::{self, Api, HeaderList, KafkaErr, Message, Ptr, Vu};
 
 pyo3::create_exception!(
     yangkey_native,
@@ -235,6 +235,111 @@ impl RdProducer {
         Ok(&self.topics[topic])
     }
 
+    /// Produce one message of ``topic``: its ``own`` headers written by ``fill``, then the
+    /// topic's extra ones. Ok(false): the local queue was full and a delivery failed meanwhile
+    /// (nothing produced); a refused message raises (``index``: its place in the call's).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn send_one(
+        &mut self,
+        py: Python<'_>,
+        topic: &str,
+        headers_for: &Bound<'_, PyAny>,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        own: usize,
+        fill: impl FnOnce(&HeaderList) -> PyResult<()>,
+        index: usize,
+    ) -> PyResult<bool> {
+        let rk = self.rk()?;
+        let api = self.api.clone();
+        let topic = self.topic(topic, headers_for)?;
+        let rkt = topic.rkt.0;
+        let count = own + topic.extra.len();
+        let list = HeaderList::new(&api, count);
+        fill(&list)?;
+        for (name, value) in &topic.extra {
+            list.add(name, value.as_deref());
+        }
+        let args = [
+            Vu::ptr(rdkafka::VTYPE_RKT, rkt),
+            Vu::mem(rdkafka::VTYPE_VALUE, value),
+            Vu::mem(rdkafka::VTYPE_KEY, key),
+            Vu::int(rdkafka::VTYPE_MSGFLAGS, rdkafka::MSG_F_COPY),
+            Vu::ptr(rdkafka::VTYPE_HEADERS, list.list),
+        ];
+        let args = if list.list.is_null() {
+            &args[..4]
+        } else {
+            &args[..]
+        };
+        loop {
+            // SAFETY: every pointer in args lives until produceva returns (payloads are
+            // copied); the headers list passes to librdkafka on success only.
+            let error = unsafe { (api.produceva)(rk, args.as_ptr(), args.len()) };
+            match api.take_error(error) {
+                None => {
+                    list.release();
+                    return Ok(true);
+                }
+                Some(e) if e.code == rdkafka::ERR_QUEUE_FULL => {
+                    // the local queue is full: let deliveries drain, GIL released
+                    let handle = Handle(rk);
+                    let poll = api.poll;
+                    py.detach(move || unsafe { poll(handle.get(), 50) });
+                    if self.shared.failed.load(Ordering::Relaxed) > 0 {
+                        return Ok(false);
+                    }
+                }
+                Some(e) => {
+                    // confluent-kafka's words for a refused message
+                    let words = api.code_error(e.code, None).string;
+                    let refused =
+                        api.code_error(e.code, Some(format!("Unable to produce message: {words}")));
+                    return Err(produce_err(refused, index));
+                }
+            }
+        }
+    }
+
+    /// ``send_one`` of a ``(topic, key, value, headers)`` tuple.
+    pub(crate) fn send_tuple(
+        &mut self,
+        py: Python<'_>,
+        message: &Bound<'_, PyTuple>,
+        headers_for: &Bound<'_, PyAny>,
+        index: usize,
+    ) -> PyResult<bool> {
+        let topic = message.get_item(0)?;
+        let topic = topic.cast::<PyString>()?.to_str()?;
+        let key = message.get_item(1)?;
+        let value = message.get_item(2)?;
+        let headers = message.get_item(3)?;
+        let headers = headers.cast::<PyTuple>()?;
+        let (key, value) = (bytes_of(&key)?, bytes_of(&value)?);
+        let fill = |list: &HeaderList| -> PyResult<()> {
+            for header in headers.iter() {
+                let pair = header.cast::<PyTuple>()?;
+                let name = pair.get_item(0)?;
+                let value = pair.get_item(1)?;
+                list.add(
+                    name.cast::<PyString>()?.to_str()?.as_bytes(),
+                    bytes_of(&value)?,
+                );
+            }
+            Ok(())
+        };
+        self.send_one(
+            py,
+            topic,
+            headers_for,
+            key,
+            value,
+            headers.len(),
+            fill,
+            index,
+        )
+    }
+
     fn wait(&self, py: Python<'_>, call: impl FnOnce(&Api, Ptr) -> Ptr + Send) -> PyResult<()> {
         let rk = Handle(self.rk()?);
         let api = self.api.clone();
@@ -345,119 +450,25 @@ impl RdProducer {
         messages: &Bound<'_, PyList>,
         headers_for: &Bound<'_, PyAny>,
     ) -> PyResult<usize> {
-        let rk = self.rk()?;
-        let api = self.api.clone();
         let mut sent = 0;
         for item in messages.iter() {
-            let message = item.cast::<PyTuple>()?;
-            let topic_name = message.get_item(0)?;
-            let topic_name = topic_name.cast::<PyString>()?.to_str()?;
-            let key = message.get_item(1)?;
-            let value = message.get_item(2)?;
-            let headers = message.get_item(3)?;
-            let headers = headers.cast::<PyTuple>()?;
-            let topic = self.topic(topic_name, headers_for)?;
-            let count = headers.len() + topic.extra.len();
-            let list = if count == 0 {
-                std::ptr::null_mut()
-            } else {
-                // SAFETY: a fresh list, ours until produceva succeeds.
-                let list = unsafe { (api.headers_new)(count) };
-                let add = |name: &[u8], value: Option<&[u8]>| unsafe {
-                    let (ptr, size) = match value {
-                        Some(v) => (v.as_ptr() as *const c_void, v.len() as isize),
-                        None => (std::ptr::null(), 0),
-                    };
-                    (api.header_add)(
-                        list,
-                        name.as_ptr() as *const c_char,
-                        name.len() as isize,
-                        ptr,
-                        size,
-                    );
-                };
-                let mut failure = None;
-                for header in headers.iter() {
-                    let built = (|| -> PyResult<()> {
-                        let pair = header.cast::<PyTuple>()?;
-                        let name = pair.get_item(0)?;
-                        let value = pair.get_item(1)?;
-                        add(
-                            name.cast::<PyString>()?.to_str()?.as_bytes(),
-                            bytes_of(&value)?,
-                        );
-                        Ok(())
-                    })();
-                    if let Err(e) = built {
-                        failure = Some(e);
-                        break;
-                    }
-                }
-                if let Some(e) = failure {
-                    unsafe { (api.headers_destroy)(list) };
-                    return Err(e);
-                }
-                for (name, value) in &topic.extra {
-                    add(name, value.as_deref());
-                }
-                list
-            };
-            let (key, value) = match (bytes_of(&key), bytes_of(&value)) {
-                (Ok(k), Ok(v)) => (k, v),
-                (Err(e), _) | (_, Err(e)) => {
-                    if !list.is_null() {
-                        unsafe { (api.headers_destroy)(list) };
-                    }
-                    return Err(e);
-                }
-            };
-            let args = [
-                Vu::ptr(rdkafka::VTYPE_RKT, topic.rkt.0),
-                Vu::mem(rdkafka::VTYPE_VALUE, value),
-                Vu::mem(rdkafka::VTYPE_KEY, key),
-                Vu::int(rdkafka::VTYPE_MSGFLAGS, rdkafka::MSG_F_COPY),
-                Vu::ptr(rdkafka::VTYPE_HEADERS, list),
-            ];
-            let args = if list.is_null() {
-                &args[..4]
-            } else {
-                &args[..]
-            };
-            loop {
-                // SAFETY: every pointer in args lives until produceva returns (payloads are
-                // copied); the headers list passes to librdkafka on success only.
-                let error = unsafe { (api.produceva)(rk, args.as_ptr(), args.len()) };
-                match api.take_error(error) {
-                    None => break,
-                    Some(e) if e.code == rdkafka::ERR_QUEUE_FULL => {
-                        // the local queue is full: let deliveries drain, GIL released
-                        let handle = Handle(rk);
-                        let poll = api.poll;
-                        py.detach(move || unsafe { poll(handle.get(), 50) });
-                        if self.shared.failed.load(Ordering::Relaxed) > 0 {
-                            if !list.is_null() {
-                                unsafe { (api.headers_destroy)(list) };
-                            }
-                            return Ok(sent);
-                        }
-                    }
-                    Some(e) => {
-                        if !list.is_null() {
-                            unsafe { (api.headers_destroy)(list) };
-                        }
-                        // confluent-kafka's words for a refused message
-                        let words = api.code_error(e.code, None).string;
-                        let refused = api.code_error(
-                            e.code,
-                            Some(format!("Unable to produce message: {words}")),
-                        );
-                        return Err(produce_err(refused, sent));
-                    }
-                }
+            if !self.send_tuple(py, item.cast::<PyTuple>()?, headers_for, sent)? {
+                break;
             }
             sent += 1;
         }
         Ok(sent)
+    }
+
+    /// ``produce`` of what an ``Outbox`` holds (direct.rs), in its order, the outbox emptied;
+    /// a refused message raises with its index and topic as the last two args.
+    fn produce_outbox(
+        &mut self,
+        py: Python<'_>,
+        outbox: &Bound<'_, crate::direct::Outbox>,
+        headers_for: &Bound<'_, PyAny>,
+    ) -> PyResult<usize> {
+        crate::direct::produce(self, py, &mut outbox.borrow_mut(), headers_for)
     }
 
     /// ``rd_kafka_poll``: serve delivery reports for up to ``timeout`` seconds.

@@ -34,7 +34,7 @@ from yangkey.spark.config import (
     TEST_FAIL_AFTER_ENV,
     JobConfig,
 )
-from yangkey.spark.delivery import native_producer
+from yangkey.spark.delivery import direct, native_producer
 from yangkey.spark.delivery.checkpoint import (
     HadoopCheckpoint,
     LocalCheckpoint,
@@ -170,6 +170,7 @@ def prepare(config: JobConfig) -> Prepared:
         schema_registry=config.registry if schema_ids else None,
         schema_ids=schema_ids,
         native=native_producer.wanted(),
+        direct=direct.wanted(),
     )
     source_config: dict[str, object] = {}
     if config.source.reads_kafka:

@@ -174,6 +174,8 @@ class NativeProducer:
         logger = config.get("logger")
         self.logger = logger if isinstance(logger, logging.Logger) else None
         self._error_type: type[BaseException] = module.RdKafkaError
+        self.module = module
+        """``yangkey_native`` (its ``Outbox``: :mod:`~yangkey.spark.delivery.direct`)."""
         with self._calling():
             self._producer = module.RdProducer(path, settings)
 
@@ -222,6 +224,17 @@ class NativeProducer:
         except self._error_type as exc:
             index = exc.args[6] if len(exc.args) > 6 else 0
             raise ProduceFailed(messages[index][0], _kafka_exception(exc)) from None
+        finally:
+            self._forward_logs()
+
+    def produce_outbox(self, outbox: Any, headers_for: Callable[[str], Headers]) -> int:
+        """Produce what a ``yangkey_native.Outbox`` holds, in order, in one call, the outbox
+        emptied (:mod:`~yangkey.spark.delivery.direct`); returns how many as
+        :meth:`produce_chunk` does."""
+        try:
+            return int(self._producer.produce_outbox(outbox, headers_for))
+        except self._error_type as exc:
+            raise ProduceFailed(outbox.failed_topic or "?", _kafka_exception(exc)) from None
         finally:
             self._forward_logs()
 

@@ -53,11 +53,12 @@ from yangkey.kafka.logs import logged, transactional_logger
 from yangkey.messages import Headers, KeyedMessage, schema_id_headers
 from yangkey.producer import MessageBuilder
 from yangkey.registry.client import learned_topic_id
+from yangkey.spark.delivery.direct import fill, make_outbox
 from yangkey.spark.delivery.markers import Marker, decode_marker, encode_marker
 from yangkey.spark.delivery.native_producer import NativeProducer, ProduceFailed
 from yangkey.spark.delivery.spec import PartitionResult, SinkSpec
 from yangkey.spark.lines import transform
-from yangkey.spark.source.splitting import RawRecord
+from yangkey.spark.source.splitting import LineRecords, RawRecord
 from yangkey.spark.source.units import describe_range_key
 from yangkey.spark.transform import Tally
 
@@ -302,6 +303,25 @@ class KafkaSink:
             self._crash_at(sent, crash_after)
         return sent
 
+    def outbox(self, builder: MessageBuilder, records: Iterable[RawRecord]) -> Any | None:
+        """An outbox the native pass fills with ``records``' messages for
+        :meth:`send_outbox` (:mod:`~yangkey.spark.delivery.direct`), or None: not the native
+        producer, not a range's lines, or the native pass cannot."""
+        if self._native is None or not self.spec.direct or not isinstance(records, LineRecords):
+            return None
+        return make_outbox(self._native.module, builder, self.spec.max_message_bytes)
+
+    def send_outbox(self, outbox: Any) -> int:
+        """Produce what ``outbox`` holds (emptied), then serve delivery reports."""
+        assert self._native is not None
+        try:
+            sent = self._native.produce_outbox(outbox, self._extra_for)
+        except ProduceFailed as exc:
+            raise self._fail(f"cannot produce to topic {exc.topic}", exc.error) from None
+        self._native.poll(0)
+        self._raise_delivery_error()
+        return sent
+
     def flush(self) -> None:
         """Wait for every delivery; any failure or a timeout raises."""
         timeout = self.spec.timeout
@@ -390,6 +410,35 @@ def _begin_while_transforming(
     costs only the transform (a subscription it learns reaches a shared catalog again, as
     it did then). At most :data:`PREFETCH_MESSAGES` are held before waiting for the broker.
     """
+    thread, outcome = _opening(sink)
+    ahead: list[KeyedMessage] = []
+    try:
+        for message in messages:
+            ahead.append(message)
+            if not len(ahead) % 256 and (not thread.is_alive() or len(ahead) >= PREFETCH_MESSAGES):
+                break
+    finally:
+        thread.join()  # the producer is the opening thread's until then
+    return _opened(outcome), ahead
+
+
+def _begin_while_filling(sink: KafkaSink, steps: Iterator[int]) -> Tally | None:
+    """:func:`_begin_while_transforming` of a task whose outbox the native pass fills
+    (:func:`~yangkey.spark.delivery.direct.fill`'s ``steps``: the messages held after each
+    chunk): chunks are filled in while the transaction opens, at most
+    :data:`PREFETCH_MESSAGES` messages (plus a chunk's)."""
+    thread, outcome = _opening(sink)
+    try:
+        for held in steps:
+            if not thread.is_alive() or held >= PREFETCH_MESSAGES:
+                break
+    finally:
+        thread.join()
+    return _opened(outcome)
+
+
+def _opening(sink: KafkaSink) -> tuple[threading.Thread, list[Tally | BaseException | None]]:
+    """A thread running ``sink.begin()``, and where its outcome goes."""
     outcome: list[Tally | BaseException | None] = []
 
     def opening() -> None:
@@ -400,18 +449,15 @@ def _begin_while_transforming(
 
     thread = threading.Thread(target=opening, name="yangkey-sink-begin", daemon=True)
     thread.start()
-    ahead: list[KeyedMessage] = []
-    try:
-        for message in messages:
-            ahead.append(message)
-            if not len(ahead) % 256 and (not thread.is_alive() or len(ahead) >= PREFETCH_MESSAGES):
-                break
-    finally:
-        thread.join()  # the producer is the opening thread's until then
+    return thread, outcome
+
+
+def _opened(outcome: list[Tally | BaseException | None]) -> Tally | None:
+    """``sink.begin()``'s answer from its thread (joined), or its exception raised."""
     done = outcome[0]
     if isinstance(done, BaseException):
         raise done
-    return done, ahead
+    return done
 
 
 def produce_partition(
@@ -434,7 +480,28 @@ def produce_partition(
             partition, attempt, batch_id, tally, False, time.monotonic() - started
         )
     sink = KafkaSink(spec, partition, attempt, batch_id, range_key, builder.catalog)
+    crash_after = spec.fail_after if attempt == 0 else None
     try:
+        outbox = sink.outbox(builder, records) if crash_after is None else None
+        if outbox is not None:
+            # the native pass straight into the native producer (spark.delivery.direct)
+            assert isinstance(records, LineRecords)
+            steps = fill(
+                records, builder, outbox, spec.dead_letter_topic, tally, spec.max_message_bytes
+            )
+            done = _begin_while_filling(sink, steps)
+            if done is not None:
+                return PartitionResult(
+                    partition, attempt, batch_id, done, True, time.monotonic() - started
+                )
+            sink.send_outbox(outbox)
+            for _ in steps:
+                sink.send_outbox(outbox)
+            tally.native_sink = tally.records
+            sink.commit(tally)
+            return PartitionResult(
+                partition, attempt, batch_id, tally, False, time.monotonic() - started
+            )
         messages = transform(
             records, builder, spec.dead_letter_topic, tally, spec.max_message_bytes
         )
@@ -443,7 +510,6 @@ def produce_partition(
             return PartitionResult(
                 partition, attempt, batch_id, done, True, time.monotonic() - started
             )
-        crash_after = spec.fail_after if attempt == 0 else None
         sink.send_all(itertools.chain(ahead, messages), crash_after)
         if sink.native:
             tally.native_sink = tally.records

@@ -38,6 +38,9 @@ class SinkSpec:
     native: bool = True
     """Produce through the native producer where the executor has it
     (:mod:`~yangkey.spark.delivery.native_producer`); False: confluent-kafka's."""
+    direct: bool = True
+    """With the native producer, let the native key pass produce into it straight
+    (:mod:`~yangkey.spark.delivery.direct`); False: ``KeyedMessage`` tuples, as before."""
 
     @property
     def bootstrap(self) -> str:
