@@ -22,7 +22,7 @@ use crate::rdkafka::HeaderList;
 use crate::sink::RdProducer;
 use crate::Decoder;
 
-/// Why ``run`` stopped at a line (the Python loop's cases, yangkey/spark/delivery/direct.py).
+/// Why ``run`` stopped at a line (LIMITS, RAISED and UNANSWERED of yangkey/spark/lines.py).
 /// Empty, or over the notification size limit: ``build``'s own checks.
 const LIMITS: u8 = 0;
 /// The pass raised (the Python loop's ``asked = False``).

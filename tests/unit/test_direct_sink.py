@@ -218,3 +218,22 @@ def test_no_outbox_where_the_direct_path_does_not_serve(
         monkeypatch.setenv(switch, "0")
         assert make_outbox(yangkey_native, builder, 10**6) is None
         monkeypatch.delenv(switch)
+
+
+
+def test_an_answer_left_to_python_goes_out_in_its_place(tmp_path: Path) -> None:
+    """Where ``Outbox.run`` stops at a line it has an answer for (a route it cannot read,
+    say), ``Leftovers.take`` makes the line loop's message of it and counts it."""
+    spec = spec_of(tmp_path)
+    line = periodic(5)[4]
+    (expected, _, _) = by_lines(spec, line + b"\n")
+    builder = spec.builder()
+    native = builder.native_pass()
+    assert native is not None
+    found = native.json(line, "in.jsonl", native.ns_modules, native.route, False, native.routes,
+                        False, True)
+    tally = Tally()
+    leftovers = lines_module.Leftovers(LineRecords(line, "in.jsonl"), builder, "dlq", tally, 10**6)
+    taken, lighter = leftovers.take(line, 1, lines_module.UNANSWERED, found)
+    assert taken == expected and lighter == 0
+    assert dict(tally.produced) == {expected[0].topic: 1}

@@ -11,6 +11,8 @@ Modules, each importing only those above it:
   confluent-kafka's librdkafka) and when it runs;
 * :mod:`yangkey.spark.delivery.spec` — what tasks are told about producing (``SinkSpec``)
   and what each reports back (``PartitionResult``);
+* :mod:`yangkey.spark.delivery.direct` — a task's lines keyed by the native pass straight
+  into the native producer (``yangkey_native.Outbox``);
 * :mod:`yangkey.spark.delivery.sink` — the producer run inside each task (one transaction
   per task attempt, commit markers, checked flush);
 * :mod:`yangkey.spark.delivery.fencing` — run records, heartbeats, crashed runs'

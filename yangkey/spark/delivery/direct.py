@@ -6,8 +6,9 @@ message goes from ``Decoder.keys`` to librdkafka without a ``KeyedMessage`` tupl
 code of its own: ``yangkey_native.Outbox.run`` keys a chunk's lines and keeps each such
 message (the line, its key, its route's headers), and ``RdProducer.produce_outbox`` produces
 them. Every other line (blank, over a size limit, answered None, several topics, a message near
-the message size limit, an error) stops the run and is taken here exactly as
-:func:`yangkey.spark.lines.outgoing_lines` takes it; its messages (dead letters included) join
+the message size limit, an error) stops the run and is taken by
+:class:`yangkey.spark.lines.Leftovers`, as :func:`~yangkey.spark.lines.outgoing_lines` takes
+it; its messages (dead letters included) join
 the outbox in input order. So a task produces the same messages, in the same order, with the
 same counts as ``outgoing_lines`` and the sink's ``send_all`` (tests/unit/test_direct_sink.py
 compares them).
@@ -23,28 +24,14 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from yangkey.messages import HEADER_EVENT_TIME, HEADER_SEQUENCE_NUMBER, KeyedMessage, Rejection
+from yangkey.messages import HEADER_EVENT_TIME, HEADER_SEQUENCE_NUMBER
 from yangkey.producer import MessageBuilder
-from yangkey.spark.lines import LINE_LOOP_ENV
+from yangkey.spark.lines import LIMITS, LINE_LOOP_ENV, Leftovers
 from yangkey.spark.source.splitting import LineRecords
-from yangkey.spark.transform import (
-    DEFAULT_MAX_MESSAGE_BYTES,
-    RECORD_OVERHEAD,
-    Tally,
-    fits,
-    settled,
-)
+from yangkey.spark.transform import DEFAULT_MAX_MESSAGE_BYTES, RECORD_OVERHEAD, Tally
 
 DIRECT_ENV = "YANGKEY_DIRECT_SINK"
 """Set to 0 to hand the native producer ``KeyedMessage`` tuples (:func:`outgoing_lines`)."""
-
-# Why Outbox.run stopped at a line (native/src/direct.rs)
-LIMITS = 0
-"""Empty or over the notification size limit: ``build``'s own checks."""
-RAISED = 1
-"""The pass raised: ``build`` asks it again and words the error."""
-UNANSWERED = 2
-"""The pass answered None: ``build`` takes the Python path."""
 
 
 def wanted() -> bool:
@@ -92,23 +79,13 @@ def fill(
     """Put ``lines``' messages into ``outbox`` a chunk at a time, counted into ``tally`` as
     :func:`~yangkey.spark.lines.outgoing_lines` counts them; yields after each chunk how many
     messages the outbox holds (the caller produces them: ``KafkaSink.send_outbox``)."""
-    native = builder.native_pass()
-    assert native is not None  # make_outbox made the outbox
-    message_of, messages_of = native.message, native.messages
+    take = Leftovers(lines, builder, dead_letter_topic, tally, max_bytes).take
     progress = lines.progress
     path = lines.path
-    room = max_bytes - RECORD_OVERHEAD
-    build = builder.build
     produced = tally.produced
     run, add = outbox.run, outbox.add
     native_before = builder.native_keyed
     keyed = 0
-
-    def settle(result: list[KeyedMessage] | Rejection, record: bytes, number: int) -> None:
-        """:func:`settled`'s messages of a line the Python way, into the outbox."""
-        source = f"{path}:{number}"
-        add(list(settled(result, record, source, builder, dead_letter_topic, tally, max_bytes)))
-
     try:
         for first, chunk in lines.chunks():
             split = chunk.split(b"\n")
@@ -128,43 +105,15 @@ def fill(
                     )
                     if at >= end:
                         break
-                line = split[at]
-                number = first + at
+                taken, lighter = take(split[at], first + at, why, found)
                 at += 1
-                if why == LIMITS:
-                    # split_records' cut (\r, blank lines) and build's own size check
-                    record = line[:-1] if line.endswith(b"\r") else line
-                    if not record.strip():
-                        blank += 1
-                        weight -= len(line) + 1
-                        continue
-                    weight -= len(line) - len(record)
-                    built += 1
-                    settle(build(record, f"{path}:{number}"), record, number)
+                weight -= lighter
+                if taken is None:
+                    blank += 1
                     continue
                 if found is None:
-                    if not line.strip():
-                        blank += 1
-                        weight -= len(line) + 1
-                        continue
                     built += 1
-                    settle(build(line, f"{path}:{number}", why == RAISED), line, number)
-                    continue
-                message = message_of(line, found)
-                if message is not None:
-                    if len(message[1] or b"") + len(line) <= room - builder.header_bytes:
-                        produced[message[0]] += 1
-                        add([message])
-                        continue
-                    result = [message]
-                else:
-                    result = messages_of(line, found)
-                    if result and fits(result, builder.header_bytes, max_bytes):
-                        for each in result:
-                            produced[each.topic] += 1
-                        add(result)
-                        continue
-                settle(result, line, number)
+                add(taken)
             for topic, many in outbox.counts().items():
                 produced[topic] += many
             count = end - blank
