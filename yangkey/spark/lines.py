@@ -94,16 +94,14 @@ class Leftovers:
         and how many bytes the chunk's weight loses. ``found`` is the pass's answer, if any;
         ``message`` its single message where already made (``NativePass.message``)."""
         builder = self._builder
+        source = f"{self._path}:{number}"
         if why == LIMITS:
             # split_records' cut (\r, blank lines) and build's own size check
             record = line[:-1] if line.endswith(b"\r") else line
             if not record.strip():
                 return None, len(line) + 1
-            source = f"{self._path}:{number}"
-            return self._settled(builder.build(record, source), record, source), len(line) - len(
-                record
-            )
-        source = f"{self._path}:{number}"
+            lighter = len(line) - len(record)
+            return self._settled(builder.build(record, source), record, source), lighter
         if found is None:
             if not line.strip():
                 return None, len(line) + 1

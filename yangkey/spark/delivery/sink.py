@@ -490,27 +490,21 @@ def produce_partition(
                 records, builder, outbox, spec.dead_letter_topic, tally, spec.max_message_bytes
             )
             done = _begin_while_filling(sink, steps)
-            if done is not None:
-                return PartitionResult(
-                    partition, attempt, batch_id, done, True, time.monotonic() - started
-                )
-            sink.send_outbox(outbox)
-            for _ in steps:
+            if done is None:
                 sink.send_outbox(outbox)
-            tally.native_sink = tally.records
-            sink.commit(tally)
-            return PartitionResult(
-                partition, attempt, batch_id, tally, False, time.monotonic() - started
+                for _ in steps:
+                    sink.send_outbox(outbox)
+        else:
+            messages = transform(
+                records, builder, spec.dead_letter_topic, tally, spec.max_message_bytes
             )
-        messages = transform(
-            records, builder, spec.dead_letter_topic, tally, spec.max_message_bytes
-        )
-        done, ahead = _begin_while_transforming(sink, messages)
+            done, ahead = _begin_while_transforming(sink, messages)
+            if done is None:
+                sink.send_all(itertools.chain(ahead, messages), crash_after)
         if done is not None:
             return PartitionResult(
                 partition, attempt, batch_id, done, True, time.monotonic() - started
             )
-        sink.send_all(itertools.chain(ahead, messages), crash_after)
         if sink.native:
             tally.native_sink = tally.records
         sink.commit(tally)
