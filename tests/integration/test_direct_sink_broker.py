@@ -12,13 +12,11 @@ tests/unit/test_direct_sink.py.
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Message
-from test_spark_job import consume, make_setup, sample_records, write_jsonl
-from test_spark_lines_broker import Log, periodic
+from test_spark_job import make_setup, sample_records, write_jsonl
+from test_spark_lines_broker import Log, periodic, read_back
 
 from yangkey.kafka.config import ensure_topics
 from yangkey.messages import HEADER_SOURCE
@@ -76,20 +74,7 @@ def produced(
         # a second attempt of the committed task: the marker's counts, nothing produced again
         again = produce_partition(records, spec.builder(), sink, 0, 1, 0, key)
         assert again.skipped and again.tally == result.tally
-    log: Log = defaultdict(list)
-    message: Message
-    for message in consume(kafka_bootstrap, [*setup.topics, setup.dead_letter]):
-        topic = str(message.topic()).removeprefix(setup.prefix)
-        headers = [(name, value or b"") for name, value in message.headers() or []]
-        key = message.key()
-        # a record without a key goes to any partition: those of a topic compared as a set
-        partition = int(message.partition() or 0) if key is not None else -1
-        log[topic, partition].append((key, message.value() or b"", headers))
-    for (_, partition), rows in log.items():
-        if partition == -1:
-            rows.sort(key=repr)
-    tally = result.tally
-    tally.produced = Counter({t.removeprefix(setup.prefix): n for t, n in tally.produced.items()})
+    log, tally = read_back(kafka_bootstrap, setup, result.tally)
     return log, tally, outboxes
 
 

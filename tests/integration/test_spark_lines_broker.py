@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 from confluent_kafka import Message
-from test_spark_job import consume, make_setup, sample_records, write_jsonl
+from test_spark_job import Setup, consume, make_setup, sample_records, write_jsonl
 
 from yangkey import native
 from yangkey.kafka.config import ensure_topics
@@ -76,6 +76,13 @@ def produced(
     assert isinstance(records, LineRecords)
     result = produce_partition(records, spec.builder(), sink, 0, 0, 0, key)
     assert not result.skipped
+    return read_back(kafka_bootstrap, setup, result.tally)
+
+
+def read_back(kafka_bootstrap: str, setup: Setup, tally: Tally) -> tuple[Log, Tally]:
+    """``setup``'s topics and dead letters as read back, by (topic without the run's prefix,
+    partition) in log order (records without a key: by topic, sorted), and ``tally`` with
+    its topics without the prefix too."""
     log: Log = defaultdict(list)
     message: Message
     for message in consume(kafka_bootstrap, [*setup.topics, setup.dead_letter]):
@@ -88,7 +95,6 @@ def produced(
     for (_, partition), rows in log.items():
         if partition == -1:
             rows.sort(key=repr)
-    tally = result.tally
     tally.produced = Counter({t.removeprefix(setup.prefix): n for t, n in tally.produced.items()})
     return log, tally
 
