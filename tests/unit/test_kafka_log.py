@@ -62,6 +62,19 @@ def test_a_request_librdkafka_timed_out_is_asked_again_of_a_new_client(
     assert stuck.asked == 1 and fresh.asked == 1
 
 
+def test_an_invalid_offset_answer_is_asked_again_of_a_new_client(
+    log: KafkaLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # librdkafka's answer, with no error, to a request whose leader was killed: the same
+    # client gives it again and again (test_cluster reproduces it on a real cluster).
+    stuck = Admin(offset=-1001)
+    log.admin = stuck  # type: ignore[assignment]
+    fresh = Admin(offset=7)
+    monkeypatch.setattr(kafka_log, "AdminClient", lambda config: fresh)
+    assert log.end_offset() == 7
+    assert stuck.asked == 1 and fresh.asked == 1
+
+
 def test_a_transient_error_other_than_a_timeout_keeps_the_client(
     log: KafkaLog, monkeypatch: pytest.MonkeyPatch
 ) -> None:

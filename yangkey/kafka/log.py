@@ -276,10 +276,13 @@ class KafkaLog:
                 )[self.partition].result(attempt + 1.0)
                 if found.offset >= 0:
                     return int(found.offset)
-                # Seen while the leader was paused: an "invalid offset" (-1001), no error.
+                # An "invalid offset" (-1001) and no error is how librdkafka 2.x answers a
+                # request its leader died with: the same client answers it again every time
+                # (seen for a minute), a fresh one finds the new leader at once.
                 reason = f"the broker answered offset {found.offset}"
                 if time.monotonic() > deadline:
                     raise self._failed(f"cannot read the end of {self.topic}: {reason}")
+                self._renew_admin()
             except KafkaException as exc:
                 error = exc.args[0] if exc.args else None
                 code = error.code() if isinstance(error, KafkaError) else None
