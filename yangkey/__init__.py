@@ -66,7 +66,8 @@ Phase 3: a notification keyed
 The catalog
     :mod:`yangkey.config` (the subscriptions file), :mod:`yangkey.shared_catalog` (the
     records of the shared catalog topic), :mod:`yangkey.entries` (a catalog entry),
-    :mod:`yangkey.catalog` (subscriptions file to compiled catalog, learning).
+    :mod:`yangkey.catalog_topics` (a catalog's topics, merged from the branches routed to
+    them), :mod:`yangkey.catalog` (subscriptions file to compiled catalog, learning).
 The producer
     :mod:`yangkey.instances` (the instance feed), :mod:`yangkey.native_feed` (its tables for
     the native pass), :mod:`yangkey.knobs` (the producer knobs), :mod:`yangkey.native_messages`

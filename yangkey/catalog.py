@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from yangkey.catalog_topics import catalog_topics
 from yangkey.compiled import CompiledSubscription
 from yangkey.compiler import compile_filter
 from yangkey.config import (
@@ -37,11 +38,11 @@ from yangkey.config import (
     parse_duration,
 )
 from yangkey.entries import CatalogEntry, SkippedSubscription, type_level
-from yangkey.errors import NotificationError, TopicError, YangkeyError
-from yangkey.fleet import FleetIndex, Identity, describe, for_node
+from yangkey.errors import NotificationError, YangkeyError
+from yangkey.fleet import FleetIndex, describe, for_node
 from yangkey.schema import SchemaContext
 from yangkey.shared_catalog import SharedBranch, SharedSubscription
-from yangkey.topics import TopicNamer, TopicSpec, check_collisions, replicas
+from yangkey.topics import TopicNamer, TopicSpec, replicas
 
 
 class SharedStore(Protocol):
@@ -358,7 +359,8 @@ def build_catalog(
     """Compile every subscription of ``file``. One that does not compile is skipped
     (:attr:`Catalog.skipped`), or with ``strict`` raised, naming the subscription; when none
     compiles, the first one's error is raised. A topic name collision, or two subscriptions
-    sharing a topic with different types, fail the whole catalog."""
+    sharing a topic with different types, fail the whole catalog
+    (:func:`~yangkey.catalog_topics.catalog_topics`)."""
     defaults = file.defaults
     policy = file.topic_policy
     namer = TopicNamer(
@@ -376,7 +378,6 @@ def build_catalog(
     entries: list[CatalogEntry] = []
     skipped: list[SkippedSubscription] = []
     first_failure: YangkeyError | None = None
-    by_topic: dict[str, list[tuple[CatalogEntry, int]]] = {}
     for subscription in file.subscriptions:
         line = file.line_of(subscription)
         source = subscription.label + (f" (line {line})" if line else "")
@@ -401,30 +402,14 @@ def build_catalog(
             skipped.append(_skipped(subscription, exc, file.source, line))
             first_failure = first_failure or exc.within(source)
             continue
-        entry = CatalogEntry.of_file(subscription, compiled, names)
-        entries.append(entry)
-        for index, name in enumerate(names):
-            by_topic.setdefault(name, []).append((entry, index))
+        entries.append(CatalogEntry.of_file(subscription, compiled, names))
 
     if first_failure is not None and not entries:
         raise first_failure  # none compiles: nothing would run, so fail as strict does
-    check_collisions(
-        [
-            (file.dead_letter_topic, "the dead-letter topic"),
-            *(
-                (name, entry.compiled.branches[index].schema_path)
-                for name, users in by_topic.items()
-                for entry, index in users
-            ),
-        ]
-    )
-    declared = {s.identity: s for s in file.subscriptions}
-    specs = [_topic_spec(name, users, declared, file) for name, users in by_topic.items()]
-    specs.sort(key=lambda spec: spec.name)
     return Catalog(
         file=file,
         entries=tuple(entries),
-        topics=tuple(specs),
+        topics=catalog_topics(file, entries),
         namer=namer,
         yang_dirs=(*yang_dirs, *resolve(defaults.yang_dirs)),
         skipped=tuple(skipped),
@@ -436,58 +421,6 @@ def _skipped(
 ) -> SkippedSubscription:
     why = f"{exc.source}: {exc.reason}" if exc.source else exc.reason
     return SkippedSubscription(subscription.id, subscription.node, why, file, line)
-
-
-def _topic_spec(
-    name: str,
-    users: list[tuple[CatalogEntry, int]],
-    declared: dict[Identity, Subscription],
-    file: SubscriptionsFile,
-) -> TopicSpec:
-    """One topic of the catalog, from every subscription branch routed to it: the largest
-    retention and partition count, every template."""
-    defaults = file.defaults
-    subscriptions = [declared[entry.identity] for entry, _ in users]
-    kinds = {(s.type, s.compaction) for s in subscriptions}
-    if len(kinds) > 1:
-        labels = ", ".join(s.label for s in subscriptions)
-        raise TopicError(
-            f"{labels} share topic {name!r} but differ in type or compaction; "
-            "turn on topic_policy.type_level or align them"
-        )
-    first = subscriptions[0]
-    factor, in_sync = _replication(file, name, subscriptions)
-    return TopicSpec(
-        name=name,
-        schema_path=users[0][0].compiled.branches[users[0][1]].schema_path,
-        subscription_ids=tuple(sorted({s.id for s in subscriptions})),
-        subscription_type=first.type,
-        compaction=first.compaction,
-        retention_seconds=max(
-            parse_duration(s.retention if s.retention is not None else defaults.retention)
-            for s in subscriptions
-        ),
-        partitions=max(s.partitions or defaults.partitions for s in subscriptions),
-        replication_factor=factor,
-        min_insync_replicas=in_sync,
-        templates=tuple(sorted({entry.compiled.branches[i].template for entry, i in users})),
-    )
-
-
-def _replication(
-    file: SubscriptionsFile, topic: str, subscriptions: list[Subscription]
-) -> tuple[int, int | None]:
-    """A shared topic's replication: the most any of its subscriptions asks for."""
-    pairs = [file.replicated(s) for s in subscriptions]
-    factor = max((f for f, _ in pairs if f is not None), default=None)
-    in_sync = max((m for _, m in pairs if m is not None), default=None)
-    if factor is not None and in_sync is not None and in_sync > factor:
-        labels = ", ".join(s.label for s in subscriptions)
-        raise TopicError(
-            f"{labels} share topic {topic!r}: min_insync_replicas {in_sync} exceeds"
-            f" their largest replication_factor {factor}; align them"
-        )
-    return replicas(factor), in_sync
 
 
 def load_catalog(

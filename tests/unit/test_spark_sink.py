@@ -16,13 +16,8 @@ from confluent_kafka import KafkaError
 from yangkey.errors import BrokerError
 from yangkey.messages import KeyedMessage
 from yangkey.spark.delivery import sink as sink_module
-from yangkey.spark.delivery.sink import (
-    POLL_EVERY,
-    PREFETCH_MESSAGES,
-    KafkaSink,
-    SinkSpec,
-    _begin_while_transforming,
-)
+from yangkey.spark.delivery.opening import PREFETCH_MESSAGES, begin_while_transforming
+from yangkey.spark.delivery.sink import POLL_EVERY, KafkaSink, SinkSpec
 from yangkey.spark.transform import Tally
 
 
@@ -49,8 +44,7 @@ class _Opening:
 
 
 def _begin(opening: _Opening, messages: Iterator[KeyedMessage]) -> tuple[Any, list[Any]]:
-    sink: Any = opening  # only begin() is called
-    return _begin_while_transforming(sink, messages)
+    return begin_while_transforming(opening, messages)
 
 
 def test_sink_transforms_while_the_transaction_opens() -> None:

@@ -13,6 +13,8 @@ Modules, each importing only those above it:
   and what each reports back (``PartitionResult``);
 * :mod:`yangkey.spark.delivery.direct` — a task's lines keyed by the native pass straight
   into the native producer (``yangkey_native.Outbox``);
+* :mod:`yangkey.spark.delivery.opening` — a task's transaction opened in another thread
+  while its first records are transformed;
 * :mod:`yangkey.spark.delivery.sink` — the producer run inside each task (one transaction
   per task attempt, commit markers, checked flush);
 * :mod:`yangkey.spark.delivery.fencing` — run records, heartbeats, crashed runs'

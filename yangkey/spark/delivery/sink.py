@@ -19,6 +19,9 @@ Exactly-once (the default) works like this, per Spark partition ``p`` of a run:
    Any error aborts the transaction and raises; consumers reading ``read_committed`` never
    see a message of an aborted attempt.
 
+The opening (steps 1, 2 and ``begin_transaction``: :meth:`KafkaSink.begin`) runs in another
+thread while the task transforms its first records (:mod:`yangkey.spark.delivery.opening`).
+
 With a schema registry (``--schema-registry``) every keyed message carries header
 ``schema-id``: the id of its topic's value schema, which the driver registered for every topic
 the catalog knows and shipped here (:attr:`SinkSpec.schema_ids`); a topic only a learned
@@ -38,7 +41,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import threading
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -56,6 +58,7 @@ from yangkey.registry.client import learned_topic_id
 from yangkey.spark.delivery.direct import fill, make_outbox
 from yangkey.spark.delivery.markers import Marker, decode_marker, encode_marker
 from yangkey.spark.delivery.native_producer import NativeProducer, ProduceFailed
+from yangkey.spark.delivery.opening import begin_while_filling, begin_while_transforming
 from yangkey.spark.delivery.spec import PartitionResult, SinkSpec
 from yangkey.spark.lines import transform
 from yangkey.spark.source.splitting import LineRecords, RawRecord
@@ -75,8 +78,6 @@ _COORDINATOR_RETRY = {
 
 POLL_EVERY = 1024
 """Messages between two ``poll(0)`` calls of a task's producer."""
-PREFETCH_MESSAGES = 65_536
-"""Messages a task transforms at most while its transaction opens (a multiple of 256)."""
 
 
 class SimulatedCrash(RuntimeError):
@@ -398,68 +399,6 @@ class KafkaSink:
             self._producer = None
 
 
-def _begin_while_transforming(
-    sink: KafkaSink, messages: Iterator[KeyedMessage]
-) -> tuple[Tally | None, list[KeyedMessage]]:
-    """``sink.begin()`` and the first messages of ``messages``, transformed meanwhile.
-
-    Opening a task's transaction (``init_transactions``, then the commit marker read) waits
-    on the broker for 0.1-0.7 s, a good part of a task's time; the transform goes on in this
-    thread while another one waits (both librdkafka calls release the GIL). Nothing is
-    produced before the transaction is open: input an earlier attempt already committed
-    costs only the transform (a subscription it learns reaches a shared catalog again, as
-    it did then). At most :data:`PREFETCH_MESSAGES` are held before waiting for the broker.
-    """
-    thread, outcome = _opening(sink)
-    ahead: list[KeyedMessage] = []
-    try:
-        for message in messages:
-            ahead.append(message)
-            if not len(ahead) % 256 and (not thread.is_alive() or len(ahead) >= PREFETCH_MESSAGES):
-                break
-    finally:
-        thread.join()  # the producer is the opening thread's until then
-    return _opened(outcome), ahead
-
-
-def _begin_while_filling(sink: KafkaSink, steps: Iterator[int]) -> Tally | None:
-    """:func:`_begin_while_transforming` of a task whose outbox the native pass fills
-    (:func:`~yangkey.spark.delivery.direct.fill`'s ``steps``: the messages held after each
-    chunk): chunks are filled in while the transaction opens, at most
-    :data:`PREFETCH_MESSAGES` messages (plus a chunk's)."""
-    thread, outcome = _opening(sink)
-    try:
-        for held in steps:
-            if not thread.is_alive() or held >= PREFETCH_MESSAGES:
-                break
-    finally:
-        thread.join()
-    return _opened(outcome)
-
-
-def _opening(sink: KafkaSink) -> tuple[threading.Thread, list[Tally | BaseException | None]]:
-    """A thread running ``sink.begin()``, and where its outcome goes."""
-    outcome: list[Tally | BaseException | None] = []
-
-    def opening() -> None:
-        try:
-            outcome.append(sink.begin())
-        except BaseException as exc:  # re-raised in the task's thread below
-            outcome.append(exc)
-
-    thread = threading.Thread(target=opening, name="yangkey-sink-begin", daemon=True)
-    thread.start()
-    return thread, outcome
-
-
-def _opened(outcome: list[Tally | BaseException | None]) -> Tally | None:
-    """``sink.begin()``'s answer from its thread (joined), or its exception raised."""
-    done = outcome[0]
-    if isinstance(done, BaseException):
-        raise done
-    return done
-
-
 def produce_partition(
     records: Iterable[RawRecord],
     builder: MessageBuilder,
@@ -489,7 +428,7 @@ def produce_partition(
             steps = fill(
                 records, builder, outbox, spec.dead_letter_topic, tally, spec.max_message_bytes
             )
-            done = _begin_while_filling(sink, steps)
+            done = begin_while_filling(sink, steps)
             if done is None:
                 sink.send_outbox(outbox)
                 for _ in steps:
@@ -498,7 +437,7 @@ def produce_partition(
             messages = transform(
                 records, builder, spec.dead_letter_topic, tally, spec.max_message_bytes
             )
-            done, ahead = _begin_while_transforming(sink, messages)
+            done, ahead = begin_while_transforming(sink, messages)
             if done is None:
                 sink.send_all(itertools.chain(ahead, messages), crash_after)
         if done is not None:
