@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
+from yangkey.errors import ConfigError
 from yangkey.kafka import log as kafka_log
 from yangkey.kafka.log import KafkaLog, LogUnavailable
 
@@ -85,3 +86,41 @@ def test_a_transient_error_other_than_a_timeout_keeps_the_client(
     with pytest.raises(LogUnavailable, match="cannot read the end of _schemas"):
         log.end_offset(timeout=1.0)
     assert moving.asked > 1 and not made
+
+
+class Entry:
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+
+class Configs:
+    """An admin client whose first ``unknown`` config requests answer "unknown topic", as a
+    broker does that has not heard of a topic created a moment ago on another."""
+
+    def __init__(self, unknown: int) -> None:
+        self.unknown = unknown
+        self.asked = 0
+
+    def describe_configs(self, resources: list[Any], **_: Any) -> dict[Any, Future[Any]]:
+        self.asked += 1
+        future: Future[Any] = Future()
+        if self.asked <= self.unknown:
+            future.set_exception(KafkaException(KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART)))
+        else:
+            future.set_result({"cleanup.policy": Entry("compact")})
+        return {resource: future for resource in resources}
+
+
+def test_a_topics_configuration_is_asked_again_while_the_broker_does_not_know_it() -> None:
+    admin = Configs(unknown=2)
+    assert kafka_log.topic_configs(admin, "_catalog", 5.0) == {  # type: ignore[arg-type]
+        "cleanup.policy": "compact"
+    }
+    assert admin.asked == 3
+
+
+def test_a_topic_unknown_for_the_whole_wait_is_one_error_naming_it() -> None:
+    admin = Configs(unknown=1_000)
+    with pytest.raises(ConfigError, match="cannot read its configuration") as caught:
+        kafka_log.topic_configs(admin, "_catalog", 0.5)  # type: ignore[arg-type]
+    assert caught.value.source == "topic _catalog" and admin.asked > 1

@@ -161,15 +161,27 @@ def ensure_log_topic(
 
 
 def topic_configs(admin: AdminClient, topic: str, timeout: float) -> dict[str, str]:
+    """The topic's configuration. Asked again while a broker answers "unknown topic": the
+    broker asked need not be the one that saw the topic created a moment ago (a CI run on the
+    three-node cluster failed on it), and it learns of it within a second or so."""
     resource = ConfigResource(ResourceType.TOPIC, topic)
-    try:
-        entries = admin.describe_configs([resource], request_timeout=timeout)[resource].result(
-            timeout
-        )
-    except KafkaException as exc:
-        raise ConfigError(
-            f"cannot read its configuration: {kafka_reason(exc)}", source=f"topic {topic}"
-        ) from None
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            entries = admin.describe_configs([resource], request_timeout=timeout)[resource].result(
+                timeout
+            )
+            break
+        except KafkaException as exc:
+            error = exc.args[0] if exc.args else None
+            unknown = isinstance(error, KafkaError) and (
+                error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+            )
+            if not unknown or time.monotonic() > deadline:
+                raise ConfigError(
+                    f"cannot read its configuration: {kafka_reason(exc)}", source=f"topic {topic}"
+                ) from None
+        time.sleep(0.2)
     return {name: str(entry.value) for name, entry in entries.items() if entry.value is not None}
 
 
