@@ -26,6 +26,7 @@ use std::borrow::Cow;
 
 #[path = "patchtarget.rs"]
 mod patchtarget;
+pub(crate) use patchtarget::{keep_values, take_values};
 
 /// RFC 8072 section 2.5's edit operations (``notification_model.OPERATIONS``).
 const OPERATIONS: [&str; 7] = [

@@ -342,6 +342,30 @@ def test_native_edge_cases_same_outcome(
     check(raw, decoder, ns_modules)
 
 
+@pytest.mark.parametrize("size", [2, 15, 16, 17, 24])
+def test_native_duplicate_member_at_any_place(
+    size: int, decoder: Any, ns_modules: dict[str, str]
+) -> None:
+    """An object's member named twice, the two anywhere among its first 16 names (found as
+    they come) or past them (found once it closes), names of every length: the reference's
+    error, naming the same member; an object without one decodes as the reference's."""
+    names = [f"{'m' * (i % 11)}{i}" for i in range(size)]
+    for first in range(size):
+        for again in (first + 1, size - 1):
+            if again >= size or again == first:
+                continue
+            twice = list(names)
+            twice[again] = twice[first]
+            data = ",".join(f'"{name}":{i}' for i, name in enumerate(twice))
+            raw = (
+                '{"ietf-yang-push:push-update":{"id":1,"datastore-contents":'
+                '{"ietf-interfaces:interfaces":{' + data + "}}}}"
+            )
+            check(raw, decoder, ns_modules)
+    data = ",".join(f'"{name}":{i}' for i, name in enumerate(names))
+    check('{"ietf-yang-push:push-update":{"id":1,"x":{' + data + "}}}", decoder, ns_modules)
+
+
 def test_native_deep_document_left_to_the_reference(
     decoder: Any, ns_modules: dict[str, str]
 ) -> None:

@@ -153,6 +153,23 @@ EDGES: list[tuple[str, Any]] = [
     # a redundantly qualified key member, a qualified list member
     ("/ietf-interfaces:interfaces/interface", {"interface": [{"ietf-interfaces:name": "q"}]}),
     ("/ietf-interfaces:interfaces/interface", {"ietf-interfaces:interface": {"name": "one"}}),
+    # member names of a key's length differing in one byte, first, middle or last, within
+    # the first 8 bytes or past them
+    (
+        "/ietf-interfaces:interfaces/interface",
+        {
+            "interface": [
+                {"nbme": "x", "namf": "y", "mame": "z", "name": "a"},
+                {
+                    "ietf-interfaces:nbme": "q",
+                    "ietf-interfaces:namf": "r",
+                    "jetf-interfaces:name": "s",
+                    "ietf-interfaces:name": "b",
+                },
+            ],
+            "interfacf": [{"name": "no"}],
+        },
+    ),
     # a missing key, a null key, a number and a boolean as string keys, a float
     ("/ietf-interfaces:interfaces/interface", {"interface": [{"name": "a"}, {"type": "x"}]}),
     ("/ietf-interfaces:interfaces/interface", {"interface": [{"name": None}]}),
