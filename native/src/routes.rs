@@ -132,12 +132,20 @@ impl Routes {
     /// the caller then asks the route).
     pub fn get(&self, py: Python<'_>, subscription_id: u32, node: Option<&str>) -> Option<Answer> {
         let map = self.map.try_lock().ok()?;
-        let mut stack = [0u8; 96];
+        // Not zeroed first (a memset per lookup): only the key's bytes are written and read.
+        let mut stack = [std::mem::MaybeUninit::<u8>::uninit(); 96];
         let size = 4 + node.map_or(NO_NODE.len(), str::len);
         let found = if size <= stack.len() {
-            stack[..4].copy_from_slice(&subscription_id.to_le_bytes());
-            stack[4..size].copy_from_slice(node.map_or(NO_NODE, str::as_bytes));
-            map.by_node.get(&stack[..size])
+            let id = subscription_id.to_le_bytes();
+            let text = node.map_or(NO_NODE, str::as_bytes);
+            let at = stack.as_mut_ptr().cast::<u8>();
+            // SAFETY: 4 + text.len() == size <= 96 bytes written, then the first ``size`` read.
+            let key = unsafe {
+                std::ptr::copy_nonoverlapping(id.as_ptr(), at, 4);
+                std::ptr::copy_nonoverlapping(text.as_ptr(), at.add(4), text.len());
+                std::slice::from_raw_parts(at, size)
+            };
+            map.by_node.get(key)
         } else {
             let mut key = Vec::with_capacity(size);
             key_into(subscription_id, node, &mut key);
