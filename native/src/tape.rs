@@ -83,16 +83,24 @@ impl<'a> Doc<'a> {
         V { doc: self, at: 0 }
     }
 
-    #[inline]
+    /// Inlined at every member compared (it was a call per member name read); a string with
+    /// escapes out of line.
+    #[inline(always)]
     pub fn text(&self, s: Str<'a>) -> &str {
         if s.len() == OWNED {
-            return &self.owned[s.at()];
+            return self.owned_text(s.at());
         }
         let (at, end) = (s.at(), s.at() + s.len() as usize);
         debug_assert!(self.input.is_char_boundary(at) && self.input.is_char_boundary(end));
         // SAFETY: the parser makes a borrowed Str only of the text between a string's quotes
         // (ASCII, so character boundaries) of this input, which is valid UTF-8.
         unsafe { self.input.get_unchecked(at..end) }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn owned_text(&self, index: usize) -> &str {
+        &self.owned[index]
     }
 
     /// The index past the subtree at ``at``.

@@ -233,6 +233,31 @@ def test_native_keys_edges(
     assert answered == "native" or not ok or (text, interfaces) in LEFT_TO_PYTHON
 
 
+@pytest.mark.parametrize(
+    "spelled",
+    [b'"na\\u006de"', b'"\\u006eame"', b'"ietf-interfaces:nam\\u0065"', b'"n\\"ame"'],
+)
+def test_native_keys_member_names_with_escapes(
+    decoder: Any,
+    derivers: dict[str, tuple[KeyDeriver, Any]],
+    fx_schema: SchemaContext,
+    spelled: bytes,
+) -> None:
+    """A key member or list member whose name is written with escapes (the parser keeps
+    its decoded text apart from the input's): read by its decoded name, as the reference
+    reads it; a name that decodes to another one is not the key."""
+    text = "/ietf-interfaces:interfaces/interface"
+    deriver, _ = derivers[text]
+    data = {"ietf-interfaces:interfaces": {"interface": [{"name": "e0"}, {"name": "e1"}]}}
+    raw = envelope(data).replace(b'"name"', spelled)  # every entry's, and their values
+    raw = raw.replace(b'"e0"', b'"\\u00650"').replace(b'"e1"', b'"e\\u0031"')
+    assert raw.count(b"\\") >= 4
+    answered = same(decoder, deriver, raw, fx_schema.index.by_namespace, None)
+    assert answered == "native" or b'\\"' in spelled
+    listed = envelope(data).replace(b'"interface"', b'"interfac\\u0065"', 1)
+    assert same(decoder, deriver, listed, fx_schema.index.by_namespace, None) == "native"
+
+
 def test_native_keys_leaves_other_framings_to_the_reference(
     decoder: Any, derivers: dict[str, tuple[KeyDeriver, Any]], notif: Any, fx_schema: SchemaContext
 ) -> None:
