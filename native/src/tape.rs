@@ -258,7 +258,7 @@ impl<'d, 'a> V<'d, 'a> {
     }
 }
 
-/// ``a == b`` for member names: names of up to 8 bytes compared in two loads each, longer
+/// ``a == b`` for member names: names of up to 16 bytes compared in two loads each, longer
 /// ones by their first 8 bytes before the library's compare. A member scan compares mostly
 /// names that differ, of a few bytes each; the library compare was a call per member.
 #[inline(always)]
@@ -269,11 +269,14 @@ pub fn same_name(a: &str, b: &str) -> bool {
         return false;
     }
     let word = |s: &[u8], at: usize| u32::from_le_bytes([s[at], s[at + 1], s[at + 2], s[at + 3]]);
+    let long =
+        |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or_default());
     match n {
         0 => true,
         1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
         4..=8 => word(a, 0) == word(b, 0) && word(a, n - 4) == word(b, n - 4),
-        _ => word(a, 0) == word(b, 0) && word(a, 4) == word(b, 4) && a[8..] == b[8..],
+        9..=16 => long(a, 0) == long(b, 0) && long(a, n - 8) == long(b, n - 8),
+        _ => long(a, 0) == long(b, 0) && a[8..] == b[8..],
     }
 }
 
