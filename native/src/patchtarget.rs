@@ -144,7 +144,9 @@ impl<'d, 'a> Targets<'d, 'a> {
         let (mut decoded, mut plain) = (None, 0);
         loop {
             // the next delimiter, or the end (a final '/')
-            at = next_delimiter(bytes, at);
+            while at < bytes.len() && !DELIMITER[bytes[at] as usize] {
+                at += 1;
+            }
             let byte = bytes.get(at).copied().unwrap_or(b'/');
             match byte {
                 b'/' => {
@@ -218,34 +220,6 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
         at += 8;
     }
     while at < size && a[at] == b[at] {
-        at += 1;
-    }
-    at
-}
-
-/// The index of the first of [`DELIMITER`]'s bytes in ``bytes`` from ``at``, or its length:
-/// eight bytes a step (SWAR) while eight are left (a target's segments are tens of bytes
-/// between two delimiters; the table's byte a step cost a fifth of the edits' reading).
-#[inline]
-fn next_delimiter(bytes: &[u8], mut at: usize) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    // A byte's high bit when it is zero; a borrow may flag bytes above a zero one, never
-    // below: the lowest flag, the one taken, is exact.
-    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
-    while at + 8 <= bytes.len() {
-        let word = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default());
-        let hits = zero(word ^ (ONES * b'/' as u64))
-            | zero(word ^ (ONES * b'=' as u64))
-            | zero(word ^ (ONES * b':' as u64))
-            | zero(word ^ (ONES * b',' as u64))
-            | zero(word ^ (ONES * b'%' as u64));
-        if hits != 0 {
-            return at + (hits.trailing_zeros() / 8) as usize;
-        }
-        at += 8;
-    }
-    while at < bytes.len() && !DELIMITER[bytes[at] as usize] {
         at += 1;
     }
     at
