@@ -78,8 +78,17 @@ fn special(word: u64) -> u64 {
 }
 
 impl<'a> Parser<'a> {
-    #[inline]
+    /// Past any whitespace. Compact JSON has none: a byte above the space is tested first.
+    #[inline(always)]
     fn skip_ws(&mut self) {
+        match self.bytes.get(self.at) {
+            Some(&b) if b <= b' ' => self.skip_spaces(),
+            _ => {}
+        }
+    }
+
+    #[inline(never)]
+    fn skip_spaces(&mut self) {
         while let Some(&b) = self.bytes.get(self.at) {
             if matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
                 self.at += 1;
@@ -134,8 +143,10 @@ impl<'a> Parser<'a> {
         let mut len = 0u32;
         // Duplicates of the first 16 names are looked for as the names come (a fingerprint,
         // then the text); larger objects once they close.
-        let mut prints = [0u64; 16];
-        let mut keys = [0u32; 16]; // tape index of each name
+        // Left uninitialised: only the first ``len`` are read, each written first (zeroing
+        // both arrays cost every object ~10 stores).
+        let mut prints = [std::mem::MaybeUninit::<u64>::uninit(); 16];
+        let mut keys = [std::mem::MaybeUninit::<u32>::uninit(); 16]; // tape index of each name
         let mut repeated: Option<usize> = None;
         self.skip_ws();
         if self.peek()? == b'}' {
@@ -152,8 +163,10 @@ impl<'a> Parser<'a> {
                     let print = fingerprint(text);
                     let i = len as usize;
                     for k in 0..i {
-                        if prints[k] == print {
-                            let Node::Str(earlier) = self.doc.nodes[keys[k] as usize] else {
+                        // SAFETY: entries below ``len`` were written (below).
+                        if unsafe { prints[k].assume_init() } == print {
+                            let earlier = unsafe { keys[k].assume_init() } as usize;
+                            let Node::Str(earlier) = self.doc.nodes[earlier] else {
                                 continue;
                             };
                             if self.doc.text(earlier) == text {
@@ -162,8 +175,8 @@ impl<'a> Parser<'a> {
                             }
                         }
                     }
-                    prints[i] = print;
-                    keys[i] = self.doc.nodes.len() as u32;
+                    prints[i].write(print);
+                    keys[i].write(self.doc.nodes.len() as u32);
                 }
                 self.doc.nodes.push(Node::Str(name));
                 self.skip_ws();

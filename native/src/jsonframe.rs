@@ -19,9 +19,10 @@ type Members<'d, 'a> = [(&'d str, V<'d, 'a>)];
 const ON_STACK: usize = 8;
 
 /// An object's members, on the stack when they are few: every framing object was a vector's
-/// allocation and release per notification.
+/// allocation and release per notification. The stack's array is left uninitialised (its
+/// fill, then its copy, were a memcpy each per framing object: a twentieth of a key pass).
 struct Collected<'d, 'a> {
-    stack: [(&'d str, V<'d, 'a>); ON_STACK],
+    stack: [std::mem::MaybeUninit<(&'d str, V<'d, 'a>)>; ON_STACK],
     len: usize,
     heap: Vec<(&'d str, V<'d, 'a>)>,
 }
@@ -29,34 +30,49 @@ struct Collected<'d, 'a> {
 impl<'d, 'a> std::ops::Deref for Collected<'d, 'a> {
     type Target = Members<'d, 'a>;
 
+    #[inline]
     fn deref(&self) -> &Self::Target {
         if self.len <= ON_STACK {
-            &self.stack[..self.len]
+            // SAFETY: the first ``len`` entries were written (members).
+            unsafe { std::slice::from_raw_parts(self.stack.as_ptr().cast(), self.len) }
         } else {
             &self.heap
         }
     }
 }
 
-#[inline(always)] // built in the caller's frame, not copied back to it
-fn members<'d, 'a>(object: V<'d, 'a>) -> Collected<'d, 'a> {
-    let mut collected = Collected {
-        stack: [("", object); ON_STACK],
-        len: 0,
-        heap: Vec::new(),
+/// ``let $name = `` an object's members, collected in the binding itself
+/// ([`Collected::fill`]): built in a block or a function and moved to the binding, the
+/// collection was copied (a memcpy of its whole array) at every framing object.
+macro_rules! let_members {
+    ($name:ident = $object:expr) => {
+        let mut $name = Collected {
+            stack: [std::mem::MaybeUninit::uninit(); ON_STACK],
+            len: 0,
+            heap: Vec::new(),
+        };
+        $name.fill($object);
+        let $name = &*$name;
     };
-    for member in object.members() {
-        if collected.len < ON_STACK {
-            collected.stack[collected.len] = member;
-        } else {
-            if collected.len == ON_STACK {
-                collected.heap.extend_from_slice(&collected.stack);
+}
+
+impl<'d, 'a> Collected<'d, 'a> {
+    /// The members of ``object`` written in place: returned from a function, the collection
+    /// was copied (a memcpy of its whole array) into the caller's frame.
+    #[inline(always)]
+    fn fill(&mut self, object: V<'d, 'a>) {
+        for member in object.members() {
+            if self.len < ON_STACK {
+                self.stack[self.len].write(member);
+            } else {
+                if self.len == ON_STACK {
+                    self.heap = self.to_vec(); // the whole stack, written
+                }
+                self.heap.push(member);
             }
-            collected.heap.push(member);
+            self.len += 1;
         }
-        collected.len += 1;
     }
-    collected
 }
 
 /// ``dict.get``: the value of member ``name`` (exact spelling).
@@ -174,7 +190,8 @@ pub fn notification<'py>(ctx: &mut Ctx<'py, '_>, obj: V<'_, '_>, note: &mut Note
             ctx.source,
         ));
     }
-    members_notification(ctx, &members(obj), note)
+    let_members!(members = obj);
+    members_notification(ctx, members, note)
 }
 
 fn members_notification<'py>(
@@ -187,19 +204,19 @@ fn members_notification<'py>(
         if !body.is_object() {
             continue;
         }
-        let body_members = members(body);
+        let_members!(body_members = body);
         match local(member) {
-            "message" => return message(ctx, &body_members, note),
+            "message" => return message(ctx, body_members, note),
             "envelope" => {
-                if let Some(time) = get(&body_members, "event-time") {
+                if let Some(time) = get(body_members, "event-time") {
                     note.event_time = py_value(ctx, Some(time))?;
                 }
-                if let Some(node) = node_name(ctx, get(&body_members, "hostname"), "hostname")? {
+                if let Some(node) = node_name(ctx, get(body_members, "hostname"), "hostname")? {
                     note.node = Some(node);
                 }
                 let check = ctx.model.sequence_number.clone_ref(py);
-                note.sequence_number = uint32(ctx, get(&body_members, "sequence-number"), &check)?;
-                return match get_some(&body_members, "contents") {
+                note.sequence_number = uint32(ctx, get(body_members, "sequence-number"), &check)?;
+                return match get_some(body_members, "contents") {
                     None => {
                         Err(ctx
                             .model
@@ -209,13 +226,13 @@ fn members_notification<'py>(
                 };
             }
             "notification" => {
-                if let Some(time) = get(&body_members, "eventTime") {
+                if let Some(time) = get(body_members, "eventTime") {
                     note.event_time = py_value(ctx, Some(time))?;
                 }
-                if let Some(node) = node_name(ctx, find(&body_members, "sysName"), "sysName")? {
+                if let Some(node) = node_name(ctx, find(body_members, "sysName"), "sysName")? {
                     note.node = Some(node);
                 }
-                if let Some(sequence) = find(&body_members, "sequenceNumber") {
+                if let Some(sequence) = find(body_members, "sequenceNumber") {
                     let check = ctx.model.sequence_number.clone_ref(py);
                     note.sequence_number = uint32(ctx, Some(sequence), &check)?;
                 }
@@ -228,8 +245,8 @@ fn members_notification<'py>(
                     .collect();
                 return members_notification(ctx, &rest, note);
             }
-            "push-update" => return push(ctx, Kind::PushUpdate, &body_members, note),
-            "push-change-update" => return push(ctx, Kind::PushChangeUpdate, &body_members, note),
+            "push-update" => return push(ctx, Kind::PushUpdate, body_members, note),
+            "push-change-update" => return push(ctx, Kind::PushChangeUpdate, body_members, note),
             _ => {}
         }
     }
@@ -253,16 +270,17 @@ fn message<'py>(ctx: &mut Ctx<'py, '_>, body: &Members<'_, '_>, note: &mut Note<
         }
     }
     if let Some(metadata) = find(body, "telemetry-message-metadata").filter(|v| v.is_object()) {
-        let metadata = members(metadata);
+        let_members!(fields = metadata);
+        let metadata = fields;
         if let Some(subscription) =
-            find(&metadata, "yang-push-subscription").filter(|v| v.is_object())
+            find(metadata, "yang-push-subscription").filter(|v| v.is_object())
         {
             note.subscription = Some(to_py(ctx.py, subscription, ctx.names)?);
         }
         if note.event_time.is_none() {
-            note.event_time = match get(&metadata, "node-export-timestamp") {
+            note.event_time = match get(metadata, "node-export-timestamp") {
                 Some(time) if time.truthy() => py_value(ctx, Some(time))?,
-                _ => py_value(ctx, get(&metadata, "collection-timestamp"))?,
+                _ => py_value(ctx, get(metadata, "collection-timestamp"))?,
             };
         }
     }
@@ -348,10 +366,13 @@ fn push<'py>(
         }
         return Ok(()); // an empty update: data stays {}
     }
-    let patch = get(body, "datastore-changes")
-        .filter(|v| v.is_object())
-        .and_then(|changes| find(&members(changes), "yang-patch"))
-        .filter(|v| v.is_object());
+    let patch = match get(body, "datastore-changes").filter(|v| v.is_object()) {
+        Some(changes) => {
+            let_members!(fields = changes);
+            find(fields, "yang-patch").filter(|v| v.is_object())
+        }
+        None => None,
+    };
     let Some(patch) = patch else {
         return Err(ctx.model.framing(
             py,
@@ -387,9 +408,9 @@ fn push<'py>(
                 ctx.source,
             ));
         }
-        let fields = members(edit);
-        let target = get(&fields, "target");
-        let operation = get(&fields, "operation");
+        let_members!(fields = edit);
+        let target = get(fields, "target");
+        let operation = get(fields, "operation");
         let known = |op: &str| ctx.model.operations.iter().any(|o| o == op);
         let (target, operation) = match (
             target.and_then(|t| t.as_str()),
@@ -414,7 +435,7 @@ fn push<'py>(
                 (t, op)
             }
         };
-        let edit_id = match get(&fields, "edit-id") {
+        let edit_id = match get(fields, "edit-id") {
             None => crate::pyconv::string(py, "")?,
             Some(id) => match id.as_str() {
                 Some(s) => crate::pyconv::string(py, s)?,
@@ -424,7 +445,7 @@ fn push<'py>(
                 }
             },
         };
-        let value = match get(&fields, "value").filter(|v| v.is_object()) {
+        let value = match get(fields, "value").filter(|v| v.is_object()) {
             Some(v) => to_py(py, v, ctx.names)?,
             None => py.None().into_bound(py),
         };

@@ -312,11 +312,11 @@ impl<'d> Targets<'d, '_> {
 }
 
 /// The key values' vector for [`Targets::values`], empty (kept from the last notification).
-pub(super) fn take_values<'t>() -> Vec<Cow<'t, str>> {
+pub(crate) fn take_values<'t>() -> Vec<Cow<'t, str>> {
     recycle(SPARE.with_borrow_mut(|spare| std::mem::take(&mut spare.values)))
 }
 
 /// [`take_values`]'s vector back, emptied, for the next notification.
-pub(super) fn keep_values(values: Vec<Cow<'_, str>>) {
+pub(crate) fn keep_values(values: Vec<Cow<'_, str>>) {
     SPARE.with_borrow_mut(|spare| spare.values = recycle(values))
 }

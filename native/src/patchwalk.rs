@@ -19,13 +19,14 @@ use super::{
     compose, integer_text, lookup, render, Branch, Canon, Kind, Out, Run, Step, Stop, Walker, W,
 };
 use crate::pyconv::NameCache;
-use crate::tape::{Node, V};
+use crate::tape::{same_name, Node, V};
 use patchtarget::{Edit, TargetStep, Targets};
 use pyo3::prelude::*;
 use std::borrow::Cow;
 
 #[path = "patchtarget.rs"]
 mod patchtarget;
+pub(crate) use patchtarget::{keep_values, take_values};
 
 /// RFC 8072 section 2.5's edit operations (``notification_model.OPERATIONS``).
 const OPERATIONS: [&str; 7] = [
@@ -239,12 +240,13 @@ pub fn patch_instances(
 
 /// Whether a target step names ``step``: its qualified member is ``module:name``.
 fn names(step: &Step, target: &TargetStep<'_>) -> bool {
-    let qualified = step.qualified.as_bytes();
-    let (module, name) = (target.module.as_bytes(), target.name.as_bytes());
+    let qualified = step.qualified.as_str();
+    let (module, name) = (target.module, target.name);
+    // compared inline (same_name), not by two library calls per step and edit
     qualified.len() == module.len() + 1 + name.len()
-        && qualified.starts_with(module)
-        && qualified[module.len()] == b':'
-        && qualified.ends_with(name)
+        && qualified.as_bytes()[module.len()] == b':'
+        && same_name(&qualified[..module.len()], module)
+        && same_name(&qualified[module.len() + 1..], name)
 }
 
 /// Whether a data filter of ``step`` could read what ``edit_tree`` puts in its node besides

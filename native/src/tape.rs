@@ -83,16 +83,24 @@ impl<'a> Doc<'a> {
         V { doc: self, at: 0 }
     }
 
-    #[inline]
+    /// Inlined at every member compared (it was a call per member name read); a string with
+    /// escapes out of line.
+    #[inline(always)]
     pub fn text(&self, s: Str<'a>) -> &str {
         if s.len() == OWNED {
-            return &self.owned[s.at()];
+            return self.owned_text(s.at());
         }
         let (at, end) = (s.at(), s.at() + s.len() as usize);
         debug_assert!(self.input.is_char_boundary(at) && self.input.is_char_boundary(end));
         // SAFETY: the parser makes a borrowed Str only of the text between a string's quotes
         // (ASCII, so character boundaries) of this input, which is valid UTF-8.
         unsafe { self.input.get_unchecked(at..end) }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn owned_text(&self, index: usize) -> &str {
+        &self.owned[index]
     }
 
     /// The index past the subtree at ``at``.
@@ -200,12 +208,23 @@ impl<'d, 'a> V<'d, 'a> {
         }
     }
 
+    /// The value itself as the one item of an [`Items`] (a value that is not a list, walked
+    /// as a list of one).
+    #[inline]
+    pub fn alone(&self) -> Items<'d, 'a> {
+        Items {
+            doc: self.doc,
+            at: self.at,
+            left: 1,
+        }
+    }
+
     /// ``dict.get(name)`` of an object: the last member of the name (only text-embedded JSON
     /// may repeat a name; the document itself is refused when it does).
     pub fn get(&self, name: &str) -> Option<V<'d, 'a>> {
         let mut found = None;
         for (key, value) in self.members() {
-            if key == name {
+            if same_name(key, name) {
                 found = Some(value);
             }
         }
@@ -236,6 +255,28 @@ impl<'d, 'a> V<'d, 'a> {
             Node::Array { .. } => "list",
             Node::Object { .. } => "dict",
         }
+    }
+}
+
+/// ``a == b`` for member names: names of up to 16 bytes compared in two loads each, longer
+/// ones by their first 8 bytes before the library's compare. A member scan compares mostly
+/// names that differ, of a few bytes each; the library compare was a call per member.
+#[inline(always)]
+pub fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let word = |s: &[u8], at: usize| u32::from_le_bytes([s[at], s[at + 1], s[at + 2], s[at + 3]]);
+    let long =
+        |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or_default());
+    match n {
+        0 => true,
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        4..=8 => word(a, 0) == word(b, 0) && word(a, n - 4) == word(b, n - 4),
+        9..=16 => long(a, 0) == long(b, 0) && long(a, n - 8) == long(b, n - 8),
+        _ => long(a, 0) == long(b, 0) && a[8..] == b[8..],
     }
 }
 

@@ -12,7 +12,7 @@
 
 use crate::model::{plain_node_name, py_strip};
 use crate::pyconv::{to_py, NameCache};
-use crate::tape::{Node, V};
+use crate::tape::{same_name, Node, V};
 use pyo3::prelude::*;
 use std::borrow::Cow;
 
@@ -23,8 +23,8 @@ mod patchwalk;
 #[path = "walktables.rs"]
 mod tables;
 pub(crate) use keytext::{compose, render};
+pub(crate) use patchwalk::{keep_values, removes, take_values, EditOut, Made};
 pub use patchwalk::{patch_instances, patch_keys, xml_patch_keys, XmlEdit};
-pub(crate) use patchwalk::{removes, EditOut, Made};
 pub use tables::Walker;
 pub(crate) use tables::{Branch, Canon, Kind, Step};
 
@@ -41,9 +41,9 @@ type W<T> = Result<T, Stop>;
 fn lookup<'d, 'a>(node: V<'d, 'a>, member: &str, qualified: &str) -> Option<V<'d, 'a>> {
     let (mut plain, mut other) = (None, None);
     for (name, value) in node.members() {
-        if name == member {
+        if same_name(name, member) {
             plain = Some(value);
-        } else if name == qualified {
+        } else if same_name(name, qualified) {
             other = Some(value);
         }
     }
@@ -279,15 +279,10 @@ impl Run<'_, '_> {
     }
 }
 
-/// A list's items, or the value alone (``if type(x) is not list: x = [x]``).
-fn items<'d, 'a>(value: V<'d, 'a>) -> Box<dyn Iterator<Item = V<'d, 'a>> + 'd>
-where
-    'a: 'd,
-{
-    match value.items() {
-        Some(items) => Box::new(items),
-        None => Box::new(std::iter::once(value)),
-    }
+/// A list's items, or the value alone (``if type(x) is not list: x = [x]``). One iterator
+/// type for both, not a boxed one: that was an allocation and release per list walked.
+fn items<'d, 'a>(value: V<'d, 'a>) -> crate::tape::Items<'d, 'a> {
+    value.items().unwrap_or_else(|| value.alone())
 }
 
 /// Per branch the instance feed header of a push-update's data (``Decoder.instances``): None
@@ -362,7 +357,8 @@ pub fn keys_with<'py>(
     };
     let mut run = Run { py, names, qnames };
     let mut per_branch = Vec::with_capacity(walker.branches.len());
-    let mut values = Vec::new();
+    // the open values' vector of the last notification's walk (an allocation each otherwise)
+    let mut values = take_values();
     for (index, branch) in walker.branches.iter().enumerate() {
         let mut found = Vec::new();
         if let (Some(feeds), Some(headers)) = (feeds, headers.as_deref_mut()) {
@@ -373,5 +369,6 @@ pub fn keys_with<'py>(
         }
         per_branch.push(found);
     }
+    keep_values(values);
     compose(py, walker, per_branch, node, subscription_id, with_xpaths)
 }

@@ -342,6 +342,67 @@ def test_native_edge_cases_same_outcome(
     check(raw, decoder, ns_modules)
 
 
+@pytest.mark.parametrize("size", [2, 15, 16, 17, 24])
+def test_native_duplicate_member_at_any_place(
+    size: int, decoder: Any, ns_modules: dict[str, str]
+) -> None:
+    """An object's member named twice, the two anywhere among its first 16 names (found as
+    they come) or past them (found once it closes), names of every length: the reference's
+    error, naming the same member; an object without one decodes as the reference's."""
+    names = [f"{'m' * (i % 11)}{i}" for i in range(size)]
+    for first in range(size):
+        for again in (first + 1, size - 1):
+            if again >= size or again == first:
+                continue
+            twice = list(names)
+            twice[again] = twice[first]
+            data = ",".join(f'"{name}":{i}' for i, name in enumerate(twice))
+            raw = (
+                '{"ietf-yang-push:push-update":{"id":1,"datastore-contents":'
+                '{"ietf-interfaces:interfaces":{' + data + "}}}}"
+            )
+            check(raw, decoder, ns_modules)
+    data = ",".join(f'"{name}":{i}' for i, name in enumerate(names))
+    check('{"ietf-yang-push:push-update":{"id":1,"x":{' + data + "}}}", decoder, ns_modules)
+
+
+@pytest.mark.parametrize("extra", [0, 3, 4, 5, 8, 12])
+@pytest.mark.parametrize("first", [True, False])
+def test_native_framing_objects_of_many_members(
+    extra: int, first: bool, decoder: Any, ns_modules: dict[str, str]
+) -> None:
+    """Framing objects (envelope, push-update, telemetry metadata, yang-patch edit) of up to
+    8 members and past them (jsonframe.rs keeps 8 on the stack, then moves them to the
+    heap), the extra members before or after the framing's own: the reference's
+    Notification."""
+    more = [(f"x-{i}", i) for i in range(extra)]
+
+    def obj(own: list[tuple[str, Any]]) -> str:
+        pairs = more + own if first else own + more
+        return "{" + ",".join(f"{json.dumps(k)}:{v}" for k, v in pairs) + "}"
+
+    data = '{"ietf-interfaces:interfaces":{"interface":[{"name":"e0"}]}}'
+    push = obj([("id", "1042"), ("datastore-contents", data)])
+    envelope = obj(
+        [
+            ("event-time", '"2026-11-20T10:00:00Z"'),
+            ("hostname", '"pe1"'),
+            ("sequence-number", "9"),
+            ("contents", '{"ietf-yang-push:push-update":' + push + "}"),
+        ]
+    )
+    raw = '{"ietf-yp-notification:envelope":' + envelope + "}"
+    assert check(raw, decoder, ns_modules) == "native"
+    edit = obj([("edit-id", '"1"'), ("operation", '"merge"'), ("target", '"/a:b"')])
+    changes = '{"yang-patch":{"patch-id":"p","edit":[' + edit + "]}}"
+    change = obj([("id", "7"), ("datastore-changes", changes)])
+    check('{"ietf-yang-push:push-change-update":' + change + "}", decoder, ns_modules)
+    stamp = '"2026-11-20T10:00:01Z"'
+    metadata = obj([("node-export-timestamp", stamp), ("yang-push-subscription", '{"id":5}')])
+    message = '{"telemetry-message-metadata":' + metadata + ',"payload":{}}'
+    check('{"ietf-telemetry-message:message":' + message + "}", decoder, ns_modules)
+
+
 def test_native_deep_document_left_to_the_reference(
     decoder: Any, ns_modules: dict[str, str]
 ) -> None:

@@ -153,6 +153,23 @@ EDGES: list[tuple[str, Any]] = [
     # a redundantly qualified key member, a qualified list member
     ("/ietf-interfaces:interfaces/interface", {"interface": [{"ietf-interfaces:name": "q"}]}),
     ("/ietf-interfaces:interfaces/interface", {"ietf-interfaces:interface": {"name": "one"}}),
+    # member names of a key's length differing in one byte, first, middle or last, within
+    # the first 8 bytes or past them
+    (
+        "/ietf-interfaces:interfaces/interface",
+        {
+            "interface": [
+                {"nbme": "x", "namf": "y", "mame": "z", "name": "a"},
+                {
+                    "ietf-interfaces:nbme": "q",
+                    "ietf-interfaces:namf": "r",
+                    "jetf-interfaces:name": "s",
+                    "ietf-interfaces:name": "b",
+                },
+            ],
+            "interfacf": [{"name": "no"}],
+        },
+    ),
     # a missing key, a null key, a number and a boolean as string keys, a float
     ("/ietf-interfaces:interfaces/interface", {"interface": [{"name": "a"}, {"type": "x"}]}),
     ("/ietf-interfaces:interfaces/interface", {"interface": [{"name": None}]}),
@@ -214,6 +231,31 @@ def test_native_keys_edges(
     answered = same(decoder, deriver, raw, fx_schema.index.by_namespace, None)
     ok = reference(deriver, raw, fx_schema.index.by_namespace, None)[0] == "ok"
     assert answered == "native" or not ok or (text, interfaces) in LEFT_TO_PYTHON
+
+
+@pytest.mark.parametrize(
+    "spelled",
+    [b'"na\\u006de"', b'"\\u006eame"', b'"ietf-interfaces:nam\\u0065"', b'"n\\"ame"'],
+)
+def test_native_keys_member_names_with_escapes(
+    decoder: Any,
+    derivers: dict[str, tuple[KeyDeriver, Any]],
+    fx_schema: SchemaContext,
+    spelled: bytes,
+) -> None:
+    """A key member or list member whose name is written with escapes (the parser keeps
+    its decoded text apart from the input's): read by its decoded name, as the reference
+    reads it; a name that decodes to another one is not the key."""
+    text = "/ietf-interfaces:interfaces/interface"
+    deriver, _ = derivers[text]
+    data = {"ietf-interfaces:interfaces": {"interface": [{"name": "e0"}, {"name": "e1"}]}}
+    raw = envelope(data).replace(b'"name"', spelled)  # every entry's, and their values
+    raw = raw.replace(b'"e0"', b'"\\u00650"').replace(b'"e1"', b'"e\\u0031"')
+    assert raw.count(b"\\") >= 4
+    answered = same(decoder, deriver, raw, fx_schema.index.by_namespace, None)
+    assert answered == "native" or b'\\"' in spelled
+    listed = envelope(data).replace(b'"interface"', b'"interfac\\u0065"', 1)
+    assert same(decoder, deriver, listed, fx_schema.index.by_namespace, None) == "native"
 
 
 def test_native_keys_leaves_other_framings_to_the_reference(

@@ -369,3 +369,31 @@ def test_native_patch_xml_name_inside_a_push_update(
         before = decoder.documents
         assert xml_same(decoder, deriver, raw, ns, "d") == "native", raw
         assert decoder.documents != before
+
+
+# ------------------------------------------------------- target delimiters at every offset
+
+
+def test_native_patch_target_delimiters_at_every_offset(
+    decoder: Any, fx_schema: SchemaContext
+) -> None:
+    """Targets whose delimiters (``/ = : , %``) fall at every offset of an 8-byte word and
+    past it (patchtarget.rs scans a word at a time, the tail a byte at a time), after
+    targets that share a prefix with them: the native pass answers, with the reference's
+    keys."""
+    ns = fx_schema.index.by_namespace
+    deriver = KeyDeriver(compile_subscription(IF, fx_schema))
+    names = [f"{'a' * k}/{'b' * (19 - k)}" for k in range(20)]
+    names += [f"{'c' * k}:d,{'e' * k}%" for k in range(12)] + ["x" * 40, "é" * 9 + "/"]
+    edit_list = [
+        {
+            "edit-id": str(i),
+            "operation": "merge",
+            "target": f"{IF}={quote(name, safe='')}",
+            "value": {"ietf-interfaces:interface": [{"name": name, "enabled": True}]},
+        }
+        for i, name in enumerate(names)
+    ]
+    for edits in (edit_list, edit_list[::-1], edit_list[5:6]):
+        raw = framed("envelope", patch(1042, edits))
+        assert same(decoder, deriver, raw, ns, None) == "native"
