@@ -285,6 +285,7 @@ impl<'a> P<'a> {
         Ok((Str::owned(self.fast.owned.len() - 1), colon))
     }
 
+    #[inline(always)]
     fn start_tag(&mut self) -> F<()> {
         self.at += 1; // '<'
         let (prefix, local) = self.tag_name()?;
