@@ -379,7 +379,7 @@ impl<'a> P<'a> {
             let prefix = &text[..colon];
             if !prefix.is_empty() && prefix != "xml" {
                 if let Some(ns) = self.lookup(prefix) {
-                    if !text.bytes().any(|b| b == b' ') {
+                    if !chars::has_space(text.as_bytes()) {
                         self.fast.els[el].qname = ns;
                     }
                 }

@@ -216,6 +216,7 @@ impl<'a> Build<'a, '_> {
 
     /// Whether the walker reads the member an element of ``module`` named ``local`` is
     /// under a parent of module ``parent`` (``XmlConverter.name``'s member).
+    #[inline(always)]
     fn read(&self, module: u32, local: &str, parent: u32) -> bool {
         let Some(reads) = self.reads else {
             return true;

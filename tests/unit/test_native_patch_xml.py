@@ -341,6 +341,83 @@ def test_native_patch_xml_reader_edges(
         assert answered == "python" and who == "python", raw
 
 
+# What the reader's text scan stops at (sixteen bytes at a time from the text's start, the
+# document's last bytes one at a time), slid across the blocks' ends: in the key leaf's text
+# ``x`` * offset, the markup, ``y`` * 3; and who answers where the reference keys it.
+SLID: list[tuple[str, str, str]] = [
+    ("&amp;", "%26", "native"),
+    ("&#x2F;", "%2F", "native"),
+    ("]", "]", "native"),
+    (":", ":", "native"),
+    ("]]>", "", "python"),  # not XML: the reference refuses it
+    ("\x01", "", "python"),
+    ("\t", "", "python"),  # the key differs from the target's: refused
+    ("<!--c-->", "", "python"),  # a comment, CDATA, a PI: the reader leaves them
+    ("<![CDATA[c]]>", "", "python"),
+    ("<?p x?>", "", "python"),
+    ("&bad;", "", "python"),  # an entity: refused
+]
+
+
+@pytest.mark.parametrize(("markup", "in_target", "who"), SLID)
+def test_native_patch_xml_text_scan_blocks(
+    decoder: Any, fx_schema: SchemaContext, markup: str, in_target: str, who: str
+) -> None:
+    """A byte the text scan must stop at, at every offset around the first three sixteen-byte
+    blocks of a leaf's text (and, with the text at the document's end, in its last bytes):
+    the native answer is the reference's, from the side named."""
+    deriver = deriver_of(IF, fx_schema)
+    ns = fx_schema.index.by_namespace
+    for offset in range(50):
+        name = "x" * offset + markup + "yyy"
+        target = "x" * offset + (in_target or "q") + "yyy"
+        edit = (
+            f"<edit><operation>merge</operation><target>{IF}={target}</target>"
+            f"<value>{entry(name)}</value></edit>"
+        )
+        raw = xml_change(edit)
+        answered = same(decoder, deriver, raw, ns, "dflt", "keys_xml")
+        if reference(deriver, raw, ns, "dflt")[0] == "ok":
+            assert answered == who, raw
+        else:
+            assert answered == "python" and who == "python", raw
+
+
+# An edit's children told by name (xmlpatch.rs reads them by length first): names as long
+# as a field's, longer or shorter, fields in any order, given twice.
+FIELD_EDGES: list[tuple[str, str]] = [
+    (f"<edit><target>{IF}=a</target><operation>delete</operation></edit>", "native"),
+    (f"<edit><value/><target>{IF}=a</target><edit-id>1</edit-id><operation>merge</operation>"
+     "</edit>", "native"),
+    (f"<edit><targex>x</targex><operation>delete</operation><target>{IF}=a</target>"
+     "<operatiox>x</operatiox><valux/><edit-ix/><edit-i/><values/><targets/></edit>", "native"),
+    (f"<edit><operation>delete</operation><target>{IF}=a</target><tArget>x</tArget>"
+     "<Operation>x</Operation><VALUE/></edit>", "native"),
+    (f"<edit><operation>delete</operation><targe>{IF}=a</targe></edit>", "python"),
+    (f"<edit><operations>delete</operations><target>{IF}=a</target></edit>", "python"),
+    (f"<edit><operation>merge</operation><target>{IF}=a</target><value>{entry('a')}</value>"
+     f"<value>{entry('a')}</value></edit>", "python"),
+    (f"<edit><operation>delete</operation><operation>delete</operation>"
+     f"<target>{IF}=a</target></edit>", "python"),
+]
+
+
+@pytest.mark.parametrize(("edits", "who"), FIELD_EDGES)
+def test_native_patch_xml_edit_fields(
+    decoder: Any, fx_schema: SchemaContext, edits: str, who: str
+) -> None:
+    """An edit's target, operation, value and edit-id among other children: the native answer
+    is the reference's, from the side named (a field given twice: the reference's)."""
+    deriver = deriver_of(IF, fx_schema)
+    ns = fx_schema.index.by_namespace
+    raw = xml_change(edits)
+    answered = same(decoder, deriver, raw, ns, "dflt", "keys_xml")
+    if reference(deriver, raw, ns, "dflt")[0] == "ok":
+        assert answered == who, raw
+    else:
+        assert answered == "python" and who == "python", raw
+
+
 @pytest.mark.parametrize("where", [10, 100, 1000])
 def test_native_patch_xml_not_ascii(decoder: Any, fx_schema: SchemaContext, where: int) -> None:
     """A document with a character past ASCII (at its start, middle or end: the reader's
