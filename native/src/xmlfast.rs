@@ -124,6 +124,9 @@ struct P<'a> {
     /// In-scope declarations, innermost last: (prefix, "" for the default; namespace).
     scope: Vec<(&'a str, u32)>,
     open: Vec<Open>,
+    /// The default namespace in scope: the innermost open element's (kept here, not read
+    /// from the open stack for every element).
+    default: u32,
     /// The last attribute runs read (see [`P::attributes_again`]), and their prefixed
     /// declarations: (the prefix's input offsets, namespace).
     runs: Vec<Run>,
@@ -291,7 +294,7 @@ impl<'a> P<'a> {
         let (prefix, local) = self.tag_name()?;
         let name_end = self.at;
         let mark = self.scope.len();
-        let mut default = self.open.last().map_or(0, |o| o.default);
+        let mut default = self.default;
         let empty = if self.peek() == Some(b'>') {
             self.at += 1; // most tags: no attribute, no space
             false
@@ -361,6 +364,7 @@ impl<'a> P<'a> {
             last: NONE,
             default,
         });
+        self.default = default;
         Ok(())
     }
 
@@ -390,6 +394,7 @@ impl<'a> P<'a> {
     fn end_tag(&mut self) -> F<()> {
         self.at += 2; // '</'
         let open = self.open.pop().ok_or(Other)?;
+        self.default = self.open.last().map_or(0, |o| o.default);
         // The open tag's name (checked there), then what may end a name: the same name.
         let name = &self.s[open.name.0..open.name.1];
         let end = self.at + name.len();
@@ -450,6 +455,7 @@ pub fn parse(input: &str) -> F<Fast<'_>> {
         },
         scope: lend_scope(buffers.scope),
         open,
+        default: 0,
         runs,
         declared,
         names,

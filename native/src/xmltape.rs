@@ -105,7 +105,7 @@ impl<'a> Build<'a, '_> {
         let found = self
             .qualified
             .iter()
-            .find(|(m, l, _)| *m == module && *l == local);
+            .find(|(m, l, _)| *m == module && same_bytes(l.as_bytes(), local.as_bytes()));
         if let Some((_, _, at)) = found {
             return Str::owned(*at);
         }

@@ -418,6 +418,41 @@ def test_native_patch_xml_edit_fields(
         assert answered == "python" and who == "python", raw
 
 
+# The default namespace in scope after an element that declares another: a container's
+# (restored at its end tag), a leaf's closed right after its text, a self-closing one's,
+# nested twice. The value's key leaf gives ``b`` for the target's ``a``: in the entry's
+# namespace the reference refuses the edit; in another one it is no key, and the edit is
+# keyed (natively). A default left wrong would turn one into the other.
+OTHER = 'xmlns="urn:example:other"'
+DEFAULTS: list[tuple[str, str]] = [
+    (f"<x {OTHER}><y>1</y></x><name>b</name>", "python"),
+    (f"<x {OTHER}><y><z>1</z></y><w/></x><name>b</name>", "python"),
+    (f"<description {OTHER}>d</description><name>b</name>", "python"),
+    (f"<x {OTHER}/><name>b</name>", "python"),
+    (f'<x {OTHER}><y xmlns="{NS_IF}"><z>1</z></y><w>2</w></x><name>b</name>', "python"),
+    (f'<x {OTHER}><y xmlns="{NS_IF}"><z>1</z></y><name>b</name></x>', "native"),
+    (f'<x {OTHER}><name xmlns="{NS_IF}">b</name></x>', "native"),
+    (f"<name {OTHER}>b</name>", "native"),
+    (f"<name {OTHER}>b</name><x {OTHER}><y>1</y></x><name>b</name>", "python"),
+]
+
+
+@pytest.mark.parametrize(("inside", "who"), DEFAULTS)
+def test_native_patch_xml_default_namespace_restored(
+    decoder: Any, fx_schema: SchemaContext, inside: str, who: str
+) -> None:
+    """Members after an element that declares another default namespace are in the entry's
+    (the reader keeps the default in scope as elements open and close): the reference's
+    answer, from the side named."""
+    deriver = deriver_of(IF, fx_schema)
+    ns = fx_schema.index.by_namespace
+    value = f'<interface xmlns="{NS_IF}">{inside}</interface>'
+    raw = xml_change(
+        f"<edit><operation>merge</operation><target>{IF}=a</target><value>{value}</value></edit>"
+    )
+    assert same(decoder, deriver, raw, ns, "dflt", "keys_xml") == who, raw
+
+
 @pytest.mark.parametrize("where", [10, 100, 1000])
 def test_native_patch_xml_not_ascii(decoder: Any, fx_schema: SchemaContext, where: int) -> None:
     """A document with a character past ASCII (at its start, middle or end: the reader's
