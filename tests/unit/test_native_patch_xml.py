@@ -453,6 +453,41 @@ def test_native_patch_xml_default_namespace_restored(
     assert same(decoder, deriver, raw, ns, "dflt", "keys_xml") == who, raw
 
 
+# Edits whose values' members differ from the edit before only in their namespace or one
+# letter (the tape builder remembers the last qualified member it decided on): the last
+# edit's entry gives the key ``x`` for the target's ``a``, which the reference refuses, and
+# would not if the entry were left out as the member before it was.
+NOT_READ = [
+    '<interface xmlns="urn:example:other"><name>b</name></interface>',
+    f'<interfacf xmlns="{NS_IF}"><name>b</name></interfacf>',
+    f'<interfac xmlns="{NS_IF}"><name>b</name></interfac>',
+    f'<interfaces xmlns="{NS_IF}"><name>b</name></interfaces>',
+]
+
+
+@pytest.mark.parametrize("before", NOT_READ)
+def test_native_patch_xml_members_decided_apart(
+    decoder: Any, fx_schema: SchemaContext, before: str
+) -> None:
+    """A value's member after one of another namespace or name: read as the reference reads
+    it (the edit after refused by the reference, natively too), and the edit before keyed
+    natively alone."""
+    deriver = deriver_of(IF, fx_schema)
+    ns = fx_schema.index.by_namespace
+
+    def edit(target: str, value: str) -> str:
+        return (
+            f"<edit><operation>merge</operation><target>{IF}={target}</target>"
+            f"<value>{value}</value></edit>"
+        )
+
+    alone = xml_change(edit("b", before) * 2)
+    assert same(decoder, deriver, alone, ns, "dflt", "keys_xml") == "native", alone
+    raw = xml_change(edit("b", before) + edit("a", entry("x")))
+    assert same(decoder, deriver, raw, ns, "dflt", "keys_xml") == "python", raw
+    assert reference(deriver, raw, ns, "dflt")[0] != "ok", raw
+
+
 @pytest.mark.parametrize("where", [10, 100, 1000])
 def test_native_patch_xml_not_ascii(decoder: Any, fx_schema: SchemaContext, where: int) -> None:
     """A document with a character past ASCII (at its start, middle or end: the reader's
