@@ -419,12 +419,11 @@ impl<'a> Build<'a, '_> {
         // arena's (see ``fast_keys``).
         let index = self.nodes.len();
         self.nodes.push(T::Str(element.text));
-        if element.qname != NONE {
+        // (``prefix:name`` text read as the reference reads it only where it can be one)
+        let qname = if element.colon { fast.qname(el) } else { NONE };
+        if qname != NONE {
             let text = fast.text(el);
-            if let Some(id) = self
-                .table
-                .module_of(fast.namespaces[element.qname as usize])
-            {
+            if let Some(id) = self.table.module_of(fast.namespaces[qname as usize]) {
                 let colon = text.bytes().position(|b| b == b':').unwrap_or_default();
                 let name = &text[colon + 1..];
                 // Devices repeat the same identity in every entry: one string for them all.
