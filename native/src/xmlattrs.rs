@@ -286,7 +286,7 @@ impl<'a> P<'a> {
     /// A start tag's [`P::qname`]; where the input repeats an unprefixed name read before,
     /// followed by what ends a tag's name ('>', '/', white space), that name without a scan:
     /// its bytes passed the scan, which would stop at the same byte.
-    #[inline]
+    #[inline(always)]
     pub(super) fn tag_name(&mut self) -> F<QName> {
         if !self.memo {
             return self.qname();

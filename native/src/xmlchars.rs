@@ -133,6 +133,31 @@ pub(super) fn not_name(word: u64) -> u64 {
     !name & HIGH
 }
 
+/// Whether ``s`` holds a space: eight bytes at a time (the last word read again overlapping
+/// the one before), a text shorter than a word byte by byte (a byte loop cost four
+/// instructions a byte on an identity's text).
+#[inline]
+pub(super) fn has_space(s: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let n = s.len();
+    if n < 8 {
+        return s.contains(&b' ');
+    }
+    let space = |w: u64| {
+        let x = w ^ (ONES * b' ' as u64);
+        x.wrapping_sub(ONES) & !x & HIGH
+    };
+    let mut at = 0;
+    while at + 8 < n {
+        if space(word(s, at)) != 0 {
+            return true;
+        }
+        at += 8;
+    }
+    space(word(s, n - 8)) != 0
+}
+
 #[inline]
 pub(super) fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
@@ -379,4 +404,29 @@ pub(super) fn name16(_s: &[u8], _at: usize) -> Option<usize> {
 #[inline]
 pub(super) fn scan16(_s: &[u8], at: usize) -> (usize, bool) {
     (at, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_space;
+
+    /// The word test against ``contains``: every length to 40, a space (or each byte value)
+    /// at every place, the rest a text of every other byte value in turn.
+    #[test]
+    fn has_space_is_contains() {
+        for length in 0..40 {
+            for fill in 0..=255u8 {
+                let fill = if fill == b' ' { b'x' } else { fill };
+                let clean = vec![fill; length];
+                assert!(!has_space(&clean), "{length} {fill}");
+                for at in 0..length {
+                    for byte in [b' ', 0x00, 0x1f, 0x21, 0xa0, fill] {
+                        let mut text = clean.clone();
+                        text[at] = byte;
+                        assert_eq!(has_space(&text), byte == b' ', "{length} {at} {byte}");
+                    }
+                }
+            }
+        }
+    }
 }

@@ -50,11 +50,21 @@ pub struct El<'a> {
     pub next: u32,
     /// ``element.text``: the text before the first child (no comment or PI is taken).
     pub text: Str<'a>,
-    /// For text ``prefix:name`` (no space) whose prefix is declared in scope: that
-    /// namespace's index (``XmlConverter.leaf``), else [`NONE`].
-    pub qname: u32,
-    /// Whether the text holds a ':' (only then can it be ``prefix:name``).
+    /// The innermost prefixed declaration in scope at the element (its own too): an index
+    /// in [`Fast::decls`], or [`NONE`] (see [`Fast::qname`]).
+    pub scope: u32,
+    /// Whether the text holds a ':' (only then can it be ``prefix:name``: [`Fast::qname`]).
     pub colon: bool,
+}
+
+/// A prefixed namespace declaration, and the one in scope where it was made (the scope's
+/// declarations as a chain, innermost first).
+#[derive(Clone, Copy)]
+pub struct Decl {
+    /// The prefix: input bytes ``at..at + len``.
+    prefix: (u32, u32),
+    ns: u32,
+    up: u32,
 }
 
 pub struct Fast<'a> {
@@ -63,6 +73,8 @@ pub struct Fast<'a> {
     /// Text with references, decoded: [`Str::owned`]'s strings (the tape's ``owned``).
     pub owned: Vec<String>,
     pub namespaces: Vec<&'a str>,
+    /// Every prefixed declaration, in document order (see [`Fast::qname`]).
+    pub decls: Vec<Decl>,
 }
 
 impl<'a> Fast<'a> {
@@ -79,6 +91,40 @@ impl<'a> Fast<'a> {
     pub fn text(&self, el: u32) -> &str {
         let s = self.els[el as usize].text;
         crate::tape::str_text(self.input, &self.owned, s)
+    }
+
+    /// ``XmlConverter.leaf``'s reading of a leaf's text as ``prefix:name``: the index of the
+    /// namespace its prefix has in scope at the element (the innermost declaration over it,
+    /// the element's own too), when the text starts as a name and holds no space; else
+    /// [`NONE`]. Asked of the leaves a walk reads only, not of every leaf as it is read.
+    pub fn qname(&self, el: u32) -> u32 {
+        let element = &self.els[el as usize];
+        if !element.colon || element.first != NONE {
+            return NONE;
+        }
+        let text = self.text(el).as_bytes();
+        // A prefix in scope is a name: text that does not start as one (a path) has none.
+        if !text.first().copied().is_some_and(name_start) {
+            return NONE;
+        }
+        let Some(colon) = text.iter().position(|&b| b == b':') else {
+            return NONE;
+        };
+        let prefix = &text[..colon];
+        if prefix == b"xml" {
+            return NONE;
+        }
+        let input = self.input.as_bytes();
+        let mut at = element.scope;
+        while at != NONE {
+            let d = &self.decls[at as usize];
+            let (from, len) = (d.prefix.0 as usize, d.prefix.1 as usize);
+            if same_bytes(&input[from..from + len], prefix) {
+                return if chars::has_space(text) { NONE } else { d.ns };
+            }
+            at = d.up;
+        }
+        NONE
     }
 
     pub fn children(&self, el: u32) -> Children<'_, 'a> {
@@ -114,6 +160,8 @@ struct Open {
     last: u32,
     /// The default namespace in scope inside it.
     default: u32,
+    /// Its own prefixed declarations: [`Fast::decls`] from this index, how many.
+    decls: (u32, u32),
 }
 
 struct P<'a> {
@@ -124,6 +172,11 @@ struct P<'a> {
     /// In-scope declarations, innermost last: (prefix, "" for the default; namespace).
     scope: Vec<(&'a str, u32)>,
     open: Vec<Open>,
+    /// The default namespace in scope: the innermost open element's (kept here, not read
+    /// from the open stack for every element).
+    default: u32,
+    /// The innermost prefixed declaration in scope ([`El::scope`]).
+    innermost: u32,
     /// The last attribute runs read (see [`P::attributes_again`]), and their prefixed
     /// declarations: (the prefix's input offsets, namespace).
     runs: Vec<Run>,
@@ -285,12 +338,13 @@ impl<'a> P<'a> {
         Ok((Str::owned(self.fast.owned.len() - 1), colon))
     }
 
+    #[inline(always)]
     fn start_tag(&mut self) -> F<()> {
         self.at += 1; // '<'
         let (prefix, local) = self.tag_name()?;
         let name_end = self.at;
         let mark = self.scope.len();
-        let mut default = self.open.last().map_or(0, |o| o.default);
+        let mut default = self.default;
         let empty = if self.peek() == Some(b'>') {
             self.at += 1; // most tags: no attribute, no space
             false
@@ -324,10 +378,12 @@ impl<'a> P<'a> {
             first: NONE,
             next: NONE,
             text: Str::borrowed(0, 0),
-            qname: NONE,
+            scope: self.innermost,
             colon: false,
         });
+        let decls = self.declare(mark, index);
         if empty {
+            self.close_decls(decls);
             self.scope.truncate(mark);
             return Ok(());
         }
@@ -347,9 +403,7 @@ impl<'a> P<'a> {
             && same_bytes(&self.s[self.at + 2..end], name)
         {
             self.at = end + 1;
-            if colon {
-                self.leaf_qname(index as usize);
-            }
+            self.close_decls(decls);
             self.scope.truncate(mark);
             return Ok(());
         }
@@ -359,36 +413,47 @@ impl<'a> P<'a> {
             scope: mark,
             last: NONE,
             default,
+            decls,
         });
+        self.default = default;
         Ok(())
     }
 
-    /// ``XmlConverter.leaf`` of a leaf whose text holds a ':': resolved with the element's
-    /// own declarations in scope.
-    fn leaf_qname(&mut self, el: usize) {
-        let text = crate::tape::str_text(self.input, &self.fast.owned, self.fast.els[el].text);
-        // The prefix looked up before the text is searched for a space: a long text with a
-        // ':' (a yang-patch target, a URL) rarely starts with a declared prefix. (A byte
-        // loop: the ':' of a ``prefix:name`` comes early, before memchr's set-up would pay.)
-        // A prefix in scope is a name: text that does not start as one (a path) has none.
-        if !text.as_bytes().first().copied().is_some_and(name_start) {
-            return;
+    /// Notes the declarations element ``index`` made (``scope`` from ``mark``), in scope
+    /// until [`P::close_decls`]: where they are in [`Fast::decls`], how many.
+    #[inline(always)]
+    fn declare(&mut self, mark: usize, index: u32) -> (u32, u32) {
+        let at = self.fast.decls.len() as u32;
+        if self.scope.len() == mark {
+            return (at, 0); // most elements declare nothing
         }
-        if let Some(colon) = text.bytes().position(|b| b == b':') {
-            let prefix = &text[..colon];
-            if !prefix.is_empty() && prefix != "xml" {
-                if let Some(ns) = self.lookup(prefix) {
-                    if !text.bytes().any(|b| b == b' ') {
-                        self.fast.els[el].qname = ns;
-                    }
-                }
-            }
+        let base = self.input.as_ptr() as usize;
+        for &(prefix, ns) in &self.scope[mark..] {
+            // the prefix's offsets in the input (``scope`` holds slices of it)
+            let from = (prefix.as_ptr() as usize - base) as u32;
+            self.fast.decls.push(Decl {
+                prefix: (from, prefix.len() as u32),
+                ns,
+                up: self.innermost,
+            });
+            self.innermost = self.fast.decls.len() as u32 - 1;
+        }
+        self.fast.els[index as usize].scope = self.innermost;
+        (at, (self.scope.len() - mark) as u32)
+    }
+
+    /// The element closed: the declarations in scope are those before its own.
+    #[inline(always)]
+    fn close_decls(&mut self, (at, count): (u32, u32)) {
+        if count != 0 {
+            self.innermost = self.fast.decls[at as usize].up;
         }
     }
 
     fn end_tag(&mut self) -> F<()> {
         self.at += 2; // '</'
         let open = self.open.pop().ok_or(Other)?;
+        self.default = self.open.last().map_or(0, |o| o.default);
         // The open tag's name (checked there), then what may end a name: the same name.
         let name = &self.s[open.name.0..open.name.1];
         let end = self.at + name.len();
@@ -398,10 +463,7 @@ impl<'a> P<'a> {
         self.at = end;
         self.skip_ws();
         self.expect(b'>')?;
-        let el = open.el as usize;
-        if self.fast.els[el].first == NONE && self.fast.els[el].colon {
-            self.leaf_qname(el);
-        }
+        self.close_decls(open.decls);
         self.scope.truncate(open.scope);
         Ok(())
     }
@@ -446,9 +508,16 @@ pub fn parse(input: &str) -> F<Fast<'_>> {
             els: spare_arena(input.len() / 24 + 4),
             owned: Vec::new(),
             namespaces,
+            decls: {
+                let mut decls = buffers.decls;
+                decls.clear();
+                decls
+            },
         },
         scope: lend_scope(buffers.scope),
         open,
+        default: 0,
+        innermost: NONE,
         runs,
         declared,
         names,

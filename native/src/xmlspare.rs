@@ -1,7 +1,7 @@
 //! The fast XML reader's buffers kept from one document to the next (xmlfast.rs): the element
 //! arena and the per-document vectors, emptied, their lifetimes changed only while empty.
 
-use super::{El, Fast, Open, Run};
+use super::{Decl, El, Fast, Open, Run};
 
 thread_local! {
     /// The arena of the last document, kept for the next (as the tape's: a large allocation
@@ -29,7 +29,13 @@ impl Drop for Fast<'_> {
             SPARE.with(|spare| *spare.borrow_mut() = els);
         }
         let namespaces = keep(std::mem::take(&mut self.namespaces));
-        BUFFERS.with(|b| b.borrow_mut().namespaces = namespaces);
+        let mut decls = std::mem::take(&mut self.decls);
+        decls.clear();
+        BUFFERS.with(|b| {
+            let mut b = b.borrow_mut();
+            b.namespaces = namespaces;
+            b.decls = decls;
+        });
     }
 }
 
@@ -44,6 +50,7 @@ pub(super) struct Buffers {
     pub(super) declared: Vec<((usize, usize), u32)>,
     pub(super) names: Vec<(u32, u32, u32)>,
     pub(super) epoch: u32,
+    pub(super) decls: Vec<Decl>,
 }
 
 thread_local! {

@@ -12,6 +12,7 @@ use crate::xmlconv::NsTable;
 use crate::xmlfast::{same_bytes, Fast, NONE};
 use crate::xmlparse::text;
 use roxmltree::Node;
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -49,6 +50,10 @@ struct Build<'a, 't> {
     /// The lengths of the names in ``reads``, as bits (63: any length from 63 on): a member
     /// name of a length none has is not read, without a comparison.
     read_lengths: u64,
+    /// The last qualified member [`Build::read`] decided: (module, parent, local name,
+    /// read). The same member repeats from entry to entry (every edit's value names its
+    /// list), and its decision costs a dozen name comparisons.
+    read_last: Cell<Option<(u32, u32, &'a str, bool)>>,
 }
 
 impl<'a> Build<'a, '_> {
@@ -105,7 +110,7 @@ impl<'a> Build<'a, '_> {
         let found = self
             .qualified
             .iter()
-            .find(|(m, l, _)| *m == module && *l == local);
+            .find(|(m, l, _)| *m == module && same_bytes(l.as_bytes(), local.as_bytes()));
         if let Some((_, _, at)) = found {
             return Str::owned(*at);
         }
@@ -216,10 +221,28 @@ impl<'a> Build<'a, '_> {
 
     /// Whether the walker reads the member an element of ``module`` named ``local`` is
     /// under a parent of module ``parent`` (``XmlConverter.name``'s member).
-    fn read(&self, module: u32, local: &str, parent: u32) -> bool {
+    #[inline(always)]
+    fn read(&self, module: u32, local: &'a str, parent: u32) -> bool {
         let Some(reads) = self.reads else {
             return true;
         };
+        if module != parent {
+            if let Some((m, p, l, read)) = self.read_last.get() {
+                if m == module && p == parent && same_bytes(l.as_bytes(), local.as_bytes()) {
+                    return read;
+                }
+            }
+            let read = self.read_names(reads, module, local, parent);
+            self.read_last.set(Some((module, parent, local, read)));
+            return read;
+        }
+        // (most members: no name read has their length)
+        self.read_lengths & length_bit(local.len()) != 0
+            && self.read_names(reads, module, local, parent)
+    }
+
+    /// [`Build::read`] of a member, compared with the names read.
+    fn read_names(&self, reads: &[String], module: u32, local: &str, parent: u32) -> bool {
         let length = if module == parent {
             local.len()
         } else {
@@ -396,12 +419,11 @@ impl<'a> Build<'a, '_> {
         // arena's (see ``fast_keys``).
         let index = self.nodes.len();
         self.nodes.push(T::Str(element.text));
-        if element.qname != NONE {
+        // (``prefix:name`` text read as the reference reads it only where it can be one)
+        let qname = if element.colon { fast.qname(el) } else { NONE };
+        if qname != NONE {
             let text = fast.text(el);
-            if let Some(id) = self
-                .table
-                .module_of(fast.namespaces[element.qname as usize])
-            {
+            if let Some(id) = self.table.module_of(fast.namespaces[qname as usize]) {
                 let colon = text.bytes().position(|b| b == b':').unwrap_or_default();
                 let name = &text[colon + 1..];
                 // Devices repeat the same identity in every entry: one string for them all.
@@ -495,6 +517,7 @@ fn builder<'a, 't>(input: &'a str, table: &'t NsTable) -> Build<'a, 't> {
         groups,
         reads: None,
         read_lengths: 0,
+        read_last: Cell::new(None),
     }
 }
 

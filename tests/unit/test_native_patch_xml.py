@@ -341,6 +341,153 @@ def test_native_patch_xml_reader_edges(
         assert answered == "python" and who == "python", raw
 
 
+# What the reader's text scan stops at (sixteen bytes at a time from the text's start, the
+# document's last bytes one at a time), slid across the blocks' ends: in the key leaf's text
+# ``x`` * offset, the markup, ``y`` * 3; and who answers where the reference keys it.
+SLID: list[tuple[str, str, str]] = [
+    ("&amp;", "%26", "native"),
+    ("&#x2F;", "%2F", "native"),
+    ("]", "]", "native"),
+    (":", ":", "native"),
+    ("]]>", "", "python"),  # not XML: the reference refuses it
+    ("\x01", "", "python"),
+    ("\t", "", "python"),  # the key differs from the target's: refused
+    ("<!--c-->", "", "python"),  # a comment, CDATA, a PI: the reader leaves them
+    ("<![CDATA[c]]>", "", "python"),
+    ("<?p x?>", "", "python"),
+    ("&bad;", "", "python"),  # an entity: refused
+]
+
+
+@pytest.mark.parametrize(("markup", "in_target", "who"), SLID)
+def test_native_patch_xml_text_scan_blocks(
+    decoder: Any, fx_schema: SchemaContext, markup: str, in_target: str, who: str
+) -> None:
+    """A byte the text scan must stop at, at every offset around the first three sixteen-byte
+    blocks of a leaf's text (and, with the text at the document's end, in its last bytes):
+    the native answer is the reference's, from the side named."""
+    deriver = deriver_of(IF, fx_schema)
+    ns = fx_schema.index.by_namespace
+    for offset in range(50):
+        name = "x" * offset + markup + "yyy"
+        target = "x" * offset + (in_target or "q") + "yyy"
+        edit = (
+            f"<edit><operation>merge</operation><target>{IF}={target}</target>"
+            f"<value>{entry(name)}</value></edit>"
+        )
+        raw = xml_change(edit)
+        answered = same(decoder, deriver, raw, ns, "dflt", "keys_xml")
+        if reference(deriver, raw, ns, "dflt")[0] == "ok":
+            assert answered == who, raw
+        else:
+            assert answered == "python" and who == "python", raw
+
+
+# An edit's children told by name (xmlpatch.rs reads them by length first): names as long
+# as a field's, longer or shorter, fields in any order, given twice.
+FIELD_EDGES: list[tuple[str, str]] = [
+    (f"<edit><target>{IF}=a</target><operation>delete</operation></edit>", "native"),
+    (f"<edit><value/><target>{IF}=a</target><edit-id>1</edit-id><operation>merge</operation>"
+     "</edit>", "native"),
+    (f"<edit><targex>x</targex><operation>delete</operation><target>{IF}=a</target>"
+     "<operatiox>x</operatiox><valux/><edit-ix/><edit-i/><values/><targets/></edit>", "native"),
+    (f"<edit><operation>delete</operation><target>{IF}=a</target><tArget>x</tArget>"
+     "<Operation>x</Operation><VALUE/></edit>", "native"),
+    (f"<edit><operation>delete</operation><targe>{IF}=a</targe></edit>", "python"),
+    (f"<edit><operations>delete</operations><target>{IF}=a</target></edit>", "python"),
+    (f"<edit><operation>merge</operation><target>{IF}=a</target><value>{entry('a')}</value>"
+     f"<value>{entry('a')}</value></edit>", "python"),
+    (f"<edit><operation>delete</operation><operation>delete</operation>"
+     f"<target>{IF}=a</target></edit>", "python"),
+]
+
+
+@pytest.mark.parametrize(("edits", "who"), FIELD_EDGES)
+def test_native_patch_xml_edit_fields(
+    decoder: Any, fx_schema: SchemaContext, edits: str, who: str
+) -> None:
+    """An edit's target, operation, value and edit-id among other children: the native answer
+    is the reference's, from the side named (a field given twice: the reference's)."""
+    deriver = deriver_of(IF, fx_schema)
+    ns = fx_schema.index.by_namespace
+    raw = xml_change(edits)
+    answered = same(decoder, deriver, raw, ns, "dflt", "keys_xml")
+    if reference(deriver, raw, ns, "dflt")[0] == "ok":
+        assert answered == who, raw
+    else:
+        assert answered == "python" and who == "python", raw
+
+
+# The default namespace in scope after an element that declares another: a container's
+# (restored at its end tag), a leaf's closed right after its text, a self-closing one's,
+# nested twice. The value's key leaf gives ``b`` for the target's ``a``: in the entry's
+# namespace the reference refuses the edit; in another one it is no key, and the edit is
+# keyed (natively). A default left wrong would turn one into the other.
+OTHER = 'xmlns="urn:example:other"'
+DEFAULTS: list[tuple[str, str]] = [
+    (f"<x {OTHER}><y>1</y></x><name>b</name>", "python"),
+    (f"<x {OTHER}><y><z>1</z></y><w/></x><name>b</name>", "python"),
+    (f"<description {OTHER}>d</description><name>b</name>", "python"),
+    (f"<x {OTHER}/><name>b</name>", "python"),
+    (f'<x {OTHER}><y xmlns="{NS_IF}"><z>1</z></y><w>2</w></x><name>b</name>', "python"),
+    (f'<x {OTHER}><y xmlns="{NS_IF}"><z>1</z></y><name>b</name></x>', "native"),
+    (f'<x {OTHER}><name xmlns="{NS_IF}">b</name></x>', "native"),
+    (f"<name {OTHER}>b</name>", "native"),
+    (f"<name {OTHER}>b</name><x {OTHER}><y>1</y></x><name>b</name>", "python"),
+]
+
+
+@pytest.mark.parametrize(("inside", "who"), DEFAULTS)
+def test_native_patch_xml_default_namespace_restored(
+    decoder: Any, fx_schema: SchemaContext, inside: str, who: str
+) -> None:
+    """Members after an element that declares another default namespace are in the entry's
+    (the reader keeps the default in scope as elements open and close): the reference's
+    answer, from the side named."""
+    deriver = deriver_of(IF, fx_schema)
+    ns = fx_schema.index.by_namespace
+    value = f'<interface xmlns="{NS_IF}">{inside}</interface>'
+    raw = xml_change(
+        f"<edit><operation>merge</operation><target>{IF}=a</target><value>{value}</value></edit>"
+    )
+    assert same(decoder, deriver, raw, ns, "dflt", "keys_xml") == who, raw
+
+
+# Edits whose values' members differ from the edit before only in their namespace or one
+# letter (the tape builder remembers the last qualified member it decided on): the last
+# edit's entry gives the key ``x`` for the target's ``a``, which the reference refuses, and
+# would not if the entry were left out as the member before it was.
+NOT_READ = [
+    '<interface xmlns="urn:example:other"><name>b</name></interface>',
+    f'<interfacf xmlns="{NS_IF}"><name>b</name></interfacf>',
+    f'<interfac xmlns="{NS_IF}"><name>b</name></interfac>',
+    f'<interfaces xmlns="{NS_IF}"><name>b</name></interfaces>',
+]
+
+
+@pytest.mark.parametrize("before", NOT_READ)
+def test_native_patch_xml_members_decided_apart(
+    decoder: Any, fx_schema: SchemaContext, before: str
+) -> None:
+    """A value's member after one of another namespace or name: read as the reference reads
+    it (the edit after refused by the reference, natively too), and the edit before keyed
+    natively alone."""
+    deriver = deriver_of(IF, fx_schema)
+    ns = fx_schema.index.by_namespace
+
+    def edit(target: str, value: str) -> str:
+        return (
+            f"<edit><operation>merge</operation><target>{IF}={target}</target>"
+            f"<value>{value}</value></edit>"
+        )
+
+    alone = xml_change(edit("b", before) * 2)
+    assert same(decoder, deriver, alone, ns, "dflt", "keys_xml") == "native", alone
+    raw = xml_change(edit("b", before) + edit("a", entry("x")))
+    assert same(decoder, deriver, raw, ns, "dflt", "keys_xml") == "python", raw
+    assert reference(deriver, raw, ns, "dflt")[0] != "ok", raw
+
+
 @pytest.mark.parametrize("where", [10, 100, 1000])
 def test_native_patch_xml_not_ascii(decoder: Any, fx_schema: SchemaContext, where: int) -> None:
     """A document with a character past ASCII (at its start, middle or end: the reader's

@@ -574,6 +574,50 @@ def test_native_xml_keys_repeated_markup(
         assert answered == ("native" if keyed else "python"), raw
 
 
+def _flow(proto: str, attrs: str = "", port: int = 1) -> str:
+    return f"<flow{attrs}><proto>{proto}</proto><port>{port}</port><enabled>true</enabled></flow>"
+
+
+P_AUG = f' xmlns:p="{NS_AUG}"'
+P_T = f' xmlns:p="{NS_T}"'
+# Where a prefix is in scope for an identityref key (``prefix:name`` text, resolved when a
+# walk reads the leaf, from the declarations noted over the element's subtree): declared on
+# the leaf, its list entry, the document's root, a sibling before (not in scope), an element
+# closed before (self-closing, by ``</x >``), shadowed by an inner declaration and in
+# scope again after it.
+PREFIX_SCOPES: list[str] = [
+    _flow("p:sctp").replace("<proto>", f"<proto{P_AUG}>") + _flow("p:sctp", port=2),
+    _flow("p:sctp", P_AUG) + _flow("p:sctp", port=2),
+    f"<top{P_T}>" + _flow("p:sctp", P_AUG) + _flow("p:tcp", port=2),
+    f"<top{P_T}>" + _flow("p:tcp").replace("<proto>", f"<proto{P_AUG}>") + _flow("p:tcp", port=2),
+    f"<x{P_AUG}/>" + _flow("p:sctp"),
+    f"<x{P_AUG}></x >" + _flow("p:sctp"),
+    f"<x{P_AUG}><y>1</y></x >" + _flow("p:sctp"),
+    _flow("p:sctp", P_AUG).replace("</flow>", "</flow >") + _flow("p:sctp", port=2),
+    f"<top{P_AUG}>" + _flow("p:tcp", P_T) + _flow("p:sctp", port=2),
+]
+
+
+@pytest.mark.parametrize("inside", PREFIX_SCOPES)
+def test_native_xml_keys_prefix_scopes(
+    decoder: Any,
+    derivers: dict[str, tuple[KeyDeriver, Any]],
+    fx_schema: SchemaContext,
+    inside: str,
+) -> None:
+    """An identityref key's prefix resolved in the scope the reference resolves it in (a
+    prefix out of scope leaves the text as written): the native answer is the reference's,
+    keyed natively where the reference keys."""
+    deriver, _ = derivers["/yk-test:top/flow"]
+    ns = fx_schema.index.by_namespace
+    top = "" if inside.startswith("<top") else f'<top xmlns="{NS_T}">'
+    contents = top + inside.replace("<top ", f'<top xmlns="{NS_T}" ') + "</top>"
+    raw = framed("netconf", contents, "pe1", 7)
+    answered = same(decoder, deriver, raw, ns, None)
+    keyed = reference(deriver, raw, ns, None)[0] == "ok"
+    assert answered == ("native" if keyed else "python"), raw
+
+
 def test_native_xml_keys_qname_identity_keys(
     decoder: Any, derivers: dict[str, tuple[KeyDeriver, Any]], fx_schema: SchemaContext
 ) -> None:
