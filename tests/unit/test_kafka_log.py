@@ -76,6 +76,33 @@ def test_an_invalid_offset_answer_is_asked_again_of_a_new_client(
     assert stuck.asked == 1 and fresh.asked == 1
 
 
+class Moving:
+    """An admin client answering ``error`` once, then the offset: a leader change."""
+
+    def __init__(self, error: int) -> None:
+        self.answers = [Admin(error=error), Admin(offset=7)]
+
+    def list_offsets(self, request: dict[TopicPartition, Any], **_: Any) -> dict[Any, Any]:
+        admin = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        return admin.list_offsets(request)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        KafkaError.UNKNOWN_LEADER_EPOCH,
+        KafkaError.FENCED_LEADER_EPOCH,
+        KafkaError.OFFSET_NOT_AVAILABLE,
+    ],
+)
+def test_a_leader_change_answer_is_asked_again(log: KafkaLog, error: int) -> None:
+    # test_cluster saw "Leader epoch is newer than broker epoch" right after a leader's death.
+    moving = Moving(error)
+    log.admin = moving  # type: ignore[assignment]
+    assert log.end_offset() == 7
+    assert len(moving.answers) == 1
+
+
 def test_a_transient_error_other_than_a_timeout_keeps_the_client(
     log: KafkaLog, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -95,6 +95,11 @@ _TRANSIENT = (
     KafkaError.LEADER_NOT_AVAILABLE,
     KafkaError.UNKNOWN_TOPIC_OR_PART,
     KafkaError._TIMED_OUT,
+    # While a new leader takes over, a broker and the client may disagree on its epoch, and
+    # the new leader's high watermark may lag (seen on the three-node cluster, test_cluster).
+    KafkaError.FENCED_LEADER_EPOCH,
+    KafkaError.UNKNOWN_LEADER_EPOCH,
+    KafkaError.OFFSET_NOT_AVAILABLE,
 )
 
 
