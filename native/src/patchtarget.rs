@@ -33,6 +33,8 @@ pub(super) struct Targets<'d, 'a> {
     pub(super) edits: Vec<Edit<'d, 'a>>,
     /// The last target parsed, and where its steps are.
     last: Option<(&'d str, usize, usize)>,
+    /// Targets parsed before ([`Spare::cache`]'s, while this lives).
+    cache: Cache,
 }
 
 /// [`Targets`]' vectors, empty, between two notifications; and the key values' vector of
@@ -46,6 +48,8 @@ struct Spare {
     scratch: Vec<u8>,
     edits: Vec<Edit<'static, 'static>>,
     values: Vec<Cow<'static, str>>,
+    /// Targets parsed before, by their bytes (None: not made yet, or lent).
+    cache: Option<Cache>,
 }
 
 thread_local! {
@@ -57,6 +61,7 @@ thread_local! {
             scratch: Vec::new(),
             edits: Vec::new(),
             values: Vec::new(),
+            cache: None,
         })
     };
 }
@@ -99,6 +104,7 @@ impl<'d, 'a> Targets<'d, 'a> {
             scratch: std::mem::take(&mut spare.scratch),
             edits: recycle(std::mem::take(&mut spare.edits)),
             last: None,
+            cache: spare.cache.take().unwrap_or_default(),
         })
     }
 
@@ -257,6 +263,7 @@ impl Drop for Targets<'_, '_> {
                 spare.text.clear();
             }
             spare.scratch = std::mem::take(&mut self.scratch);
+            spare.cache = Some(std::mem::take(&mut self.cache));
         })
     }
 }
@@ -348,16 +355,13 @@ struct CachedStep {
     end: u32,
 }
 
-/// Targets parsed before, by their bytes: a notification's targets are mostly those of the
+/// Targets parsed before, by their bytes ([`Spare::cache`]): a notification's targets are mostly those of the
 /// last ones (the same entries change again), and parsing one was some 800 instructions of
 /// each edit (a tenth of a JSON yang-patch's key pass). The parse depends on the bytes alone
 /// (no schema), so one map per thread serves every decoder. Only targets that parse are
 /// kept: one the parse refuses is parsed (and refused) every time.
-type Cache = std::collections::HashMap<Box<str>, Cached, crate::routes::Seeded>;
-
-thread_local! {
-    static CACHE: std::cell::RefCell<Cache> = std::cell::RefCell::new(Cache::default());
-}
+/// (By bytes: a ``[u8]`` hashes its length in one step, a ``str`` a byte 0xff past its bytes.)
+type Cache = std::collections::HashMap<Box<[u8]>, Cached, crate::routes::Seeded>;
 
 /// Targets kept at most: past it the map is emptied (``patch._FOUND_MAX``'s way).
 const CACHE_MAX: usize = 4096;
@@ -371,8 +375,8 @@ impl<'d> Targets<'d, '_> {
         if target.len() > CACHED_LEN_MAX {
             return None;
         }
-        CACHE.with_borrow(|cache| {
-            let cached = cache.get(target)?;
+        {
+            let cached = self.cache.get(target.as_bytes())?;
             let first = self.steps.len();
             let (text, keys) = (self.text.len(), self.keys.len());
             self.text.push_str(&cached.text);
@@ -382,7 +386,11 @@ impl<'d> Targets<'d, '_> {
                     .iter()
                     .map(|&(start, end)| Key::Decoded(text + start as usize, text + end as usize)),
             );
-            let at = |(start, end): (u32, u32)| &target[start as usize..end as usize];
+            // SAFETY: the offsets are those of ``str`` slices of the same bytes (the map's
+            // key), so within them and at character boundaries.
+            let at = |(start, end): (u32, u32)| unsafe {
+                target.get_unchecked(start as usize..end as usize)
+            };
             self.steps.extend(cached.steps.iter().map(|step| {
                 TargetStep {
                     module: at(step.module),
@@ -395,11 +403,11 @@ impl<'d> Targets<'d, '_> {
             }));
             self.last = Some((target, first, self.steps.len()));
             Some((first, self.steps.len()))
-        })
+        }
     }
 
     /// Keeps a target [`Targets::parse`] just parsed into ``steps[first..]``.
-    fn remember(&self, target: &'d str, first: usize) {
+    fn remember(&mut self, target: &'d str, first: usize) {
         if target.len() > CACHED_LEN_MAX {
             return;
         }
@@ -438,11 +446,9 @@ impl<'d> Targets<'d, '_> {
                 end: step.end as u32,
             });
         }
-        CACHE.with_borrow_mut(|cache| {
-            if cache.len() >= CACHE_MAX {
-                cache.clear();
-            }
-            cache.insert(target.into(), cached);
-        })
+        if self.cache.len() >= CACHE_MAX {
+            self.cache.clear();
+        }
+        self.cache.insert(target.as_bytes().into(), cached);
     }
 }
