@@ -366,8 +366,12 @@ type Cache = std::collections::HashMap<Box<[u8]>, Cached, crate::routes::Seeded>
 /// Targets kept at most: past it the map is emptied (``patch._FOUND_MAX``'s way).
 const CACHE_MAX: usize = 4096;
 
-/// Longer targets are not kept (the map's bytes stay below some 4 MB).
-const CACHED_LEN_MAX: usize = 512;
+/// Longer targets, and targets of more steps or keys, are not kept: an entry stays below
+/// some 1.2 kB (its bytes, decoded keys, steps and key ranges), the map below some 5 MB.
+const CACHED_LEN_MAX: usize = 256;
+
+/// See [`CACHED_LEN_MAX`].
+const CACHED_STEPS_MAX: usize = 16;
 
 impl<'d> Targets<'d, '_> {
     /// A kept target's steps pushed as [`Targets::parse`] would push them.
@@ -408,7 +412,7 @@ impl<'d> Targets<'d, '_> {
 
     /// Keeps a target [`Targets::parse`] just parsed into ``steps[first..]``.
     fn remember(&mut self, target: &'d str, first: usize) {
-        if target.len() > CACHED_LEN_MAX {
+        if target.len() > CACHED_LEN_MAX || self.steps.len() - first > CACHED_STEPS_MAX {
             return;
         }
         let base = target.as_ptr() as usize;
@@ -445,6 +449,9 @@ impl<'d> Targets<'d, '_> {
                 keys,
                 end: step.end as u32,
             });
+        }
+        if cached.keys.len() > CACHED_STEPS_MAX {
+            return;
         }
         if self.cache.len() >= CACHE_MAX {
             self.cache.clear();

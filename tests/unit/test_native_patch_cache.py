@@ -1,11 +1,11 @@
 """Issue 33: the native yang-patch key pass keeps the targets it parsed, by their bytes
-(native/src/patchtarget.rs's ``CACHE``, one map per thread, emptied past 4,096 targets), so a
-target seen in an earlier edit or notification is not parsed again. Its answers must stay
-the reference's: the same target shape with other key values (same length, other escapes, an
-escaped comma against a real one), a bad target after a good one of the same shape (the bad
-one is never kept: bad escapes, a key too many, no module, no leading ``/``, an unknown
-node), and more distinct targets than the map keeps, sent again after it was emptied; JSON
-and XML yang-patch (the same parse serves both).
+(native/src/patchtarget.rs's ``Cache``: one map per thread, emptied past 4,096 targets,
+targets over 256 bytes not kept), so a target seen in an earlier edit or notification is not
+parsed again. Its answers must stay the reference's: the same target shape with other key
+values (same length, other escapes, an escaped comma against a real one), a bad target after a
+good one of the same shape (the bad one is never kept: bad escapes, a key too many, no module,
+no leading ``/``, an unknown node), and more distinct targets than the map keeps, sent again
+after it was emptied; JSON and XML yang-patch (the same parse serves both).
 
 Skipped when yangkey-native is not installed (``make native`` builds it).
 """
@@ -36,6 +36,8 @@ SAME_SHAPE = [
     f"{IF}=eth0%2F1",
     f"{IF}=ETH%2F0",
     f"{IF}=%C3%BCth0",
+    f"{IF}={'e' * 250}%2F0",  # too long to be kept: parsed every time
+    f"{IF}={'e' * 250}%2F1",
 ]
 
 # Bad targets of the shapes above (the reference refuses or does not follow them)
@@ -50,6 +52,7 @@ BAD_AFTER_GOOD = [
     "/ietf-interfaces:interfaces/interfacx=eth%2F0",  # unknown node
     "/ietf-interfaces:interfacex/interface=eth%2F0",  # unknown node
     f"{IF}x=eth%2F0",  # unknown node
+    f"{IF}=eth%2F0" + "/name" * 17,  # more steps than a kept target has
 ]
 
 
