@@ -33,6 +33,8 @@ pub(super) struct Targets<'d, 'a> {
     pub(super) edits: Vec<Edit<'d, 'a>>,
     /// The last target parsed, and where its steps are.
     last: Option<(&'d str, usize, usize)>,
+    /// Targets parsed before ([`Spare::cache`]'s, while this lives).
+    cache: Cache,
 }
 
 /// [`Targets`]' vectors, empty, between two notifications; and the key values' vector of
@@ -46,6 +48,8 @@ struct Spare {
     scratch: Vec<u8>,
     edits: Vec<Edit<'static, 'static>>,
     values: Vec<Cow<'static, str>>,
+    /// Targets parsed before, by their bytes (None: not made yet, or lent).
+    cache: Option<Cache>,
 }
 
 thread_local! {
@@ -57,6 +61,7 @@ thread_local! {
             scratch: Vec::new(),
             edits: Vec::new(),
             values: Vec::new(),
+            cache: None,
         })
     };
 }
@@ -99,6 +104,7 @@ impl<'d, 'a> Targets<'d, 'a> {
             scratch: std::mem::take(&mut spare.scratch),
             edits: recycle(std::mem::take(&mut spare.edits)),
             last: None,
+            cache: spare.cache.take().unwrap_or_default(),
         })
     }
 
@@ -121,6 +127,9 @@ impl<'d, 'a> Targets<'d, 'a> {
             return Err(Stop);
         }
         let first = self.steps.len();
+        if let Some(steps) = self.cached(target) {
+            return Ok(steps);
+        }
         let mut module: Option<&str> = None;
         let mut at = 1;
         // The steps it shares with the last target (a patch's targets mostly differ in their
@@ -128,11 +137,17 @@ impl<'d, 'a> Targets<'d, 'a> {
         // included, parses as it did there.
         if let Some((last, from, to)) = self.last {
             let common = common_prefix(bytes, last.as_bytes());
+            let rebase = |s: &'d str| {
+                let at = s.as_ptr() as usize - last.as_ptr() as usize;
+                &target[at..at + s.len()]
+            };
             for index in from..to {
-                let step = self.steps[index];
+                let mut step = self.steps[index];
                 if step.end >= common {
                     break;
                 }
+                // onto this target's bytes (the same there), which the cache reads offsets of
+                (step.module, step.name) = (rebase(step.module), rebase(step.name));
                 self.steps.push(step);
                 (module, at) = (Some(step.module), step.end + 1);
             }
@@ -203,6 +218,7 @@ impl<'d, 'a> Targets<'d, 'a> {
             return Err(Stop);
         }
         self.last = Some((target, first, self.steps.len()));
+        self.remember(target, first);
         Ok((first, self.steps.len()))
     }
 }
@@ -247,6 +263,7 @@ impl Drop for Targets<'_, '_> {
                 spare.text.clear();
             }
             spare.scratch = std::mem::take(&mut self.scratch);
+            spare.cache = Some(std::mem::take(&mut self.cache));
         })
     }
 }
@@ -319,4 +336,126 @@ pub(crate) fn take_values<'t>() -> Vec<Cow<'t, str>> {
 /// [`take_values`]'s vector back, emptied, for the next notification.
 pub(crate) fn keep_values(values: Vec<Cow<'_, str>>) {
     SPARE.with_borrow_mut(|spare| spare.values = recycle(values))
+}
+
+/// A parsed target kept by its bytes ([`CACHE`]): its steps' names as offsets in the target,
+/// and its key values decoded, one after the other.
+struct Cached {
+    steps: Vec<CachedStep>,
+    /// Each key value's range in ``text``.
+    keys: Vec<(u32, u32)>,
+    text: String,
+}
+
+/// A [`TargetStep`] as offsets: module and name in the target, keys in [`Cached::keys`].
+struct CachedStep {
+    module: (u32, u32),
+    name: (u32, u32),
+    keys: Option<(u32, u32)>,
+    end: u32,
+}
+
+/// Targets parsed before, by their bytes ([`Spare::cache`]): a notification's targets are mostly those of the
+/// last ones (the same entries change again), and parsing one was some 800 instructions of
+/// each edit (a tenth of a JSON yang-patch's key pass). The parse depends on the bytes alone
+/// (no schema), so one map per thread serves every decoder. Only targets that parse are
+/// kept: one the parse refuses is parsed (and refused) every time.
+/// (By bytes: a ``[u8]`` hashes its length in one step, a ``str`` a byte 0xff past its bytes.)
+type Cache = std::collections::HashMap<Box<[u8]>, Cached, crate::routes::Seeded>;
+
+/// Targets kept at most: past it the map is emptied (``patch._FOUND_MAX``'s way).
+const CACHE_MAX: usize = 4096;
+
+/// Longer targets, and targets of more steps or keys, are not kept: an entry stays below
+/// some 1.2 kB (its bytes, decoded keys, steps and key ranges), the map below some 5 MB.
+const CACHED_LEN_MAX: usize = 256;
+
+/// See [`CACHED_LEN_MAX`].
+const CACHED_STEPS_MAX: usize = 16;
+
+impl<'d> Targets<'d, '_> {
+    /// A kept target's steps pushed as [`Targets::parse`] would push them.
+    fn cached(&mut self, target: &'d str) -> Option<(usize, usize)> {
+        if target.len() > CACHED_LEN_MAX {
+            return None;
+        }
+        {
+            let cached = self.cache.get(target.as_bytes())?;
+            let first = self.steps.len();
+            let (text, keys) = (self.text.len(), self.keys.len());
+            self.text.push_str(&cached.text);
+            self.keys.extend(
+                cached
+                    .keys
+                    .iter()
+                    .map(|&(start, end)| Key::Decoded(text + start as usize, text + end as usize)),
+            );
+            // SAFETY: the offsets are those of ``str`` slices of the same bytes (the map's
+            // key), so within them and at character boundaries.
+            let at = |(start, end): (u32, u32)| unsafe {
+                target.get_unchecked(start as usize..end as usize)
+            };
+            self.steps.extend(cached.steps.iter().map(|step| {
+                TargetStep {
+                    module: at(step.module),
+                    name: at(step.name),
+                    keys: step
+                        .keys
+                        .map(|(start, end)| (keys + start as usize, keys + end as usize)),
+                    end: step.end as usize,
+                }
+            }));
+            self.last = Some((target, first, self.steps.len()));
+            Some((first, self.steps.len()))
+        }
+    }
+
+    /// Keeps a target [`Targets::parse`] just parsed into ``steps[first..]``.
+    fn remember(&mut self, target: &'d str, first: usize) {
+        if target.len() > CACHED_LEN_MAX || self.steps.len() - first > CACHED_STEPS_MAX {
+            return;
+        }
+        let base = target.as_ptr() as usize;
+        // where a name is in the target (every step's are: reused steps were rebased)
+        let at = |s: &str| {
+            let start = (s.as_ptr() as usize).checked_sub(base)?;
+            (start + s.len() <= target.len()).then_some((start as u32, (start + s.len()) as u32))
+        };
+        let mut cached = Cached {
+            steps: Vec::with_capacity(self.steps.len() - first),
+            keys: Vec::new(),
+            text: String::new(),
+        };
+        for step in &self.steps[first..] {
+            let keys = step.keys.map(|(from, to)| {
+                let start = cached.keys.len() as u32;
+                for key in &self.keys[from..to] {
+                    let value = match *key {
+                        Key::Raw(text) => text,
+                        Key::Decoded(start, end) => &self.text[start..end],
+                    };
+                    let start = cached.text.len() as u32;
+                    cached.text.push_str(value);
+                    cached.keys.push((start, cached.text.len() as u32));
+                }
+                (start, cached.keys.len() as u32)
+            });
+            let (Some(module), Some(name)) = (at(step.module), at(step.name)) else {
+                return; // not in the target: left to the parse
+            };
+            cached.steps.push(CachedStep {
+                module,
+                name,
+                keys,
+                end: step.end as u32,
+            });
+        }
+        if cached.keys.len() > CACHED_STEPS_MAX {
+            return;
+        }
+        if self.cache.len() >= CACHE_MAX {
+            self.cache.clear();
+        }
+        self.cache.insert(target.as_bytes().into(), cached);
+    }
 }

@@ -60,7 +60,7 @@ struct Memo {
 /// library's random keys (node names come from devices). SipHash of the key a key pass looks
 /// up for every notification was a tenth of its route lookup's instructions and more.
 #[derive(Clone)]
-struct Seeded(u64);
+pub(crate) struct Seeded(u64);
 
 impl Default for Seeded {
     fn default() -> Self {
@@ -77,7 +77,7 @@ impl std::hash::BuildHasher for Seeded {
     }
 }
 
-struct Mixer(u64);
+pub(crate) struct Mixer(u64);
 
 impl Mixer {
     #[inline]
