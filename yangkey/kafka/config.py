@@ -70,6 +70,12 @@ def kafka_reason(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+def kafka_code(exc: BaseException) -> int | None:
+    """The Kafka error code (``KafkaError.code()``) an exception carries, else None."""
+    error = exc.args[0] if exc.args else None
+    return int(error.code()) if isinstance(error, KafkaError) else None
+
+
 def parse_kv(items: Iterable[str], *, source: str = "command line") -> dict[str, str]:
     """``["k=v", ...]`` → ``{"k": "v"}``; the value may itself contain ``=``.
 

@@ -52,6 +52,7 @@ from yangkey.kafka.config import (
     admin_config,
     consumer_config,
     ensure_topics,
+    kafka_code,
     kafka_reason,
     producer_config,
 )
@@ -178,10 +179,7 @@ def topic_configs(admin: AdminClient, topic: str, timeout: float) -> dict[str, s
             )
             break
         except KafkaException as exc:
-            error = exc.args[0] if exc.args else None
-            unknown = isinstance(error, KafkaError) and (
-                error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
-            )
+            unknown = kafka_code(exc) == KafkaError.UNKNOWN_TOPIC_OR_PART
             if not unknown or time.monotonic() > deadline:
                 raise ConfigError(
                     f"cannot read its configuration: {kafka_reason(exc)}", source=f"topic {topic}"
@@ -301,8 +299,7 @@ class KafkaLog:
                     raise self._failed(f"cannot read the end of {self.topic}: {reason}")
                 self._renew_admin()
             except KafkaException as exc:
-                error = exc.args[0] if exc.args else None
-                code = error.code() if isinstance(error, KafkaError) else None
+                code = kafka_code(exc)
                 if code not in _TRANSIENT or time.monotonic() > deadline:
                     raise self._failed(
                         f"cannot read the end of {self.topic}: {kafka_reason(exc)}"
@@ -333,8 +330,7 @@ class KafkaLog:
                 self.topic
             ].result(wait)
         except KafkaException as exc:
-            error = exc.args[0] if exc.args else None
-            if isinstance(error, KafkaError) and error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+            if kafka_code(exc) == KafkaError.UNKNOWN_TOPIC_OR_PART:
                 raise LogUnavailable(f"the topic {self.topic} does not exist") from None
             raise self._failed(f"cannot describe {self.topic}: {kafka_reason(exc)}") from None
         except TimeoutError:  # concurrent.futures' on Python 3.11+
