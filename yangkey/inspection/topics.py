@@ -65,6 +65,15 @@ def list_topics(bootstrap: str, *, internal: bool = False) -> list[TopicInfo]:
         for tp in partitions:
             low = earliest[tp].result(timeout=TIMEOUT).offset
             high = latest[tp].result(timeout=TIMEOUT).offset
+            if low < 0 or high < 0:
+                # librdkafka answers -1001 ("invalid offset") and no error for a partition
+                # whose leader just died: counting it would show 0 messages that are there.
+                raise BrokerError(
+                    f"cannot count the messages of {tp.topic} partition {tp.partition}: "
+                    f"the broker answered offset {min(low, high)} (its leader may be "
+                    "changing); try again",
+                    source=source,
+                )
             held[tp.topic] += max(high - low, 0)
     except KafkaException as exc:
         raise BrokerError(f"cannot list topics: {kafka_reason(exc)}", source=source) from None
