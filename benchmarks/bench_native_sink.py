@@ -21,7 +21,8 @@ import time
 import uuid
 from pathlib import Path
 
-from bench_spark_produce import subscriptions, tree_cpu, write_input
+from bench_spark_produce import subscriptions, write_input
+from procstats import tree_cpu
 
 from yangkey.kafka.broker import EmbeddedKafka
 from yangkey.kafka.config import PRODUCER_DEFAULTS, ensure_topics

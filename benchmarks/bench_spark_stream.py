@@ -37,12 +37,12 @@ from pathlib import Path
 
 from bench_spark_produce import (
     add_spark_conf_option,
-    job_and_broker_cpu,
     periodic_records,
     plain_produce,
     subscriptions,
 )
 from confluent_kafka import Producer
+from procstats import job_and_broker_cpu
 from pyspark.sql import SparkSession
 
 from yangkey.kafka.broker import EmbeddedKafka
