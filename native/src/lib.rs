@@ -11,6 +11,7 @@ mod direct;
 mod fastframe;
 mod feed;
 mod feedvalue;
+mod hashing;
 mod json;
 mod jsonframe;
 mod model;
