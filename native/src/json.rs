@@ -36,7 +36,12 @@ struct Parser<'a> {
 pub fn parse(data: &[u8], check_duplicates: bool) -> Result<Doc<'_>, JsonError> {
     // One validation of the whole input (orjson refuses invalid UTF-8 anywhere too): strings
     // are then slices of valid text.
-    let text = std::str::from_utf8(data).map_err(|_| JsonError::Refused)?;
+    let text = if ascii(data) {
+        // SAFETY: every byte is ASCII, and ASCII is valid UTF-8.
+        unsafe { std::str::from_utf8_unchecked(data) }
+    } else {
+        std::str::from_utf8(data).map_err(|_| JsonError::Refused)?
+    };
     if data.len() >= crate::tape::OWNED as usize {
         return Err(JsonError::Refused); // string offsets are 32-bit: the reference takes it
     }
@@ -63,6 +68,21 @@ pub fn parse(data: &[u8], check_duplicates: bool) -> Result<Doc<'_>, JsonError> 
         Some(name) => Err(JsonError::Duplicate(name)),
         None => Ok(p.doc),
     }
+}
+
+/// Whether every byte is ASCII, 32 bytes a step (the usual notification: its validation as
+/// UTF-8 is then done; ``from_utf8``'s own ASCII path was ~0.55 instructions a byte).
+#[inline]
+fn ascii(data: &[u8]) -> bool {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut blocks = data.chunks_exact(32);
+    for block in &mut blocks {
+        let word = |i: usize| u64::from_le_bytes(block[i..i + 8].try_into().unwrap_or_default());
+        if (word(0) | word(8) | word(16) | word(24)) & HIGH != 0 {
+            return false;
+        }
+    }
+    blocks.remainder().is_ascii()
 }
 
 /// Bytes of a word in which a byte is '"', '\\' or below 0x20 (SWAR).
@@ -185,7 +205,14 @@ impl<'a> Parser<'a> {
                 }
                 self.at += 1;
                 self.skip_ws();
-                self.value()?;
+                // A string value read here, not in a call of ``value`` (a call's saving and
+                // restoring of registers cost as much as a short string's scan).
+                if self.peek()? == b'"' {
+                    let value = self.string()?;
+                    self.doc.nodes.push(Node::Str(value));
+                } else {
+                    self.value()?;
+                }
                 len += 1;
                 self.skip_ws();
                 match self.peek()? {
@@ -246,6 +273,26 @@ impl<'a> Parser<'a> {
     #[inline]
     fn scan(&self, mut i: usize) -> Option<usize> {
         let bytes = self.bytes;
+        // 16 bytes a step where SSE2 is (every x86_64): a third of the SWAR word's
+        // instructions per byte.
+        #[cfg(target_arch = "x86_64")]
+        while i + 16 <= bytes.len() {
+            use std::arch::x86_64::*;
+            // SAFETY: i + 16 <= len, an unaligned read of 16 bytes in bounds; SSE2 is part
+            // of x86_64.
+            let hits = unsafe {
+                let block = _mm_loadu_si128(bytes.as_ptr().add(i).cast::<__m128i>());
+                let quote = _mm_cmpeq_epi8(block, _mm_set1_epi8(b'"' as i8));
+                let slash = _mm_cmpeq_epi8(block, _mm_set1_epi8(b'\\' as i8));
+                // below 0x20: unchanged by an unsigned min with 0x1f
+                let control = _mm_cmpeq_epi8(_mm_min_epu8(block, _mm_set1_epi8(0x1f)), block);
+                _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, slash), control)) as u32
+            };
+            if hits != 0 {
+                return Some(i + hits.trailing_zeros() as usize);
+            }
+            i += 16;
+        }
         while i + 8 <= bytes.len() {
             // SAFETY: i + 8 <= len, an unaligned read of 8 bytes in bounds.
             let word =

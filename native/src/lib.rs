@@ -11,6 +11,7 @@ mod direct;
 mod fastframe;
 mod feed;
 mod feedvalue;
+mod hashing;
 mod json;
 mod jsonframe;
 mod model;
@@ -194,21 +195,23 @@ impl Decoder {
         }
     }
 
-    /// The JSON prologue of ``keys`` and ``instances``: the parsed document, what its framing
-    /// says (read as ``decode`` reads it; ``keys_only``: a push-update's datastore-contents and
-    /// a yang-patch's edits stay in the tape) and ``state``'s name cache for the walk; None for
-    /// anything left to the reference: XML, a document the parser refuses, a framing error (the
-    /// reference decodes it and raises its error). The caller holds the state's
-    /// lock (``state_of``): the name cache handed back is borrowed from its guard. Inlined into
-    /// both: as a call of its own it cost ``keys`` 35 instructions more (callgrind, of ~12,000).
+    /// The JSON prologue of ``keys`` and ``instances``: the parsed document, and in ``note``
+    /// what its framing says (read as ``decode`` reads it; ``keys_only``: a push-update's
+    /// datastore-contents and a yang-patch's edits stay in the tape); None for anything left
+    /// to the reference: XML, a document the parser refuses, a framing error (the reference
+    /// decodes it and raises its error). The caller holds the state's lock (``state_of``) and
+    /// walks with its name cache. Inlined into both: as a call of its own it cost ``keys`` 35
+    /// instructions more (callgrind, of ~12,000). The note is filled in the caller's frame:
+    /// handed back with the document, it was copied out (~160 bytes) at every call.
     #[inline(always)]
-    fn json_note<'py, 'd, 's>(
+    fn json_note<'py, 'd>(
         &self,
         py: Python<'py>,
         data: &'d [u8],
         source: &Bound<'py, PyAny>,
-        state: &'s mut State,
-    ) -> Option<(tape::Doc<'d>, Note<'py>, &'s mut NameCache)> {
+        state: &mut State,
+        note: &mut Note<'py>,
+    ) -> Option<tape::Doc<'d>> {
         if start(data) != Start::Json {
             return None; // XML: the reference answers (or keys_xml)
         }
@@ -223,9 +226,8 @@ impl Decoder {
             wanted: None,
             keys_only: true,
         };
-        let mut note = Note::new();
-        jsonframe::notification(&mut ctx, doc.root(), &mut note).ok()?;
-        Some((doc, note, &mut state.names))
+        jsonframe::notification(&mut ctx, doc.root(), note).ok()?;
+        Some(doc)
     }
 }
 
@@ -294,9 +296,11 @@ impl Decoder {
         let mut own = None;
         let state = state_of(&mut guard, &mut own);
         let _ = ns_modules; // JSON names modules itself; kept for decode's signature
-        let Some((doc, note, names)) = self.json_note(py, raw.as_bytes(), source, state) else {
+        let mut note = Note::new();
+        let Some(doc) = self.json_note(py, raw.as_bytes(), source, state, &mut note) else {
             return Ok(None);
         };
+        let names = &mut state.names;
         let at = match (note.contents, note.patch) {
             (Some(at), _) => at,
             (None, Some(at)) => at, // yang-patch (patchwalk.rs; its feed too: feed.rs)
@@ -380,9 +384,11 @@ impl Decoder {
         let mut guard = self.state.try_lock();
         let mut own = None;
         let state = state_of(&mut guard, &mut own);
-        let Some((doc, note, names)) = self.json_note(py, raw.as_bytes(), source, state) else {
+        let mut note = Note::new();
+        let Some(doc) = self.json_note(py, raw.as_bytes(), source, state, &mut note) else {
             return Ok(None);
         };
+        let names = &mut state.names;
         let found = match (note.contents, note.patch) {
             (Some(at), _) => {
                 walk::instances(py, names, walker.get(), tape::V { doc: &doc, at }, None)

@@ -361,7 +361,7 @@ struct CachedStep {
 /// (no schema), so one map per thread serves every decoder. Only targets that parse are
 /// kept: one the parse refuses is parsed (and refused) every time.
 /// (By bytes: a ``[u8]`` hashes its length in one step, a ``str`` a byte 0xff past its bytes.)
-type Cache = std::collections::HashMap<Box<[u8]>, Cached, crate::routes::Seeded>;
+type Cache = std::collections::HashMap<Box<[u8]>, Cached, crate::hashing::Seeded>;
 
 /// Targets kept at most: past it the map is emptied (``patch._FOUND_MAX``'s way).
 const CACHE_MAX: usize = 4096;

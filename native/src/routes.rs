@@ -8,6 +8,7 @@
 //! nodes then asks the route once per id, not once per (id, node): in the demo mix (16
 //! records per node) the first record of each node asked 7 routes in Python.
 
+use crate::hashing::Seeded;
 use crate::model::Note;
 use crate::walk::Walker;
 use pyo3::prelude::*;
@@ -49,74 +50,12 @@ struct Shared {
     excluded: HashSet<Box<str>>,
 }
 
-/// The answers by (id, node) key ([`key_into`]), and the shared ones by id.
+/// The answers by (id, node) key ([`key_into`]), and the shared ones by id (hashed by
+/// [`Seeded`]: node names come from devices).
 #[derive(Default)]
 struct Memo {
     by_node: HashMap<Box<[u8]>, Answer, Seeded>,
     by_id: HashMap<u32, Shared, Seeded>,
-}
-
-/// The memo's hash: a multiply-rotate of 8 bytes a step, seeded per map from the standard
-/// library's random keys (node names come from devices). SipHash of the key a key pass looks
-/// up for every notification was a tenth of its route lookup's instructions and more.
-#[derive(Clone)]
-pub(crate) struct Seeded(u64);
-
-impl Default for Seeded {
-    fn default() -> Self {
-        use std::hash::BuildHasher;
-        Seeded(std::collections::hash_map::RandomState::new().hash_one(0x9e37_79b9_u32) | 1)
-    }
-}
-
-impl std::hash::BuildHasher for Seeded {
-    type Hasher = Mixer;
-
-    fn build_hasher(&self) -> Mixer {
-        Mixer(self.0)
-    }
-}
-
-pub(crate) struct Mixer(u64);
-
-impl Mixer {
-    #[inline]
-    fn mix(&mut self, word: u64) {
-        const K: u64 = 0x9e37_79b9_7f4a_7c15;
-        self.0 = (self.0 ^ word).wrapping_mul(K).rotate_left(29);
-    }
-}
-
-impl std::hash::Hasher for Mixer {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            self.mix(u64::from_le_bytes(chunk.try_into().unwrap_or_default()));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut last = [0u8; 8];
-            last[..rest.len()].copy_from_slice(rest);
-            self.mix(u64::from_le_bytes(last) ^ (rest.len() as u64) << 59);
-        }
-    }
-
-    #[inline]
-    fn write_u32(&mut self, n: u32) {
-        self.mix(n as u64);
-    }
-
-    #[inline]
-    fn write_usize(&mut self, n: usize) {
-        self.mix(n as u64);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        let h = self.0;
-        (h ^ h >> 32).wrapping_mul(0xff51_afd7_ed55_8ccd) ^ h >> 29
-    }
 }
 
 /// ``route``'s answers by ``(subscription_id, node)`` (node a str or None); set, counted and

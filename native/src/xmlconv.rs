@@ -3,6 +3,7 @@
 //! changes, repeated elements as arrays, ``prefix:name`` leaf text with a known prefix as a
 //! ``QNameText``; all of it, or only what a derivation reads (``wanted``, as a trie).
 
+use crate::hashing::Seeded;
 use crate::model::{Note, R};
 use crate::pyconv::{get_item, set_item, string};
 use crate::xmlparse::{elements, has_element_child, text};
@@ -18,9 +19,9 @@ use std::sync::Arc;
 pub struct NsTable {
     /// module id -> (name, Python string)
     modules: Vec<(String, Py<PyAny>)>,
-    /// (hashed by [`Words`]: SipHash of a namespace name cost as much as a small
+    /// (hashed by [`Seeded`]: SipHash of a namespace name cost as much as a small
     /// document's tape)
-    by_ns: HashMap<String, u32, std::hash::BuildHasherDefault<Words>>,
+    by_ns: HashMap<String, u32, Seeded>,
     /// module id -> its namespaces, in the map's order
     namespaces: Vec<Vec<String>>,
     by_module: HashMap<String, u32>,
@@ -44,35 +45,6 @@ struct Entry {
 }
 
 const TRIES_MAX: usize = 1024;
-
-/// A hasher of the namespace names of a table (not chosen by whoever sends a document: a
-/// document only looks them up): eight bytes at a time, multiplied and rotated (as rustc's
-/// ``FxHasher``).
-#[derive(Default)]
-pub struct Words(u64);
-
-impl std::hash::Hasher for Words {
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x517c_c1b7_2722_0a95;
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(K);
-        }
-        let mut last = [0u8; 8];
-        last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-        let word = u64::from_le_bytes(last) ^ (bytes.len() as u64) << 56;
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(K);
-    }
-
-    fn write_u8(&mut self, byte: u8) {
-        self.0 = (self.0.rotate_left(5) ^ u64::from(byte)).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
 
 impl NsTable {
     pub fn new(ns_modules: &Bound<'_, PyAny>) -> PyResult<Self> {
@@ -192,58 +164,13 @@ pub struct Conv<'py, 'c, 'd> {
     table: &'c NsTable,
     unknown: Vec<(String, Bound<'py, PyAny>)>,
     unknown_ids: HashMap<&'d str, u32>,
-    names: HashMap<(&'d str, &'d str, u32), (Bound<'py, PyAny>, u32), Fx>,
+    /// (hashed by the table's [`Seeded`]: tags come from devices; one seed drawn per table,
+    /// not per document)
+    names: HashMap<(&'d str, &'d str, u32), (Bound<'py, PyAny>, u32), Seeded>,
     qname_text: Bound<'py, PyAny>,
 }
 
 pub const NO_MODULE: u32 = u32::MAX;
-
-/// A fast hasher for the per-document tag table (keys come from one document, and the table
-/// lives for one decode: no flooding to fear from a cheap hash).
-#[derive(Clone, Copy, Default)]
-struct Fx;
-
-impl std::hash::BuildHasher for Fx {
-    type Hasher = FxHasher;
-    fn build_hasher(&self) -> FxHasher {
-        FxHasher(0)
-    }
-}
-
-struct FxHasher(u64);
-
-impl std::hash::Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut buf = [0u8; 8];
-            buf[..chunk.len()].copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(buf));
-        }
-    }
-    #[inline]
-    fn write_u32(&mut self, n: u32) {
-        self.add(n as u64);
-    }
-    #[inline]
-    fn write_usize(&mut self, n: usize) {
-        self.add(n as u64);
-    }
-    #[inline]
-    fn write_u8(&mut self, n: u8) {
-        self.add(n as u64);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-impl FxHasher {
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
 
 impl<'py, 'c, 'd> Conv<'py, 'c, 'd> {
     pub fn new(py: Python<'py>, table: &'c NsTable, qname_text: Bound<'py, PyAny>) -> Self {
@@ -252,7 +179,7 @@ impl<'py, 'c, 'd> Conv<'py, 'c, 'd> {
             table,
             unknown: Vec::new(),
             unknown_ids: HashMap::new(),
-            names: HashMap::with_hasher(Fx),
+            names: HashMap::with_hasher(*table.by_ns.hasher()),
             qname_text,
         }
     }
