@@ -120,39 +120,49 @@ impl<'d, 'a: 'd> EditValue<'d> for V<'d, 'a> {
 /// qualified (xmltape.rs's ``TOP``).
 const TOP: u32 = u32::MAX;
 
+/// Namespaces of an arena whose module ids [`Arena`] keeps (past them: looked up each time).
+const KEPT: usize = 16;
+
+/// [`Arena::ids`]' entry of a namespace not looked up yet.
+const UNSET: u32 = u32::MAX - 1;
+
 /// An XML yang-patch's arena, read as the tape xmltape.rs would write of its values.
 pub(crate) struct Arena<'x, 'a> {
     fast: &'x Fast<'a>,
-    /// By namespace index of the arena: the module id xmltape.rs gives it (a module of the
-    /// map, else the document's own, numbered after them), and its name (``{ns}`` for one
-    /// the map does not name).
-    modules: Vec<(u32, Cow<'x, str>)>,
+    table: &'x NsTable,
+    /// By namespace index of the arena, its module id, looked up when first read: the map's
+    /// module, or one of the document's own (numbered after the map's, by namespace index:
+    /// its name ``{ns}``), as xmltape.rs tells modules apart.
+    ids: [Cell<u32>; KEPT],
     /// Set when a read needs the tape (see the module's text).
     pub(crate) fallback: Cell<bool>,
 }
 
 impl<'x, 'a> Arena<'x, 'a> {
     pub(crate) fn new(fast: &'x Fast<'a>, table: &'x NsTable) -> Self {
-        let mut unknown: Vec<&str> = Vec::new();
-        let modules = fast
-            .namespaces
-            .iter()
-            .map(|&ns| match table.module_of(ns) {
-                Some(id) => (id, Cow::Borrowed(table.module_name(id))),
-                None => {
-                    let at = unknown.iter().position(|n| *n == ns).unwrap_or_else(|| {
-                        unknown.push(ns);
-                        unknown.len() - 1
-                    });
-                    ((table.known() + at) as u32, Cow::Owned(format!("{{{ns}}}")))
-                }
-            })
-            .collect();
         Arena {
             fast,
-            modules,
+            table,
+            ids: std::array::from_fn(|_| Cell::new(UNSET)),
             fallback: Cell::new(false),
         }
+    }
+
+    /// The module id of namespace ``ns`` (an index of the arena).
+    #[inline]
+    fn module_of(&self, ns: u32) -> u32 {
+        let at = ns as usize;
+        if let Some(id) = self.ids.get(at).map(Cell::get).filter(|id| *id != UNSET) {
+            return id;
+        }
+        let id = match self.table.module_of(self.fast.namespaces[at]) {
+            Some(id) => id,
+            None => (self.table.known() + at) as u32,
+        };
+        if let Some(kept) = self.ids.get(at) {
+            kept.set(id);
+        }
+        id
     }
 
     /// An edit's value element: the object of its children's members.
@@ -173,22 +183,34 @@ impl<'x, 'a> Arena<'x, 'a> {
 
     #[inline]
     fn module(&self, el: u32) -> u32 {
-        self.modules[self.fast.els[el as usize].ns as usize].0
+        self.module_of(self.fast.els[el as usize].ns)
     }
 
     /// Whether element ``el`` (its ``local`` name, namespace ``ns``, of module ``module``) is
-    /// the member ``name`` under a parent of module ``parent`` (``XmlConverter.name``).
+    /// the member ``name`` under a parent of module ``parent`` (``XmlConverter.name``):
+    /// ``module:local`` where the modules differ (``{ns}:local`` for a namespace the map
+    /// does not name).
     #[inline(always)]
     fn named(&self, local: &[u8], ns: u32, module: u32, parent: u32, name: &str) -> bool {
         let name = name.as_bytes();
         if module == parent {
             return same_bytes(local, name);
         }
-        let prefix = self.modules[ns as usize].1.as_bytes();
-        name.len() == prefix.len() + 1 + local.len()
-            && name[prefix.len()] == b':'
-            && same_bytes(&name[..prefix.len()], prefix)
-            && same_bytes(&name[prefix.len() + 1..], local)
+        let Some(prefix) = name.len().checked_sub(local.len() + 1) else {
+            return false;
+        };
+        if name[prefix] != b':' || !same_bytes(&name[prefix + 1..], local) {
+            return false;
+        }
+        let prefix = &name[..prefix];
+        if (module as usize) < self.table.known() {
+            return same_bytes(prefix, self.table.module_name(module).as_bytes());
+        }
+        let uri = self.fast.namespaces[ns as usize].as_bytes();
+        prefix.len() == uri.len() + 2
+            && prefix[0] == b'{'
+            && prefix[prefix.len() - 1] == b'}'
+            && same_bytes(&prefix[1..prefix.len() - 1], uri)
     }
 
     fn element(&self, el: u32, module: u32) -> XmlValue<'_, 'x, 'a> {
@@ -252,7 +274,7 @@ impl<'r> XmlValue<'r, '_, '_> {
                 continue;
             }
             let local = fast.local(at).as_bytes();
-            let module = arena.modules[el.ns as usize].0;
+            let module = arena.module_of(el.ns);
             let named = |name| arena.named(local, el.ns, module, self.module, name);
             let group = if named(member) {
                 &mut plain
