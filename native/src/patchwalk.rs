@@ -13,7 +13,8 @@
 //! member given as null, which the reference's per-plan cache reads differently from its first
 //! walk) stops the pass: the reference answers and words the error.
 //!
-//! A child module of walk.rs: it reads the walker's tables as walk.rs does.
+//! A child module of walk.rs: it reads the walker's tables as walk.rs does. What an edit's
+//! value gives is read through patcharena.rs (the tape, or an XML yang-patch's arena).
 
 use super::{compose, integer_text, render, Branch, Canon, Kind, Out, Run, Step, Stop, Walker, W};
 use crate::pyconv::NameCache;
@@ -111,7 +112,8 @@ pub fn patch_keys<'py>(
 }
 
 /// An XML yang-patch's edit (xmlpatch.rs): its target's text (stripped), its operation's, and
-/// its value (``XmlConverter.members`` of the value element's children) in the tape.
+/// its value (``XmlConverter.members`` of the value element's children) in the tape, or None
+/// when the values are read in the arena ([`ArenaValues`]).
 pub struct XmlEdit<'d, 'a> {
     pub target: &'d str,
     pub operation: &'d str,

@@ -5,8 +5,10 @@
 //! ``subscription-id``. Its framing and edits are read as
 //! ``yangkey.xmlnotifications._xml_notification`` reads them (each edit's target and
 //! operation the element's text stripped, its value ``XmlConverter.members`` of the value
-//! element's children, written into the tape, xmlkeys.rs), and keyed by patchwalk.rs as a JSON
-//! yang-patch is.
+//! element's children), and keyed by patchwalk.rs as a JSON yang-patch is: the key pass reads
+//! the values in place in the reader's arena (patcharena.rs), and writes them into the tape
+//! (xmltape.rs) only for a read it leaves to the tape there (a walk below the target, a
+//! converter's key or filter value), or for the instance feed.
 //!
 //! Anything else returns None and the reference answers (and words any error): a field the
 //! reference reads given twice, an edit without target or operation, a target or operation
