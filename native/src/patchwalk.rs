@@ -13,19 +13,22 @@
 //! member given as null, which the reference's per-plan cache reads differently from its first
 //! walk) stops the pass: the reference answers and words the error.
 //!
-//! A child module of walk.rs: it reads the walker's tables as walk.rs does.
+//! A child module of walk.rs: it reads the walker's tables as walk.rs does. What an edit's
+//! value gives is read through patcharena.rs (the tape, or an XML yang-patch's arena).
 
-use super::{
-    compose, integer_text, lookup, render, Branch, Canon, Kind, Out, Run, Step, Stop, Walker, W,
-};
+use super::{compose, integer_text, render, Branch, Canon, Kind, Out, Run, Step, Stop, Walker, W};
 use crate::pyconv::NameCache;
 use crate::tape::{same_name, Node, V};
 use patchtarget::{Edit, TargetStep, Targets};
 use pyo3::prelude::*;
 use std::borrow::Cow;
 
+#[path = "patcharena.rs"]
+mod patcharena;
 #[path = "patchtarget.rs"]
 mod patchtarget;
+use patcharena::EditValue;
+pub(crate) use patcharena::{Arena, XmlValue};
 pub(crate) use patchtarget::{keep_values, take_values};
 
 /// RFC 8072 section 2.5's edit operations (``notification_model.OPERATIONS``).
@@ -99,6 +102,7 @@ pub fn patch_keys<'py>(
         names,
         walker,
         &targets,
+        None,
         node,
         subscription_id,
         with_xpaths,
@@ -108,12 +112,17 @@ pub fn patch_keys<'py>(
 }
 
 /// An XML yang-patch's edit (xmlpatch.rs): its target's text (stripped), its operation's, and
-/// its value (``XmlConverter.members`` of the value element's children) in the tape.
+/// its value (``XmlConverter.members`` of the value element's children) in the tape, or None
+/// when the values are read in the arena ([`ArenaValues`]).
 pub struct XmlEdit<'d, 'a> {
     pub target: &'d str,
     pub operation: &'d str,
     pub value: Option<V<'d, 'a>>,
 }
+
+/// An XML yang-patch's edit values: in the tape ([`XmlEdit::value`]), or read in place in
+/// the fast reader's arena (patcharena.rs), one for each edit (its value element, or None).
+pub type ArenaValues<'v, 'r, 'x, 'a> = Option<&'v [Option<XmlValue<'r, 'x, 'a>>]>;
 
 /// [`patch_keys`] of an XML yang-patch's edits, read as ``_xml_notification`` reads them; its
 /// ``prefix:name`` leaves in ``qnames``; with ``headers``, the feed's too (xmlfeed.rs).
@@ -123,6 +132,7 @@ pub fn xml_patch_keys<'py>(
     names: &mut NameCache,
     walker: &Walker,
     xml: &[XmlEdit<'_, '_>],
+    arena: ArenaValues<'_, '_, '_, '_>,
     node: &str,
     subscription_id: u32,
     with_xpaths: bool,
@@ -147,6 +157,7 @@ pub fn xml_patch_keys<'py>(
         names,
         walker,
         &targets,
+        arena,
         node,
         subscription_id,
         with_xpaths,
@@ -162,6 +173,7 @@ fn edit_keys<'py>(
     names: &mut NameCache,
     walker: &Walker,
     targets: &Targets<'_, '_>,
+    arena: Option<&[Option<XmlValue<'_, '_, '_>>]>,
     node: &str,
     subscription_id: u32,
     with_xpaths: bool,
@@ -178,7 +190,7 @@ fn edit_keys<'py>(
         (Some(_), None) => return Err(Stop),
     };
     let mut run = Run { py, names, qnames };
-    let per_branch = walk_edits(&mut run, walker, targets, feeds, headers)?;
+    let per_branch = walk_edits(&mut run, walker, targets, arena, feeds, headers)?;
     compose(py, walker, per_branch, node, subscription_id, with_xpaths)
 }
 
@@ -188,6 +200,7 @@ fn walk_edits(
     run: &mut Run<'_, '_>,
     walker: &Walker,
     targets: &Targets<'_, '_>,
+    arena: Option<&[Option<XmlValue<'_, '_, '_>>]>,
     feeds: Option<&Vec<crate::feed::Feed>>,
     mut headers: Option<&mut Vec<Option<Vec<u8>>>>,
 ) -> W<Vec<Vec<String>>> {
@@ -206,10 +219,10 @@ fn walk_edits(
                 return Err(Stop); // the feed's key sources count positions the walk lacks
             }
             let mut sink = feeds[index].sink(&mut found);
-            run.edits(branch, targets, &keys, &mut values, &mut sink)?;
+            run.edits(branch, targets, &keys, arena, &mut values, &mut sink)?;
             headers.push(sink.finish());
         } else {
-            run.edits(branch, targets, &keys, &mut values, &mut found)?;
+            run.edits(branch, targets, &keys, arena, &mut values, &mut found)?;
         }
         per_branch.push(found);
     }
@@ -234,7 +247,14 @@ pub fn patch_instances(
         qnames: None,
     };
     let mut headers = Vec::with_capacity(feeds.len());
-    walk_edits(&mut run, walker, &targets, Some(feeds), Some(&mut headers))?;
+    walk_edits(
+        &mut run,
+        walker,
+        &targets,
+        None,
+        Some(feeds),
+        Some(&mut headers),
+    )?;
     Ok(headers)
 }
 
@@ -279,24 +299,6 @@ fn canon_text<'d>(run: &mut Run<'_, '_>, canon: &Canon, text: Cow<'d, str>) -> W
     }
 }
 
-/// The one entry a list target's value holds (``_one_entry``: two objects stop), or None.
-fn one_entry<'d, 'a>(content: Option<V<'d, 'a>>) -> W<Option<V<'d, 'a>>> {
-    let Some(content) = content else {
-        return Ok(None);
-    };
-    match content.items() {
-        None => Ok(Some(content).filter(|c| c.is_object())),
-        Some(items) => {
-            let mut objects = items.filter(|i| i.is_object());
-            let first = objects.next();
-            if objects.next().is_some() {
-                return Err(Stop);
-            }
-            Ok(first)
-        }
-    }
-}
-
 impl Run<'_, '_> {
     /// The instances of every edit of ``targets`` in one branch, into ``out`` (``values``:
     /// [`Run::edit`]'s, emptied after each edit).
@@ -305,23 +307,22 @@ impl Run<'_, '_> {
         branch: &Branch,
         targets: &Targets<'d, '_>,
         keys: &'d [Cow<'_, str>],
+        arena: Option<&[Option<XmlValue<'_, '_, '_>>]>,
         values: &mut Vec<Cow<'d, str>>,
         out: &mut O,
     ) -> W<()> {
         if branch.steps.is_empty() {
             return Ok(());
         }
-        for edit in &targets.edits {
+        for (at, edit) in targets.edits.iter().enumerate() {
             let target = &targets.steps[edit.steps.0..edit.steps.1];
-            self.edit(
-                branch,
-                target,
-                keys,
-                edit.value,
-                edit.operation,
-                values,
-                out,
-            )?;
+            let operation = edit.operation;
+            match arena {
+                None => self.edit(branch, target, keys, edit.value, operation, values, out)?,
+                Some(arena) => {
+                    self.edit(branch, target, keys, arena[at], operation, values, out)?
+                }
+            }
             values.clear();
         }
         Ok(())
@@ -329,12 +330,12 @@ impl Run<'_, '_> {
 
     /// The instances of one edit in one branch: ``edit_tree``'s chain read by the walker.
     #[allow(clippy::too_many_arguments)]
-    fn edit<'d, O: EditOut<'d>>(
+    fn edit<'d, T: EditValue<'d>, O: EditOut<'d>>(
         &mut self,
         branch: &Branch,
         target: &[TargetStep<'_>],
         keys: &'d [Cow<'_, str>],
-        value: Option<V<'d, '_>>,
+        value: Option<T>,
         operation: &str,
         values: &mut Vec<Cow<'d, str>>,
         out: &mut O,
@@ -373,9 +374,12 @@ impl Run<'_, '_> {
                         return Err(Stop);
                     }
                     if let (true, Some(value)) = (last, value) {
-                        item = one_entry(lookup(value, &step.member, &step.qualified))?;
+                        item = match value.lookup(&step.member, &step.qualified)? {
+                            Some(content) => content.one_entry()?,
+                            None => None,
+                        };
                         if let Some(item) = item {
-                            self.check_value_keys(step, keys, item)?;
+                            item.check_value_keys(self, step, keys)?;
                         }
                     }
                 }
@@ -385,7 +389,8 @@ impl Run<'_, '_> {
         let removing = removes(operation);
         if O::FEED {
             let members = under_members(steps, &target[depth..]);
-            out.begin(self, operation, &members, whole.filter(|_| !removing))?;
+            let content = T::tape(whole.filter(|_| !removing), true)?;
+            out.begin(self, operation, &members, content)?;
         }
         // A list entry edit_tree makes (the target's keys, and the value's entry): its key
         // members are no leaf the feed carries (the reference would carry the target's text).
@@ -412,8 +417,12 @@ impl Run<'_, '_> {
                     {
                         Made::KeyLeaf
                     } else {
-                        match value.and_then(|v| lookup(v, &step.member, &step.qualified)) {
-                            Some(content) => Made::Value(Some(content)),
+                        let content = match value {
+                            Some(value) => value.lookup(&step.member, &step.qualified)?,
+                            None => None,
+                        };
+                        match content {
+                            Some(content) => Made::Value(T::tape(Some(content), O::FEED)?),
                             None => Made::Text(""),
                         }
                     };
@@ -422,7 +431,7 @@ impl Run<'_, '_> {
                 Kind::LeafList => {
                     return match (keys_of(tstep.keys), value) {
                         (Some(keys), _) => self.leaf_list(branch, step, keys, values, out),
-                        (None, Some(value)) => self.walk(branch, index, value, values, out),
+                        (None, Some(value)) => value.walk(self, branch, index, values, out),
                         (None, None) => Ok(()),
                     };
                 }
@@ -437,18 +446,20 @@ impl Run<'_, '_> {
                         }
                         return Ok(());
                     };
-                    let content =
-                        lookup(value, &step.member, &step.qualified).filter(|c| c.is_object());
+                    let content = value
+                        .lookup(&step.member, &step.qualified)?
+                        .filter(|c| c.is_object());
                     if let Some(content) = content {
-                        if !step.filters.is_empty() && !self.passes(content, step)? {
+                        if !step.filters.is_empty() && !content.passes(self, step)? {
                             return Ok(());
                         }
                     }
                     if last_step {
+                        let content = T::tape(content, O::FEED)?;
                         return out.made(self, branch, values, Made::Value(content));
                     }
                     return match content {
-                        Some(content) => self.walk(branch, index + 1, content, values, out),
+                        Some(content) => content.walk(self, branch, index + 1, values, out),
                         None => Ok(()), // {}: nothing below
                     };
                 }
@@ -456,7 +467,7 @@ impl Run<'_, '_> {
                     let Some(keys) = keys_of(tstep.keys) else {
                         // the final level, with value: the value's entries are the list's
                         return match value {
-                            Some(value) => self.walk(branch, index, value, values, out),
+                            Some(value) => value.walk(self, branch, index, values, out),
                             None => Ok(()),
                         };
                     };
@@ -477,7 +488,7 @@ impl Run<'_, '_> {
                         return Ok(());
                     }
                     if let Some(item) = item {
-                        if !step.filters.is_empty() && !self.passes(item, step)? {
+                        if !step.filters.is_empty() && !item.passes(self, step)? {
                             return Ok(());
                         }
                     }
@@ -485,6 +496,7 @@ impl Run<'_, '_> {
                         if !entry_ok(out, step) {
                             return Err(Stop);
                         }
+                        let item = T::tape(item, O::FEED)?;
                         return out.made(self, branch, values, Made::Value(item));
                     }
                     if !final_level {
@@ -506,7 +518,7 @@ impl Run<'_, '_> {
                         return out.made(self, branch, values, Made::KeyLeaf);
                     }
                     return match item {
-                        Some(item) => self.walk(branch, index + 1, item, values, out),
+                        Some(item) => item.walk(self, branch, index + 1, values, out),
                         None => Ok(()),
                     };
                 }
@@ -539,30 +551,6 @@ impl Run<'_, '_> {
                     values.pop();
                     taken?;
                 }
-            }
-        }
-        Ok(())
-    }
-
-    /// ``_check_value_keys``: each key the value's entry gives is the target's (equal text, or
-    /// equal once canonical); a key given as null stops (the reference's first walk refuses
-    /// it, its per-plan cache would not).
-    fn check_value_keys(&mut self, step: &Step, keys: &[Cow<'_, str>], item: V<'_, '_>) -> W<()> {
-        let named = step.keys.iter().filter(|k| !k.positional);
-        for (slot, wanted) in named.zip(keys) {
-            let Some(given) = item.get(&slot.member) else {
-                continue;
-            };
-            if given.is_null() {
-                return Err(Stop);
-            }
-            if matches!(given.node(), Node::Str(_)) && given.as_str() == Some(&**wanted) {
-                continue;
-            }
-            let given = self.canon(&slot.canon, given)?;
-            let wanted = canon_text(self, &slot.canon, Cow::Borrowed(wanted))?;
-            if given != wanted {
-                return Err(Stop);
             }
         }
         Ok(())

@@ -23,6 +23,7 @@ mod patchwalk;
 #[path = "walktables.rs"]
 mod tables;
 pub(crate) use keytext::{compose, render};
+pub(crate) use patchwalk::Arena;
 pub(crate) use patchwalk::{keep_values, removes, take_values, EditOut, Made};
 pub use patchwalk::{patch_instances, patch_keys, xml_patch_keys, XmlEdit};
 pub use tables::Walker;

@@ -88,6 +88,7 @@ impl<'a> Fast<'a> {
         unsafe { self.input.get_unchecked(at..end) }
     }
 
+    #[inline]
     pub fn text(&self, el: u32) -> &str {
         let s = self.els[el as usize].text;
         crate::tape::str_text(self.input, &self.owned, s)

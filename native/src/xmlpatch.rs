@@ -5,8 +5,10 @@
 //! ``subscription-id``. Its framing and edits are read as
 //! ``yangkey.xmlnotifications._xml_notification`` reads them (each edit's target and
 //! operation the element's text stripped, its value ``XmlConverter.members`` of the value
-//! element's children, written into the tape, xmlkeys.rs), and keyed by patchwalk.rs as a JSON
-//! yang-patch is.
+//! element's children), and keyed by patchwalk.rs as a JSON yang-patch is: the key pass reads
+//! the values in place in the reader's arena (patcharena.rs), and writes them into the tape
+//! (xmltape.rs) only for a read it leaves to the tape there (a walk below the target, a
+//! converter's key or filter value), or for the instance feed.
 //!
 //! Anything else returns None and the reference answers (and words any error): a field the
 //! reference reads given twice, an edit without target or operation, a target or operation
@@ -15,7 +17,7 @@
 use crate::fastframe::{fields, header, push_id, Header};
 use crate::model::py_strip;
 use crate::tape::V;
-use crate::walk::{self, QNames, XmlEdit};
+use crate::walk::{self, Arena, QNames, XmlEdit};
 use crate::xmlfast::{self, same_bytes, Fast, Other, F, NONE};
 use crate::xmlkeys::answer;
 use crate::{state_of, Decoder};
@@ -98,6 +100,31 @@ fn frame<'f>(fast: &'f Fast<'_>, telemetry: &str) -> F<PatchFrame<'f>> {
     })
 }
 
+/// Each edit's target and operation (stripped), its value ``value`` of its value element
+/// (called for the edits that have one, in order).
+fn xml_edits<'f, 'd, 'a>(
+    fast: &'f Fast<'_>,
+    frame: &PatchFrame<'_>,
+    mut value: impl FnMut(u32) -> Option<V<'d, 'a>>,
+) -> Vec<XmlEdit<'d, 'a>>
+where
+    'f: 'd,
+{
+    frame
+        .edits
+        .iter()
+        .map(|&(target, operation, element)| XmlEdit {
+            target: py_strip(fast.text(target)),
+            operation: py_strip(fast.text(operation)),
+            value: if element == NONE {
+                None
+            } else {
+                value(element)
+            },
+        })
+        .collect()
+}
+
 impl Decoder {
     /// ``Decoder.keys_xml`` of a yang-patch (xmlkeys.rs calls it for a document
     /// patchscan.rs names one): None for any framing or edit the fast reader and patchwalk.rs
@@ -137,44 +164,74 @@ impl Decoder {
         else {
             return Ok(None);
         };
-        let mut values = Vec::with_capacity(frame.edits.len());
-        values.extend(frame.edits.iter().map(|e| e.2).filter(|v| *v != NONE));
-        // Only the members the walker names (steps, keys, filters): patchwalk.rs reads no
-        // other, and an entry keeps its shape (object or text) whatever is left out. The
-        // instance feed reads every leaf: all of them (xmlfeed.rs).
         let walk = walker.get();
-        let reads = (!with_instances).then(|| walk.names());
-        let (tape, qnames, at) = crate::xmlkeys::members_tape(&fast, &table, &values, reads);
-        let mut at = at.into_iter();
-        let edits: Vec<XmlEdit<'_, '_>> = frame
-            .edits
-            .iter()
-            .map(|&(target, operation, value)| XmlEdit {
-                target: py_strip(fast.text(target)),
-                operation: py_strip(fast.text(operation)),
-                value: (value != NONE).then(|| V {
-                    doc: &tape,
-                    at: at.next().unwrap_or_default(),
-                }),
-            })
-            .collect();
-        let qnames = QNames {
-            class: self.model.qname_text.clone_ref(py),
-            at: qnames,
-        };
         let mut headers = Vec::new();
-        let Ok((key, branch_keys, xpaths)) = walk::xml_patch_keys(
-            py,
-            &mut state.names,
-            walk,
-            &edits,
-            &node_name,
-            frame.subscription_id,
-            with_xpaths,
-            Some(&qnames),
-            with_instances.then_some(&mut headers),
-        ) else {
-            return Ok(None);
+        // The key pass reads the edits' values in the arena (patcharena.rs); what it does not
+        // read there (a walk below the target, a converter's key...) asks for the tape.
+        let mut found = None;
+        if !with_instances {
+            let arena = Arena::new(&fast, &table);
+            let values: Vec<_> = frame
+                .edits
+                .iter()
+                .map(|e| (e.2 != NONE).then(|| arena.value(e.2)))
+                .collect();
+            let edits = xml_edits(&fast, &frame, |_| None);
+            match walk::xml_patch_keys(
+                py,
+                &mut state.names,
+                walk,
+                &edits,
+                Some(&values),
+                &node_name,
+                frame.subscription_id,
+                with_xpaths,
+                None,
+                None,
+            ) {
+                Ok(keys) => found = Some(keys),
+                Err(_) if !arena.fallback.get() => return Ok(None),
+                Err(_) => {}
+            }
+        }
+        let (key, branch_keys, xpaths) = match found {
+            Some(keys) => keys,
+            None => {
+                let mut values = Vec::with_capacity(frame.edits.len());
+                values.extend(frame.edits.iter().map(|e| e.2).filter(|v| *v != NONE));
+                // Only the members the walker names (steps, keys, filters): patchwalk.rs
+                // reads no other, and an entry keeps its shape (object or text) whatever is
+                // left out. The instance feed reads every leaf: all of them (xmlfeed.rs).
+                let reads = (!with_instances).then(|| walk.names());
+                let (tape, qnames, at) =
+                    crate::xmlkeys::members_tape(&fast, &table, &values, reads);
+                let mut at = at.into_iter();
+                let edits = xml_edits(&fast, &frame, |_| {
+                    Some(V {
+                        doc: &tape,
+                        at: at.next().unwrap_or_default(),
+                    })
+                });
+                let qnames = QNames {
+                    class: self.model.qname_text.clone_ref(py),
+                    at: qnames,
+                };
+                let Ok(keys) = walk::xml_patch_keys(
+                    py,
+                    &mut state.names,
+                    walk,
+                    &edits,
+                    None,
+                    &node_name,
+                    frame.subscription_id,
+                    with_xpaths,
+                    Some(&qnames),
+                    with_instances.then_some(&mut headers),
+                ) else {
+                    return Ok(None);
+                };
+                keys
+            }
         };
         let sequence = frame.sequence_number;
         let found = answer(
