@@ -183,9 +183,21 @@ pub(super) fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
-#[inline]
+/// Bytes a name may start with: ASCII letters and '_' (a table: one load where the reader
+/// tells a start tag from the rest, once an element).
+static START: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = (b as u8).is_ascii_alphabetic() || b == b'_' as usize;
+        b += 1;
+    }
+    table
+};
+
+#[inline(always)]
 pub(super) fn name_start(b: u8) -> bool {
-    b.is_ascii_alphabetic() || b == b'_'
+    START[b as usize]
 }
 
 /// An XML Char (XML 1.0 section 2.2) a character reference may name.

@@ -61,6 +61,11 @@ NAMES: list[list[str]] = [
     [_with("a", f"<{LONG}><c>1</c></{LONG}>")],
     [_with("a", "<statistics><c>1</c></statisticS>")],
     [_with("a", "<statistics><c>1</c></statistics>")],
+    # a name's first byte: a letter or '_' (each range's bounds and the bytes beside them)
+    *(
+        [_with("a", f"<{first}x>1</{first}x>")]
+        for first in ["_", "a", "z", "A", "Z", "@", "[", "`", "{", "^", "-", ".", "0", "9"]
+    ),
     # names of the same length one after the other, sharing a prefix
     [
         _with(
