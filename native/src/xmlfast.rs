@@ -461,9 +461,13 @@ impl<'a> P<'a> {
         if end > self.s.len() || !chars::same_in(self.s, self.at, open.name.0, len) {
             return Err(Other);
         }
-        self.at = end;
-        self.skip_ws();
-        self.expect(b'>')?;
+        if self.s.get(end) == Some(&b'>') {
+            self.at = end + 1; // most end tags: no white space before the '>'
+        } else {
+            self.at = end;
+            self.skip_ws();
+            self.expect(b'>')?;
+        }
         self.close_decls(open.decls);
         self.scope.truncate(open.scope);
         Ok(())

@@ -66,6 +66,12 @@ NAMES: list[list[str]] = [
         [_with("a", f"<{first}x>1</{first}x>")]
         for first in ["_", "a", "z", "A", "Z", "@", "[", "`", "{", "^", "-", ".", "0", "9"]
     ),
+    # what follows an end tag's name: '>', white space then '>', anything else
+    [_with("a", "<statistics><c>1</c></statistics >")],
+    [_with("a", "<statistics><c>1</c></statistics\n\t>")],
+    [_with("a", "<statistics><c>1</c></statistics/>")],
+    [_with("a", "<statistics><c>1</c></statistics x>")],
+    [_with("a", "<statistics><c>1</c></statistics")],
     # names of the same length one after the other, sharing a prefix
     [
         _with(
