@@ -10,15 +10,18 @@ use crate::xmlparse::plain_uri;
 /// Documents from this size on use [`P`]'s memos.
 pub(super) const MEMO_FROM: usize = 2048;
 
-pub(super) const NAME_SLOTS: usize = 128;
+const NAME_BITS: u32 = 7;
+pub(super) const NAME_SLOTS: usize = 1 << NAME_BITS;
 
 /// Where [`P::tag_name`] keeps a name starting at ``s[at..]``: a hash of its first two bytes
-/// and its fifth (``oper-status`` and ``operation`` apart), or None near the end.
-#[inline]
+/// and its fifth (``oper-status`` and ``operation`` apart), read as one word; or None near
+/// the end.
+#[inline(always)]
 pub(super) fn name_slot(s: &[u8], at: usize) -> Option<usize> {
-    let b = s.get(at..at + 5)?;
-    let key = u32::from(b[0]) | u32::from(b[1]) << 8 | u32::from(b[4]) << 16;
-    Some((key.wrapping_mul(0x9E37_79B1) >> 25) as usize)
+    let b = s.get(at..at + 8)?;
+    let word = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+    let key = word & 0xFF_0000_FFFF;
+    Some((key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - NAME_BITS)) as usize)
 }
 
 /// A start tag's attributes as read once: the input bytes from after its name through its
@@ -299,7 +302,7 @@ impl<'a> P<'a> {
             if epoch == self.epoch
                 && end < self.s.len()
                 && matches!(self.s[end], b'>' | b'/' | b' ' | b'\t' | b'\n' | b'\r')
-                && same_bytes(&self.s[start..end], &self.s[at..at + len as usize])
+                && super::chars::same_in(self.s, start, at, len as usize)
             {
                 self.at = end;
                 return Ok((None, (start, end)));

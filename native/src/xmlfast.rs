@@ -396,12 +396,12 @@ impl<'a> P<'a> {
         // A leaf closed right after its text by ``</name>`` (most elements): closed here,
         // without its entry on the open stack. Anything else (a child, white space before
         // the ``>``, another name) is read as before (``end_tag`` refuses a wrong name).
-        let name = &self.s[start..name_end];
-        let end = self.at + 2 + name.len();
+        let len = name_end - start;
+        let end = self.at + 2 + len;
         if end < self.s.len()
             && self.s[self.at + 1] == b'/'
             && self.s[end] == b'>'
-            && same_bytes(&self.s[self.at + 2..end], name)
+            && chars::same_in(self.s, self.at + 2, start, len)
         {
             self.at = end + 1;
             self.close_decls(decls);
@@ -456,14 +456,18 @@ impl<'a> P<'a> {
         let open = self.open.pop().ok_or(Other)?;
         self.default = self.open.last().map_or(0, |o| o.default);
         // The open tag's name (checked there), then what may end a name: the same name.
-        let name = &self.s[open.name.0..open.name.1];
-        let end = self.at + name.len();
-        if end > self.s.len() || !same_bytes(&self.s[self.at..end], name) {
+        let len = open.name.1 - open.name.0;
+        let end = self.at + len;
+        if end > self.s.len() || !chars::same_in(self.s, self.at, open.name.0, len) {
             return Err(Other);
         }
-        self.at = end;
-        self.skip_ws();
-        self.expect(b'>')?;
+        if self.s.get(end) == Some(&b'>') {
+            self.at = end + 1; // most end tags: no white space before the '>'
+        } else {
+            self.at = end;
+            self.skip_ws();
+            self.expect(b'>')?;
+        }
         self.close_decls(open.decls);
         self.scope.truncate(open.scope);
         Ok(())
