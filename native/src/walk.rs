@@ -410,7 +410,7 @@ fn recycle<T, U>(mut vector: Vec<T>) -> Vec<U> {
 }
 
 /// The per-thread vectors of [`keys_with`], kept emptied from one notification to the next:
-/// per branch its XPaths' vector, the XPaths' strings (their text cleared), the open values.
+/// per branch its XPaths' vector, the XPaths' strings, the open values.
 struct Spare {
     per_branch: Vec<Vec<String>>,
     xpaths: Vec<String>,
@@ -440,14 +440,13 @@ impl Spare {
         })
     }
 
-    /// Everything emptied (each XPath's string moved to the spare ones, its text cleared)
+    /// Everything emptied (each XPath's string moved to the spare ones)
     /// and kept for the thread's next notification, within [`SPARE_CAP`].
     fn keep(mut self) {
         for found in &mut self.per_branch {
-            for mut xpath in found.drain(..) {
+            for xpath in found.drain(..) {
                 if self.xpaths.len() < SPARE_CAP && xpath.capacity() <= SPARE_CAP {
-                    xpath.clear();
-                    self.xpaths.push(xpath);
+                    self.xpaths.push(xpath); // its text cleared when it is rendered into
                 }
             }
             if found.capacity() > SPARE_CAP {
