@@ -43,16 +43,25 @@ fn quote(value: &str, out: &mut String) {
 
 /// The concrete XPath: the template's pieces around the open values, a position bare.
 pub(crate) fn render(branch: &Branch, values: &[Cow<'_, str>]) -> String {
-    let mut out = String::new();
-    render_into(branch, values, &mut out);
+    let mut out = String::with_capacity(rendered_size(branch, values));
+    write(branch, values, &mut out);
     out
 }
 
 /// [`render`] into ``out`` (emptied first): a reused buffer's allocation kept.
 pub(crate) fn render_into(branch: &Branch, values: &[Cow<'_, str>], out: &mut String) {
-    let size = branch.size + values.iter().map(|v| v.len() + 2).sum::<usize>();
     out.clear();
-    out.reserve(size);
+    out.reserve(rendered_size(branch, values));
+    write(branch, values, out);
+}
+
+/// What [`render`] writes at most but for a quoted value's ``concat``.
+fn rendered_size(branch: &Branch, values: &[Cow<'_, str>]) -> usize {
+    branch.size + values.iter().map(|v| v.len() + 2).sum::<usize>()
+}
+
+#[inline(always)]
+fn write(branch: &Branch, values: &[Cow<'_, str>], out: &mut String) {
     out.push_str(&branch.pieces[0]);
     for (i, value) in values.iter().enumerate() {
         if branch.bare[i] {

@@ -359,47 +359,41 @@ pub fn keys_with<'py>(
         (Some(_), None) => return Err(Stop),
     };
     let mut run = Run { py, names, qnames };
-    // the vectors and XPaths of the last notification's walk (allocations each otherwise)
-    let mut spare = Spare::take();
-    let count = walker.branches.len();
-    if spare.per_branch.len() < count {
-        spare.per_branch.resize_with(count, Vec::new);
-    }
-    let mut values = recycle(std::mem::take(&mut spare.values));
-    let values = &mut values;
-    let Spare {
-        per_branch, xpaths, ..
-    } = &mut spare;
-    let mut walked = || -> W<()> {
-        for (index, (branch, found)) in walker
-            .branches
-            .iter()
-            .zip(per_branch.iter_mut())
-            .enumerate()
-        {
-            if let (Some(feeds), Some(headers)) = (feeds, headers.as_deref_mut()) {
-                let feed = &feeds[index];
-                headers.push(feed.walk(&mut run, branch, data, values, found)?);
-            } else if !branch.steps.is_empty() {
-                let mut out = Pooled { found, xpaths };
-                run.walk(branch, 0, data, values, &mut out)?;
+    let mut pass = |spare: &mut Spare| -> W<_> {
+        let count = walker.branches.len();
+        spare.ready(count);
+        let mut values = recycle(std::mem::take(&mut spare.values));
+        let answer = (|| {
+            for (index, (branch, found)) in walker
+                .branches
+                .iter()
+                .zip(&mut spare.per_branch)
+                .enumerate()
+            {
+                if let (Some(feeds), Some(headers)) = (feeds, headers.as_deref_mut()) {
+                    let feed = &feeds[index];
+                    headers.push(feed.walk(&mut run, branch, data, &mut values, found)?);
+                } else if !branch.steps.is_empty() {
+                    let mut out = Pooled {
+                        found,
+                        xpaths: &mut spare.xpaths,
+                    };
+                    run.walk(branch, 0, data, &mut values, &mut out)?;
+                }
             }
-        }
-        Ok(())
+            let per_branch = &mut spare.per_branch[..count];
+            compose_in(py, walker, per_branch, node, subscription_id, with_xpaths)
+        })();
+        spare.values = recycle(values);
+        spare.keep(count);
+        answer
     };
-    let answer = walked().and_then(|()| {
-        compose_in(
-            py,
-            walker,
-            &mut per_branch[..count],
-            node,
-            subscription_id,
-            with_xpaths,
-        )
-    });
-    spare.values = recycle(std::mem::take(values));
-    spare.keep();
-    answer
+    // the vectors and XPaths of the thread's last pass (allocations each otherwise); a fresh
+    // set for a pass inside a pass (a converter's Python code calling the decoder)
+    SPARE.with(|spare| match spare.try_borrow_mut() {
+        Ok(mut spare) => pass(&mut spare),
+        Err(_) => pass(&mut Spare::new()),
+    })
 }
 
 /// An emptied vector's allocation as a vector of the same type with other lifetimes (the
@@ -421,29 +415,33 @@ struct Spare {
 const SPARE_CAP: usize = 1 << 12;
 
 thread_local! {
-    static SPARE: std::cell::RefCell<Spare> = const {
-        std::cell::RefCell::new(Spare {
-            per_branch: Vec::new(),
-            xpaths: Vec::new(),
-            values: Vec::new(),
-        })
-    };
+    static SPARE: std::cell::RefCell<Spare> = const { std::cell::RefCell::new(Spare::new()) };
 }
 
 impl Spare {
-    /// The thread's spare vectors, empty (a fresh set while they are taken).
-    fn take() -> Spare {
-        SPARE.with_borrow_mut(|spare| Spare {
-            per_branch: std::mem::take(&mut spare.per_branch),
-            xpaths: std::mem::take(&mut spare.xpaths),
-            values: std::mem::take(&mut spare.values),
-        })
+    const fn new() -> Spare {
+        Spare {
+            per_branch: Vec::new(),
+            xpaths: Vec::new(),
+            values: Vec::new(),
+        }
     }
 
-    /// Everything emptied (each XPath's string moved to the spare ones)
-    /// and kept for the thread's next notification, within [`SPARE_CAP`].
-    fn keep(mut self) {
-        for found in &mut self.per_branch {
+    /// An empty vector for each of ``count`` branches (a pass that panicked may have left
+    /// XPaths in them).
+    fn ready(&mut self, count: usize) {
+        if self.per_branch.len() < count {
+            self.per_branch.resize_with(count, Vec::new);
+        }
+        for found in &mut self.per_branch[..count] {
+            found.clear();
+        }
+    }
+
+    /// The first ``count`` branches' vectors emptied (each XPath's string moved to the spare
+    /// ones), all within [`SPARE_CAP`], for the thread's next pass.
+    fn keep(&mut self, count: usize) {
+        for found in &mut self.per_branch[..count] {
             for xpath in found.drain(..) {
                 if self.xpaths.len() < SPARE_CAP && xpath.capacity() <= SPARE_CAP {
                     self.xpaths.push(xpath); // its text cleared when it is rendered into
@@ -459,7 +457,6 @@ impl Spare {
         if self.values.capacity() > SPARE_CAP {
             self.values = Vec::new();
         }
-        SPARE.with_borrow_mut(|spare| *spare = self);
     }
 }
 
