@@ -10,13 +10,23 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use std::borrow::Cow;
 
-/// ``yangkey.xpath.quote``: an XPath 1.0 string literal.
+/// ``yangkey.xpath.quote``: an XPath 1.0 string literal. The common case (no ``'``) inlined
+/// into the render, the rest apart.
+#[inline(always)]
 fn quote(value: &str, out: &mut String) {
     if !value.contains('\'') {
         out.push('\'');
         out.push_str(value);
         out.push('\'');
-    } else if !value.contains('"') {
+    } else {
+        quote_other(value, out);
+    }
+}
+
+/// [`quote`] of a value with a ``'``.
+#[inline(never)]
+fn quote_other(value: &str, out: &mut String) {
+    if !value.contains('"') {
         out.push('"');
         out.push_str(value);
         out.push('"');
@@ -43,38 +53,53 @@ fn quote(value: &str, out: &mut String) {
 
 /// The concrete XPath: the template's pieces around the open values, a position bare.
 pub(crate) fn render(branch: &Branch, values: &[Cow<'_, str>]) -> String {
-    let size = branch.size + values.iter().map(|v| v.len() + 2).sum::<usize>();
-    let mut out = String::with_capacity(size);
+    let mut out = String::with_capacity(rendered_size(branch, values));
+    write(branch, values, &mut out);
+    out
+}
+
+/// [`render`] into ``out`` (emptied first): a reused buffer's allocation kept.
+pub(crate) fn render_into(branch: &Branch, values: &[Cow<'_, str>], out: &mut String) {
+    out.clear();
+    out.reserve(rendered_size(branch, values));
+    write(branch, values, out);
+}
+
+/// What [`render`] writes at most but for a quoted value's ``concat``.
+fn rendered_size(branch: &Branch, values: &[Cow<'_, str>]) -> usize {
+    branch.size + values.iter().map(|v| v.len() + 2).sum::<usize>()
+}
+
+#[inline(always)]
+fn write(branch: &Branch, values: &[Cow<'_, str>], out: &mut String) {
     out.push_str(&branch.pieces[0]);
     for (i, value) in values.iter().enumerate() {
         if branch.bare[i] {
             out.push_str(value);
         } else {
-            quote(value, &mut out);
+            quote(value, out);
         }
         out.push_str(&branch.pieces[i + 1]);
     }
-    out
 }
 
 /// ``_sorted_unique``: by code point (UTF-8 byte order is code point order). The XPaths of
-/// one branch share the template's text up to its first value: compared past it.
-fn sorted_unique(mut found: Vec<String>, common: usize) -> Vec<String> {
+/// one branch share the template's text up to its first value: compared past it. In place.
+fn sorted_unique(found: &mut Vec<String>, common: usize) {
     if found.iter().all(|x| x.len() >= common) {
         found.sort_unstable_by(|a, b| a.as_bytes()[common..].cmp(&b.as_bytes()[common..]));
     } else {
         found.sort_unstable();
     }
     found.dedup();
-    found
 }
 
 /// ``yangkey.messages.encode_key``, written straight into the bytes object.
-fn encode_key<'py>(
+fn encode_key<'py, S: AsRef<str>>(
     py: Python<'py>,
     node: &str,
     subscription_id: u32,
-    xpaths: &[String],
+    xpaths: &[S],
 ) -> PyResult<Bound<'py, PyBytes>> {
     let mut digits = [0u8; 10]; // u32::MAX has 10 digits; written without an allocation
     let mut start = digits.len();
@@ -89,7 +114,7 @@ fn encode_key<'py>(
     }
     let id = &digits[start..];
     let joined: usize =
-        xpaths.iter().map(String::len).sum::<usize>() + 3 * xpaths.len().saturating_sub(1);
+        xpaths.iter().map(|x| x.as_ref().len()).sum::<usize>() + 3 * xpaths.len().saturating_sub(1);
     let size = node.len() + 1 + id.len() + 1 + joined;
     PyBytes::new_with(py, size, |buffer: &mut [u8]| {
         let mut at = 0;
@@ -105,7 +130,7 @@ fn encode_key<'py>(
             if index > 0 {
                 put(b" | ");
             }
-            put(xpath.as_bytes());
+            put(xpath.as_ref().as_bytes());
         }
         Ok(())
     })
@@ -116,24 +141,30 @@ fn encode_key<'py>(
 pub(crate) fn compose<'py>(
     py: Python<'py>,
     walker: &Walker,
-    found: Vec<Vec<String>>,
+    mut found: Vec<Vec<String>>,
     node: &str,
     subscription_id: u32,
     with_xpaths: bool,
 ) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-    let mut per_branch: Vec<Vec<String>> = found
-        .into_iter()
-        .zip(&walker.branches)
-        .map(|(found, branch)| sorted_unique(found, branch.pieces[0].len()))
-        .collect();
+    compose_in(py, walker, &mut found, node, subscription_id, with_xpaths)
+}
+
+/// [`compose`] of the caller's vectors (one per branch, sorted and deduplicated in place):
+/// their allocations, and the XPaths', are the caller's to keep.
+pub(crate) fn compose_in<'py>(
+    py: Python<'py>,
+    walker: &Walker,
+    per_branch: &mut [Vec<String>],
+    node: &str,
+    subscription_id: u32,
+    with_xpaths: bool,
+) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    for (found, branch) in per_branch.iter_mut().zip(&walker.branches) {
+        sorted_unique(found, branch.pieces[0].len());
+    }
     if per_branch.iter().all(Vec::is_empty) {
         return Err(Stop); // empty update, a container template, or no instance: the reference
     }
-    let bytes = |xpaths: &[String]| -> W<Bound<'py, PyAny>> {
-        Ok(encode_key(py, node, subscription_id, xpaths)
-            .map_err(|_| Stop)?
-            .into_any())
-    };
     // The tuple filled straight from the branches: a vector's allocation per notification
     // otherwise. A key that cannot be built stops the pass after it.
     let mut stopped = false;
@@ -143,7 +174,7 @@ pub(crate) fn compose<'py>(
             if xpaths.is_empty() {
                 return None;
             }
-            let key = bytes(xpaths);
+            let key = encode_key(py, node, subscription_id, xpaths);
             stopped |= key.is_err();
             key.ok()
         }),
@@ -152,20 +183,33 @@ pub(crate) fn compose<'py>(
     if stopped {
         return Err(Stop);
     }
-    let every: Vec<String> = if per_branch.len() == 1 {
-        per_branch.swap_remove(0)
-    } else {
-        sorted_unique(per_branch.into_iter().flatten().collect(), 0)
-    };
-    let key = if walker.branches.len() == 1 {
-        branch_keys.get_item(0).map_err(|_| Stop)?
-    } else {
-        bytes(&every)?
-    };
-    let xpaths = if with_xpaths {
-        PyTuple::new(py, &every).map_err(|_| Stop)?.into_any()
+    if let [one] = per_branch {
+        let key = branch_keys.get_item(0).map_err(|_| Stop)?;
+        return Ok((
+            key,
+            branch_keys.into_any(),
+            xpaths_tuple(py, one, with_xpaths)?,
+        ));
+    }
+    let mut every: Vec<&str> = per_branch.iter().flatten().map(String::as_str).collect();
+    every.sort_unstable();
+    every.dedup();
+    let key = encode_key(py, node, subscription_id, &every).map_err(|_| Stop)?;
+    let xpaths = xpaths_tuple(py, &every, with_xpaths)?;
+    Ok((key.into_any(), branch_keys.into_any(), xpaths))
+}
+
+/// The answer's XPaths: a tuple of them, or None when the caller does not ask for them.
+fn xpaths_tuple<'py, S: AsRef<str>>(
+    py: Python<'py>,
+    every: &[S],
+    with_xpaths: bool,
+) -> W<Bound<'py, PyAny>> {
+    Ok(if with_xpaths {
+        PyTuple::new(py, every.iter().map(AsRef::as_ref))
+            .map_err(|_| Stop)?
+            .into_any()
     } else {
         py.None().into_bound(py)
-    };
-    Ok((key, branch_keys.into_any(), xpaths))
+    })
 }

@@ -23,6 +23,7 @@ mod patchwalk;
 #[path = "walktables.rs"]
 mod tables;
 pub(crate) use keytext::{compose, render};
+use keytext::{compose_in, render_into};
 pub(crate) use patchwalk::Arena;
 pub(crate) use patchwalk::{keep_values, removes, take_values, EditOut, Made};
 pub use patchwalk::{patch_instances, patch_keys, xml_patch_keys, XmlEdit};
@@ -298,12 +299,13 @@ pub fn instances(
 ) -> W<Vec<Option<Vec<u8>>>> {
     let feeds = walker.feeds.as_ref().ok_or(Stop)?;
     let mut run = Run { py, names, qnames };
-    let mut values = Vec::new();
+    let mut values = take_values();
     let mut headers = Vec::with_capacity(feeds.len());
     for (branch, feed) in walker.branches.iter().zip(feeds) {
         let mut found = Vec::new();
         headers.push(feed.walk(&mut run, branch, data, &mut values, &mut found)?);
     }
+    keep_values(values);
     Ok(headers)
 }
 
@@ -357,19 +359,125 @@ pub fn keys_with<'py>(
         (Some(_), None) => return Err(Stop),
     };
     let mut run = Run { py, names, qnames };
-    let mut per_branch = Vec::with_capacity(walker.branches.len());
-    // the open values' vector of the last notification's walk (an allocation each otherwise)
-    let mut values = take_values();
-    for (index, branch) in walker.branches.iter().enumerate() {
-        let mut found = Vec::new();
-        if let (Some(feeds), Some(headers)) = (feeds, headers.as_deref_mut()) {
-            let feed = &feeds[index];
-            headers.push(feed.walk(&mut run, branch, data, &mut values, &mut found)?);
-        } else if !branch.steps.is_empty() {
-            run.walk(branch, 0, data, &mut values, &mut found)?;
+    let mut pass = |spare: &mut Spare| -> W<_> {
+        let count = walker.branches.len();
+        spare.ready(count);
+        let mut values = recycle(std::mem::take(&mut spare.values));
+        let answer = (|| {
+            for (index, (branch, found)) in walker
+                .branches
+                .iter()
+                .zip(&mut spare.per_branch)
+                .enumerate()
+            {
+                if let (Some(feeds), Some(headers)) = (feeds, headers.as_deref_mut()) {
+                    let feed = &feeds[index];
+                    headers.push(feed.walk(&mut run, branch, data, &mut values, found)?);
+                } else if !branch.steps.is_empty() {
+                    let mut out = Pooled {
+                        found,
+                        xpaths: &mut spare.xpaths,
+                    };
+                    run.walk(branch, 0, data, &mut values, &mut out)?;
+                }
+            }
+            let per_branch = &mut spare.per_branch[..count];
+            compose_in(py, walker, per_branch, node, subscription_id, with_xpaths)
+        })();
+        spare.values = recycle(values);
+        spare.keep(count);
+        answer
+    };
+    // the vectors and XPaths of the thread's last pass (allocations each otherwise); a fresh
+    // set for a pass inside a pass (a converter's Python code calling the decoder)
+    SPARE.with(|spare| match spare.try_borrow_mut() {
+        Ok(mut spare) => pass(&mut spare),
+        Err(_) => pass(&mut Spare::new()),
+    })
+}
+
+/// An emptied vector's allocation as a vector of the same type with other lifetimes (the
+/// standard library collects into the same allocation when the layouts agree).
+fn recycle<T, U>(mut vector: Vec<T>) -> Vec<U> {
+    vector.clear();
+    vector.into_iter().map(|_| unreachable!()).collect()
+}
+
+/// The per-thread vectors of [`keys_with`], kept emptied from one notification to the next:
+/// per branch its XPaths' vector, the XPaths' strings, the open values.
+struct Spare {
+    per_branch: Vec<Vec<String>>,
+    xpaths: Vec<String>,
+    values: Vec<Cow<'static, str>>,
+}
+
+/// What [`Spare`] keeps at most: vectors' and strings' capacities, strings kept.
+const SPARE_CAP: usize = 1 << 12;
+
+thread_local! {
+    static SPARE: std::cell::RefCell<Spare> = const { std::cell::RefCell::new(Spare::new()) };
+}
+
+impl Spare {
+    const fn new() -> Spare {
+        Spare {
+            per_branch: Vec::new(),
+            xpaths: Vec::new(),
+            values: Vec::new(),
         }
-        per_branch.push(found);
     }
-    keep_values(values);
-    compose(py, walker, per_branch, node, subscription_id, with_xpaths)
+
+    /// An empty vector for each of ``count`` branches (a pass that panicked may have left
+    /// XPaths in them).
+    fn ready(&mut self, count: usize) {
+        if self.per_branch.len() < count {
+            self.per_branch.resize_with(count, Vec::new);
+        }
+        for found in &mut self.per_branch[..count] {
+            found.clear();
+        }
+    }
+
+    /// The first ``count`` branches' vectors emptied (each XPath's string moved to the spare
+    /// ones), all within [`SPARE_CAP`], for the thread's next pass.
+    fn keep(&mut self, count: usize) {
+        for found in &mut self.per_branch[..count] {
+            for xpath in found.drain(..) {
+                if self.xpaths.len() < SPARE_CAP && xpath.capacity() <= SPARE_CAP {
+                    self.xpaths.push(xpath); // its text cleared when it is rendered into
+                }
+            }
+            if found.capacity() > SPARE_CAP {
+                *found = Vec::new();
+            }
+        }
+        if self.per_branch.len() > SPARE_CAP {
+            self.per_branch = Vec::new();
+        }
+        if self.values.capacity() > SPARE_CAP {
+            self.values = Vec::new();
+        }
+    }
+}
+
+/// The key walk's [`Out`]: each XPath rendered into a spare string when there is one.
+struct Pooled<'x> {
+    found: &'x mut Vec<String>,
+    xpaths: &'x mut Vec<String>,
+}
+
+impl<'d> Out<'d> for Pooled<'_> {
+    #[inline]
+    fn found(
+        &mut self,
+        _run: &mut Run<'_, '_>,
+        branch: &Branch,
+        values: &[Cow<'d, str>],
+        _value: V<'d, '_>,
+    ) -> W<()> {
+        let mut xpath = self.xpaths.pop().unwrap_or_default();
+        render_into(branch, values, &mut xpath);
+        self.found.push(xpath);
+        Ok(())
+    }
 }
