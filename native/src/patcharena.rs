@@ -48,6 +48,15 @@ pub(crate) trait EditValue<'d>: Copy {
     fn tape(content: Option<Self>, feed: bool) -> W<Option<V<'d, 'd>>>;
 }
 
+/// The one object of a list entry's value (None when there is none); a second one stops.
+fn only<T>(mut objects: impl Iterator<Item = T>) -> W<Option<T>> {
+    let first = objects.next();
+    if objects.next().is_some() {
+        return Err(Stop);
+    }
+    Ok(first)
+}
+
 impl<'d, 'a: 'd> EditValue<'d> for V<'d, 'a> {
     #[inline]
     fn lookup(self, member: &str, qualified: &str) -> W<Option<Self>> {
@@ -61,14 +70,7 @@ impl<'d, 'a: 'd> EditValue<'d> for V<'d, 'a> {
     fn one_entry(self) -> W<Option<Self>> {
         match self.items() {
             None => Ok(Some(self).filter(|c| c.is_object())),
-            Some(items) => {
-                let mut objects = items.filter(|i| i.is_object());
-                let first = objects.next();
-                if objects.next().is_some() {
-                    return Err(Stop);
-                }
-                Ok(first)
-            }
+            Some(items) => only(items.filter(|i| i.is_object())),
         }
     }
 
@@ -354,14 +356,7 @@ impl<'d> EditValue<'d> for XmlValue<'_, '_, '_> {
         match self.shape {
             Shape::Object => Ok(Some(self)),
             Shape::Text => Ok(None),
-            Shape::Array => {
-                let mut objects = self.items().filter(|i| i.shape == Shape::Object);
-                let first = objects.next();
-                if objects.next().is_some() {
-                    return Err(Stop);
-                }
-                Ok(first)
-            }
+            Shape::Array => only(self.items().filter(|i| i.shape == Shape::Object)),
         }
     }
 
