@@ -72,7 +72,7 @@ const SPARE_MAX: usize = 1 << 15;
 /// An emptied vector's allocation as a vector of the same type with other lifetimes: the
 /// standard library collects a vector's ``into_iter`` into the same allocation when the
 /// layouts agree (and else allocates: only slower). No element is ever mapped.
-fn recycle<T, U>(mut vector: Vec<T>) -> Vec<U> {
+pub(crate) fn recycle<T, U>(mut vector: Vec<T>) -> Vec<U> {
     if vector.capacity() > SPARE_MAX {
         return Vec::new();
     }

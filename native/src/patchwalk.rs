@@ -29,7 +29,7 @@ mod patcharena;
 mod patchtarget;
 use patcharena::EditValue;
 pub(crate) use patcharena::{Arena, XmlValue};
-pub(crate) use patchtarget::{keep_values, take_values};
+pub(crate) use patchtarget::{keep_values, recycle, take_values};
 
 /// RFC 8072 section 2.5's edit operations (``notification_model.OPERATIONS``).
 const OPERATIONS: [&str; 7] = [

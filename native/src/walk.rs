@@ -24,6 +24,7 @@ mod patchwalk;
 mod tables;
 pub(crate) use keytext::{compose, render};
 use keytext::{compose_in, render_into};
+use patchwalk::recycle;
 pub(crate) use patchwalk::Arena;
 pub(crate) use patchwalk::{keep_values, removes, take_values, EditOut, Made};
 pub use patchwalk::{patch_instances, patch_keys, xml_patch_keys, XmlEdit};
@@ -394,13 +395,6 @@ pub fn keys_with<'py>(
         Ok(mut spare) => pass(&mut spare),
         Err(_) => pass(&mut Spare::new()),
     })
-}
-
-/// An emptied vector's allocation as a vector of the same type with other lifetimes (the
-/// standard library collects into the same allocation when the layouts agree).
-fn recycle<T, U>(mut vector: Vec<T>) -> Vec<U> {
-    vector.clear();
-    vector.into_iter().map(|_| unreachable!()).collect()
 }
 
 /// The per-thread vectors of [`keys_with`], kept emptied from one notification to the next:
