@@ -3,7 +3,9 @@ element: a start tag's name read in one sixteen-byte step (names of every length
 sixteen bytes, prefixed or not, a byte that ends them), an element written to the arena once
 its text is read (leaf texts with and without references at every place, a leaf or an empty
 element declaring the prefix its own text uses), white space runs of every length between
-elements, deep and wide documents, and the refusals (DTD, entities, depth, malformed XML).
+elements, runs of plain leaves (``<name>text</name>``) and containers read without the
+general start tag, broken by every other kind of element, deep and wide documents, and the
+refusals (DTD, entities, depth, name length, malformed XML).
 Each document small (the reader's memos off) and padded past 2 KB (on): keyed as the
 reference keys it, natively where the fast reader takes it, left to the reference where the
 reference refuses it.
@@ -19,7 +21,7 @@ from typing import Any
 import native_helpers
 import pytest
 from native_helpers import native_answer, reference
-from test_native_xml_keys import DECLARED, NS_IANA, _entry, _interfaces, framed
+from test_native_xml_keys import DECLARED, FRAMINGS, NS_IANA, _entry, _interfaces, framed
 
 from yangkey.keys import KeyDeriver
 from yangkey.schema import SchemaContext
@@ -287,3 +289,92 @@ def test_native_xml_reader_refusals(
     ]
     for raw in others:
         assert _check(decoder, derivers, fx_schema, raw, fast=False) == "python", raw
+
+
+# What may break a run of plain leaves: each read by the general start tag, the run going on
+# after it.
+BREAKS = [
+    "<b a='1'>x</b>",  # an attribute
+    "<b >x</b>",  # white space before the '>'
+    "<b/>",  # empty
+    "<b></b>",  # no text
+    "<b>x</b >",  # white space in the end tag
+    f'<u:b xmlns:u="{NS_IANA}">x</u:b>',  # a prefix
+    "<b>x&amp;y</b>",  # a reference
+    "<b>x<c>1</c>y</b>",  # a container with text around its child
+    "<b><c>1</c><d>t:x</d></b>",  # a container opened in the run, its leaves a run
+    "<b>t:x<c>1</c></b>",  # a container's text with a ':' before its first child
+    "<b>\n  <c>1</c>\n</b>",  # indented
+    "<b><!-- c --></b>",  # a comment (left to the reference)
+    "<b><![CDATA[x]]></b>",  # CDATA (left to the reference)
+    "<abcdefghijklmnopqrstu>x</abcdefghijklmnopqrstu>",  # a name past sixteen bytes
+    "<abcdefghijklmno>x</abcdefghijklmno>",  # fifteen bytes
+    "<b>x</c>",  # another name (refused)
+    "<b>x</bb>",  # (refused)
+    "<bb>x</b>",  # (refused)
+    "<b>x<c>1</b></c>",  # crossed (refused)
+]
+
+
+@pytest.mark.parametrize("padded", [False, True])
+@pytest.mark.parametrize("brk", BREAKS)
+@pytest.mark.parametrize("place", [0, 1, 3])
+def test_native_xml_reader_leaf_runs(
+    decoder: Any,
+    derivers: dict[str, tuple[KeyDeriver, Any]],
+    fx_schema: SchemaContext,
+    brk: str,
+    place: int,
+    padded: bool,
+) -> None:
+    """A run of plain leaves broken at its first, second or fourth element by another kind
+    of element: every element written as the general start tag writes it (the key's leaves
+    before and after the break), refused where the reference refuses."""
+    leaves = ["<l0>0</l0>", "<l1>t:1</l1>", "<l2></l2>", "<l3>3</l3>"]
+    run = "".join(leaves[:place]) + brk + "".join(leaves[place:])
+    entries = [
+        f"<interface{DECLARED}>{run}<name>r</name>{run}<type>t:ethernetCsmacd</type>{run}"
+        "</interface>",
+        f"<interface{DECLARED}><name>s</name><type>t:ethernetCsmacd</type></interface>",
+    ]
+    fast = "<!--" not in brk and "CDATA" not in brk
+    _check(decoder, derivers, fx_schema, _document(entries, padded), fast=fast)
+    _check(decoder, derivers, fx_schema, _document(entries, padded), fast, subscription=ALL)
+
+
+@pytest.mark.parametrize("framing", sorted(set(FRAMINGS)))
+def test_native_xml_reader_leaf_runs_near_the_end(
+    decoder: Any,
+    derivers: dict[str, tuple[KeyDeriver, Any]],
+    fx_schema: SchemaContext,
+    framing: str,
+) -> None:
+    """Leaves whose text ends fewer than sixteen bytes before the document's end (the run's
+    sixteen-byte steps give way to the general scan), every framing."""
+    for tail in range(0, 20):
+        leaf = "<z>" + "x" * tail + "</z>"
+        entry = f"<interface{DECLARED}><name>e</name><type>t:ethernetCsmacd</type>{leaf}"
+        raw = framed(framing, _interfaces(entry + "</interface>"), "pe1", 7)
+        _check(decoder, derivers, fx_schema, raw, fast=framing != "iosxe")
+        # the document cut after the leaf: refused
+        cut = raw[: raw.index(leaf.encode()) + len(leaf)]
+        _check(decoder, derivers, fx_schema, cut, fast=False)
+
+
+@pytest.mark.parametrize("length", [49_999, 50_000, 50_001])
+@pytest.mark.parametrize("leaf", [True, False])
+def test_native_xml_reader_name_length_limit(
+    decoder: Any,
+    derivers: dict[str, tuple[KeyDeriver, Any]],
+    fx_schema: SchemaContext,
+    length: int,
+    leaf: bool,
+) -> None:
+    """A leaf (read in a run) or a container named around the 50,000-byte name limit: keyed
+    up to it, refused past it, as the reference."""
+    name = "n" * length
+    element = f"<{name}>x</{name}>" if leaf else f"<{name}><c>1</c></{name}>"
+    entries = [f"<interface{DECLARED}><name>a</name>{element}<type>t:ethernetCsmacd</type>"]
+    entries[0] += "</interface>"
+    answered = _check(decoder, derivers, fx_schema, _document(entries, True), fast=True)
+    assert answered == ("native" if length <= 50_000 else "python")
