@@ -21,7 +21,17 @@ from typing import Any
 import native_helpers
 import pytest
 from native_helpers import native_answer, reference
-from test_native_xml_keys import DECLARED, FRAMINGS, NS_IANA, _entry, _interfaces, framed
+from test_native_xml_keys import (
+    DECLARED,
+    FRAMINGS,
+    NS_IANA,
+    NS_IF,
+    NS_NC,
+    NS_YP,
+    _entry,
+    _interfaces,
+    framed,
+)
 
 from yangkey.keys import KeyDeriver
 from yangkey.schema import SchemaContext
@@ -226,7 +236,9 @@ def test_native_xml_reader_white_space_runs(
 
 
 @pytest.mark.parametrize("padded", [False, True])
-@pytest.mark.parametrize("depth", [1, 60, 118, 119, 120, 121, 122, 126, 127, 128, 129, 140])
+@pytest.mark.parametrize(
+    "depth", [1, 60, 118, 119, 120, 121, 122, 126, 127, 128, 129, 140, 250, 254, 255, 256, 300]
+)
 def test_native_xml_reader_deep(
     decoder: Any,
     derivers: dict[str, tuple[KeyDeriver, Any]],
@@ -378,3 +390,71 @@ def test_native_xml_reader_name_length_limit(
     entries[0] += "</interface>"
     answered = _check(decoder, derivers, fx_schema, _document(entries, True), fast=True)
     assert answered == ("native" if length <= 50_000 else "python")
+
+
+def test_native_xml_reader_runs_default_namespace(
+    decoder: Any, derivers: dict[str, tuple[KeyDeriver, Any]], fx_schema: SchemaContext
+) -> None:
+    """Entries opened in a run (no attributes): the default namespace in scope inside them
+    after a child container closes, and after one that declares another default."""
+    entries = [
+        "<interface><x><y>1</y></x><name>a</name><type>ethernetCsmacd</type></interface>",
+        '<interface><x xmlns="urn:example:other"><y>1</y></x><name>b</name></interface>',
+        "<interface><x><y><z>1</z></y></x><x><y>2</y></x><name>c</name></interface>",
+    ]
+    for padded in (False, True):
+        raw = _document(entries, padded)
+        answered = _check(decoder, derivers, fx_schema, raw, fast=True, subscription=ALL)
+        assert answered == "native"
+
+
+def _patch(edit: str, host: str = "<hostname>pe1</hostname>") -> bytes:
+    return (
+        f'<notification xmlns="{NS_NC}"><eventTime>2026-11-20T10:00:00Z</eventTime>{host}'
+        f'<push-change-update xmlns="{NS_YP}"><id>7</id><datastore-changes><yang-patch '
+        'xmlns="urn:ietf:params:xml:ns:yang:ietf-yang-patch"><patch-id>p</patch-id>'
+        f"{edit}</yang-patch></datastore-changes></push-change-update></notification>"
+    ).encode()
+
+
+VALUE = f'<value><interface xmlns="{NS_IF}"><name>eth0</name></interface></value>'
+TEXT_AND_CHILD = [
+    # a header field's or an edit field's text before a child (element.text): opened in a run
+    (
+        "<edit><edit-id>1</edit-id><operation>merge</operation>"
+        f"<target>/ietf-interfaces:interfaces/interface=eth0</target>{VALUE}</edit>"
+    ),
+    (
+        "<edit><edit-id>1</edit-id><operation>merge<x>1</x></operation>"
+        f"<target>/ietf-interfaces:interfaces/interface=eth0</target>{VALUE}</edit>"
+    ),
+    (
+        "<edit><edit-id>1</edit-id><operation>merge</operation>"
+        f"<target>/ietf-interfaces:interfaces/interface=eth0<x>1</x></target>{VALUE}</edit>"
+    ),
+    (
+        "<edit><edit-id>1<x>1</x></edit-id><operation>merge</operation>"
+        f"<target>/ietf-interfaces:interfaces/interface=eth0</target>{VALUE}</edit>"
+    ),
+]
+
+
+@pytest.mark.parametrize("edit", TEXT_AND_CHILD)
+@pytest.mark.parametrize(
+    "host", ["<hostname>pe1</hostname>", "<hostname>pe1<x>1</x></hostname>", ""]
+)
+def test_native_xml_reader_text_before_a_child(
+    decoder: Any,
+    derivers: dict[str, tuple[KeyDeriver, Any]],
+    fx_schema: SchemaContext,
+    edit: str,
+    host: str,
+) -> None:
+    """An element's text before its first child, read where the reference reads it (header
+    fields, a yang-patch edit's fields): as the reference answers."""
+    raw = _patch(edit, host)
+    _check(decoder, derivers, fx_schema, raw, fast=False, subscription=ALL)
+    deriver, _ = derivers[ALL]
+    ns = fx_schema.index.by_namespace
+    for default_node in ("dflt", None):
+        native_helpers.same(decoder, deriver, raw, ns, default_node, entry="keys_xml")
