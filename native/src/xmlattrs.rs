@@ -1,12 +1,10 @@
 //! The fast XML reader's start tags (xmlfast.rs): their attributes and namespace
-//! declarations (the scope, the document's namespace names), the XML declaration, the
-//! memos of repeated markup (a tag whose attributes repeat, byte for byte, those of an
-//! earlier tag, and a tag name read before, are taken without reading them again), and
-//! runs of plain leaves (``<name>text</name>``) read without the general start tag.
+//! declarations (the scope, the document's namespace names), the XML declaration, and the
+//! memos of repeated markup: a tag whose attributes repeat, byte for byte, those of an
+//! earlier tag, and a tag name read before, are taken without reading them again.
 
-use super::chars::{in_value, name_start, same_bytes};
-use super::{El, Open, Other, QName, COLON, F, MAX_DEPTH, MAX_NAME, NONE, P};
-use crate::tape::Str;
+use super::chars::{in_value, same_bytes};
+use super::{Other, QName, F, P};
 use crate::xmlparse::plain_uri;
 
 /// Documents from this size on use [`P`]'s memos.
@@ -324,91 +322,5 @@ impl<'a> P<'a> {
             self.names[slot] = (start as u32, (self.at - start) as u32, self.epoch);
         }
         Ok(name)
-    }
-}
-
-impl P<'_> {
-    /// At a start tag inside the root: the run of leaves from here written as
-    /// [`P::start_tag`] writes them, where each is ``<name>text</name>`` (an unprefixed name
-    /// ended within sixteen bytes by '>', plain text, its end tag right after); the first
-    /// element that is not (attributes, a prefix, a reference, a child...) left to
-    /// [`P::start_tag`]. The state in locals, one element after the other (most elements of
-    /// a notification are such leaves, side by side). True: stopped at a start tag it did
-    /// not take (the caller's [`P::start_tag`] reads it); false: at what follows a leaf.
-    #[inline(always)]
-    pub(super) fn leaves(&mut self) -> bool {
-        let s = self.s;
-        let depth = self.open.len();
-        let Some(parent) = self.open.last_mut() else {
-            return true;
-        };
-        if depth >= MAX_DEPTH {
-            return true;
-        }
-        let mut at = self.at;
-        let mut last = parent.last;
-        let scope_colon = self.innermost.wrapping_add(1);
-        let els = &mut self.fast.els;
-        let mut opened = None;
-        let other = loop {
-            // '<' and a name start at ``at`` (the caller's or the loop's test)
-            let start = at + 1;
-            let Some(name_end) = super::chars::name16(s, start + 1) else {
-                break true;
-            };
-            let len = name_end - start;
-            if s[name_end] != b'>' || len > MAX_NAME {
-                break true; // attributes, white space, '/', a prefix: start_tag
-            }
-            let Some((end, colon)) = super::chars::plain16(s, name_end + 1) else {
-                break true; // references, a control...: start_tag's text
-            };
-            let close = end + 2 + len;
-            let leaf = close < s.len()
-                && s[end + 1] == b'/'
-                && s[close] == b'>'
-                && super::chars::same_in(s, end + 2, start, len);
-            // else a container whose first child starts right after its text, opened here
-            if !leaf && !name_start(s[end + 1]) {
-                break true; // anything else: start_tag
-            }
-            let index = els.len() as u32;
-            if last == NONE {
-                els[parent.el as usize].first = index;
-            } else {
-                els[last as usize].next = index;
-            }
-            last = index;
-            els.push(El {
-                local: (start as u32, len as u32),
-                ns: self.default,
-                first: NONE,
-                next: NONE,
-                text: Str::borrowed(name_end + 1, end - name_end - 1),
-                scope_colon: scope_colon | if colon { COLON } else { 0 },
-            });
-            if !leaf {
-                at = end;
-                opened = Some((index, (start, name_end)));
-                break false;
-            }
-            at = close + 1;
-            if !(s.get(at) == Some(&b'<') && s.get(at + 1).copied().is_some_and(name_start)) {
-                break false;
-            }
-        };
-        parent.last = last;
-        self.at = at;
-        if let Some((el, name)) = opened {
-            self.open.push(Open {
-                el,
-                name,
-                scope: self.scope.len(),
-                last: NONE,
-                default: self.default,
-                decls: (self.fast.decls.len() as u32, 0),
-            });
-        }
-        other
     }
 }

@@ -588,11 +588,7 @@ impl<'a> P<'a> {
             // at a '<' (text() stops only there)
             match p.s.get(p.at + 1) {
                 Some(b'/') => p.end_tag()?,
-                Some(b) if name_start(*b) => {
-                    if p.leaves() {
-                        p.start_tag()?;
-                    }
-                }
+                Some(b) if name_start(*b) => p.start_tag()?,
                 _ => return Err(Other), // comment, CDATA, PI, or no markup
             }
             if !p.open.is_empty() {

@@ -3,9 +3,9 @@ element: a start tag's name read in one sixteen-byte step (names of every length
 sixteen bytes, prefixed or not, a byte that ends them), an element written to the arena once
 its text is read (leaf texts with and without references at every place, a leaf or an empty
 element declaring the prefix its own text uses), white space runs of every length between
-elements, runs of plain leaves (``<name>text</name>``) and containers read without the
-general start tag, broken by every other kind of element, deep and wide documents, and the
-refusals (DTD, entities, depth, name length, malformed XML).
+elements, runs of plain leaves (``<name>text</name>``) broken by every other kind of
+element, deep and wide documents, and the refusals (DTD, entities, depth, name length,
+malformed XML).
 Each document small (the reader's memos off) and padded past 2 KB (on): keyed as the
 reference keys it, natively where the fast reader takes it, left to the reference where the
 reference refuses it.
@@ -340,8 +340,8 @@ def test_native_xml_reader_leaf_runs(
     padded: bool,
 ) -> None:
     """A run of plain leaves broken at its first, second or fourth element by another kind
-    of element: every element written as the general start tag writes it (the key's leaves
-    before and after the break), refused where the reference refuses."""
+    of element: the key's leaves before and after the break read as the reference reads
+    them, refused where the reference refuses."""
     leaves = ["<l0>0</l0>", "<l1>t:1</l1>", "<l2></l2>", "<l3>3</l3>"]
     run = "".join(leaves[:place]) + brk + "".join(leaves[place:])
     entries = [
@@ -361,7 +361,7 @@ def test_native_xml_reader_leaf_runs_near_the_end(
     fx_schema: SchemaContext,
     framing: str,
 ) -> None:
-    """Leaves whose text ends fewer than sixteen bytes before the document's end (the run's
+    """Leaves whose text ends fewer than sixteen bytes before the document's end (the
     sixteen-byte steps give way to the general scan), every framing."""
     for tail in range(0, 20):
         leaf = "<z>" + "x" * tail + "</z>"
@@ -382,8 +382,8 @@ def test_native_xml_reader_name_length_limit(
     length: int,
     leaf: bool,
 ) -> None:
-    """A leaf (read in a run) or a container named around the 50,000-byte name limit: keyed
-    up to it, refused past it, as the reference."""
+    """A leaf or a container named around the 50,000-byte name limit: keyed up to it,
+    refused past it, as the reference."""
     name = "n" * length
     element = f"<{name}>x</{name}>" if leaf else f"<{name}><c>1</c></{name}>"
     entries = [f"<interface{DECLARED}><name>a</name>{element}<type>t:ethernetCsmacd</type>"]
@@ -395,8 +395,8 @@ def test_native_xml_reader_name_length_limit(
 def test_native_xml_reader_runs_default_namespace(
     decoder: Any, derivers: dict[str, tuple[KeyDeriver, Any]], fx_schema: SchemaContext
 ) -> None:
-    """Entries opened in a run (no attributes): the default namespace in scope inside them
-    after a child container closes, and after one that declares another default."""
+    """Entries without attributes: the default namespace in scope inside them after a child
+    container closes, and after one that declares another default."""
     entries = [
         "<interface><x><y>1</y></x><name>a</name><type>ethernetCsmacd</type></interface>",
         '<interface><x xmlns="urn:example:other"><y>1</y></x><name>b</name></interface>',
