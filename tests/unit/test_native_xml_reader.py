@@ -458,3 +458,30 @@ def test_native_xml_reader_text_before_a_child(
     ns = fx_schema.index.by_namespace
     for default_node in ("dflt", None):
         native_helpers.same(decoder, deriver, raw, ns, default_node, entry="keys_xml")
+
+
+# Names with a non-ASCII character (XML 1.0 NameChar) at every place around the sixteen-byte
+# step: the step stops at a byte it does not know, which must not end the name.
+NON_ASCII = ["é", "ü", "·", "ß", "\u00c0", "\u0300", "\u203f", "\u4e2d", "\U00010000"]
+
+
+@pytest.mark.parametrize("padded", [False, True])
+@pytest.mark.parametrize("char", NON_ASCII)
+def test_native_xml_reader_non_ascii_names(
+    decoder: Any,
+    derivers: dict[str, tuple[KeyDeriver, Any]],
+    fx_schema: SchemaContext,
+    char: str,
+    padded: bool,
+) -> None:
+    """Element names with a non-ASCII character at every place of names of lengths 2..20,
+    as a leaf, an empty element and a container: keyed as the reference keys them."""
+    for length in range(2, 21):
+        base = "".join(ALPHABET[n % 26] for n in range(length))
+        for at in range(1, length):
+            name = base[:at] + char + base[at:]
+            entries = [
+                f"<interface{DECLARED}><name>n</name><{name}>v</{name}><{name}/>"
+                f"<{name}><{name}>x</{name}></{name}><type>t:ethernetCsmacd</type></interface>"
+            ]
+            _check(decoder, derivers, fx_schema, _document(entries, padded), fast=False)
