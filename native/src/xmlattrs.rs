@@ -291,10 +291,19 @@ impl<'a> P<'a> {
     /// its bytes passed the scan, which would stop at the same byte.
     #[inline(always)]
     pub(super) fn tag_name(&mut self) -> F<QName> {
+        // An unprefixed name ending within sixteen bytes of its first (checked a name start
+        // by the caller): one SSE2 step, cheaper than the memo below (x86_64; elsewhere
+        // name16 gives None and the memo or the scan reads it).
+        let start = self.at;
+        if let Some(end) = super::chars::name16(self.s, start + 1) {
+            if self.s[end] != b':' && end - start <= super::MAX_NAME {
+                self.at = end;
+                return Ok((None, (start, end)));
+            }
+        }
         if !self.memo {
             return self.qname();
         }
-        let start = self.at;
         let slot = name_slot(self.s, start);
         if let Some(slot) = slot {
             let (at, len, epoch) = self.names[slot];

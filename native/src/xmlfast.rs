@@ -50,12 +50,32 @@ pub struct El<'a> {
     pub next: u32,
     /// ``element.text``: the text before the first child (no comment or PI is taken).
     pub text: Str<'a>,
-    /// The innermost prefixed declaration in scope at the element (its own too): an index
-    /// in [`Fast::decls`], or [`NONE`] (see [`Fast::qname`]).
-    pub scope: u32,
-    /// Whether the text holds a ':' (only then can it be ``prefix:name``: [`Fast::qname`]).
-    pub colon: bool,
+    /// The innermost prefixed declaration in scope at the element (its own too) plus one
+    /// (an index in [`Fast::decls`] + 1, or 0: none; see [`El::scope`]), and in the high bit
+    /// whether the text holds a ':' ([`El::colon`]): one word, so an element is 32 bytes
+    /// (a cache line holds two; the walk reads the arena again after the scan).
+    scope_colon: u32,
 }
+
+impl El<'_> {
+    /// The innermost prefixed declaration in scope at the element: an index in
+    /// [`Fast::decls`], or [`NONE`] (see [`Fast::qname`]).
+    #[inline]
+    pub fn scope(&self) -> u32 {
+        (self.scope_colon & !COLON).wrapping_sub(1)
+    }
+
+    /// Whether the text holds a ':' (only then can it be ``prefix:name``: [`Fast::qname`]).
+    #[inline]
+    pub fn colon(&self) -> bool {
+        self.scope_colon & COLON != 0
+    }
+}
+
+/// [`El::colon`]'s bit.
+const COLON: u32 = 1 << 31;
+
+const _: () = assert!(std::mem::size_of::<El<'static>>() == 32);
 
 /// A prefixed namespace declaration, and the one in scope where it was made (the scope's
 /// declarations as a chain, innermost first).
@@ -100,7 +120,7 @@ impl<'a> Fast<'a> {
     /// [`NONE`]. Asked of the leaves a walk reads only, not of every leaf as it is read.
     pub fn qname(&self, el: u32) -> u32 {
         let element = &self.els[el as usize];
-        if !element.colon || element.first != NONE {
+        if !element.colon() || element.first != NONE {
             return NONE;
         }
         let text = self.text(el).as_bytes();
@@ -116,7 +136,7 @@ impl<'a> Fast<'a> {
             return NONE;
         }
         let input = self.input.as_bytes();
-        let mut at = element.scope;
+        let mut at = element.scope();
         while at != NONE {
             let d = &self.decls[at as usize];
             let (from, len) = (d.prefix.0 as usize, d.prefix.1 as usize);
@@ -373,26 +393,28 @@ impl<'a> P<'a> {
             None if !self.fast.els.is_empty() => return Err(Other), // a second root
             None => {}
         }
+        let decls = self.declare(mark);
+        // The element whole, its text read first: one write of each field.
+        let (text, colon) = if empty {
+            (Str::borrowed(0, 0), false)
+        } else {
+            self.text(true)?
+        };
         self.fast.els.push(El {
             local: (local.0 as u32, (local.1 - local.0) as u32),
             ns,
             first: NONE,
             next: NONE,
-            text: Str::borrowed(0, 0),
-            scope: self.innermost,
-            colon: false,
+            text,
+            // (a document of at most MAX_DOCUMENT bytes has fewer than 2^31 declarations)
+            scope_colon: self.innermost.wrapping_add(1) | if colon { COLON } else { 0 },
         });
-        let decls = self.declare(mark, index);
         if empty {
             self.close_decls(decls);
             self.scope.truncate(mark);
             return Ok(());
         }
         let start = prefix.map_or(local.0, |p| p.0);
-        let (text, colon) = self.text(true)?;
-        let el = &mut self.fast.els[index as usize];
-        el.text = text;
-        el.colon = colon;
         // A leaf closed right after its text by ``</name>`` (most elements): closed here,
         // without its entry on the open stack. Anything else (a child, white space before
         // the ``>``, another name) is read as before (``end_tag`` refuses a wrong name).
@@ -420,10 +442,11 @@ impl<'a> P<'a> {
         Ok(())
     }
 
-    /// Notes the declarations element ``index`` made (``scope`` from ``mark``), in scope
-    /// until [`P::close_decls`]: where they are in [`Fast::decls`], how many.
+    /// Notes the declarations an element made (``scope`` from ``mark``), in scope until
+    /// [`P::close_decls`] (its [`El::scope`]: ``innermost`` after this): where they are in
+    /// [`Fast::decls`], how many.
     #[inline(always)]
-    fn declare(&mut self, mark: usize, index: u32) -> (u32, u32) {
+    fn declare(&mut self, mark: usize) -> (u32, u32) {
         let at = self.fast.decls.len() as u32;
         if self.scope.len() == mark {
             return (at, 0); // most elements declare nothing
@@ -439,7 +462,6 @@ impl<'a> P<'a> {
             });
             self.innermost = self.fast.decls.len() as u32 - 1;
         }
-        self.fast.els[index as usize].scope = self.innermost;
         (at, (self.scope.len() - mark) as u32)
     }
 

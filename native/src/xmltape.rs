@@ -420,7 +420,11 @@ impl<'a> Build<'a, '_> {
         let index = self.nodes.len();
         self.nodes.push(T::Str(element.text));
         // (``prefix:name`` text read as the reference reads it only where it can be one)
-        let qname = if element.colon { fast.qname(el) } else { NONE };
+        let qname = if element.colon() {
+            fast.qname(el)
+        } else {
+            NONE
+        };
         if qname != NONE {
             let text = fast.text(el);
             if let Some(id) = self.table.module_of(fast.namespaces[qname as usize]) {
