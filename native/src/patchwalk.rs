@@ -16,7 +16,8 @@
 //! A child module of walk.rs: it reads the walker's tables as walk.rs does. What an edit's
 //! value gives is read through patcharena.rs (the tape, or an XML yang-patch's arena).
 
-use super::{compose, integer_text, render, Branch, Canon, Kind, Out, Run, Step, Stop, Walker, W};
+use super::keytext::compose_in;
+use super::{integer_text, spared, Branch, Canon, Kind, Out, Pooled, Run, Step, Stop, Walker, W};
 use crate::pyconv::NameCache;
 use crate::tape::{same_name, Node, V};
 use patchtarget::{Edit, TargetStep, Targets};
@@ -190,26 +191,41 @@ fn edit_keys<'py>(
         (Some(_), None) => return Err(Stop),
     };
     let mut run = Run { py, names, qnames };
-    let per_branch = walk_edits(&mut run, walker, targets, arena, feeds, headers)?;
-    compose(py, walker, per_branch, node, subscription_id, with_xpaths)
+    let mut keys = patchtarget::take_values();
+    targets.values(&mut keys);
+    let answer = spared(walker.branches.len(), |per_branch, xpaths, values| {
+        let spare = (&mut *per_branch, xpaths, values);
+        walk_edits(
+            &mut run, walker, targets, &keys, arena, feeds, headers, spare,
+        )?;
+        compose_in(py, walker, per_branch, node, subscription_id, with_xpaths)
+    });
+    patchtarget::keep_values(keys);
+    answer
 }
 
-/// Per branch the XPaths of every edit's instances (and with ``feeds``, its instance feed
-/// header into ``headers``).
-fn walk_edits(
+/// The thread's spare vectors ([`spared`]'s) a walk fills: per branch its XPaths, the spare
+/// XPath strings, the open values.
+type Spared<'s, 'd> = (
+    &'s mut [Vec<String>],
+    &'s mut Vec<String>,
+    &'s mut Vec<Cow<'d, str>>,
+);
+
+/// Per branch the XPaths of every edit's instances into the spare vectors (and with
+/// ``feeds``, its instance feed header into ``headers``); ``keys``: the targets' key values.
+#[allow(clippy::too_many_arguments)]
+fn walk_edits<'d>(
     run: &mut Run<'_, '_>,
     walker: &Walker,
-    targets: &Targets<'_, '_>,
+    targets: &Targets<'d, '_>,
+    keys: &'d [Cow<'_, str>],
     arena: Option<&[Option<XmlValue<'_, '_, '_>>]>,
     feeds: Option<&Vec<crate::feed::Feed>>,
     mut headers: Option<&mut Vec<Option<Vec<u8>>>>,
-) -> W<Vec<Vec<String>>> {
-    let mut keys = patchtarget::take_values();
-    targets.values(&mut keys);
-    let mut per_branch = Vec::with_capacity(walker.branches.len());
-    let mut values = Vec::new();
-    for (index, branch) in walker.branches.iter().enumerate() {
-        let mut found = Vec::new();
+    (per_branch, xpaths, values): Spared<'_, 'd>,
+) -> W<()> {
+    for (index, (branch, found)) in walker.branches.iter().zip(per_branch).enumerate() {
         if let (Some(feeds), Some(headers)) = (feeds, headers.as_deref_mut()) {
             if branch
                 .steps
@@ -218,16 +234,18 @@ fn walk_edits(
             {
                 return Err(Stop); // the feed's key sources count positions the walk lacks
             }
-            let mut sink = feeds[index].sink(&mut found);
-            run.edits(branch, targets, &keys, arena, &mut values, &mut sink)?;
+            let mut sink = feeds[index].sink(found);
+            run.edits(branch, targets, keys, arena, values, &mut sink)?;
             headers.push(sink.finish());
         } else {
-            run.edits(branch, targets, &keys, arena, &mut values, &mut found)?;
+            let mut out = Pooled {
+                found,
+                xpaths: &mut *xpaths,
+            };
+            run.edits(branch, targets, keys, arena, values, &mut out)?;
         }
-        per_branch.push(found);
     }
-    patchtarget::keep_values(keys);
-    Ok(per_branch)
+    Ok(())
 }
 
 /// The instance feed headers of a yang-patch (``Decoder.instances``): per branch of ``walker``
@@ -247,14 +265,24 @@ pub fn patch_instances(
         qnames: None,
     };
     let mut headers = Vec::with_capacity(feeds.len());
-    walk_edits(
-        &mut run,
-        walker,
-        &targets,
-        None,
-        Some(feeds),
-        Some(&mut headers),
-    )?;
+    let mut keys = patchtarget::take_values();
+    targets.values(&mut keys);
+    let walked = spared(walker.branches.len(), |per_branch, xpaths, values| {
+        let spare = (per_branch, xpaths, values);
+        let headers = Some(&mut headers);
+        walk_edits(
+            &mut run,
+            walker,
+            &targets,
+            &keys,
+            None,
+            Some(feeds),
+            headers,
+            spare,
+        )
+    });
+    patchtarget::keep_values(keys);
+    walked?;
     Ok(headers)
 }
 
@@ -596,7 +624,7 @@ pub(crate) trait EditOut<'d>: Out<'d> {
     ) -> W<()>;
 }
 
-impl<'d> EditOut<'d> for Vec<String> {
+impl<'d> EditOut<'d> for Pooled<'_> {
     const FEED: bool = false;
 
     fn begin(
@@ -621,7 +649,7 @@ impl<'d> EditOut<'d> for Vec<String> {
         values: &[Cow<'d, str>],
         _made: Made<'d, '_>,
     ) -> W<()> {
-        self.push(render(branch, values));
+        self.push(branch, values);
         Ok(())
     }
 }
