@@ -287,6 +287,7 @@ pub fn patch_instances(
 }
 
 /// Whether a target step names ``step``: its qualified member is ``module:name``.
+#[inline(always)]
 fn names(step: &Step, target: &TargetStep<'_>) -> bool {
     let qualified = step.qualified.as_str();
     let (module, name) = (target.module, target.name);
@@ -300,12 +301,16 @@ fn names(step: &Step, target: &TargetStep<'_>) -> bool {
 /// Whether a data filter of ``step`` could read what ``edit_tree`` puts in its node besides
 /// the value: a key leaf (the target's), or ``next``'s member. Never in a real schema (a
 /// filter names a leaf that is no key), but then the walk here would not mirror it.
+#[inline(always)]
 fn filters_clash(step: &Step, next: Option<&Step>) -> bool {
-    step.filters.iter().any(|filter| {
-        [&filter.member, &filter.qualified].into_iter().any(|name| {
-            is_key(step, name) || next.is_some_and(|n| *name == n.member || *name == n.qualified)
+    // (most steps have no filter: no call of the iterator's ``any`` then)
+    !step.filters.is_empty()
+        && step.filters.iter().any(|filter| {
+            [&filter.member, &filter.qualified].into_iter().any(|name| {
+                is_key(step, name)
+                    || next.is_some_and(|n| *name == n.member || *name == n.qualified)
+            })
         })
-    })
 }
 
 /// Whether ``step`` (a list) has a key leaf named ``member``.
@@ -316,6 +321,7 @@ fn is_key(step: &Step, member: &str) -> bool {
 }
 
 /// ``canon`` of a key value as the target spells it (a Python ``str`` in the reference).
+#[inline(always)]
 fn canon_text<'d>(run: &mut Run<'_, '_>, canon: &Canon, text: Cow<'d, str>) -> W<Cow<'d, str>> {
     match canon {
         Canon::Str => Ok(text),

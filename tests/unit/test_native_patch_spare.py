@@ -193,3 +193,37 @@ def test_native_patch_spare_threads(
     for thread in threads:
         thread.join()
     assert failures == []
+
+
+# A data filter on a step that reads what edit_tree puts in its node besides the value (the
+# next step's member, or a key leaf): the native walk leaves these to the reference
+# (patchwalk.rs's ``filters_clash``, skipped for the steps without filters).
+CLASHES: list[tuple[str, list[dict[str, Any]]]] = [
+    (
+        f"/yk-test:top/site[region='{want}']/region",
+        [edit("merge", "/yk-test:top/site=p/region", value)],
+    )
+    for want in ("eu", "us")
+    for value in ({"yk-test:region": "us"}, {"region": "eu"})
+] + [
+    (
+        "/yk-test:top/site[region='eu']/rack",
+        [edit("merge", "/yk-test:top/site=p/rack=1", {"yk-test:rack": [{"id": "1"}]})],
+    ),
+    ("/yk-test:top/site[region='eu']/rack", [edit("delete", "/yk-test:top/site=p/rack=1")]),
+]
+
+
+@pytest.mark.parametrize(("text", "edits"), CLASHES)
+@pytest.mark.parametrize("kind", ["json", "xml"])
+def test_native_patch_filter_clash(
+    decoder: Any, fx_schema: SchemaContext, text: str, edits: list[dict[str, Any]], kind: str
+) -> None:
+    """Whoever answers, the answer is the reference's (twice: the second time after the
+    first left the thread's spare)."""
+    deriver = KeyDeriver(compile_subscription(text, fx_schema))
+    ns = fx_schema.index.by_namespace
+    entry = "keys_xml" if kind == "xml" else "keys"
+    raw = raw_of(kind, edits, fx_schema)
+    for _ in range(2):
+        same(decoder, deriver, raw, ns, "dflt", entry)
