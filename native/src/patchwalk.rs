@@ -30,7 +30,7 @@ mod patcharena;
 mod patchtarget;
 use patcharena::EditValue;
 pub(crate) use patcharena::{Arena, XmlValue};
-pub(crate) use patchtarget::{keep_values, recycle, take_values};
+pub(crate) use patchtarget::recycle;
 
 /// RFC 8072 section 2.5's edit operations (``notification_model.OPERATIONS``).
 const OPERATIONS: [&str; 7] = [
@@ -191,8 +191,7 @@ fn edit_keys<'py>(
         (Some(_), None) => return Err(Stop),
     };
     let mut run = Run { py, names, qnames };
-    let mut keys = patchtarget::take_values();
-    targets.values(&mut keys);
+    let keys = targets.values();
     let answer = spared(walker.branches.len(), |per_branch, xpaths, values| {
         let spare = (&mut *per_branch, xpaths, values);
         walk_edits(
@@ -200,7 +199,7 @@ fn edit_keys<'py>(
         )?;
         compose_in(py, walker, per_branch, node, subscription_id, with_xpaths)
     });
-    patchtarget::keep_values(keys);
+    targets.keep_values(keys);
     answer
 }
 
@@ -265,8 +264,7 @@ pub fn patch_instances(
         qnames: None,
     };
     let mut headers = Vec::with_capacity(feeds.len());
-    let mut keys = patchtarget::take_values();
-    targets.values(&mut keys);
+    let keys = targets.values();
     let walked = spared(walker.branches.len(), |per_branch, xpaths, values| {
         let spare = (per_branch, xpaths, values);
         let headers = Some(&mut headers);
@@ -281,7 +279,7 @@ pub fn patch_instances(
             spare,
         )
     });
-    patchtarget::keep_values(keys);
+    targets.keep_values(keys);
     walked?;
     Ok(headers)
 }

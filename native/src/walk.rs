@@ -26,8 +26,8 @@ pub(crate) use keytext::render;
 use keytext::{compose_in, render_into};
 use patchwalk::recycle;
 pub(crate) use patchwalk::Arena;
-pub(crate) use patchwalk::{keep_values, removes, take_values, EditOut, Made};
 pub use patchwalk::{patch_instances, patch_keys, xml_patch_keys, XmlEdit};
+pub(crate) use patchwalk::{removes, EditOut, Made};
 pub use tables::Walker;
 pub(crate) use tables::{Branch, Canon, Kind, Step};
 
@@ -286,13 +286,13 @@ pub fn instances(
 ) -> W<Vec<Option<Vec<u8>>>> {
     let feeds = walker.feeds.as_ref().ok_or(Stop)?;
     let mut run = Run { py, names, qnames };
-    let mut values = take_values();
     let mut headers = Vec::with_capacity(feeds.len());
-    for (branch, feed) in walker.branches.iter().zip(feeds) {
-        let mut found = Vec::new();
-        headers.push(feed.walk(&mut run, branch, data, &mut values, &mut found)?);
-    }
-    keep_values(values);
+    spared(walker.branches.len(), |per_branch, _, values| {
+        for ((branch, feed), found) in walker.branches.iter().zip(feeds).zip(per_branch) {
+            headers.push(feed.walk(&mut run, branch, data, values, found)?);
+        }
+        Ok(())
+    })?;
     Ok(headers)
 }
 

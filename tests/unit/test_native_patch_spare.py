@@ -65,7 +65,8 @@ def racks(site: str, *ids: int) -> list[dict[str, Any]]:
 # What is sent, in order: (subscription, kind, payload). ``json``: a JSON yang-patch's edits;
 # ``xml``: the same edits as an XML yang-patch; ``push``: a push-update's bytes; ``feed``: a
 # JSON yang-patch's edits through the instance feed (``Decoder.instances`` and
-# ``Decoder.keys`` with instances). ``STOPS``: the indices whose native pass must stop.
+# ``Decoder.keys`` with instances); ``push-feed``: a push-update's bytes through it.
+# ``STOPS``: the indices whose native pass must stop.
 SEQUENCE: list[tuple[str, str, Any]] = [
     (IF, "json", merges(*(f"{LONG}{i}" for i in range(40)))),
     (IF, "json", merges("a")),  # a long string reused for a short XPath
@@ -93,6 +94,10 @@ SEQUENCE: list[tuple[str, str, Any]] = [
     (IF, "json", deletes("g")),  # after the feed's pass
     (IF, "feed", deletes("h")),
     (IF, "push", push("r", "s")),
+    (IF, "push-feed", push(*(f"{LONG}q{i}" for i in range(20)))),  # a push-update's feed
+    (IF, "feed", deletes("k")),
+    (IF, "push-feed", push("t")),
+    (IF, "json", merges("u")),
 ]
 STOPS = {8, 10}
 
@@ -110,7 +115,7 @@ def _feeds() -> Feeds:
 
 
 def raw_of(kind: str, payload: Any, schema: SchemaContext) -> bytes:
-    if kind == "push":
+    if kind in ("push", "push-feed"):
         assert isinstance(payload, bytes)
         return payload
     if kind == "xml":
@@ -130,7 +135,7 @@ def send(
     text, kind, payload = SEQUENCE[index]
     raw = raw_of(kind, payload, schema)
     ns = schema.index.by_namespace
-    if kind == "feed":
+    if kind in ("feed", "push-feed"):
         return feed_same(decoder, _feeds(), raw, ns)
     entry = "keys_xml" if kind == "xml" else "keys"
     return same(decoder, derivers[text][0], raw, ns, "dflt", entry)
@@ -173,7 +178,7 @@ def test_native_patch_spare_threads(
     picked = [
         (index, text, kind, raw_of(kind, payload, fx_schema))
         for index, (text, kind, payload) in enumerate(SEQUENCE)
-        if kind != "feed" and not big(index)
+        if "feed" not in kind and not big(index)
     ]
     wanted = [reference(derivers[text][0], raw, ns, "dflt") for _, text, _, raw in picked]
     failures: list[str] = []
