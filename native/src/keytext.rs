@@ -136,21 +136,9 @@ fn encode_key<'py, S: AsRef<str>>(
     })
 }
 
-/// The answer of a key pass from each branch's instances (unsorted, may repeat): stops when
-/// there is none (the reference answers).
-pub(crate) fn compose<'py>(
-    py: Python<'py>,
-    walker: &Walker,
-    mut found: Vec<Vec<String>>,
-    node: &str,
-    subscription_id: u32,
-    with_xpaths: bool,
-) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-    compose_in(py, walker, &mut found, node, subscription_id, with_xpaths)
-}
-
-/// [`compose`] of the caller's vectors (one per branch, sorted and deduplicated in place):
-/// their allocations, and the XPaths', are the caller's to keep.
+/// The answer of a key pass from each branch's instances (unsorted, may repeat; sorted and
+/// deduplicated in place), or a stop when there is none (the reference answers): the vectors'
+/// allocations, and the XPaths', are the caller's to keep.
 pub(crate) fn compose_in<'py>(
     py: Python<'py>,
     walker: &Walker,

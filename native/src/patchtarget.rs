@@ -8,6 +8,7 @@
 use super::super::{Stop, W};
 use crate::tape::V;
 use std::borrow::Cow;
+use std::cell::Cell;
 
 /// ``TargetStep``: module, name, and where its percent-decoded ``=k1,k2`` values are in
 /// [`Targets::keys`] (None: the step names no instance).
@@ -35,10 +36,12 @@ pub(super) struct Targets<'d, 'a> {
     last: Option<(&'d str, usize, usize)>,
     /// Targets parsed before ([`Spare::cache`]'s, while this lives).
     cache: Cache,
+    /// The key values' vector of [`Targets::values`], emptied, between two uses.
+    stash: Cell<Vec<Cow<'static, str>>>,
 }
 
-/// [`Targets`]' vectors, empty, between two notifications; and the key values' vector of
-/// the walk ([`take_values`]). Allocating them anew for each notification cost more than their use: each
+/// [`Targets`]' vectors, empty, between two notifications (the key values' one of
+/// [`Targets::values`] too). Allocating them anew for each notification cost more than their use: each
 /// request past glibc's small sizes consolidates its fast bins, and the many small XPaths
 /// allocated after it were then served the slow way (a fifth of the pass past the parse).
 struct Spare {
@@ -105,6 +108,7 @@ impl<'d, 'a> Targets<'d, 'a> {
             edits: recycle(std::mem::take(&mut spare.edits)),
             last: None,
             cache: spare.cache.take().unwrap_or_default(),
+            stash: Cell::new(std::mem::take(&mut spare.values)),
         })
     }
 
@@ -264,6 +268,7 @@ impl Drop for Targets<'_, '_> {
             }
             spare.scratch = std::mem::take(&mut self.scratch);
             spare.cache = Some(std::mem::take(&mut self.cache));
+            spare.values = recycle(self.stash.take());
         })
     }
 }
@@ -319,23 +324,21 @@ impl<'d> Targets<'d, '_> {
         Ok(at)
     }
 
-    /// The key values, as the walk reads them, into ``values``.
-    pub(super) fn values<'t>(&'t self, values: &mut Vec<Cow<'t, str>>) {
+    /// The key values, as the walk reads them (in the vector kept from the last
+    /// notification: give it back with [`Targets::keep_values`]).
+    pub(super) fn values(&self) -> Vec<Cow<'_, str>> {
+        let mut values = recycle(self.stash.take());
         values.extend(self.keys.iter().map(|key| match *key {
             Key::Raw(text) => Cow::Borrowed(text),
             Key::Decoded(start, end) => Cow::Borrowed(&self.text[start..end]),
-        }))
+        }));
+        values
     }
-}
 
-/// The key values' vector for [`Targets::values`], empty (kept from the last notification).
-pub(crate) fn take_values<'t>() -> Vec<Cow<'t, str>> {
-    recycle(SPARE.with_borrow_mut(|spare| std::mem::take(&mut spare.values)))
-}
-
-/// [`take_values`]'s vector back, emptied, for the next notification.
-pub(crate) fn keep_values(values: Vec<Cow<'_, str>>) {
-    SPARE.with_borrow_mut(|spare| spare.values = recycle(values))
+    /// [`Targets::values`]' vector back, emptied, for the next notification.
+    pub(super) fn keep_values(&self, values: Vec<Cow<'_, str>>) {
+        self.stash.set(recycle(values));
+    }
 }
 
 /// A parsed target kept by its bytes ([`CACHE`]): its steps' names as offsets in the target,

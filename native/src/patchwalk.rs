@@ -16,7 +16,8 @@
 //! A child module of walk.rs: it reads the walker's tables as walk.rs does. What an edit's
 //! value gives is read through patcharena.rs (the tape, or an XML yang-patch's arena).
 
-use super::{compose, integer_text, render, Branch, Canon, Kind, Out, Run, Step, Stop, Walker, W};
+use super::keytext::compose_in;
+use super::{integer_text, spared, Branch, Canon, Kind, Pooled, Run, Step, Stop, Walker, W};
 use crate::pyconv::NameCache;
 use crate::tape::{same_name, Node, V};
 use patchtarget::{Edit, TargetStep, Targets};
@@ -25,11 +26,14 @@ use std::borrow::Cow;
 
 #[path = "patcharena.rs"]
 mod patcharena;
+#[path = "patchout.rs"]
+mod patchout;
 #[path = "patchtarget.rs"]
 mod patchtarget;
 use patcharena::EditValue;
 pub(crate) use patcharena::{Arena, XmlValue};
-pub(crate) use patchtarget::{keep_values, recycle, take_values};
+pub(crate) use patchout::{EditOut, Made};
+pub(crate) use patchtarget::recycle;
 
 /// RFC 8072 section 2.5's edit operations (``notification_model.OPERATIONS``).
 const OPERATIONS: [&str; 7] = [
@@ -190,26 +194,40 @@ fn edit_keys<'py>(
         (Some(_), None) => return Err(Stop),
     };
     let mut run = Run { py, names, qnames };
-    let per_branch = walk_edits(&mut run, walker, targets, arena, feeds, headers)?;
-    compose(py, walker, per_branch, node, subscription_id, with_xpaths)
+    let keys = targets.values();
+    let answer = spared(walker.branches.len(), |per_branch, xpaths, values| {
+        let spare = (&mut *per_branch, xpaths, values);
+        walk_edits(
+            &mut run, walker, targets, &keys, arena, feeds, headers, spare,
+        )?;
+        compose_in(py, walker, per_branch, node, subscription_id, with_xpaths)
+    });
+    targets.keep_values(keys);
+    answer
 }
 
-/// Per branch the XPaths of every edit's instances (and with ``feeds``, its instance feed
-/// header into ``headers``).
-fn walk_edits(
+/// The thread's spare vectors ([`spared`]'s) a walk fills: per branch its XPaths, the spare
+/// XPath strings, the open values.
+type Spared<'s, 'd> = (
+    &'s mut [Vec<String>],
+    &'s mut Vec<String>,
+    &'s mut Vec<Cow<'d, str>>,
+);
+
+/// Per branch the XPaths of every edit's instances into the spare vectors (and with
+/// ``feeds``, its instance feed header into ``headers``); ``keys``: the targets' key values.
+#[allow(clippy::too_many_arguments)]
+fn walk_edits<'d>(
     run: &mut Run<'_, '_>,
     walker: &Walker,
-    targets: &Targets<'_, '_>,
+    targets: &Targets<'d, '_>,
+    keys: &'d [Cow<'_, str>],
     arena: Option<&[Option<XmlValue<'_, '_, '_>>]>,
     feeds: Option<&Vec<crate::feed::Feed>>,
     mut headers: Option<&mut Vec<Option<Vec<u8>>>>,
-) -> W<Vec<Vec<String>>> {
-    let mut keys = patchtarget::take_values();
-    targets.values(&mut keys);
-    let mut per_branch = Vec::with_capacity(walker.branches.len());
-    let mut values = Vec::new();
-    for (index, branch) in walker.branches.iter().enumerate() {
-        let mut found = Vec::new();
+    (per_branch, xpaths, values): Spared<'_, 'd>,
+) -> W<()> {
+    for (index, (branch, found)) in walker.branches.iter().zip(per_branch).enumerate() {
         if let (Some(feeds), Some(headers)) = (feeds, headers.as_deref_mut()) {
             if branch
                 .steps
@@ -218,16 +236,18 @@ fn walk_edits(
             {
                 return Err(Stop); // the feed's key sources count positions the walk lacks
             }
-            let mut sink = feeds[index].sink(&mut found);
-            run.edits(branch, targets, &keys, arena, &mut values, &mut sink)?;
+            let mut sink = feeds[index].sink(found);
+            run.edits(branch, targets, keys, arena, values, &mut sink)?;
             headers.push(sink.finish());
         } else {
-            run.edits(branch, targets, &keys, arena, &mut values, &mut found)?;
+            let mut out = Pooled {
+                found,
+                xpaths: &mut *xpaths,
+            };
+            run.edits(branch, targets, keys, arena, values, &mut out)?;
         }
-        per_branch.push(found);
     }
-    patchtarget::keep_values(keys);
-    Ok(per_branch)
+    Ok(())
 }
 
 /// The instance feed headers of a yang-patch (``Decoder.instances``): per branch of ``walker``
@@ -247,18 +267,28 @@ pub fn patch_instances(
         qnames: None,
     };
     let mut headers = Vec::with_capacity(feeds.len());
-    walk_edits(
-        &mut run,
-        walker,
-        &targets,
-        None,
-        Some(feeds),
-        Some(&mut headers),
-    )?;
+    let keys = targets.values();
+    let walked = spared(walker.branches.len(), |per_branch, xpaths, values| {
+        let spare = (per_branch, xpaths, values);
+        let headers = Some(&mut headers);
+        walk_edits(
+            &mut run,
+            walker,
+            &targets,
+            &keys,
+            None,
+            Some(feeds),
+            headers,
+            spare,
+        )
+    });
+    targets.keep_values(keys);
+    walked?;
     Ok(headers)
 }
 
 /// Whether a target step names ``step``: its qualified member is ``module:name``.
+#[inline(always)]
 fn names(step: &Step, target: &TargetStep<'_>) -> bool {
     let qualified = step.qualified.as_str();
     let (module, name) = (target.module, target.name);
@@ -272,12 +302,16 @@ fn names(step: &Step, target: &TargetStep<'_>) -> bool {
 /// Whether a data filter of ``step`` could read what ``edit_tree`` puts in its node besides
 /// the value: a key leaf (the target's), or ``next``'s member. Never in a real schema (a
 /// filter names a leaf that is no key), but then the walk here would not mirror it.
+#[inline(always)]
 fn filters_clash(step: &Step, next: Option<&Step>) -> bool {
-    step.filters.iter().any(|filter| {
-        [&filter.member, &filter.qualified].into_iter().any(|name| {
-            is_key(step, name) || next.is_some_and(|n| *name == n.member || *name == n.qualified)
+    // (most steps have no filter: no call of the iterator's ``any`` then)
+    !step.filters.is_empty()
+        && step.filters.iter().any(|filter| {
+            [&filter.member, &filter.qualified].into_iter().any(|name| {
+                is_key(step, name)
+                    || next.is_some_and(|n| *name == n.member || *name == n.qualified)
+            })
         })
-    })
 }
 
 /// Whether ``step`` (a list) has a key leaf named ``member``.
@@ -288,6 +322,7 @@ fn is_key(step: &Step, member: &str) -> bool {
 }
 
 /// ``canon`` of a key value as the target spells it (a Python ``str`` in the reference).
+#[inline(always)]
 fn canon_text<'d>(run: &mut Run<'_, '_>, canon: &Canon, text: Cow<'d, str>) -> W<Cow<'d, str>> {
     match canon {
         Canon::Str => Ok(text),
@@ -553,75 +588,6 @@ impl Run<'_, '_> {
                 }
             }
         }
-        Ok(())
-    }
-}
-
-/// What the entries walker reports as the value of an instance ``edit_tree``'s chain holds,
-/// not the tape (the instance feed's, feed.rs).
-pub(crate) enum Made<'d, 'a> {
-    /// The edit's content there; None: a node that carries nothing (``{DELETED}``, ``{}``, an
-    /// entry of the target's keys alone).
-    Value(Option<V<'d, 'a>>),
-    /// A text: a leaf-list target's value, ``""`` for a leaf the value leaves out.
-    Text(&'d str),
-    /// A list's key leaf: the target's key text, or the value's (not mirrored in the feed).
-    KeyLeaf,
-}
-
-/// Where a yang-patch walk puts each instance: its XPath (the key pass), or that and its
-/// instance feed object (feed.rs).
-pub(crate) trait EditOut<'d>: Out<'d> {
-    /// Whether [`EditOut::begin`] and the values of [`EditOut::made`] are read.
-    const FEED: bool;
-    /// An edit whose target this branch follows begins: its operation, the members of its
-    /// target below the branch's (``@under``; empty for none), its value (None for a
-    /// delete or remove).
-    fn begin(
-        &mut self,
-        run: &mut Run<'_, '_>,
-        operation: &str,
-        under: &[String],
-        content: Option<V<'_, '_>>,
-    ) -> W<()>;
-    /// Whether a member of an instance's value is one of the leaves it carries.
-    fn carries(&self, member: &str) -> bool;
-    /// An instance whose value ``edit_tree`` made.
-    fn made(
-        &mut self,
-        run: &mut Run<'_, '_>,
-        branch: &Branch,
-        values: &[Cow<'d, str>],
-        made: Made<'d, '_>,
-    ) -> W<()>;
-}
-
-impl<'d> EditOut<'d> for Vec<String> {
-    const FEED: bool = false;
-
-    fn begin(
-        &mut self,
-        _run: &mut Run<'_, '_>,
-        _operation: &str,
-        _under: &[String],
-        _content: Option<V<'_, '_>>,
-    ) -> W<()> {
-        Ok(())
-    }
-
-    fn carries(&self, _member: &str) -> bool {
-        false
-    }
-
-    #[inline]
-    fn made(
-        &mut self,
-        _run: &mut Run<'_, '_>,
-        branch: &Branch,
-        values: &[Cow<'d, str>],
-        _made: Made<'d, '_>,
-    ) -> W<()> {
-        self.push(render(branch, values));
         Ok(())
     }
 }

@@ -22,12 +22,12 @@ mod keytext;
 mod patchwalk;
 #[path = "walktables.rs"]
 mod tables;
-pub(crate) use keytext::{compose, render};
+pub(crate) use keytext::render;
 use keytext::{compose_in, render_into};
 use patchwalk::recycle;
 pub(crate) use patchwalk::Arena;
-pub(crate) use patchwalk::{keep_values, removes, take_values, EditOut, Made};
 pub use patchwalk::{patch_instances, patch_keys, xml_patch_keys, XmlEdit};
+pub(crate) use patchwalk::{removes, EditOut, Made};
 pub use tables::Walker;
 pub(crate) use tables::{Branch, Canon, Kind, Step};
 
@@ -106,20 +106,6 @@ pub(crate) trait Out<'d> {
         values: &[Cow<'d, str>],
         value: V<'d, '_>,
     ) -> W<()>;
-}
-
-impl<'d> Out<'d> for Vec<String> {
-    #[inline]
-    fn found(
-        &mut self,
-        _run: &mut Run<'_, '_>,
-        branch: &Branch,
-        values: &[Cow<'d, str>],
-        _value: V<'d, '_>,
-    ) -> W<()> {
-        self.push(render(branch, values));
-        Ok(())
-    }
 }
 
 impl Run<'_, '_> {
@@ -300,13 +286,13 @@ pub fn instances(
 ) -> W<Vec<Option<Vec<u8>>>> {
     let feeds = walker.feeds.as_ref().ok_or(Stop)?;
     let mut run = Run { py, names, qnames };
-    let mut values = take_values();
     let mut headers = Vec::with_capacity(feeds.len());
-    for (branch, feed) in walker.branches.iter().zip(feeds) {
-        let mut found = Vec::new();
-        headers.push(feed.walk(&mut run, branch, data, &mut values, &mut found)?);
-    }
-    keep_values(values);
+    spared(walker.branches.len(), |per_branch, _, values| {
+        for ((branch, feed), found) in walker.branches.iter().zip(feeds).zip(per_branch) {
+            headers.push(feed.walk(&mut run, branch, data, values, found)?);
+        }
+        Ok(())
+    })?;
     Ok(headers)
 }
 
@@ -360,44 +346,48 @@ pub fn keys_with<'py>(
         (Some(_), None) => return Err(Stop),
     };
     let mut run = Run { py, names, qnames };
-    let mut pass = |spare: &mut Spare| -> W<_> {
-        let count = walker.branches.len();
+    spared(walker.branches.len(), |per_branch, xpaths, values| {
+        for (index, (branch, found)) in walker.branches.iter().zip(&mut *per_branch).enumerate() {
+            if let (Some(feeds), Some(headers)) = (feeds, headers.as_deref_mut()) {
+                let feed = &feeds[index];
+                headers.push(feed.walk(&mut run, branch, data, values, found)?);
+            } else if !branch.steps.is_empty() {
+                let mut out = Pooled { found, xpaths };
+                run.walk(branch, 0, data, values, &mut out)?;
+            }
+        }
+        compose_in(py, walker, per_branch, node, subscription_id, with_xpaths)
+    })
+}
+
+/// ``pass`` over the thread's spare vectors ([`Spare`]): per branch of ``count`` an empty
+/// vector for its XPaths, the spare XPath strings ([`Pooled`] renders into them), an empty
+/// vector for the open values; all emptied and kept after it (whatever it answers) for the
+/// thread's next pass. A fresh set for a pass inside a pass (a converter's Python code
+/// calling the decoder). The key pass's and the yang-patch walk's (patchwalk.rs).
+pub(crate) fn spared<'d, T>(
+    count: usize,
+    pass: impl FnOnce(&mut [Vec<String>], &mut Vec<String>, &mut Vec<Cow<'d, str>>) -> W<T>,
+) -> W<T> {
+    let run = |spare: &mut Spare| {
         spare.ready(count);
         let mut values = recycle(std::mem::take(&mut spare.values));
-        let answer = (|| {
-            for (index, (branch, found)) in walker
-                .branches
-                .iter()
-                .zip(&mut spare.per_branch)
-                .enumerate()
-            {
-                if let (Some(feeds), Some(headers)) = (feeds, headers.as_deref_mut()) {
-                    let feed = &feeds[index];
-                    headers.push(feed.walk(&mut run, branch, data, &mut values, found)?);
-                } else if !branch.steps.is_empty() {
-                    let mut out = Pooled {
-                        found,
-                        xpaths: &mut spare.xpaths,
-                    };
-                    run.walk(branch, 0, data, &mut values, &mut out)?;
-                }
-            }
-            let per_branch = &mut spare.per_branch[..count];
-            compose_in(py, walker, per_branch, node, subscription_id, with_xpaths)
-        })();
+        let answer = pass(
+            &mut spare.per_branch[..count],
+            &mut spare.xpaths,
+            &mut values,
+        );
         spare.values = recycle(values);
         spare.keep(count);
         answer
     };
-    // the vectors and XPaths of the thread's last pass (allocations each otherwise); a fresh
-    // set for a pass inside a pass (a converter's Python code calling the decoder)
     SPARE.with(|spare| match spare.try_borrow_mut() {
-        Ok(mut spare) => pass(&mut spare),
-        Err(_) => pass(&mut Spare::new()),
+        Ok(mut spare) => run(&mut spare),
+        Err(_) => run(&mut Spare::new()),
     })
 }
 
-/// The per-thread vectors of [`keys_with`], kept emptied from one notification to the next:
+/// The per-thread vectors of [`spared`], kept emptied from one notification to the next:
 /// per branch its XPaths' vector, the XPaths' strings, the open values.
 struct Spare {
     per_branch: Vec<Vec<String>>,
@@ -423,6 +413,7 @@ impl Spare {
 
     /// An empty vector for each of ``count`` branches (a pass that panicked may have left
     /// XPaths in them).
+    #[inline(always)]
     fn ready(&mut self, count: usize) {
         if self.per_branch.len() < count {
             self.per_branch.resize_with(count, Vec::new);
@@ -434,6 +425,7 @@ impl Spare {
 
     /// The first ``count`` branches' vectors emptied (each XPath's string moved to the spare
     /// ones), all within [`SPARE_CAP`], for the thread's next pass.
+    #[inline(always)]
     fn keep(&mut self, count: usize) {
         for found in &mut self.per_branch[..count] {
             for xpath in found.drain(..) {
@@ -469,9 +461,18 @@ impl<'d> Out<'d> for Pooled<'_> {
         values: &[Cow<'d, str>],
         _value: V<'d, '_>,
     ) -> W<()> {
+        self.push(branch, values);
+        Ok(())
+    }
+}
+
+impl Pooled<'_> {
+    /// An instance's XPath rendered into a spare string (a new one when there is none): the
+    /// key walk's and the yang-patch walk's (patchwalk.rs).
+    #[inline(always)]
+    fn push(&mut self, branch: &Branch, values: &[Cow<'_, str>]) {
         let mut xpath = self.xpaths.pop().unwrap_or_default();
         render_into(branch, values, &mut xpath);
         self.found.push(xpath);
-        Ok(())
     }
 }
