@@ -12,6 +12,7 @@ import ...``.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -247,3 +248,12 @@ def feed_same(decoder: Any, feeds: Any, raw: bytes, ns: dict[str, str]) -> str:
         return "python"
     assert got == expected, (raw, got, expected)
     return "native"
+
+
+def on_threads(run: Callable[[int], None], count: int = 4) -> None:
+    """``run(start)`` on ``count`` threads at once (start 0 .. count - 1), all joined."""
+    threads = [threading.Thread(target=run, args=(start,)) for start in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()

@@ -12,11 +12,10 @@ Skipped when yangkey-native is not installed (``make native`` builds it).
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import pytest
-from native_helpers import native_answer, reference, same
+from native_helpers import native_answer, on_threads, reference, same
 from test_native_keys import envelope
 
 from yangkey.keys import KeyDeriver
@@ -100,9 +99,5 @@ def test_native_keys_spare_threads(
             if native and got != wanted[index]:
                 failures.append(f"thread {start}, {text}, notification {index}")
 
-    threads = [threading.Thread(target=run, args=(start,)) for start in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    on_threads(run)
     assert failures == []

@@ -15,11 +15,10 @@ Skipped when yangkey-native is not installed (``make native`` builds it).
 from __future__ import annotations
 
 import functools
-import threading
 from typing import Any
 
 import pytest
-from native_helpers import feed_same, native_answer, reference, same
+from native_helpers import feed_same, native_answer, on_threads, reference, same
 from test_native_feed import Feeds
 from test_native_keys import envelope
 from test_native_patch_native import change, edit
@@ -192,11 +191,7 @@ def test_native_patch_spare_threads(
             if (got is None) != (index in STOPS) or (got is not None and got != wanted[at]):
                 failures.append(f"thread {start}, notification {index}")
 
-    threads = [threading.Thread(target=run, args=(start,)) for start in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    on_threads(run)
     assert failures == []
 
 
