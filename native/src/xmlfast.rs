@@ -22,7 +22,7 @@ mod chars;
 #[path = "xmlspare.rs"]
 mod spare;
 
-use attrs::{Run, MEMO_FROM};
+use attrs::{Run, MEMO_FROM, NAME_SLOTS};
 pub use chars::same_bytes;
 use chars::{decode, is_ws, name_start, not_name, stops, word, NAME, STOP};
 use spare::{keep_scope, lend_scope, relent, spare_arena, BUFFERS};
@@ -202,7 +202,11 @@ struct P<'a> {
     /// declarations: (the prefix's input offsets, namespace).
     runs: Vec<Run>,
     declared: Vec<((usize, usize), u32)>,
-    /// Whether the memo above is used: a small document repeats too little to pay it.
+    /// Unprefixed start tag names read before, by [`attrs::name_slot`]: (input offset, length,
+    /// ``epoch``); an entry of another document's epoch is empty.
+    names: Vec<(u32, u32, u32)>,
+    epoch: u32,
+    /// Whether the memos above are used: a small document repeats too little to pay them.
     memo: bool,
 }
 
@@ -512,9 +516,16 @@ pub fn parse(input: &str) -> F<Fast<'_>> {
     namespaces.push("");
     let mut open = buffers.open;
     open.clear();
-    let (mut runs, mut declared) = (buffers.runs, buffers.declared);
+    let (mut runs, mut declared, mut names) = (buffers.runs, buffers.declared, buffers.names);
     runs.clear();
     declared.clear();
+    // A new epoch empties the name table (cleared when the count wraps).
+    let mut epoch = buffers.epoch.wrapping_add(1);
+    if epoch == 0 || names.len() != NAME_SLOTS {
+        names.clear();
+        names.resize(NAME_SLOTS, (0, 0, 0));
+        epoch = 1;
+    }
     let mut p = P {
         s: input.as_bytes(),
         input,
@@ -536,19 +547,27 @@ pub fn parse(input: &str) -> F<Fast<'_>> {
         innermost: NONE,
         runs,
         declared,
+        names,
+        epoch,
         memo: input.len() >= MEMO_FROM,
     };
     let read = p.document();
     let scope = keep_scope(std::mem::take(&mut p.scope));
     let mut open = std::mem::take(&mut p.open);
     open.clear();
-    let (runs, declared) = (std::mem::take(&mut p.runs), std::mem::take(&mut p.declared));
+    let (runs, declared, names) = (
+        std::mem::take(&mut p.runs),
+        std::mem::take(&mut p.declared),
+        std::mem::take(&mut p.names),
+    );
     BUFFERS.with(|b| {
         let mut b = b.borrow_mut();
         b.scope = scope;
         b.open = open;
         b.runs = runs;
         b.declared = declared;
+        b.names = names;
+        b.epoch = epoch;
     });
     read.map(|()| p.fast)
 }

@@ -48,6 +48,8 @@ pub(super) struct Buffers {
     pub(super) open: Vec<Open>,
     pub(super) runs: Vec<Run>,
     pub(super) declared: Vec<((usize, usize), u32)>,
+    pub(super) names: Vec<(u32, u32, u32)>,
+    pub(super) epoch: u32,
     pub(super) decls: Vec<Decl>,
 }
 
