@@ -39,6 +39,25 @@ pub(super) struct Run {
 /// namespaces of its module).
 pub(super) const RUNS: usize = 8;
 
+/// An attribute run (as [`Run`]'s bytes) that passed every check in an earlier document, kept
+/// from one document to the next: a producer starts every notification with the same tags
+/// (the envelope's, the module's), whose reading costs as much as a small notification's
+/// other elements. Its namespace declarations in order, as offsets in the run: the prefix
+/// (None: ``xmlns``) and the namespace name.
+pub(super) struct Known {
+    bytes: Box<[u8]>,
+    decls: Box<[KnownDecl]>,
+    empty: bool,
+}
+
+/// A [`Known`] run's declaration: the prefix's (at, len) in the run (None: ``xmlns``), the
+/// namespace name's.
+type KnownDecl = (Option<(u32, u32)>, (u32, u32));
+
+/// How many [`Known`] runs a thread keeps (a new one replaces the oldest), and the longest.
+pub(super) const KNOWN: usize = 16;
+const KNOWN_LEN: usize = 1024;
+
 thread_local! {
     /// Namespace names [`plain_uri`] took (a producer declares the same few in every
     /// notification): compared, not checked again.
@@ -188,15 +207,20 @@ impl<'a> P<'a> {
                 if let Some(ns) = run.default {
                     *default = ns;
                 }
-                let input = self.input;
-                for &((from, to), ns) in &self.declared[run.declared.0..run.declared.1] {
-                    self.scope.push((&input[from..to], ns));
-                }
+                self.scope
+                    .extend_from_slice(&self.declared[run.declared.0..run.declared.1]);
                 return Ok(run.empty);
             }
         }
         let (start, mark) = (self.at, self.scope.len());
-        let (empty, declared) = self.attributes()?;
+        let (empty, declared) = match self.known_again() {
+            Some(read) => read,
+            None => {
+                let (empty, declared) = self.attributes()?;
+                self.know(start, empty);
+                (empty, declared)
+            }
+        };
         if let Some(ns) = declared {
             *default = ns;
         }
@@ -208,12 +232,7 @@ impl<'a> P<'a> {
             self.declared.clear();
         }
         let first = self.declared.len();
-        let base = self.input.as_ptr() as usize;
-        for &(prefix, ns) in &self.scope[mark..] {
-            // the prefix's offsets in the input (``scope`` holds slices of it)
-            let from = prefix.as_ptr() as usize - base;
-            self.declared.push(((from, from + prefix.len()), ns));
-        }
+        self.declared.extend_from_slice(&self.scope[mark..]);
         self.runs.push(Run {
             at: (start, self.at),
             default: declared,
@@ -223,12 +242,79 @@ impl<'a> P<'a> {
         Ok(empty)
     }
 
+    /// Where the input repeats a [`Known`] run: what [`P::attributes`] would do there (the
+    /// same bytes pass the same checks and declare the same namespace names, interned in
+    /// the same order; only their indexes are this document's).
+    fn known_again(&mut self) -> Option<(bool, Option<u32>)> {
+        let at = self.at;
+        let rest = &self.s[at..];
+        let run = self.known.iter().position(|k| rest.starts_with(&k.bytes))?;
+        let input = self.input;
+        let mut default = None;
+        for i in 0..self.known[run].decls.len() {
+            let (prefix, (from, len)) = self.known[run].decls[i];
+            let uri = &input[at + from as usize..at + (from + len) as usize];
+            let ns = self.intern_known(uri);
+            match prefix {
+                None => default = Some(ns),
+                Some((from, len)) => {
+                    let prefix = &input[at + from as usize..at + (from + len) as usize];
+                    self.scope.push((prefix, ns));
+                }
+            }
+        }
+        let k = &self.known[run];
+        self.at += k.bytes.len();
+        Some((k.empty, default))
+    }
+
+    /// [`P::intern`] of a namespace name [`plain_uri`] took before.
+    fn intern_known(&mut self, uri: &'a str) -> u32 {
+        match self
+            .fast
+            .namespaces
+            .iter()
+            .position(|n| same_bytes(n.as_bytes(), uri.as_bytes()))
+        {
+            Some(at) => at as u32,
+            None => {
+                self.fast.namespaces.push(uri);
+                (self.fast.namespaces.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Keeps the attribute run just read (from ``start``; its declarations in
+    /// [`P::read`]) as a [`Known`] one, if it declared a namespace (other attributes are
+    /// read quickly, and may differ from tag to tag).
+    #[cold]
+    fn know(&mut self, start: usize, empty: bool) {
+        if self.read.is_empty() || self.at - start > KNOWN_LEN {
+            return;
+        }
+        let relative = |(from, to): (usize, usize)| ((from - start) as u32, (to - from) as u32);
+        let known = Known {
+            bytes: self.s[start..self.at].into(),
+            decls: (self.read.iter())
+                .map(|&(prefix, uri)| (prefix.map(relative), relative(uri)))
+                .collect(),
+            empty,
+        };
+        if self.known.len() < KNOWN {
+            self.known.push(known);
+        } else {
+            self.known.rotate_left(1);
+            self.known[KNOWN - 1] = known;
+        }
+    }
+
     /// The rest of a start tag after its name: its attributes (namespace declarations pushed
     /// on the scope), then ``>`` or ``/>``; whether it was ``/>``, and the namespace ``xmlns``
     /// declared.
     #[inline(never)]
     pub(super) fn attributes(&mut self) -> F<(bool, Option<u32>)> {
         let mut default = None;
+        self.read.clear();
         // The names of its attributes (a tag with more goes to the full parser).
         let mut attributes = [(0usize, 0usize); 8];
         let mut count = 0;
@@ -271,6 +357,7 @@ impl<'a> P<'a> {
                         return Err(Other);
                     }
                     default = Some(self.intern(uri)?);
+                    self.read.push((None, value));
                 }
                 (Some("xmlns"), declared) => {
                     if declared == "xml" || declared == "xmlns" || uri.is_empty() {
@@ -278,6 +365,7 @@ impl<'a> P<'a> {
                     }
                     let ns = self.intern(uri)?;
                     self.scope.push((declared, ns));
+                    self.read.push((Some(attr_local), value));
                 }
                 (Some(_), _) => return Err(Other), // xml:lang, a prefixed attribute
                 (None, _) => {}                    // an attribute the converter never reads
@@ -291,9 +379,10 @@ impl<'a> P<'a> {
     /// its bytes passed the scan, which would stop at the same byte.
     #[inline(always)]
     pub(super) fn tag_name(&mut self) -> F<QName> {
-        // An unprefixed name ending within sixteen bytes of its first (checked a name start
-        // by the caller): one SSE2 step, cheaper than the memo below (x86_64; elsewhere
-        // name16 gives None and the memo or the scan reads it).
+        // An unprefixed name (its first byte checked a name start by the caller) that ends
+        // before the input's last sixteen bytes: SSE2 steps, one for most names, cheaper
+        // than the memo below (x86_64; elsewhere name16 gives None and the memo or the
+        // scan reads it).
         let start = self.at;
         if let Some(end) = super::chars::name16(self.s, start + 1) {
             if self.s[end] != b':' && end - start <= super::MAX_NAME {

@@ -316,8 +316,8 @@ pub(super) fn plain16(s: &[u8], at: usize) -> Option<(usize, bool)> {
 }
 
 /// Where the NCName characters after the first (ASCII letters, digits, '_', '-', '.') that
-/// start at ``at`` end, when they end within the sixteen bytes from ``at`` (SSE2); None:
-/// the caller's scan decides.
+/// start at ``at`` end (SSE2: sixteen bytes at a time while a whole block is left); None
+/// when they run into the input's last fifteen bytes: the caller's scan decides.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(super) fn name16(s: &[u8], mut at: usize) -> Option<usize> {

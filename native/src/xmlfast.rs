@@ -21,8 +21,11 @@ mod attrs;
 mod chars;
 #[path = "xmlspare.rs"]
 mod spare;
+#[cfg(test)]
+#[path = "xmlscantest.rs"]
+mod tests;
 
-use attrs::{Run, MEMO_FROM, NAME_SLOTS};
+use attrs::{Known, Run, MEMO_FROM, NAME_SLOTS};
 pub use chars::same_bytes;
 use chars::{decode, is_ws, name_start, not_name, stops, word, NAME, STOP};
 use spare::{keep_scope, lend_scope, relent, spare_arena, BUFFERS};
@@ -37,6 +40,10 @@ const MAX_DOCUMENT: usize = 10_000_000;
 pub struct Other;
 
 pub(crate) type F<T> = Result<T, Other>;
+
+/// A namespace declaration [`P::attributes`] read: the prefix's input offsets (None:
+/// ``xmlns``), the namespace name's.
+type ReadDecl = (Option<(usize, usize)>, (usize, usize));
 
 /// A name's (prefix, local name) as input offsets.
 type QName = (Option<(usize, usize)>, (usize, usize));
@@ -174,11 +181,36 @@ impl Iterator for Children<'_, '_> {
     }
 }
 
+/// An element's ``first`` or ``next`` as an index of the arena's 32-bit words ([`slot`]).
+const WORDS: usize = std::mem::size_of::<El<'static>>() / 4;
+const FIRST: usize = std::mem::offset_of!(El<'static>, first) / 4;
+const NEXT: usize = std::mem::offset_of!(El<'static>, next) / 4;
+
+/// Element ``el``'s field at word ``field`` ([`FIRST`] or [`NEXT`]) as an index of the
+/// arena's 32-bit words.
+#[inline(always)]
+fn slot(el: u32, field: usize) -> usize {
+    el as usize * WORDS + field
+}
+
+/// The arena's word ``slot`` (an element's ``first`` or ``next``, by [`slot`]) set to
+/// ``index``.
+#[inline(always)]
+fn link(els: &mut [El<'_>], slot: usize, index: u32) {
+    assert!(slot < els.len() * WORDS);
+    // SAFETY: within the slice (asserted); an El is 32 bytes whose ``first`` and ``next``
+    // are u32 fields at the words FIRST and NEXT (offset_of), the only words written so.
+    unsafe { *(els.as_mut_ptr() as *mut u32).add(slot) = index }
+}
+
+const _: () = assert!(FIRST != NEXT && std::mem::align_of::<El<'static>>() >= 4);
+
 struct Open {
-    el: u32,
     name: (usize, usize),
     scope: usize,
-    last: u32,
+    /// Where its next child's index goes: its own ``first``, then its last child's
+    /// ``next`` (a [`slot`]).
+    link: usize,
     /// The default namespace in scope inside it.
     default: u32,
     /// Its own prefixed declarations: [`Fast::decls`] from this index, how many.
@@ -199,15 +231,20 @@ struct P<'a> {
     /// The innermost prefixed declaration in scope ([`El::scope`]).
     innermost: u32,
     /// The last attribute runs read (see [`P::attributes_again`]), and their prefixed
-    /// declarations: (the prefix's input offsets, namespace).
+    /// declarations: (prefix, namespace), as [`P::scope`]'s.
     runs: Vec<Run>,
-    declared: Vec<((usize, usize), u32)>,
+    declared: Vec<(&'a str, u32)>,
     /// Unprefixed start tag names read before, by [`attrs::name_slot`]: (input offset, length,
     /// ``epoch``); an entry of another document's epoch is empty.
     names: Vec<(u32, u32, u32)>,
     epoch: u32,
     /// Whether the memos above are used: a small document repeats too little to pay them.
     memo: bool,
+    /// Attribute runs of earlier documents ([`attrs::Known`]; kept in any document), and the
+    /// namespace declarations of the last run [`P::attributes`] read: (the prefix's input
+    /// offsets, None for ``xmlns``; the namespace name's).
+    known: Vec<Known>,
+    read: Vec<ReadDecl>,
 }
 
 impl<'a> P<'a> {
@@ -383,12 +420,9 @@ impl<'a> P<'a> {
         let index = self.fast.els.len() as u32;
         match self.open.last_mut() {
             Some(parent) => {
-                if parent.last == NONE {
-                    self.fast.els[parent.el as usize].first = index;
-                } else {
-                    self.fast.els[parent.last as usize].next = index;
-                }
-                parent.last = index;
+                // (no branch on whether it is the first child: one mispredicted in five)
+                link(&mut self.fast.els, parent.link, index);
+                parent.link = slot(index, NEXT);
             }
             None if !self.fast.els.is_empty() => return Err(Other), // a second root
             None => {}
@@ -431,10 +465,9 @@ impl<'a> P<'a> {
             return Ok(());
         }
         self.open.push(Open {
-            el: index,
             name: (start, name_end),
             scope: mark,
-            last: NONE,
+            link: slot(index, FIRST),
             default,
             decls,
         });
@@ -516,9 +549,9 @@ pub fn parse(input: &str) -> F<Fast<'_>> {
     namespaces.push("");
     let mut open = buffers.open;
     open.clear();
-    let (mut runs, mut declared, mut names) = (buffers.runs, buffers.declared, buffers.names);
+    let (mut runs, declared, mut names) = (buffers.runs, buffers.declared, buffers.names);
     runs.clear();
-    declared.clear();
+    let declared = lend_scope(declared);
     // A new epoch empties the name table (cleared when the count wraps).
     let mut epoch = buffers.epoch.wrapping_add(1);
     if epoch == 0 || names.len() != NAME_SLOTS {
@@ -550,6 +583,8 @@ pub fn parse(input: &str) -> F<Fast<'_>> {
         names,
         epoch,
         memo: input.len() >= MEMO_FROM,
+        known: buffers.known,
+        read: buffers.read,
     };
     let read = p.document();
     let scope = keep_scope(std::mem::take(&mut p.scope));
@@ -560,14 +595,17 @@ pub fn parse(input: &str) -> F<Fast<'_>> {
         std::mem::take(&mut p.declared),
         std::mem::take(&mut p.names),
     );
+    let (known, last_read) = (std::mem::take(&mut p.known), std::mem::take(&mut p.read));
     BUFFERS.with(|b| {
         let mut b = b.borrow_mut();
         b.scope = scope;
         b.open = open;
         b.runs = runs;
-        b.declared = declared;
+        b.declared = keep_scope(declared);
         b.names = names;
         b.epoch = epoch;
+        b.known = known;
+        b.read = last_read;
     });
     read.map(|()| p.fast)
 }

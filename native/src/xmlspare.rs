@@ -1,7 +1,7 @@
 //! The fast XML reader's buffers kept from one document to the next (xmlfast.rs): the element
 //! arena and the per-document vectors, emptied, their lifetimes changed only while empty.
 
-use super::{Decl, El, Fast, Open, Run};
+use super::{Decl, El, Fast, Known, Open, ReadDecl, Run};
 
 thread_local! {
     /// The arena of the last document, kept for the next (as the tape's: a large allocation
@@ -47,10 +47,12 @@ pub(super) struct Buffers {
     pub(super) scope: Vec<(&'static str, u32)>,
     pub(super) open: Vec<Open>,
     pub(super) runs: Vec<Run>,
-    pub(super) declared: Vec<((usize, usize), u32)>,
+    pub(super) declared: Vec<(&'static str, u32)>,
     pub(super) names: Vec<(u32, u32, u32)>,
     pub(super) epoch: u32,
     pub(super) decls: Vec<Decl>,
+    pub(super) known: Vec<Known>,
+    pub(super) read: Vec<ReadDecl>,
 }
 
 thread_local! {
