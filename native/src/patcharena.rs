@@ -230,6 +230,24 @@ impl<'x, 'a> Arena<'x, 'a> {
     }
 }
 
+/// An XML yang-patch's edit values read in the arena: each edit's ``(target, operation,
+/// value)`` elements (xmlpatch.rs's frame; [`NONE`]: no value element), its value read as
+/// [`Arena::value`] when the walk reaches it (no vector of them made first).
+#[derive(Clone, Copy)]
+pub(crate) struct ArenaEdits<'v, 'x, 'a> {
+    pub(crate) arena: &'v Arena<'x, 'a>,
+    pub(crate) edits: &'v [(u32, u32, u32)],
+}
+
+impl<'v, 'x, 'a> ArenaEdits<'v, 'x, 'a> {
+    /// Edit ``at``'s value (None: it has no value element).
+    #[inline]
+    pub(crate) fn value(&self, at: usize) -> Option<XmlValue<'v, 'x, 'a>> {
+        let el = self.edits[at].2;
+        (el != NONE).then(|| self.arena.value(el))
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Shape {
     Object,

@@ -34,8 +34,10 @@ pub(super) struct Targets<'d, 'a> {
     pub(super) edits: Vec<Edit<'d, 'a>>,
     /// The last target parsed, and where its steps are.
     last: Option<(&'d str, usize, usize)>,
-    /// Targets parsed before ([`Spare::cache`]'s, while this lives).
-    cache: Cache,
+    /// Targets parsed before ([`Spare::cache`]'s, while this lives; None: none kept yet,
+    /// made by the first kept). An Option, so giving it back leaves no map made in its place
+    /// (a new map draws its hash seed: some 150 instructions a notification).
+    cache: Option<Cache>,
     /// The key values' vector of [`Targets::values`], emptied, between two uses.
     stash: Cell<Vec<Cow<'static, str>>>,
 }
@@ -107,7 +109,7 @@ impl<'d, 'a> Targets<'d, 'a> {
             scratch: std::mem::take(&mut spare.scratch),
             edits: recycle(std::mem::take(&mut spare.edits)),
             last: None,
-            cache: spare.cache.take().unwrap_or_default(),
+            cache: spare.cache.take(),
             stash: Cell::new(std::mem::take(&mut spare.values)),
         })
     }
@@ -267,7 +269,9 @@ impl Drop for Targets<'_, '_> {
                 spare.text.clear();
             }
             spare.scratch = std::mem::take(&mut self.scratch);
-            spare.cache = Some(std::mem::take(&mut self.cache));
+            if let Some(cache) = self.cache.take() {
+                spare.cache = Some(cache);
+            }
             spare.values = recycle(self.stash.take());
         })
     }
@@ -383,7 +387,7 @@ impl<'d> Targets<'d, '_> {
             return None;
         }
         {
-            let cached = self.cache.get(target.as_bytes())?;
+            let cached = self.cache.as_ref()?.get(target.as_bytes())?;
             let first = self.steps.len();
             let (text, keys) = (self.text.len(), self.keys.len());
             self.text.push_str(&cached.text);
@@ -456,9 +460,10 @@ impl<'d> Targets<'d, '_> {
         if cached.keys.len() > CACHED_STEPS_MAX {
             return;
         }
-        if self.cache.len() >= CACHE_MAX {
-            self.cache.clear();
+        let cache = self.cache.get_or_insert_with(Cache::default);
+        if cache.len() >= CACHE_MAX {
+            cache.clear();
         }
-        self.cache.insert(target.as_bytes().into(), cached);
+        cache.insert(target.as_bytes().into(), cached);
     }
 }

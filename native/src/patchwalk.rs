@@ -31,7 +31,7 @@ mod patchout;
 #[path = "patchtarget.rs"]
 mod patchtarget;
 use patcharena::EditValue;
-pub(crate) use patcharena::{Arena, XmlValue};
+pub(crate) use patcharena::{Arena, ArenaEdits};
 pub(crate) use patchout::{EditOut, Made};
 pub(crate) use patchtarget::recycle;
 
@@ -39,6 +39,21 @@ pub(crate) use patchtarget::recycle;
 const OPERATIONS: [&str; 7] = [
     "create", "delete", "insert", "merge", "move", "replace", "remove",
 ];
+
+/// Whether ``operation`` is one of [`OPERATIONS`]: told by its length first, then compared
+/// (``[&str]::contains`` compared it against each in turn, a library call each).
+#[inline(always)]
+fn is_operation(operation: &str) -> bool {
+    let known = match operation.len() {
+        4 => operation == "move",
+        5 => operation == "merge",
+        6 => matches!(operation, "create" | "delete" | "insert" | "remove"),
+        7 => operation == "replace",
+        _ => false,
+    };
+    debug_assert_eq!(known, OPERATIONS.contains(&operation));
+    known
+}
 
 /// Whether an edit of ``operation`` removes its target (its value, if any, is not read).
 pub(crate) fn removes(operation: &str) -> bool {
@@ -63,17 +78,18 @@ fn edits<'d, 'a>(patch: V<'d, 'a>, targets: &mut Targets<'d, 'a>) -> W<()> {
         // One scan of its members (the last of a name, as dict.get: only the document's
         // duplicates are refused, and the parse refused them).
         let (mut target, mut operation, mut value) = (None, None, None);
+        // (a name told by its length first: one comparison a member)
         for (name, member) in edit.members() {
-            match name {
-                "target" => target = Some(member),
-                "operation" => operation = Some(member),
-                "value" => value = Some(member),
+            match name.len() {
+                6 if name == "target" => target = Some(member),
+                9 if name == "operation" => operation = Some(member),
+                5 if name == "value" => value = Some(member),
                 _ => {}
             }
         }
         let target = target.and_then(|t| t.as_str()).ok_or(Stop)?;
         let operation = operation.and_then(|o| o.as_str()).ok_or(Stop)?;
-        if !OPERATIONS.contains(&operation) {
+        if !is_operation(operation) {
             return Err(Stop);
         }
         let steps = targets.parse(target)?;
@@ -126,17 +142,17 @@ pub struct XmlEdit<'d, 'a> {
 
 /// An XML yang-patch's edit values: in the tape ([`XmlEdit::value`]), or read in place in
 /// the fast reader's arena (patcharena.rs), one for each edit (its value element, or None).
-pub type ArenaValues<'v, 'r, 'x, 'a> = Option<&'v [Option<XmlValue<'r, 'x, 'a>>]>;
+pub type ArenaValues<'v, 'x, 'a> = Option<ArenaEdits<'v, 'x, 'a>>;
 
 /// [`patch_keys`] of an XML yang-patch's edits, read as ``_xml_notification`` reads them; its
 /// ``prefix:name`` leaves in ``qnames``; with ``headers``, the feed's too (xmlfeed.rs).
 #[allow(clippy::type_complexity, clippy::too_many_arguments)]
-pub fn xml_patch_keys<'py>(
+pub fn xml_patch_keys<'py, 'd, 'a: 'd>(
     py: Python<'py>,
     names: &mut NameCache,
     walker: &Walker,
-    xml: &[XmlEdit<'_, '_>],
-    arena: ArenaValues<'_, '_, '_, '_>,
+    xml: impl ExactSizeIterator<Item = XmlEdit<'d, 'a>>,
+    arena: ArenaValues<'_, '_, '_>,
     node: &str,
     subscription_id: u32,
     with_xpaths: bool,
@@ -146,7 +162,7 @@ pub fn xml_patch_keys<'py>(
     let mut targets = Targets::new();
     targets.edits.reserve(xml.len());
     for edit in xml {
-        if !OPERATIONS.contains(&edit.operation) {
+        if !is_operation(edit.operation) {
             return Err(Stop);
         }
         let steps = targets.parse(edit.target)?;
@@ -177,7 +193,7 @@ fn edit_keys<'py>(
     names: &mut NameCache,
     walker: &Walker,
     targets: &Targets<'_, '_>,
-    arena: Option<&[Option<XmlValue<'_, '_, '_>>]>,
+    arena: ArenaValues<'_, '_, '_>,
     node: &str,
     subscription_id: u32,
     with_xpaths: bool,
@@ -222,7 +238,7 @@ fn walk_edits<'d>(
     walker: &Walker,
     targets: &Targets<'d, '_>,
     keys: &'d [Cow<'_, str>],
-    arena: Option<&[Option<XmlValue<'_, '_, '_>>]>,
+    arena: ArenaValues<'_, '_, '_>,
     feeds: Option<&Vec<crate::feed::Feed>>,
     mut headers: Option<&mut Vec<Option<Vec<u8>>>>,
     (per_branch, xpaths, values): Spared<'_, 'd>,
@@ -342,7 +358,7 @@ impl Run<'_, '_> {
         branch: &Branch,
         targets: &Targets<'d, '_>,
         keys: &'d [Cow<'_, str>],
-        arena: Option<&[Option<XmlValue<'_, '_, '_>>]>,
+        arena: ArenaValues<'_, '_, '_>,
         values: &mut Vec<Cow<'d, str>>,
         out: &mut O,
     ) -> W<()> {
@@ -354,9 +370,15 @@ impl Run<'_, '_> {
             let operation = edit.operation;
             match arena {
                 None => self.edit(branch, target, keys, edit.value, operation, values, out)?,
-                Some(arena) => {
-                    self.edit(branch, target, keys, arena[at], operation, values, out)?
-                }
+                Some(arena) => self.edit(
+                    branch,
+                    target,
+                    keys,
+                    arena.value(at),
+                    operation,
+                    values,
+                    out,
+                )?,
             }
             values.clear();
         }

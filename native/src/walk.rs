@@ -25,9 +25,9 @@ mod tables;
 pub(crate) use keytext::render;
 use keytext::{compose_in, render_into};
 use patchwalk::recycle;
-pub(crate) use patchwalk::Arena;
 pub use patchwalk::{patch_instances, patch_keys, xml_patch_keys, XmlEdit};
 pub(crate) use patchwalk::{removes, EditOut, Made};
+pub(crate) use patchwalk::{Arena, ArenaEdits};
 pub use tables::Walker;
 pub(crate) use tables::{Branch, Canon, Kind, Step};
 

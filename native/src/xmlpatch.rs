@@ -17,7 +17,7 @@
 use crate::fastframe::{fields, header, push_id, Header};
 use crate::model::py_strip;
 use crate::tape::V;
-use crate::walk::{self, Arena, QNames, XmlEdit};
+use crate::walk::{self, Arena, ArenaEdits, QNames, XmlEdit};
 use crate::xmlfast::{self, same_bytes, Fast, Other, F, NONE};
 use crate::xmlkeys::answer;
 use crate::{state_of, Decoder};
@@ -34,24 +34,50 @@ struct PatchFrame<'f> {
     edits: Vec<(u32, u32, u32)>,
 }
 
+thread_local! {
+    /// [`PatchFrame::edits`]' vector from one document to the next: a vector of a patch's
+    /// size is a request past glibc's small ones, which consolidates its fast bins first.
+    static EDITS: std::cell::Cell<Vec<(u32, u32, u32)>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Vectors longer than this (a patch of some 4,000 edits) are not kept.
+const EDITS_MAX: usize = 1 << 12;
+
+impl Drop for PatchFrame<'_> {
+    fn drop(&mut self) {
+        if self.edits.capacity() <= EDITS_MAX {
+            let mut edits = std::mem::take(&mut self.edits);
+            edits.clear();
+            EDITS.set(edits);
+        }
+    }
+}
+
 /// [`fields`] of an edit's target, operation, value and edit-id (read, and refused twice, by
-/// the reference, unused by the keys): a child's name told by its length first (one
-/// comparison a child, not one for each name).
+/// the reference, unused by the keys): a child's name told by its length first, read from
+/// the element (one comparison a child, not one for each name, and only its bytes read).
+#[inline]
 fn edit_fields(fast: &Fast<'_>, edit: u32) -> F<[u32; 3]> {
     let mut found = [NONE; 4];
-    for child in fast.children(edit) {
-        let local = fast.local(child).as_bytes();
-        let i = match local.len() {
-            6 if same_bytes(local, b"target") => 0,
-            9 if same_bytes(local, b"operation") => 1,
-            5 if same_bytes(local, b"value") => 2,
-            7 if same_bytes(local, b"edit-id") => 3,
+    let mut child = fast.els[edit as usize].first;
+    while child != NONE {
+        let el = &fast.els[child as usize];
+        let at = child;
+        child = el.next;
+        let (i, name): (usize, &[u8]) = match el.local.1 {
+            6 => (0, b"target"),
+            9 => (1, b"operation"),
+            5 => (2, b"value"),
+            7 => (3, b"edit-id"),
             _ => continue,
         };
+        if !same_bytes(fast.local(at).as_bytes(), name) {
+            continue;
+        }
         if found[i] != NONE {
             return Err(Other);
         }
-        found[i] = child;
+        found[i] = at;
     }
     Ok([found[0], found[1], found[2]])
 }
@@ -75,8 +101,10 @@ fn frame<'f>(fast: &'f Fast<'_>, telemetry: &str) -> F<PatchFrame<'f>> {
         return Err(Other);
     }
     // Sized once (grown edit by edit, its reallocations cost a tenth of a 100-edit patch's
-    // walk).
-    let mut edits = Vec::with_capacity(fast.children(patch).count());
+    // walk), in the last document's vector.
+    let mut edits = EDITS.take();
+    edits.clear();
+    edits.reserve(fast.children(patch).count());
     for edit in fast.children(patch) {
         if fast.local(edit) != "edit" {
             continue;
@@ -100,29 +128,39 @@ fn frame<'f>(fast: &'f Fast<'_>, telemetry: &str) -> F<PatchFrame<'f>> {
     })
 }
 
+/// ``py_strip`` with its common case in line: text that starts and ends with a printable
+/// ASCII character (a target's, an operation's) is its own (a call for each otherwise).
+#[inline(always)]
+fn stripped(text: &str) -> &str {
+    match (text.as_bytes().first(), text.as_bytes().last()) {
+        (Some(b'!'..=b'~'), Some(b'!'..=b'~')) => text,
+        _ => py_strip(text),
+    }
+}
+
 /// Each edit's target and operation (stripped), its value ``value`` of its value element
-/// (called for the edits that have one, in order).
-fn xml_edits<'f, 'd, 'a>(
+/// (called for the edits that have one, in order): read by the key pass as it goes, not
+/// collected first.
+fn xml_edits<'f, 'd, 'a: 'd>(
     fast: &'f Fast<'_>,
-    frame: &PatchFrame<'_>,
-    mut value: impl FnMut(u32) -> Option<V<'d, 'a>>,
-) -> Vec<XmlEdit<'d, 'a>>
+    frame: &'f PatchFrame<'_>,
+    mut value: impl FnMut(u32) -> Option<V<'d, 'a>> + 'f,
+) -> impl ExactSizeIterator<Item = XmlEdit<'d, 'a>> + 'f
 where
     'f: 'd,
 {
     frame
         .edits
         .iter()
-        .map(|&(target, operation, element)| XmlEdit {
-            target: py_strip(fast.text(target)),
-            operation: py_strip(fast.text(operation)),
+        .map(move |&(target, operation, element)| XmlEdit {
+            target: stripped(fast.text(target)),
+            operation: stripped(fast.text(operation)),
             value: if element == NONE {
                 None
             } else {
                 value(element)
             },
         })
-        .collect()
 }
 
 impl Decoder {
@@ -171,18 +209,17 @@ impl Decoder {
         let mut found = None;
         if !with_instances {
             let arena = Arena::new(&fast, &table);
-            let values: Vec<_> = frame
-                .edits
-                .iter()
-                .map(|e| (e.2 != NONE).then(|| arena.value(e.2)))
-                .collect();
+            let values = ArenaEdits {
+                arena: &arena,
+                edits: &frame.edits,
+            };
             let edits = xml_edits(&fast, &frame, |_| None);
             match walk::xml_patch_keys(
                 py,
                 &mut state.names,
                 walk,
-                &edits,
-                Some(&values),
+                edits,
+                Some(values),
                 &node_name,
                 frame.subscription_id,
                 with_xpaths,
@@ -220,7 +257,7 @@ impl Decoder {
                     py,
                     &mut state.names,
                     walk,
-                    &edits,
+                    edits,
                     None,
                     &node_name,
                     frame.subscription_id,
