@@ -6,6 +6,7 @@
 //! A child module of walk.rs.
 
 use super::{Branch, Stop, Walker, W};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use std::borrow::Cow;
@@ -83,15 +84,105 @@ fn write(branch: &Branch, values: &[Cow<'_, str>], out: &mut String) {
     }
 }
 
-/// ``_sorted_unique``: by code point (UTF-8 byte order is code point order). The XPaths of
-/// one branch share the template's text up to its first value: compared past it. In place.
-fn sorted_unique(found: &mut Vec<String>, common: usize) {
-    if found.iter().all(|x| x.len() >= common) {
-        found.sort_unstable_by(|a, b| a.as_bytes()[common..].cmp(&b.as_bytes()[common..]));
-    } else {
-        found.sort_unstable();
+/// ``_sorted_unique``: by code point (UTF-8 byte order is code point order), in place. The
+/// XPaths all begin with ``known`` bytes (a branch's template text up to its first value).
+/// One pass over neighbours finds the common prefix of all and whether they are already in
+/// strict order (then nothing to sort nor drop); the sort and the dedup compare past that
+/// prefix, the sort an 8-byte big-endian word first.
+fn sorted_unique<S: AsRef<str>>(found: &mut Vec<S>, known: usize) {
+    let mut common = usize::MAX;
+    let mut ordered = true;
+    for pair in found.windows(2) {
+        let (a, b) = (pair[0].as_ref().as_bytes(), pair[1].as_ref().as_bytes());
+        let from = if a.len() >= known && b.len() >= known {
+            known
+        } else {
+            0
+        };
+        let at = mismatch(a, b, from);
+        common = common.min(at);
+        // in order past ``at``: ``a`` ends there and ``b`` goes on, or ``a``'s byte is lower
+        ordered &= match (a.get(at), b.get(at)) {
+            (None, Some(_)) => true,
+            (Some(x), Some(y)) => x < y,
+            _ => false,
+        };
     }
-    found.dedup();
+    if ordered {
+        return; // none or one, or strictly increasing: sorted and unique already
+    }
+    // Each XPath's eight bytes past the common prefix as a big-endian word (zeros past its
+    // end) and its index: the words sorted, the rest compared only where two tie; then the
+    // XPaths moved into that order, cycle by cycle.
+    let bytes = |index: u32| found[index as usize].as_ref().as_bytes();
+    let mut order: Vec<(u64, u32)> = (0..found.len() as u32)
+        .map(|index| (word(bytes(index), common), index))
+        .collect();
+    order.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then_with(|| bytes(a.1)[common..].cmp(&bytes(b.1)[common..]))
+    });
+    // equal XPaths have equal words: none to drop unless two words tie
+    let tied = order.windows(2).any(|pair| pair[0].0 == pair[1].0);
+    for start in 0..order.len() {
+        let mut at = start;
+        while order[at].1 != u32::MAX {
+            let from = order[at].1 as usize;
+            order[at].1 = u32::MAX;
+            if from == start {
+                break;
+            }
+            found.swap(at, from);
+            at = from;
+        }
+    }
+    if tied {
+        found.dedup_by(|a, b| {
+            let (a, b) = (a.as_ref().as_bytes(), b.as_ref().as_bytes());
+            a.len() == b.len() && a[common..] == b[common..]
+        });
+    }
+}
+
+/// The first index from ``from`` where ``a`` and ``b`` differ (or the shorter one's length);
+/// ``from`` is within both. Eight bytes a step.
+#[inline]
+fn mismatch(a: &[u8], b: &[u8], from: usize) -> usize {
+    let end = a.len().min(b.len());
+    let mut at = from;
+    while at + 8 <= end {
+        let x = u64::from_le_bytes(a[at..at + 8].try_into().unwrap_or_default());
+        let y = u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or_default());
+        if x != y {
+            return at + ((x ^ y).trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    while at < end && a[at] == b[at] {
+        at += 1;
+    }
+    at
+}
+
+/// The eight bytes of ``s`` from ``at`` as a big-endian word, zeros past its end: words that
+/// differ order as the bytes do (a zero past the end ties with a real zero byte, which the
+/// full comparison then settles).
+#[inline(always)]
+fn word(s: &[u8], at: usize) -> u64 {
+    match s.get(at..at + 8) {
+        Some(eight) => u64::from_be_bytes(eight.try_into().unwrap_or_default()),
+        None if at < s.len() && s.len() >= 8 => {
+            // the last eight bytes, those before ``at`` shifted out at the top
+            let last = u64::from_be_bytes(s[s.len() - 8..].try_into().unwrap_or_default());
+            last << (8 * (at + 8 - s.len()))
+        }
+        None => {
+            let rest = s.get(at..).unwrap_or_default();
+            rest.iter()
+                .enumerate()
+                .fold(0, |word, (i, &byte)| word | u64::from(byte) << (56 - 8 * i))
+        }
+    }
 }
 
 /// ``yangkey.messages.encode_key``, written straight into the bytes object.
@@ -116,10 +207,18 @@ fn encode_key<'py, S: AsRef<str>>(
     let joined: usize =
         xpaths.iter().map(|x| x.as_ref().len()).sum::<usize>() + 3 * xpaths.len().saturating_sub(1);
     let size = node.len() + 1 + id.len() + 1 + joined;
-    PyBytes::new_with(py, size, |buffer: &mut [u8]| {
+    // The bytes object's buffer written in place, not zero-filled first as
+    // ``PyBytes::new_with`` does: every byte of it is written below, exactly ``size``.
+    // SAFETY: ``PyBytes_FromStringAndSize(NULL, size)`` answers a new bytes object with
+    // ``size`` bytes of buffer not yet written (or NULL, an error); ``put`` writes within it.
+    unsafe {
+        let object = ffi::PyBytes_FromStringAndSize(std::ptr::null(), size as ffi::Py_ssize_t);
+        let bytes = Bound::from_owned_ptr_or_err(py, object)?.cast_into_unchecked::<PyBytes>();
+        let buffer = ffi::PyBytes_AsString(object).cast::<u8>();
         let mut at = 0;
         let mut put = |part: &[u8]| {
-            buffer[at..at + part.len()].copy_from_slice(part);
+            assert!(part.len() <= size - at, "encode_key: past the buffer");
+            std::ptr::copy_nonoverlapping(part.as_ptr(), buffer.add(at), part.len());
             at += part.len();
         };
         put(node.as_bytes());
@@ -132,8 +231,9 @@ fn encode_key<'py, S: AsRef<str>>(
             }
             put(xpath.as_ref().as_bytes());
         }
-        Ok(())
-    })
+        assert_eq!(at, size, "encode_key: the buffer not filled");
+        Ok(bytes)
+    }
 }
 
 /// The answer of a key pass from each branch's instances (unsorted, may repeat; sorted and
@@ -180,8 +280,7 @@ pub(crate) fn compose_in<'py>(
         ));
     }
     let mut every: Vec<&str> = per_branch.iter().flatten().map(String::as_str).collect();
-    every.sort_unstable();
-    every.dedup();
+    sorted_unique(&mut every, 0);
     let key = encode_key(py, node, subscription_id, &every).map_err(|_| Stop)?;
     let xpaths = xpaths_tuple(py, &every, with_xpaths)?;
     Ok((key.into_any(), branch_keys.into_any(), xpaths))
