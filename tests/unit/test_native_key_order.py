@@ -2,16 +2,16 @@
 
 The native pass sorts each branch's rendered XPaths and drops repeats as the reference's
 ``_sorted_unique`` does (code-point order; UTF-8 byte order is the same): one pass over
-neighbours finds the XPaths' common prefix and whether they arrive in strict order already
-(then no sort), the sort orders the 8-byte big-endian words past that prefix (the rest only
-where two tie) and moves the XPaths into that order, the dedup compares past the prefix and
-runs only where two words tie; several branches' XPaths are merged the same way. The key's bytes are written straight
-into the bytes object (no zero fill first). Every answer here must be the reference's byte for
-byte: names that arrive in order, reversed, shuffled, with repeats, sharing a prefix of every
-length 0..70 (so the first difference falls at every place of an 8-byte word), differing in
-their last byte only, non-ASCII (code point against UTF-16 order), 1 and 1,000 instances; as a
-JSON push-update, a JSON yang-patch (one merge edit each) and an XML push-update, and through a
-subscription of three branches.
+neighbours finds the XPaths' common prefix and whether they arrive in strict order already (then
+no sort), the sort orders the 8-byte big-endian words past that prefix (the rest only where two
+tie) and moves the XPaths into that order, the dedup compares past the prefix and runs only
+where two words tie; several branches' XPaths are merged the same way. The key's bytes are
+written straight into the bytes object (no zero fill first). Every answer here must be the
+reference's byte for byte: names that arrive in order, reversed, shuffled, with repeats, sharing
+a prefix of every length 0..70 (so the first difference falls at every place of an 8-byte word),
+differing in their last byte only, non-ASCII (code point against UTF-16 order), 1 and 1,000
+instances; as a JSON push-update, a JSON yang-patch (one merge edit each) and an XML
+push-update, and through a subscription of three branches.
 
 Skipped when yangkey-native is not installed (``make native`` builds it).
 """
