@@ -285,14 +285,18 @@ pub fn plain_node_name(name: &str) -> bool {
 }
 
 /// Python's ``str.strip()``: its whitespace is Unicode's White_Space plus U+001C..U+001F.
+/// In line: text that starts and ends with a printable ASCII character (most: a yang-patch's
+/// targets and operations, key values) has nothing to strip, a call for the rest.
+#[inline(always)]
 pub fn py_strip(text: &str) -> &str {
-    // Text that starts and ends with a printable ASCII character (most: a yang-patch's
-    // targets and operations) has nothing to strip.
-    if let (Some(&first), Some(&last)) = (text.as_bytes().first(), text.as_bytes().last()) {
-        if (b'!'..=b'~').contains(&first) && (b'!'..=b'~').contains(&last) {
-            return text;
-        }
+    match (text.as_bytes().first(), text.as_bytes().last()) {
+        (Some(b'!'..=b'~'), Some(b'!'..=b'~')) => text,
+        _ => strip_whitespace(text),
     }
+}
+
+#[inline(never)]
+fn strip_whitespace(text: &str) -> &str {
     text.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
 }
 

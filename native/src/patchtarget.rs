@@ -96,7 +96,7 @@ enum Key<'d> {
 pub(super) struct Edit<'d, 'a> {
     pub(super) steps: (usize, usize),
     pub(super) value: Option<V<'d, 'a>>,
-    /// One of [`OPERATIONS`] (the instance feed's ``@op``).
+    /// An operation [`super::is_operation`] takes (the instance feed's ``@op``).
     pub(super) operation: &'d str,
 }
 

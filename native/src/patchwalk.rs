@@ -35,24 +35,15 @@ pub(crate) use patcharena::{Arena, ArenaEdits};
 pub(crate) use patchout::{EditOut, Made};
 pub(crate) use patchtarget::recycle;
 
-/// RFC 8072 section 2.5's edit operations (``notification_model.OPERATIONS``).
-const OPERATIONS: [&str; 7] = [
-    "create", "delete", "insert", "merge", "move", "replace", "remove",
-];
-
-/// Whether ``operation`` is one of [`OPERATIONS`]: told by its length first, then compared
-/// (``[&str]::contains`` compared it against each in turn, a library call each).
+/// Whether ``operation`` is one of RFC 8072 section 2.5's edit operations
+/// (``notification_model.OPERATIONS``): a match, which tells them by length first
+/// (``[&str]::contains`` compared against each in turn, a library call each).
 #[inline(always)]
 fn is_operation(operation: &str) -> bool {
-    let known = match operation.len() {
-        4 => operation == "move",
-        5 => operation == "merge",
-        6 => matches!(operation, "create" | "delete" | "insert" | "remove"),
-        7 => operation == "replace",
-        _ => false,
-    };
-    debug_assert_eq!(known, OPERATIONS.contains(&operation));
-    known
+    matches!(
+        operation,
+        "create" | "delete" | "insert" | "merge" | "move" | "replace" | "remove"
+    )
 }
 
 /// Whether an edit of ``operation`` removes its target (its value, if any, is not read).
@@ -78,12 +69,11 @@ fn edits<'d, 'a>(patch: V<'d, 'a>, targets: &mut Targets<'d, 'a>) -> W<()> {
         // One scan of its members (the last of a name, as dict.get: only the document's
         // duplicates are refused, and the parse refused them).
         let (mut target, mut operation, mut value) = (None, None, None);
-        // (a name told by its length first: one comparison a member)
         for (name, member) in edit.members() {
-            match name.len() {
-                6 if name == "target" => target = Some(member),
-                9 if name == "operation" => operation = Some(member),
-                5 if name == "value" => value = Some(member),
+            match name {
+                "target" => target = Some(member),
+                "operation" => operation = Some(member),
+                "value" => value = Some(member),
                 _ => {}
             }
         }

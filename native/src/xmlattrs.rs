@@ -88,13 +88,8 @@ impl<'a> P<'a> {
     /// The index of a declared namespace name (not empty) in [`Fast::namespaces`]; checked by
     /// [`plain_uri`] the first time the document declares it.
     pub(super) fn intern(&mut self, uri: &'a str) -> F<u32> {
-        match self
-            .fast
-            .namespaces
-            .iter()
-            .position(|n| same_bytes(n.as_bytes(), uri.as_bytes()))
-        {
-            Some(at) => Ok(at as u32),
+        match self.interned(uri) {
+            Some(at) => Ok(at),
             None if checked_uri(uri) => {
                 self.fast.namespaces.push(uri);
                 Ok((self.fast.namespaces.len() - 1) as u32)
@@ -270,18 +265,18 @@ impl<'a> P<'a> {
 
     /// [`P::intern`] of a namespace name [`plain_uri`] took before.
     fn intern_known(&mut self, uri: &'a str) -> u32 {
-        match self
-            .fast
-            .namespaces
-            .iter()
+        self.interned(uri).unwrap_or_else(|| {
+            self.fast.namespaces.push(uri);
+            (self.fast.namespaces.len() - 1) as u32
+        })
+    }
+
+    /// The index of namespace name ``uri`` in [`Fast::namespaces`], if the document has it.
+    #[inline]
+    fn interned(&self, uri: &str) -> Option<u32> {
+        (self.fast.namespaces.iter())
             .position(|n| same_bytes(n.as_bytes(), uri.as_bytes()))
-        {
-            Some(at) => at as u32,
-            None => {
-                self.fast.namespaces.push(uri);
-                (self.fast.namespaces.len() - 1) as u32
-            }
-        }
+            .map(|at| at as u32)
     }
 
     /// Keeps the attribute run just read (from ``start``; its declarations in

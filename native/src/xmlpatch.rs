@@ -59,12 +59,8 @@ impl Drop for PatchFrame<'_> {
 #[inline]
 fn edit_fields(fast: &Fast<'_>, edit: u32) -> F<[u32; 3]> {
     let mut found = [NONE; 4];
-    let mut child = fast.els[edit as usize].first;
-    while child != NONE {
-        let el = &fast.els[child as usize];
-        let at = child;
-        child = el.next;
-        let (i, name): (usize, &[u8]) = match el.local.1 {
+    for at in fast.children(edit) {
+        let (i, name): (usize, &[u8]) = match fast.els[at as usize].local.1 {
             6 => (0, b"target"),
             9 => (1, b"operation"),
             5 => (2, b"value"),
@@ -128,16 +124,6 @@ fn frame<'f>(fast: &'f Fast<'_>, telemetry: &str) -> F<PatchFrame<'f>> {
     })
 }
 
-/// ``py_strip`` with its common case in line: text that starts and ends with a printable
-/// ASCII character (a target's, an operation's) is its own (a call for each otherwise).
-#[inline(always)]
-fn stripped(text: &str) -> &str {
-    match (text.as_bytes().first(), text.as_bytes().last()) {
-        (Some(b'!'..=b'~'), Some(b'!'..=b'~')) => text,
-        _ => py_strip(text),
-    }
-}
-
 /// Each edit's target and operation (stripped), its value ``value`` of its value element
 /// (called for the edits that have one, in order): read by the key pass as it goes, not
 /// collected first.
@@ -153,8 +139,8 @@ where
         .edits
         .iter()
         .map(move |&(target, operation, element)| XmlEdit {
-            target: stripped(fast.text(target)),
-            operation: stripped(fast.text(operation)),
+            target: py_strip(fast.text(target)),
+            operation: py_strip(fast.text(operation)),
             value: if element == NONE {
                 None
             } else {
