@@ -231,6 +231,16 @@ impl<'d, 'a> V<'d, 'a> {
         found
     }
 
+    /// ``dict.get(name)`` of an object none of whose names is given twice (a JSON
+    /// document's: the parse refused any that was): the first member of the name, the scan
+    /// stopping there.
+    #[inline]
+    pub fn first(&self, name: &str) -> Option<V<'d, 'a>> {
+        self.members()
+            .find(|(key, _)| same_name(key, name))
+            .map(|(_, value)| value)
+    }
+
     /// Python's truth value of the decoded value.
     pub fn truthy(&self) -> bool {
         match self.node() {
