@@ -79,7 +79,11 @@ impl<'d, 'a: 'd> EditValue<'d> for V<'d, 'a> {
     fn check_value_keys(self, run: &mut Run<'_, '_>, step: &Step, keys: &[Cow<'_, str>]) -> W<()> {
         let named = step.keys.iter().filter(|k| !k.positional);
         for (slot, wanted) in named.zip(keys) {
-            let Some(given) = self.get(&slot.member) else {
+            let given = match run.unique {
+                true => self.first(&slot.member),
+                false => self.get(&slot.member),
+            };
+            let Some(given) = given else {
                 continue;
             };
             if given.is_null() {

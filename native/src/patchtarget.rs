@@ -9,6 +9,7 @@ use super::super::{Stop, W};
 use crate::tape::V;
 use std::borrow::Cow;
 use std::cell::Cell;
+use std::hash::{BuildHasher, Hasher};
 
 /// ``TargetStep``: module, name, and where its percent-decoded ``=k1,k2`` values are in
 /// [`Targets::keys`] (None: the step names no instance).
@@ -109,7 +110,12 @@ impl<'d, 'a> Targets<'d, 'a> {
             scratch: std::mem::take(&mut spare.scratch),
             edits: recycle(std::mem::take(&mut spare.edits)),
             last: None,
-            cache: spare.cache.take(),
+            cache: spare.cache.take().map(|mut cache| {
+                if cache.map.len() >= CACHE_MAX {
+                    cache.map.clear(); // (``patch._FOUND_MAX``'s way; see ``remember``)
+                }
+                cache
+            }),
             stash: Cell::new(std::mem::take(&mut spare.values)),
         })
     }
@@ -348,6 +354,8 @@ impl<'d> Targets<'d, '_> {
 /// A parsed target kept by its bytes ([`CACHE`]): its steps' names as offsets in the target,
 /// and its key values decoded, one after the other.
 struct Cached {
+    /// The target's bytes (the map's key is their hash).
+    target: Box<[u8]>,
     steps: Vec<CachedStep>,
     /// Each key value's range in ``text``.
     keys: Vec<(u32, u32)>,
@@ -367,10 +375,114 @@ struct CachedStep {
 /// each edit (a tenth of a JSON yang-patch's key pass). The parse depends on the bytes alone
 /// (no schema), so one map per thread serves every decoder. Only targets that parse are
 /// kept: one the parse refuses is parsed (and refused) every time.
-/// (By bytes: a ``[u8]`` hashes its length in one step, a ``str`` a byte 0xff past its bytes.)
-type Cache = std::collections::HashMap<Box<[u8]>, Cached, crate::hashing::Seeded>;
+/// Kept by [`Cache::hash`] of their bytes, each entry holding them: a hit is one hash and one
+/// compare, both inline (a map by the bytes hashed a short tail through a copy, and
+/// compared the key by a library call).
+struct Cache {
+    /// Drawn when the map is made (from the standard library's random keys, as
+    /// hashing.rs's maps): targets are text a device sends, which must not choose their
+    /// hashes.
+    seed: u64,
+    map: std::collections::HashMap<u64, Cached, Taken>,
+}
 
-/// Targets kept at most: past it the map is emptied (``patch._FOUND_MAX``'s way).
+impl Cache {
+    fn new() -> Self {
+        Cache {
+            seed: crate::hashing::Seeded::default().hash_one(0x7461_7267_u64),
+            map: Default::default(),
+        }
+    }
+
+    /// A multiply-rotate of the bytes 8 a step (the last 8 read overlapping the step
+    /// before: no copy of a tail), seeded, and its length.
+    #[inline]
+    fn hash(&self, bytes: &[u8]) -> u64 {
+        const K: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mix = |h: u64, word: u64| (h ^ word).wrapping_mul(K).rotate_left(29);
+        let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default());
+        let n = bytes.len();
+        let mut h = mix(self.seed, n as u64);
+        if n >= 8 {
+            let mut at = 0;
+            while at + 8 < n {
+                h = mix(h, word(at));
+                at += 8;
+            }
+            h = mix(h, word(n - 8));
+        } else {
+            let mut last = 0u64;
+            for (index, &byte) in bytes.iter().enumerate() {
+                last |= (byte as u64) << (8 * index);
+            }
+            h = mix(h, last);
+        }
+        // (murmur3's finish: every bit of the hash mixed into the low ones the map's
+        // buckets take and the high ones its tags take)
+        let h = (h ^ h >> 33).wrapping_mul(0xff51_afd7_ed55_8ccd);
+        let h = (h ^ h >> 33).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^ h >> 33
+    }
+}
+
+/// The map's hasher of [`Cache::hash`]'s hashes: taken as they are.
+#[derive(Clone, Copy, Default)]
+struct Taken;
+
+struct TakenHasher(u64);
+
+impl BuildHasher for Taken {
+    type Hasher = TakenHasher;
+
+    #[inline]
+    fn build_hasher(&self) -> TakenHasher {
+        TakenHasher(0)
+    }
+}
+
+impl Hasher for TakenHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0 ^ byte as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Whether ``a`` and ``b`` are the same bytes: compared inline, 8 a step, the last 8
+/// overlapping the step before (no byte loop for a tail).
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n < 8 {
+        return a == b;
+    }
+    let word =
+        |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or_default());
+    let mut at = 0;
+    while at + 8 < n {
+        if word(a, at) != word(b, at) {
+            return false;
+        }
+        at += 8;
+    }
+    word(a, n - 8) == word(b, n - 8)
+}
+
+/// Targets kept at most: past it none is added, and the next notification empties the map
+/// (``patch._FOUND_MAX``'s way).
 const CACHE_MAX: usize = 4096;
 
 /// Longer targets, and targets of more steps or keys, are not kept: an entry stays below
@@ -381,40 +493,50 @@ const CACHED_LEN_MAX: usize = 256;
 const CACHED_STEPS_MAX: usize = 16;
 
 impl<'d> Targets<'d, '_> {
-    /// A kept target's steps pushed as [`Targets::parse`] would push them.
+    /// A kept target's steps pushed as [`Targets::parse`] would push them: found by one
+    /// hash of its bytes ([`Cache::hash`]) and one compare of them, its steps' names
+    /// rebased onto this target, its key values borrowed from the entry (not copied).
+    #[inline]
     fn cached(&mut self, target: &'d str) -> Option<(usize, usize)> {
         if target.len() > CACHED_LEN_MAX {
             return None;
         }
-        {
-            let cached = self.cache.as_ref()?.get(target.as_bytes())?;
-            let first = self.steps.len();
-            let (text, keys) = (self.text.len(), self.keys.len());
-            self.text.push_str(&cached.text);
-            self.keys.extend(
-                cached
-                    .keys
-                    .iter()
-                    .map(|&(start, end)| Key::Decoded(text + start as usize, text + end as usize)),
-            );
-            // SAFETY: the offsets are those of ``str`` slices of the same bytes (the map's
-            // key), so within them and at character boundaries.
-            let at = |(start, end): (u32, u32)| unsafe {
-                target.get_unchecked(start as usize..end as usize)
-            };
-            self.steps.extend(cached.steps.iter().map(|step| {
-                TargetStep {
-                    module: at(step.module),
-                    name: at(step.name),
-                    keys: step
-                        .keys
-                        .map(|(start, end)| (keys + start as usize, keys + end as usize)),
-                    end: step.end as usize,
-                }
-            }));
-            self.last = Some((target, first, self.steps.len()));
-            Some((first, self.steps.len()))
+        let cache = self.cache.as_ref()?;
+        let cached = cache.map.get(&cache.hash(target.as_bytes()))?;
+        if !same_bytes(&cached.target, target.as_bytes()) {
+            return None; // another target of the same hash: parsed
         }
+        let first = self.steps.len();
+        let keys = self.keys.len();
+        self.keys.extend(cached.keys.iter().map(|&(start, end)| {
+            // SAFETY: the entry's text is a ``String``'s heap buffer, which stays where it is
+            // while the entry is in the map (moving the entry moves no buffer), and no entry
+            // leaves the map while a ``Targets`` holds it (``remember`` only adds hashes not
+            // kept; the map is emptied in ``Targets::new`` only), so the text outlives
+            // ``self.keys`` (read through ``values``, bound to ``&self``). The offsets are
+            // those of ``str`` slices of it (``remember``): character boundaries.
+            let text: &'d str = unsafe {
+                &*(cached.text.get_unchecked(start as usize..end as usize) as *const str)
+            };
+            Key::Raw(text)
+        }));
+        // SAFETY: the offsets are those of ``str`` slices of the same bytes (the entry's
+        // target, equal to ``target``), so within them and at character boundaries.
+        let at = |(start, end): (u32, u32)| unsafe {
+            target.get_unchecked(start as usize..end as usize)
+        };
+        self.steps.extend(cached.steps.iter().map(|step| {
+            TargetStep {
+                module: at(step.module),
+                name: at(step.name),
+                keys: step
+                    .keys
+                    .map(|(start, end)| (keys + start as usize, keys + end as usize)),
+                end: step.end as usize,
+            }
+        }));
+        self.last = Some((target, first, self.steps.len()));
+        Some((first, self.steps.len()))
     }
 
     /// Keeps a target [`Targets::parse`] just parsed into ``steps[first..]``.
@@ -429,6 +551,7 @@ impl<'d> Targets<'d, '_> {
             (start + s.len() <= target.len()).then_some((start as u32, (start + s.len()) as u32))
         };
         let mut cached = Cached {
+            target: target.as_bytes().into(),
             steps: Vec::with_capacity(self.steps.len() - first),
             keys: Vec::new(),
             text: String::new(),
@@ -460,10 +583,14 @@ impl<'d> Targets<'d, '_> {
         if cached.keys.len() > CACHED_STEPS_MAX {
             return;
         }
-        let cache = self.cache.get_or_insert_with(Cache::default);
-        if cache.len() >= CACHE_MAX {
-            cache.clear();
+        let cache = self.cache.get_or_insert_with(Cache::new);
+        // Full: kept as it is until the next notification empties it (``Targets::new``): an
+        // entry leaving the map now could take key values this notification borrows. A hash
+        // kept already (another target of it) keeps its entry, for the same reason.
+        if cache.map.len() >= CACHE_MAX {
+            return;
         }
-        cache.insert(target.as_bytes().into(), cached);
+        let hash = cache.hash(target.as_bytes());
+        cache.map.entry(hash).or_insert(cached);
     }
 }

@@ -118,6 +118,7 @@ pub fn patch_keys<'py>(
         with_xpaths,
         None,
         headers,
+        true, // the parse refused any member named twice
     )
 }
 
@@ -173,10 +174,11 @@ pub fn xml_patch_keys<'py, 'd, 'a: 'd>(
         with_xpaths,
         qnames,
         headers,
+        false,
     )
 }
 
-/// The keys of parsed edits, JSON's or XML's.
+/// The keys of parsed edits, JSON's or XML's (``unique``: [`Run::unique`]).
 #[allow(clippy::type_complexity, clippy::too_many_arguments)]
 fn edit_keys<'py>(
     py: Python<'py>,
@@ -189,6 +191,7 @@ fn edit_keys<'py>(
     with_xpaths: bool,
     qnames: Option<&super::QNames>,
     headers: Option<&mut Vec<Option<Vec<u8>>>>,
+    unique: bool,
 ) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     if !crate::model::plain_node_name(node) {
         return Err(Stop);
@@ -199,7 +202,12 @@ fn edit_keys<'py>(
         (Some(_), Some(feeds)) => Some(feeds),
         (Some(_), None) => return Err(Stop),
     };
-    let mut run = Run { py, names, qnames };
+    let mut run = Run {
+        py,
+        names,
+        qnames,
+        unique,
+    };
     let keys = targets.values();
     let answer = spared(walker.branches.len(), |per_branch, xpaths, values| {
         let spare = (&mut *per_branch, xpaths, values);
@@ -271,6 +279,7 @@ pub fn patch_instances(
         py,
         names,
         qnames: None,
+        unique: true, // a JSON document's edits (the parse refused any member named twice)
     };
     let mut headers = Vec::with_capacity(feeds.len());
     let keys = targets.values();

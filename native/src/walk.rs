@@ -86,6 +86,10 @@ pub(crate) struct Run<'py, 'n> {
     /// An XML document's ``prefix:name`` leaves (xmlkeys.rs): what a converter is handed
     /// for them, as the reference's tree holds them.
     pub qnames: Option<&'n QNames>,
+    /// Whether no object of the tape names a member twice (a JSON document, whose parse
+    /// refused any that did): a member is then found by its first name, the scan stopping
+    /// there (``dict.get`` takes the last).
+    pub unique: bool,
 }
 
 /// The leaves of an XML document's tape whose text is ``prefix:name`` with a prefix in
@@ -285,7 +289,12 @@ pub fn instances(
     qnames: Option<&QNames>,
 ) -> W<Vec<Option<Vec<u8>>>> {
     let feeds = walker.feeds.as_ref().ok_or(Stop)?;
-    let mut run = Run { py, names, qnames };
+    let mut run = Run {
+        py,
+        names,
+        qnames,
+        unique: false,
+    };
     let mut headers = Vec::with_capacity(feeds.len());
     spared(walker.branches.len(), |per_branch, _, values| {
         for ((branch, feed), found) in walker.branches.iter().zip(feeds).zip(per_branch) {
@@ -345,7 +354,12 @@ pub fn keys_with<'py>(
         (Some(_), Some(feeds)) => Some(feeds),
         (Some(_), None) => return Err(Stop),
     };
-    let mut run = Run { py, names, qnames };
+    let mut run = Run {
+        py,
+        names,
+        qnames,
+        unique: false,
+    };
     spared(walker.branches.len(), |per_branch, xpaths, values| {
         for (index, (branch, found)) in walker.branches.iter().zip(&mut *per_branch).enumerate() {
             if let (Some(feeds), Some(headers)) = (feeds, headers.as_deref_mut()) {
