@@ -154,3 +154,31 @@ def test_native_xml_window_cut_at_every_byte(
     tail = raw.rindex(b"<interface") - 200
     for cut in range(tail, len(raw)):
         assert _check(decoder, derivers, fx_schema, raw[:cut], True) == "python"
+
+
+@pytest.mark.parametrize("padded", [False, True])
+@pytest.mark.parametrize(("mark", "keyed"), MARKS)
+def test_native_xml_window_tails(
+    decoder: Any,
+    derivers: dict[str, tuple[KeyDeriver, Any]],
+    fx_schema: SchemaContext,
+    mark: str,
+    keyed: bool | None,
+    padded: bool,
+) -> None:
+    """The mark in the text after a leaf's end tag (a tail, checked and dropped) and after a
+    container's, at places in tails of 0..40 bytes: refused where the reference refuses."""
+    for length in range(0, 41, 3):
+        base = "".join(ALPHABET[n % len(ALPHABET)] for n in range(length))
+        for at in (0, length // 2, length):
+            tail = base[:at] + mark + base[at:]
+            for entry in (
+                f"<interface{DECLARED}><name>k{length}</name>{tail}"
+                "<type>t:ethernetCsmacd</type></interface>",
+                f"<interface{DECLARED}><name>k{length}</name>"
+                f"<type>t:ethernetCsmacd</type></interface>{tail}",
+            ):
+                raw = _document([_entry("first", DECLARED), entry], padded)
+                answered = _check(decoder, derivers, fx_schema, raw, keyed is not None)
+                if keyed is False:
+                    assert answered == "python", (mark, length, at)
