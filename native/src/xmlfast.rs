@@ -19,8 +19,6 @@ use crate::tape::Str;
 mod attrs;
 #[path = "xmlchars.rs"]
 mod chars;
-#[path = "xmlhot.rs"]
-mod hot;
 #[path = "xmlspare.rs"]
 mod spare;
 #[cfg(test)]
@@ -636,7 +634,17 @@ impl<'a> P<'a> {
             return Err(Other);
         }
         p.start_tag()?;
-        p.body()?; // at a '<' (text() stops only there)
+        while !p.open.is_empty() {
+            // at a '<' (text() stops only there)
+            match p.s.get(p.at + 1) {
+                Some(b'/') => p.end_tag()?,
+                Some(b) if name_start(*b) => p.start_tag()?,
+                _ => return Err(Other), // comment, CDATA, PI, or no markup
+            }
+            if !p.open.is_empty() {
+                p.text(false)?; // the tail: checked, not kept
+            }
+        }
         p.skip_ws();
         if p.at != p.s.len() {
             return Err(Other); // anything after the root element
