@@ -352,6 +352,100 @@ pub(super) fn name16(s: &[u8], mut at: usize) -> Option<usize> {
     None
 }
 
+/// The text after a start tag's '>' as [`element32`] found it.
+#[derive(Clone, Copy)]
+pub(super) enum Text {
+    /// It ends at this '<', plain ([`plain16`]'s: no byte [`scan16`] stops at but the '<');
+    /// whether it holds a ':'.
+    Ends(usize, bool),
+    /// Plain up to this offset, the window's end (and whether that holds a ':'): the rest is
+    /// scanned on.
+    Plain(usize, bool),
+    /// A byte [`scan16`] stops at, not a '<': the full scan reads it.
+    Other,
+}
+
+/// A start tag's name and the start of its text read from one window of 32 bytes (two
+/// loads, neither waiting on the other, where [`name16`] then [`plain16`] wait one on the
+/// other): from ``at``, a name's first byte (checked by the caller), where the NCName
+/// characters end, when a '>' ends them within sixteen bytes (else None: the caller reads the
+/// tag as before; and in the input's last 32 bytes); then the [`Text`] after the '>'.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) fn element32(s: &[u8], at: usize) -> Option<(usize, Text)> {
+    use std::arch::x86_64::*;
+    if at + 32 > s.len() {
+        return None;
+    }
+    // SAFETY: SSE2 is part of x86_64; the loads read s[at..at + 32], within the slice.
+    let (names, gts, stops, lts, colons) = unsafe {
+        let splat = |b: u8| _mm_set1_epi8(b as i8);
+        let x = _mm_loadu_si128(s.as_ptr().add(at) as *const __m128i);
+        let y = _mm_loadu_si128(s.as_ptr().add(at + 16) as *const __m128i);
+        // name16's classes: signed compares, bytes from 0x80 on below every bound
+        let within = |x: __m128i, lo: u8, hi: u8| {
+            _mm_and_si128(
+                _mm_cmpgt_epi8(x, splat(lo - 1)),
+                _mm_cmplt_epi8(x, splat(hi + 1)),
+            )
+        };
+        let letter = within(_mm_or_si128(x, splat(0x20)), b'a', b'z');
+        let digit_dash_dot = within(x, b'-', b'9'); // - . / 0-9
+        let name = _mm_or_si128(
+            _mm_or_si128(letter, _mm_cmpeq_epi8(x, splat(b'_'))),
+            _mm_andnot_si128(_mm_cmpeq_epi8(x, splat(b'/')), digit_dash_dot),
+        );
+        // scan16's stops: '<', '&', ']', 0xEF, controls but tab and line feed
+        let stop = |x: __m128i| {
+            let control = _mm_andnot_si128(
+                _mm_or_si128(
+                    _mm_cmpeq_epi8(x, splat(b'\t')),
+                    _mm_cmpeq_epi8(x, splat(b'\n')),
+                ),
+                _mm_cmpeq_epi8(_mm_min_epu8(x, splat(0x1F)), x),
+            );
+            _mm_or_si128(
+                _mm_or_si128(
+                    _mm_cmpeq_epi8(x, splat(b'<')),
+                    _mm_cmpeq_epi8(x, splat(b'&')),
+                ),
+                _mm_or_si128(
+                    _mm_or_si128(
+                        _mm_cmpeq_epi8(x, splat(b']')),
+                        _mm_cmpeq_epi8(x, splat(0xEF)),
+                    ),
+                    control,
+                ),
+            )
+        };
+        let mask = |v: __m128i| _mm_movemask_epi8(v) as u32;
+        let both =
+            |b: u8| mask(_mm_cmpeq_epi8(x, splat(b))) | mask(_mm_cmpeq_epi8(y, splat(b))) << 16;
+        (
+            mask(name),
+            mask(_mm_cmpeq_epi8(x, splat(b'>'))),
+            mask(stop(x)) | mask(stop(y)) << 16,
+            both(b'<'),
+            both(b':'),
+        )
+    };
+    let end = (!names & 0xFFFF).trailing_zeros(); // 16: no end within the first block
+    if end == 16 || gts >> end & 1 == 0 {
+        return None;
+    }
+    // the text's bits: from end + 1 on
+    let text = !((2u32 << end) - 1);
+    let stop = (stops & text).trailing_zeros(); // 32: none in the window
+    let colon = colons & text & ((1u64 << stop) - 1) as u32 != 0;
+    let (end, stop) = (end as usize, stop as usize);
+    let text = match (lts as u64) >> stop & 1 {
+        _ if stop == 32 => Text::Plain(at + 32, colon),
+        1 => Text::Ends(at + stop, colon),
+        _ => Text::Other,
+    };
+    Some((at + end, text))
+}
+
 /// From ``at``, sixteen bytes at a time (SSE2), the first byte an attribute value's scan
 /// looks at ([`in_value`]'s), or the first of the last block shorter than sixteen bytes.
 #[cfg(target_arch = "x86_64")]
@@ -385,6 +479,16 @@ pub(super) fn value16(s: &[u8], mut at: usize, quote: u8) -> usize {
         }
     }
     at
+}
+
+/// ``data`` as text when it is UTF-8 (``str::from_utf8``), an ASCII document checked
+/// sixteen bytes at a time first (most notifications are ASCII).
+pub fn utf8(data: &[u8]) -> Option<&str> {
+    if ascii(data) {
+        // SAFETY: ASCII is UTF-8.
+        return Some(unsafe { std::str::from_utf8_unchecked(data) });
+    }
+    std::str::from_utf8(data).ok()
 }
 
 /// Whether every byte of ``s`` is ASCII (SSE2: sixteen bytes at a time, the rest one by
@@ -428,6 +532,13 @@ pub(super) fn value16(_s: &[u8], at: usize, _quote: u8) -> usize {
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 pub(super) fn name16(_s: &[u8], _at: usize) -> Option<usize> {
+    None
+}
+
+/// [`element32`] elsewhere: the caller reads the tag's name, then its text.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+pub(super) fn element32(_s: &[u8], _at: usize) -> Option<(usize, Text)> {
     None
 }
 

@@ -26,8 +26,8 @@ mod spare;
 mod tests;
 
 use attrs::{Known, Run, MEMO_FROM, NAME_SLOTS};
-pub use chars::same_bytes;
-use chars::{decode, is_ws, name_start, not_name, stops, word, NAME, STOP};
+use chars::{decode, is_ws, name_start, not_name, stops, word, Text, NAME, STOP};
+pub use chars::{same_bytes, utf8};
 use spare::{keep_scope, lend_scope, relent, spare_arena, BUFFERS};
 
 pub const NONE: u32 = u32::MAX;
@@ -332,6 +332,13 @@ impl<'a> P<'a> {
         self.text_run(keep)
     }
 
+    /// Plain text from here to ``end`` (a '<'), found by the start tag's window.
+    #[inline(always)]
+    fn text_to(&mut self, end: usize, colon: bool) -> (Str<'a>, bool) {
+        let from = std::mem::replace(&mut self.at, end);
+        (Str::borrowed(from, end - from), colon)
+    }
+
     /// [`P::text`] of text that is not empty, out of line (most text is empty: a
     /// container's, a tail without indentation).
     #[inline(never)]
@@ -398,8 +405,19 @@ impl<'a> P<'a> {
 
     #[inline(always)]
     fn start_tag(&mut self) -> F<()> {
+        // Most elements: the name and the text read from one window (chars::element32).
         self.at += 1; // '<'
-        let (prefix, local) = self.tag_name()?;
+        let window = chars::element32(self.s, self.at);
+        #[cfg(test)]
+        let window = window.filter(|_| tests::WINDOW.get());
+        let (prefix, local) = match window {
+            Some((end, _)) => {
+                let start = self.at;
+                self.at = end;
+                (None, (start, end))
+            }
+            None => self.tag_name()?,
+        };
         let name_end = self.at;
         let mark = self.scope.len();
         let mut default = self.default;
@@ -429,10 +447,14 @@ impl<'a> P<'a> {
         }
         let decls = self.declare(mark);
         // The element whole, its text read first: one write of each field.
-        let (text, colon) = if empty {
-            (Str::borrowed(0, 0), false)
-        } else {
-            self.text(true)?
+        let (text, colon) = match window {
+            _ if empty => (Str::borrowed(0, 0), false),
+            Some((_, Text::Ends(end, colon))) => self.text_to(end, colon),
+            Some((_, Text::Plain(on, colon))) => match chars::plain16(self.s, on) {
+                Some((end, more)) => self.text_to(end, colon | more),
+                None => self.text(true)?,
+            },
+            _ => self.text(true)?,
         };
         self.fast.els.push(El {
             local: (local.0 as u32, (local.1 - local.0) as u32),
@@ -527,16 +549,6 @@ impl<'a> P<'a> {
         self.scope.truncate(open.scope);
         Ok(())
     }
-}
-
-/// ``data`` as text when it is UTF-8 (``str::from_utf8``), an ASCII document checked
-/// sixteen bytes at a time first (most notifications are ASCII).
-pub fn utf8(data: &[u8]) -> Option<&str> {
-    if chars::ascii(data) {
-        // SAFETY: ASCII is UTF-8.
-        return Some(unsafe { std::str::from_utf8_unchecked(data) });
-    }
-    std::str::from_utf8(data).ok()
 }
 
 /// Read ``input`` (UTF-8 text starting with '<') into the arena; [`Other`]: the full parser.

@@ -125,3 +125,150 @@ fn attribute_runs_across_documents() {
         check(doc);
     }
 }
+
+thread_local! {
+    /// Whether start tags are read through [`super::chars::element32`]'s window (off: the
+    /// name, then the text, one scan after the other, as before it).
+    pub(super) static WINDOW: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+/// ``doc`` read with the window and without: both refused, or the same arena (every
+/// element's fields, the namespaces, the declarations), which is roxmltree's tree.
+fn same_both_ways(doc: &str) -> bool {
+    WINDOW.set(false);
+    let general = parse(doc);
+    WINDOW.set(true);
+    let window = parse(doc);
+    let (general, window) = match (general, window) {
+        (Err(_), Err(_)) => return false,
+        (Ok(general), Ok(window)) => (general, window),
+        (general, _) => panic!(
+            "taken only {}: {doc:?}",
+            ["with", "without"][general.is_ok() as usize]
+        ),
+    };
+    assert_eq!(general.els.len(), window.els.len(), "{doc:?}");
+    for (n, (a, b)) in general.els.iter().zip(&window.els).enumerate() {
+        let el = n as u32;
+        assert_eq!(
+            (a.local, a.ns, a.first, a.next, a.scope_colon),
+            (b.local, b.ns, b.first, b.next, b.scope_colon),
+            "{doc:?} element {n}"
+        );
+        assert_eq!(general.text(el), window.text(el), "{doc:?} element {n}");
+    }
+    assert_eq!(general.namespaces, window.namespaces, "{doc:?}");
+    let decls =
+        |f: &Fast<'_>| -> Vec<_> { f.decls.iter().map(|d| (d.prefix, d.ns, d.up)).collect() };
+    assert_eq!(decls(&general), decls(&window), "{doc:?}");
+    let tree = roxmltree::Document::parse(doc).expect(doc);
+    same_tree(&window, 0, tree.root_element(), doc);
+    true
+}
+
+/// Texts with what the window must leave to the full scan (references, ']]>', CDATA, a
+/// comment, a PI, controls, CR, U+FFFF) or may take (':', tab, line feed, '>', ']', U+FFFD,
+/// non-ASCII), each at every place in a text of up to 40 bytes.
+fn texts() -> Vec<String> {
+    let marks = [
+        "&amp;",
+        "&#58;",
+        "&bogus;",
+        "&",
+        "]]>",
+        "]",
+        "<![CDATA[c]]>",
+        "<!--c-->",
+        "<?pi x?>",
+        ":",
+        "\t",
+        "\n",
+        "\r",
+        "\u{1}",
+        "\u{FFFF}",
+        "\u{FFFE}",
+        "\u{FFFD}",
+        "é",
+        ">",
+        "t:a",
+        "\"'",
+    ];
+    let mut out: Vec<String> = (0..=40).map(|n| "x".repeat(n)).collect();
+    for mark in marks {
+        for at in [
+            0, 1, 2, 5, 8, 12, 13, 14, 15, 16, 17, 18, 20, 25, 28, 29, 30, 31, 32, 33, 36,
+        ] {
+            out.push(format!(
+                "{}{mark}{}",
+                "y".repeat(at),
+                "z".repeat(40 - at.min(40))
+            ));
+            out.push(format!("{}{mark}", "y".repeat(at)));
+        }
+    }
+    out
+}
+
+/// Leaves, containers, empty elements and tags with attributes (both quotes, a '>' in a
+/// value, white space, a prefix) of names 1..40 bytes long, after a padding of 0..32 bytes
+/// (the window's place in the input), and each document cut at every length.
+#[test]
+fn window_is_the_general_reading() {
+    let alphabet = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let names: Vec<String> = (1..=40)
+        .map(|len| (0..len).map(|n| alphabet[n % 36] as char).collect())
+        .chain(["a-b".into(), "a.b".into(), "a_b".into(), "a/b".into()])
+        .collect();
+    let texts = texts();
+    let mut taken = 0;
+    let mut count = 0;
+    for pad in 0..=32 {
+        let padding = format!("<p>{}</p>", "q".repeat(pad));
+        for (n, name) in names.iter().enumerate() {
+            let text = &texts[(n * 7 + pad) % texts.len()];
+            let kinds = [
+                format!("<{name}>{text}</{name}>"),
+                format!("<{name}>{text}<c>t:v</c></{name}>"),
+                format!("<{name}>{text}</{name}><n>t:w</n>"),
+                format!("<{name}/><{name}>{text}</{name} >"),
+                format!("<{name} a=\"1>2\">{text}</{name}>"),
+                format!("<{name} a='1'>{text}</{name}><{name}\t>{text}</{name}>"),
+                format!("<t:{name}>{text}</t:{name}><{name} xmlns:u=\"{OTHER}\">u:{text}</{name}>"),
+                format!("<{name}>{text}</{name}x>"),
+            ];
+            for kind in &kinds {
+                let doc = format!("<r xmlns:t=\"{IANA}\">{padding}{kind}<l>{text}</l></r>");
+                count += 1;
+                taken += same_both_ways(&doc) as usize;
+                for cut in (0..doc.len()).filter(|&c| doc.is_char_boundary(c)) {
+                    assert!(!same_both_ways(&doc[..cut]), "{doc:?} cut at {cut}");
+                }
+            }
+        }
+    }
+    for text in &texts {
+        for pad in 0..=32 {
+            let doc = format!(
+                "<r><p>{}</p><l>{text}</l><m>{text}</m></r>",
+                "q".repeat(pad)
+            );
+            count += 1;
+            taken += same_both_ways(&doc) as usize;
+        }
+    }
+    // deep documents: the depth limit (128 open elements) with a window's leaf at the bottom
+    for depth in [126, 127, 128, 129] {
+        let doc = format!(
+            "{}<l>t:x</l><m>{}</m>{}",
+            "<d>".repeat(depth),
+            "y".repeat(20),
+            "</d>".repeat(depth)
+        );
+        count += 1;
+        let read = same_both_ways(&doc);
+        assert_eq!(read, depth < 128, "{depth}");
+        taken += read as usize;
+    }
+    // both taken and refused documents in numbers
+    assert!(taken > count / 3 && taken < count, "{taken} of {count}");
+}
