@@ -270,8 +270,8 @@ impl<'d, 'a> V<'d, 'a> {
 
 /// ``a == b`` for member names: names of up to 16 bytes compared in two loads each, up to 32
 /// (a module-qualified name) in four, longer ones by their first 8 bytes before the
-/// library's compare. A member scan compares mostly
-/// names that differ, of a few bytes each; the library compare was a call per member.
+/// library's compare. A member scan compares mostly names that differ, of a few bytes each;
+/// the library compare was a call per member.
 #[inline(always)]
 pub fn same_name(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
