@@ -6,10 +6,11 @@
 //! A child module of patchwalk.rs, which matches the steps against the walker's branches.
 
 use super::super::{Stop, W};
+use crate::hashing::{Seeded, Taken};
 use crate::tape::V;
+use crate::xmlfast::same_bytes;
 use std::borrow::Cow;
 use std::cell::Cell;
-use std::hash::{BuildHasher, Hasher};
 
 /// ``TargetStep``: module, name, and where its percent-decoded ``=k1,k2`` values are in
 /// [`Targets::keys`] (None: the step names no instance).
@@ -375,110 +376,24 @@ struct CachedStep {
 /// each edit (a tenth of a JSON yang-patch's key pass). The parse depends on the bytes alone
 /// (no schema), so one map per thread serves every decoder. Only targets that parse are
 /// kept: one the parse refuses is parsed (and refused) every time.
-/// Kept by [`Cache::hash`] of their bytes, each entry holding them: a hit is one hash and one
-/// compare, both inline (a map by the bytes hashed a short tail through a copy, and
-/// compared the key by a library call).
+///
+/// Kept by the seeded hash of their bytes ([`Seeded::hash_bytes`]), each entry holding them:
+/// a hit is one hash and one compare, both inline (a map by the bytes hashed a short tail
+/// through a copy, and compared the key by a library call).
 struct Cache {
-    /// Drawn when the map is made (from the standard library's random keys, as
-    /// hashing.rs's maps): targets are text a device sends, which must not choose their
-    /// hashes.
-    seed: u64,
+    /// Drawn when the map is made: targets are text a device sends, which must not choose
+    /// their hashes.
+    seed: Seeded,
     map: std::collections::HashMap<u64, Cached, Taken>,
 }
 
 impl Cache {
     fn new() -> Self {
         Cache {
-            seed: crate::hashing::Seeded::default().hash_one(0x7461_7267_u64),
+            seed: Seeded::default(),
             map: Default::default(),
         }
     }
-
-    /// A multiply-rotate of the bytes 8 a step (the last 8 read overlapping the step
-    /// before: no copy of a tail), seeded, and its length.
-    #[inline]
-    fn hash(&self, bytes: &[u8]) -> u64 {
-        const K: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mix = |h: u64, word: u64| (h ^ word).wrapping_mul(K).rotate_left(29);
-        let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default());
-        let n = bytes.len();
-        let mut h = mix(self.seed, n as u64);
-        if n >= 8 {
-            let mut at = 0;
-            while at + 8 < n {
-                h = mix(h, word(at));
-                at += 8;
-            }
-            h = mix(h, word(n - 8));
-        } else {
-            let mut last = 0u64;
-            for (index, &byte) in bytes.iter().enumerate() {
-                last |= (byte as u64) << (8 * index);
-            }
-            h = mix(h, last);
-        }
-        // (murmur3's finish: every bit of the hash mixed into the low ones the map's
-        // buckets take and the high ones its tags take)
-        let h = (h ^ h >> 33).wrapping_mul(0xff51_afd7_ed55_8ccd);
-        let h = (h ^ h >> 33).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        h ^ h >> 33
-    }
-}
-
-/// The map's hasher of [`Cache::hash`]'s hashes: taken as they are.
-#[derive(Clone, Copy, Default)]
-struct Taken;
-
-struct TakenHasher(u64);
-
-impl BuildHasher for Taken {
-    type Hasher = TakenHasher;
-
-    #[inline]
-    fn build_hasher(&self) -> TakenHasher {
-        TakenHasher(0)
-    }
-}
-
-impl Hasher for TakenHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = (self.0 ^ byte as u64).wrapping_mul(0x100_0000_01b3);
-        }
-    }
-
-    #[inline]
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// Whether ``a`` and ``b`` are the same bytes: compared inline, 8 a step, the last 8
-/// overlapping the step before (no byte loop for a tail).
-#[inline]
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    if n < 8 {
-        return a == b;
-    }
-    let word =
-        |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or_default());
-    let mut at = 0;
-    while at + 8 < n {
-        if word(a, at) != word(b, at) {
-            return false;
-        }
-        at += 8;
-    }
-    word(a, n - 8) == word(b, n - 8)
 }
 
 /// Targets kept at most: past it none is added, and the next notification empties the map
@@ -502,7 +417,7 @@ impl<'d> Targets<'d, '_> {
             return None;
         }
         let cache = self.cache.as_ref()?;
-        let cached = cache.map.get(&cache.hash(target.as_bytes()))?;
+        let cached = cache.map.get(&cache.seed.hash_bytes(target.as_bytes()))?;
         if !same_bytes(&cached.target, target.as_bytes()) {
             return None; // another target of the same hash: parsed
         }
@@ -590,7 +505,7 @@ impl<'d> Targets<'d, '_> {
         if cache.map.len() >= CACHE_MAX {
             return;
         }
-        let hash = cache.hash(target.as_bytes());
+        let hash = cache.seed.hash_bytes(target.as_bytes());
         cache.map.entry(hash).or_insert(cached);
     }
 }
