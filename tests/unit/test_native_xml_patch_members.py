@@ -170,13 +170,13 @@ def test_native_xml_patch_orders(
         keyed(xml_change(edit(f"{IF}=eth0", interface(body), order)), decoder, fx_schema)
 
 
-@pytest.mark.parametrize("count", [1, 1000])
+@pytest.mark.parametrize("count", [1, 1000, 4500])
 @pytest.mark.parametrize("wrong", [None, "first", "last"])
 def test_native_xml_patch_many(
     decoder: Any, fx_schema: SchemaContext, count: int, wrong: str | None
 ) -> None:
-    """1 and 1,000 edits, every entry's key the target's, or one (the first or the last)
-    differing in its last byte."""
+    """1, 1,000 and 4,500 edits (more than the edits vector kept between documents), every
+    entry's key the target's, or one (the first or the last) differing in its last byte."""
     edits = []
     for i in range(count):
         name = f"eth{i}"
