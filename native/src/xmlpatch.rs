@@ -100,7 +100,9 @@ fn frame<'f>(fast: &'f Fast<'_>, telemetry: &str) -> F<PatchFrame<'f>> {
     // walk), in the last document's vector.
     let mut edits = EDITS.take();
     edits.clear();
-    edits.reserve(fast.children(patch).count());
+    // (at most one edit in three elements after the patch's: an edit, its target and
+    // operation; no count of its children first, a walk through them)
+    edits.reserve(((fast.els.len() - patch as usize) / 3).min(EDITS_MAX));
     for edit in fast.children(patch) {
         if fast.local(edit) != "edit" {
             continue;
