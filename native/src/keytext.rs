@@ -113,12 +113,16 @@ fn sorted_unique<S: AsRef<str>>(found: &mut Vec<S>, known: usize) {
     }
     // Each XPath's eight bytes past the common prefix as a big-endian word (zeros past its
     // end) and its index: the words sorted, the rest compared only where two tie; then the
-    // XPaths moved into that order, cycle by cycle.
+    // XPaths moved into that order, cycle by cycle. A stable sort (a merge sort that finds
+    // runs) for the order XPaths arrive in: a router numbers its instances, which in
+    // code-point order are a few interleaved ascending runs (0..9, 10..99, 100..999); at
+    // 1,000 it takes some 50k instructions where the unstable sort took 168k. Equal words
+    // are equal XPaths or differ later: the order among equals does not matter.
     let bytes = |index: u32| found[index as usize].as_ref().as_bytes();
     let mut order: Vec<(u64, u32)> = (0..found.len() as u32)
         .map(|index| (word(bytes(index), common), index))
         .collect();
-    order.sort_unstable_by(|a, b| {
+    order.sort_by(|a, b| {
         a.0.cmp(&b.0)
             .then_with(|| bytes(a.1)[common..].cmp(&bytes(b.1)[common..]))
     });
