@@ -360,7 +360,7 @@ pub fn keys<'py>(
     with_xpaths: bool,
     headers: Option<&mut Vec<Option<Vec<u8>>>>,
 ) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-    keys_in(
+    keys_with(
         py,
         names,
         walker,
@@ -370,11 +370,11 @@ pub fn keys<'py>(
         with_xpaths,
         headers,
         None,
-        true, // a JSON document: its parse refused any member named twice
     )
 }
 
-/// [`keys`] of a tape an XML document was converted into, with its ``prefix:name`` leaves.
+/// [`keys`] of a tape an XML document was converted into, with its ``prefix:name`` leaves
+/// (``qnames``; None: a JSON document's tape, [`Run::unique`]).
 #[allow(clippy::too_many_arguments)]
 pub fn keys_with<'py>(
     py: Python<'py>,
@@ -384,36 +384,8 @@ pub fn keys_with<'py>(
     node: &str,
     subscription_id: u32,
     with_xpaths: bool,
-    headers: Option<&mut Vec<Option<Vec<u8>>>>,
-    qnames: Option<&QNames>,
-) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-    keys_in(
-        py,
-        names,
-        walker,
-        data,
-        node,
-        subscription_id,
-        with_xpaths,
-        headers,
-        qnames,
-        false,
-    )
-}
-
-/// [`keys_with`]; ``unique``: [`Run::unique`].
-#[allow(clippy::too_many_arguments)]
-fn keys_in<'py>(
-    py: Python<'py>,
-    names: &mut NameCache,
-    walker: &Walker,
-    data: V<'_, '_>,
-    node: &str,
-    subscription_id: u32,
-    with_xpaths: bool,
     mut headers: Option<&mut Vec<Option<Vec<u8>>>>,
     qnames: Option<&QNames>,
-    unique: bool,
 ) -> W<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     if !plain_node_name(node) {
         return Err(Stop);
@@ -428,7 +400,9 @@ fn keys_in<'py>(
         py,
         names,
         qnames,
-        unique,
+        // without ``prefix:name`` leaves, a JSON document: its parse refused any member
+        // named twice
+        unique: qnames.is_none(),
     };
     spared(walker.branches.len(), |per_branch, xpaths, values| {
         for (index, (branch, found)) in walker.branches.iter().zip(&mut *per_branch).enumerate() {
