@@ -78,6 +78,13 @@ def json_raw(edits: list[dict[str, Any]]) -> bytes:
     return change(edits)
 
 
+def patch_raw(shape: str, edits: list[dict[str, Any]], namespaces: dict[str, str]) -> bytes:
+    """A yang-patch of ``edits`` in JSON or, ``shape`` "xml", in XML."""
+    if shape == "json":
+        return change(edits)
+    return xml_change("".join(xml_edit(e, namespaces) for e in edits))
+
+
 @pytest.mark.parametrize("shape", ["json", "xml"])
 @pytest.mark.parametrize("text", [IF, f"{IF}/name"])
 def test_native_patch_cache_same_shape_other_keys(
@@ -95,9 +102,7 @@ def test_native_patch_cache_same_shape_other_keys(
             edit("merge", t, value(decoded(t))) if with_value else edit("delete", t)
             for t in targets
         ]
-        if shape == "json":
-            return change(edits)
-        return xml_change("".join(xml_edit(e, namespaces) for e in edits))
+        return patch_raw(shape, edits, namespaces)
 
     answered = []
     for _ in range(2):
@@ -124,9 +129,7 @@ def test_native_patch_cache_bad_after_good(
 
     def raw(targets: list[str]) -> bytes:
         edits = [edit("delete", t) for t in targets]
-        if shape == "json":
-            return change(edits)
-        return xml_change("".join(xml_edit(e, namespaces) for e in edits))
+        return patch_raw(shape, edits, namespaces)
 
     good = f"{IF}=eth%2F0"
     assert check(decoder, deriver, raw([good]), ns, entry) == "native"

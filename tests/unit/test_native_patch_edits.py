@@ -18,9 +18,9 @@ import itertools
 from typing import Any
 
 import pytest
-from native_helpers import native_answer, reference, same
+from test_native_patch_cache import check, patch_raw, value
 from test_native_patch_native import change, edit
-from test_native_patch_xml import module_namespaces, xml_change, xml_edit
+from test_native_patch_xml import module_namespaces
 
 from yangkey.keys import KeyDeriver
 from yangkey.schema import SchemaContext
@@ -29,20 +29,6 @@ from yangkey.templates import compile_subscription
 IF = "/ietf-interfaces:interfaces/interface"
 KEPT = f"{IF}=eth%2F0"
 OPERATIONS = ["create", "delete", "insert", "merge", "move", "replace", "remove", "patch", ""]
-
-
-def value(name: str) -> dict[str, Any]:
-    return {"ietf-interfaces:interface": [{"name": name, "enabled": True}]}
-
-
-def check(decoder: Any, deriver: KeyDeriver, raw: bytes, ns: dict[str, str], entry: str) -> str:
-    """The native answer is the reference's; where the reference raises, the native pass
-    answers None (the reference words the error)."""
-    want = reference(deriver, raw, ns, "dflt")
-    if want[0] == "error":
-        assert native_answer(decoder, deriver, raw, ns, "dflt", entry) is None, raw
-        return "python"
-    return same(decoder, deriver, raw, ns, "dflt", entry)
 
 
 def near(target: str) -> list[str]:
@@ -67,9 +53,7 @@ def test_native_patch_edits_near_a_kept_target(
 
     def raw(targets: list[str]) -> bytes:
         edits = [edit("delete", t) for t in targets]
-        if shape == "json":
-            return change(edits)
-        return xml_change("".join(xml_edit(e, namespaces) for e in edits))
+        return patch_raw(shape, edits, namespaces)
 
     assert check(decoder, deriver, raw([KEPT]), ns, entry) == "native"
     answered = []
@@ -141,9 +125,7 @@ def test_native_patch_edits_thousand_edits(
 
     def raw(targets: list[str]) -> bytes:
         edits = [edit("merge", t, value(n)) for t, n in zip(targets, names, strict=True)]
-        if shape == "json":
-            return change(edits)
-        return xml_change("".join(xml_edit(e, namespaces) for e in edits))
+        return patch_raw(shape, edits, namespaces)
 
     assert check(decoder, deriver, raw(targets), ns, entry) == "native"
     assert check(decoder, deriver, raw(targets), ns, entry) == "native"
