@@ -6,9 +6,7 @@
 //! A child module of patchwalk.rs, which matches the steps against the walker's branches.
 
 use super::super::{Stop, W};
-use crate::hashing::{Seeded, Taken};
 use crate::tape::V;
-use crate::xmlfast::same_bytes;
 use std::borrow::Cow;
 use std::cell::Cell;
 
@@ -37,8 +35,8 @@ pub(super) struct Targets<'d, 'a> {
     /// The last target parsed, and where its steps are.
     last: Option<(&'d str, usize, usize)>,
     /// Targets parsed before ([`Spare::cache`]'s, while this lives; None: none kept yet,
-    /// made by the first kept). An Option, so giving it back leaves no map made in its place
-    /// (a new map draws its hash seed: some 150 instructions a notification).
+    /// made by the first kept). An Option, so giving it back leaves no table made in its place
+    /// (a new table draws its hash seeds and 64 slots).
     cache: Option<Cache>,
     /// The key values' vector of [`Targets::values`], emptied, between two uses.
     stash: Cell<Vec<Cow<'static, str>>>,
@@ -87,10 +85,14 @@ pub(crate) fn recycle<T, U>(mut vector: Vec<T>) -> Vec<U> {
     vector.into_iter().map(|_| unreachable!()).collect()
 }
 
-/// A key value as the target writes it, or decoded: ``Targets::text[start..end]``.
+/// A key value as the target writes it, or decoded: ``Targets::text[start..end]``, or kept
+/// with its target: ``Cache::text[start..end]`` (the cache's text is only emptied when a
+/// ``Targets`` is made, before any key of it exists).
+#[derive(Clone, Copy)]
 enum Key<'d> {
     Raw(&'d str),
     Decoded(usize, usize),
+    Cached(u32, u32),
 }
 
 /// An edit as the key pass reads it: where its target's steps are in [`Targets::steps`],
@@ -112,8 +114,8 @@ impl<'d, 'a> Targets<'d, 'a> {
             edits: recycle(std::mem::take(&mut spare.edits)),
             last: None,
             cache: spare.cache.take().map(|mut cache| {
-                if cache.map.len() >= CACHE_MAX {
-                    cache.map.clear(); // (``patch._FOUND_MAX``'s way; see ``remember``)
+                if cache.len >= CACHE_MAX {
+                    cache.clear(); // (``patch._FOUND_MAX``'s way; see ``remember``)
                 }
                 cache
             }),
@@ -265,6 +267,10 @@ const DELIMITER: [bool; 256] = {
     table
 };
 
+#[path = "targetcache.rs"]
+mod targetcache;
+use targetcache::{Cache, CachedStep, Value};
+
 impl Drop for Targets<'_, '_> {
     fn drop(&mut self) {
         SPARE.with_borrow_mut(|spare| {
@@ -339,9 +345,16 @@ impl<'d> Targets<'d, '_> {
     /// notification: give it back with [`Targets::keep_values`]).
     pub(super) fn values(&self) -> Vec<Cow<'_, str>> {
         let mut values = recycle(self.stash.take());
+        let kept = self.cache.as_ref().map_or("", |cache| cache.text.as_str());
         values.extend(self.keys.iter().map(|key| match *key {
             Key::Raw(text) => Cow::Borrowed(text),
             Key::Decoded(start, end) => Cow::Borrowed(&self.text[start..end]),
+            // SAFETY: the range is a kept key value's, pushed whole into the cache's text,
+            // which only grows while this ``Targets`` lives: within it, at character
+            // boundaries.
+            Key::Cached(start, end) => {
+                Cow::Borrowed(unsafe { kept.get_unchecked(start as usize..end as usize) })
+            }
         }));
         values
     }
@@ -352,56 +365,12 @@ impl<'d> Targets<'d, '_> {
     }
 }
 
-/// A parsed target kept by its bytes ([`CACHE`]): its steps' names as offsets in the target,
-/// and its key values decoded, one after the other.
-struct Cached {
-    /// The target's bytes (the map's key is their hash).
-    target: Box<[u8]>,
-    steps: Vec<CachedStep>,
-    /// Each key value's range in ``text``.
-    keys: Vec<(u32, u32)>,
-    text: String,
-}
-
-/// A [`TargetStep`] as offsets: module and name in the target, keys in [`Cached::keys`].
-struct CachedStep {
-    module: (u32, u32),
-    name: (u32, u32),
-    keys: Option<(u32, u32)>,
-    end: u32,
-}
-
-/// Targets parsed before, by their bytes ([`Spare::cache`]): a notification's targets are mostly those of the
-/// last ones (the same entries change again), and parsing one was some 800 instructions of
-/// each edit (a tenth of a JSON yang-patch's key pass). The parse depends on the bytes alone
-/// (no schema), so one map per thread serves every decoder. Only targets that parse are
-/// kept: one the parse refuses is parsed (and refused) every time.
-///
-/// Kept by the seeded hash of their bytes ([`Seeded::hash_bytes`]), each entry holding them:
-/// a hit is one hash and one compare, both inline (a map by the bytes hashed a short tail
-/// through a copy, and compared the key by a library call).
-struct Cache {
-    /// Drawn when the map is made: targets are text a device sends, which must not choose
-    /// their hashes.
-    seed: Seeded,
-    map: std::collections::HashMap<u64, Cached, Taken>,
-}
-
-impl Cache {
-    fn new() -> Self {
-        Cache {
-            seed: Seeded::default(),
-            map: Default::default(),
-        }
-    }
-}
-
-/// Targets kept at most: past it none is added, and the next notification empties the map
+/// Targets kept at most: past it none is added, and the next notification empties the table
 /// (``patch._FOUND_MAX``'s way).
 const CACHE_MAX: usize = 4096;
 
 /// Longer targets, and targets of more steps or keys, are not kept: an entry stays below
-/// some 1.2 kB (its bytes, decoded keys, steps and key ranges), the map below some 5 MB.
+/// some 0.8 kB (its bytes, decoded keys, steps and key ranges), the table below some 3.5 MB.
 const CACHED_LEN_MAX: usize = 256;
 
 /// See [`CACHED_LEN_MAX`].
@@ -409,44 +378,35 @@ const CACHED_STEPS_MAX: usize = 16;
 
 impl<'d> Targets<'d, '_> {
     /// A kept target's steps pushed as [`Targets::parse`] would push them: found by one
-    /// hash of its bytes ([`Cache::hash`]) and one compare of them, its steps' names
-    /// rebased onto this target, its key values borrowed from the entry (not copied).
+    /// hash of its bytes and one compare of them ([`Cache::find`]), its steps' names
+    /// rebased onto this target, its key values ranges in the cache's text
+    /// ([`Key::Cached`], read by [`Targets::values`]).
     #[inline]
     fn cached(&mut self, target: &'d str) -> Option<(usize, usize)> {
         if target.len() > CACHED_LEN_MAX {
             return None;
         }
-        let cache = self.cache.as_ref()?;
-        let cached = cache.map.get(&cache.seed.hash_bytes(target.as_bytes()))?;
-        if !same_bytes(&cached.target, target.as_bytes()) {
-            return None; // another target of the same hash: parsed
-        }
+        let found = self.cache.as_ref()?.find(target.as_bytes())?;
         let first = self.steps.len();
         let keys = self.keys.len();
-        self.keys.extend(cached.keys.iter().map(|&(start, end)| {
-            // SAFETY: the entry's text is a ``String``'s heap buffer, which stays where it is
-            // while the entry is in the map (moving the entry moves no buffer), and no entry
-            // leaves the map while a ``Targets`` holds it (``remember`` only adds hashes not
-            // kept; the map is emptied in ``Targets::new`` only), so the text outlives
-            // ``self.keys`` (read through ``values``, bound to ``&self``). The offsets are
-            // those of ``str`` slices of it (``remember``): character boundaries.
-            let text: &'d str = unsafe {
-                &*(cached.text.get_unchecked(start as usize..end as usize) as *const str)
-            };
-            Key::Raw(text)
-        }));
+        self.keys.extend(
+            found
+                .keys
+                .iter()
+                .map(|&(start, end)| Key::Cached(start, end)),
+        );
         // SAFETY: the offsets are those of ``str`` slices of the same bytes (the entry's
-        // target, equal to ``target``), so within them and at character boundaries.
-        let at = |(start, end): (u32, u32)| unsafe {
+        // target, equal to ``target``: ``find`` compared them), so within them and at
+        // character boundaries.
+        let at = |(start, end): (u16, u16)| unsafe {
             target.get_unchecked(start as usize..end as usize)
         };
-        self.steps.extend(cached.steps.iter().map(|step| {
+        self.steps.extend(found.steps.iter().map(|step| {
             TargetStep {
                 module: at(step.module),
                 name: at(step.name),
-                keys: step
-                    .keys
-                    .map(|(start, end)| (keys + start as usize, keys + end as usize)),
+                keys: (step.keys.1 != 0)
+                    .then_some((keys + step.keys.0 as usize, keys + step.keys.1 as usize)),
                 end: step.end as usize,
             }
         }));
@@ -456,56 +416,55 @@ impl<'d> Targets<'d, '_> {
 
     /// Keeps a target [`Targets::parse`] just parsed into ``steps[first..]``.
     fn remember(&mut self, target: &'d str, first: usize) {
-        if target.len() > CACHED_LEN_MAX || self.steps.len() - first > CACHED_STEPS_MAX {
+        let steps = &self.steps[first..];
+        if target.len() > CACHED_LEN_MAX || steps.len() > CACHED_STEPS_MAX {
             return;
         }
         let base = target.as_ptr() as usize;
         // where a name is in the target (every step's are: reused steps were rebased)
         let at = |s: &str| {
             let start = (s.as_ptr() as usize).checked_sub(base)?;
-            (start + s.len() <= target.len()).then_some((start as u32, (start + s.len()) as u32))
+            (start + s.len() <= target.len()).then_some((start as u16, (start + s.len()) as u16))
         };
-        let mut cached = Cached {
-            target: target.as_bytes().into(),
-            steps: Vec::with_capacity(self.steps.len() - first),
-            keys: Vec::new(),
-            text: String::new(),
-        };
-        for step in &self.steps[first..] {
-            let keys = step.keys.map(|(from, to)| {
-                let start = cached.keys.len() as u32;
-                for key in &self.keys[from..to] {
-                    let value = match *key {
-                        Key::Raw(text) => text,
-                        Key::Decoded(start, end) => &self.text[start..end],
-                    };
-                    let start = cached.text.len() as u32;
-                    cached.text.push_str(value);
-                    cached.keys.push((start, cached.text.len() as u32));
+        let (mut kept, mut keys) = ([None; CACHED_STEPS_MAX], 0);
+        for (slot, step) in kept.iter_mut().zip(steps) {
+            let range = match step.keys {
+                Some((from, to)) => {
+                    let start = keys;
+                    keys += to - from;
+                    (start as u16, keys as u16)
                 }
-                (start, cached.keys.len() as u32)
-            });
+                None => (0, 0),
+            };
             let (Some(module), Some(name)) = (at(step.module), at(step.name)) else {
                 return; // not in the target: left to the parse
             };
-            cached.steps.push(CachedStep {
+            *slot = Some(CachedStep {
                 module,
                 name,
-                keys,
-                end: step.end as u32,
+                keys: range,
+                end: step.end as u16,
             });
         }
-        if cached.keys.len() > CACHED_STEPS_MAX {
+        if keys > CACHED_STEPS_MAX {
             return;
         }
         let cache = self.cache.get_or_insert_with(Cache::new);
-        // Full: kept as it is until the next notification empties it (``Targets::new``): an
-        // entry leaving the map now could take key values this notification borrows. A hash
-        // kept already (another target of it) keeps its entry, for the same reason.
-        if cache.map.len() >= CACHE_MAX {
+        // Full: kept as it is until the next notification empties it (``Targets::new``).
+        if cache.len >= CACHE_MAX {
             return;
         }
-        let hash = cache.seed.hash_bytes(target.as_bytes());
-        cache.map.entry(hash).or_insert(cached);
+        let (all, text) = (&self.keys, &self.text);
+        let values = steps
+            .iter()
+            .filter_map(|step| step.keys)
+            .flat_map(|(from, to)| &all[from..to])
+            .map(|key| match *key {
+                Key::Raw(text) => Value::Text(text),
+                Key::Decoded(start, end) => Value::Text(&text[start..end]),
+                // a step reused from the last target, which the cache answered
+                Key::Cached(start, end) => Value::Kept(start, end),
+            });
+        cache.insert(target, kept.iter().map_while(|step| *step), values);
     }
 }
