@@ -114,12 +114,19 @@ impl Cache {
         let n = bytes.len();
         let mut h = seed ^ n as u64;
         if n > 16 {
-            let mut at = 0;
-            while at + 16 < n {
-                h = fold(word(at) ^ other, word(at + 8) ^ h);
-                at += 16;
+            // (whole chunks of the bytes before the last: no bounds checked in the loop)
+            let halves = |chunk: &[u8]| -> (u64, u64) {
+                let chunk: [u8; 16] = chunk.try_into().unwrap_or_default();
+                let (low, high) = chunk.split_at(8);
+                let half = |s: &[u8]| u64::from_le_bytes(s.try_into().unwrap_or_default());
+                (half(low), half(high))
+            };
+            for chunk in bytes[..n - 1].chunks_exact(16) {
+                let (low, high) = halves(chunk);
+                h = fold(low ^ other, high ^ h);
             }
-            h = fold(word(n - 16) ^ other, word(n - 8) ^ h);
+            let (low, high) = halves(&bytes[n - 16..]);
+            h = fold(low ^ other, high ^ h);
         } else if n >= 8 {
             h = fold(word(0) ^ other, word(n - 8) ^ h);
         } else {
