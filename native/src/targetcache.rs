@@ -1,38 +1,48 @@
 //! Parsed yang-patch targets kept by their bytes (patchtarget.rs's [`Cache`]): one flat
 //! open-addressing table of small fixed slots (a power of two of them, probed linearly and at
-//! most [`PROBE`] slots far), whose entries' bytes, decoded key values, steps and key ranges
-//! are in three vectors shared by every entry. A hit reads one slot, the entry's bytes (its
-//! decoded key values follow them) and its steps: three or four cache lines, where a standard
-//! map of entries each holding four allocations read six or seven.
+//! most [`PROBE`] slots far), the entries' bytes and key values in chunks that never move,
+//! and their steps in one vector that every notification's ``Targets`` starts from (lent to
+//! it, its own steps pushed after them): a hit reads one slot and the entry's bytes, and
+//! answers where its steps already are; nothing is pushed (rebasing and pushing a kept
+//! target's steps and key values was half of a hit's cost).
 //!
 //! The slot is chosen by a seeded hash of the target's bytes ([`Cache::hash`]): targets are
 //! text a device sends, which must not choose their slots. A hit is confirmed by comparing
 //! every byte, and the probe is bounded, so even targets that did share a hash would cost a
 //! few compares and a parse each, never a walk of the whole table.
+//!
+//! Lifetimes: the kept steps' names and the kept key values borrow the chunks, typed
+//! ``'static``; the chunks are only emptied by [`Cache::clear`], which empties the steps and
+//! values with them, and only when a notification starts (``Targets::new``).
 
-/// A kept target's steps as offsets: module and name in the target, its key values as a range
-/// of the entry's keys (``keys.1`` 0: none), where its segment ends.
-#[derive(Clone, Copy)]
-pub(super) struct CachedStep {
-    pub(super) module: (u16, u16),
-    pub(super) name: (u16, u16),
-    /// Its key values: the entry's ``keys.0..keys.1`` (``keys.1`` 0: the step names no
-    /// instance; one that does has a value at least).
-    pub(super) keys: (u16, u16),
-    pub(super) end: u16,
+/// An entry: its hash (0: the slot is free), its bytes' address in a chunk and their length,
+/// and where its steps are in [`Cache::steps`] (``pending``: still in the steps of the
+/// notification that kept it, until it ends: ``Targets::settle``).
+#[derive(Clone, Copy, Default)]
+pub(super) struct Slot {
+    hash: u64,
+    at: usize,
+    len: u16,
+    pub(super) steps: u8,
+    pub(super) pending: bool,
+    pub(super) first_step: u32,
 }
 
-/// An entry: its hash (0: the slot is free), where its bytes are in [`Cache::text`], where its
-/// steps are in [`Cache::steps`] and its key values' ranges in [`Cache::keys`].
-#[derive(Clone, Copy, Default)]
-struct Slot {
-    hash: u64,
-    at: u32,
-    len: u16,
-    steps: u8,
-    keys: u8,
-    first_step: u32,
-    first_key: u32,
+impl Slot {
+    /// The entry's bytes, a copy of its target.
+    ///
+    /// SAFETY (of the lifetime): a chunk's bytes never move and are only dropped by
+    /// [`Cache::clear`], which ``Targets::new`` calls before any ``Targets`` reads an entry.
+    pub(super) fn target<'t>(&self) -> &'t str {
+        // SAFETY: ``at`` and ``len`` are those of a ``str`` copied whole into a chunk
+        // ([`Cache::store`]), which keeps its bytes where they are until the table is emptied.
+        unsafe {
+            std::str::from_utf8_unchecked(std::slice::from_raw_parts(
+                self.at as *const u8,
+                self.len as usize,
+            ))
+        }
+    }
 }
 
 /// Slots a lookup reads at most before it gives up (and the target is parsed), and an
@@ -42,17 +52,8 @@ const PROBE: usize = 8;
 /// Slots of a new table; it doubles when half full, up to twice [`super::CACHE_MAX`].
 const FIRST_SLOTS: usize = 64;
 
-/// A key value to keep ([`Cache::insert`]): text, or a kept one's range in [`Cache::text`].
-pub(super) enum Value<'v> {
-    Text(&'v str),
-    Kept(u32, u32),
-}
-
-/// A kept target ([`Cache::find`]): its steps and its key values' ranges in the cache's text.
-pub(super) struct Found<'c> {
-    pub(super) steps: &'c [CachedStep],
-    pub(super) keys: &'c [(u32, u32)],
-}
+/// Bytes of a chunk (a target and its key values longer than it get one of their own).
+const CHUNK: usize = 1 << 16;
 
 pub(super) struct Cache {
     /// Drawn when the table is made: targets are text a device sends.
@@ -61,10 +62,14 @@ pub(super) struct Cache {
     /// Entries kept (the table is emptied at a notification's start past
     /// [`super::CACHE_MAX`]).
     pub(super) len: usize,
-    /// Every entry's bytes, each followed by its decoded key values.
-    pub(super) text: String,
-    steps: Vec<CachedStep>,
-    keys: Vec<(u32, u32)>,
+    /// Every entry's bytes and key values, in vectors never grown past their capacity: their
+    /// bytes stay where they are until [`Cache::clear`].
+    chunks: Vec<Vec<u8>>,
+    /// The kept entries' steps, their names in the entries' bytes (the first steps of every
+    /// notification's: lent to its ``Targets``), and their key values (the first of every
+    /// notification's ``Targets::values``), in the chunks.
+    pub(super) steps: Vec<super::TargetStep<'static>>,
+    pub(super) values: Vec<std::borrow::Cow<'static, str>>,
 }
 
 /// ``a * b`` folded to 64 bits (the high half xor the low): wyhash's and foldhash's step.
@@ -78,7 +83,7 @@ impl Cache {
     pub(super) fn new() -> Self {
         let seeded = crate::hashing::Seeded::default();
         use std::hash::BuildHasher;
-        let mut seeds = [seeded.hash_one(1u64), seeded.hash_one(2u64)];
+        let mut seeds = [seeded.hash_one(1u64) | 1, seeded.hash_one(2u64)];
         if test_hook_constant_hash() {
             seeds = [0, 0];
         }
@@ -86,19 +91,47 @@ impl Cache {
             seeds,
             slots: vec![Slot::default(); FIRST_SLOTS],
             len: 0,
-            text: String::new(),
+            chunks: Vec::new(),
             steps: Vec::new(),
-            keys: Vec::new(),
+            values: Vec::new(),
         }
     }
 
-    /// Every entry dropped (the vectors keep their room).
+    /// Every entry dropped, with its steps and key values (the vectors keep their room).
     pub(super) fn clear(&mut self) {
         self.slots.fill(Slot::default());
         self.len = 0;
-        self.text.clear();
         self.steps.clear();
-        self.keys.clear();
+        self.values.clear();
+        self.chunks.truncate(1);
+        if let Some(chunk) = self.chunks.first_mut() {
+            chunk.clear();
+        }
+    }
+
+    /// ``text`` copied into a chunk, where it stays until [`Cache::clear`].
+    pub(super) fn store<'t>(&mut self, text: &str) -> &'t str {
+        let len = text.len();
+        let fits = self
+            .chunks
+            .last()
+            .is_some_and(|chunk| chunk.capacity() - chunk.len() >= len);
+        if !fits {
+            self.chunks.push(Vec::with_capacity(CHUNK.max(len)));
+        }
+        let Some(chunk) = self.chunks.last_mut() else {
+            unreachable!("a chunk was pushed")
+        };
+        let start = chunk.len();
+        chunk.extend_from_slice(text.as_bytes()); // within its capacity: nothing moves
+                                                  // SAFETY: the bytes just copied from a ``str``; the chunk never grows past its
+                                                  // capacity, so they stay where they are until ``clear`` drops or empties it.
+        unsafe {
+            std::str::from_utf8_unchecked(std::slice::from_raw_parts(
+                chunk.as_ptr().add(start),
+                len,
+            ))
+        }
     }
 
     /// The seeded hash of ``bytes``, never 0: 16 bytes a step, each folded into the state
@@ -139,22 +172,17 @@ impl Cache {
         fold(h, seed) | 1 << 63
     }
 
-    /// The entry of exactly these bytes, if kept.
+    /// The slot of exactly these bytes, if kept.
     #[inline(always)]
-    pub(super) fn find(&self, bytes: &[u8]) -> Option<Found<'_>> {
+    pub(super) fn find(&self, bytes: &[u8]) -> Option<Slot> {
         let hash = self.hash(bytes);
         let mask = self.slots.len() - 1;
         let mut index = hash as usize;
         for _ in 0..PROBE {
             let slot = self.slots[index & mask];
             if slot.hash == hash && slot.len as usize == bytes.len() {
-                let at = slot.at as usize;
-                if same_bytes(&self.text.as_bytes()[at..at + bytes.len()], bytes) {
-                    let (steps, keys) = (slot.first_step as usize, slot.first_key as usize);
-                    return Some(Found {
-                        steps: &self.steps[steps..steps + slot.steps as usize],
-                        keys: &self.keys[keys..keys + slot.keys as usize],
-                    });
+                if same_bytes(slot.target().as_bytes(), bytes) {
+                    return Some(slot);
                 }
             } else if slot.hash == 0 {
                 return None;
@@ -164,58 +192,48 @@ impl Cache {
         None
     }
 
-    /// Keeps ``target`` with its steps and key values (each step's: ``values`` in the order
-    /// of the steps' ranges). False when it could not be kept (no free slot near its hash:
-    /// it will be parsed each time).
-    pub(super) fn insert<'v>(
-        &mut self,
-        target: &str,
-        steps: impl Iterator<Item = CachedStep>,
-        values: impl Iterator<Item = Value<'v>>,
-    ) -> bool {
+    /// Keeps ``target`` (a copy), pending: its ``steps`` steps are the notification's from
+    /// ``first_step`` on, until [`Cache::settle`] moves them here. Returns its slot, None
+    /// when no slot near its hash is free (it will be parsed each time).
+    pub(super) fn insert(&mut self, target: &str, first_step: usize, steps: usize) -> Option<()> {
         if (self.len + 1) * 2 > self.slots.len() {
             self.grow();
         }
         let hash = self.hash(target.as_bytes());
         let mask = self.slots.len() - 1;
-        let Some(index) = (0..PROBE)
+        let index = (0..PROBE)
             .map(|step| (hash as usize + step) & mask)
-            .find(|&index| self.slots[index].hash == 0)
-        else {
-            return false;
-        };
-        let (first_step, first_key) = (self.steps.len(), self.keys.len());
-        let at = self.text.len();
-        self.text.push_str(target);
-        self.steps.extend(steps);
-        for value in values {
-            let start = self.text.len() as u32;
-            match value {
-                Value::Text(text) => self.text.push_str(text),
-                // SAFETY: the range is a kept key value's, a ``str`` pushed whole: within the
-                // text and at character boundaries, so the copy appends whole characters.
-                Value::Kept(from, to) => unsafe {
-                    (self.text.as_mut_vec()).extend_from_within(from as usize..to as usize)
-                },
-            }
-            self.keys.push((start, self.text.len() as u32));
-        }
+            .find(|&index| self.slots[index].hash == 0)?;
+        let copy = self.store(target);
         self.slots[index] = Slot {
             hash,
-            at: at as u32,
+            at: copy.as_ptr() as usize,
             len: target.len() as u16,
-            steps: (self.steps.len() - first_step) as u8,
-            keys: (self.keys.len() - first_key) as u8,
+            steps: steps as u8,
+            pending: true,
             first_step: first_step as u32,
-            first_key: first_key as u32,
         };
         self.len += 1;
-        true
+        Some(())
+    }
+
+    /// The slot of these bytes (an entry [`Cache::insert`] kept in this notification: a
+    /// table grown since has moved it; None when growing dropped it).
+    pub(super) fn slot(&mut self, bytes: &[u8]) -> Option<&mut Slot> {
+        let hash = self.hash(bytes);
+        let mask = self.slots.len() - 1;
+        let index = (0..PROBE)
+            .map(|step| (hash as usize + step) & mask)
+            .find(|&index| {
+                let slot = &self.slots[index];
+                slot.hash == hash && slot.target().as_bytes() == bytes
+            })?;
+        Some(&mut self.slots[index])
     }
 
     /// Twice the slots (up to twice [`super::CACHE_MAX`]), every entry placed anew by its
-    /// hash (one that finds no free slot near it is dropped: its bytes stay in the text, its
-    /// key values with them, so nothing read from them moves).
+    /// hash (one that finds no free slot near it is dropped, its bytes and steps left where
+    /// they are: nothing read from them moves).
     fn grow(&mut self) {
         let size = self.slots.len() * 2;
         if size > 2 * super::CACHE_MAX {

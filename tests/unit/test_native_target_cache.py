@@ -211,3 +211,28 @@ def test_native_target_cache_every_target_one_hash(
         lambda: [flows.answer(flow), flows.answer(flow[::-1]), flows.answer(flow * 2)]
     )
     assert set(answered) == {"native"}, answered
+
+
+@pytest.mark.parametrize("shape", ["json", "xml"])
+def test_native_target_cache_steps_shared_across_notifications(
+    decoder: Any, fx_schema: SchemaContext, shape: str
+) -> None:
+    """A kept target's steps serve the next notifications (lent by the table, not copied):
+    a target parsed after one answered from the table reuses its first steps (a keyed one,
+    whose value the table holds), is kept in its turn and answered from the table later, and
+    a target kept twice in one notification; each a notification of its own or together."""
+    case = Case(decoder, fx_schema, f"{SITE}/rack", shape)
+    first = [f"{SITE}=x%2F{n}/rack=1" for n in range(3)]
+    then = [f"{SITE}=x%2F{n}/rack={r}" for n in range(3) for r in (2, 30, 1)]
+    other = [f"{SITE}=y%2C{n}/rack=4" for n in range(3)]
+
+    def delete(targets: list[str]) -> list[dict[str, Any]]:
+        return [edit("delete", t) for t in targets]
+
+    answered = []
+    for _ in range(2):
+        answered.append(case.answer(delete(first)))
+        answered.append(case.answer(delete(then)))
+        answered += [case.answer(delete([t, t])) for t in then + other]
+        answered.append(case.answer(delete(other + then[::-1] + first)))
+    assert set(answered) == {"native"}, answered
