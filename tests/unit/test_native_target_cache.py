@@ -230,9 +230,16 @@ def test_native_target_cache_steps_shared_across_notifications(
         return [edit("delete", t) for t in targets]
 
     answered = []
-    for _ in range(2):
+    for turn in range(2):
         answered.append(case.answer(delete(first)))
         answered.append(case.answer(delete(then)))
         answered += [case.answer(delete([t, t])) for t in then + other]
         answered.append(case.answer(delete(other + then[::-1] + first)))
+        # a kept target, then a new one of its first step (reused from the kept one's), then
+        # the new one alone (answered from the table, its first step's value kept anew)
+        for n, kept in enumerate(first):
+            new = f"{SITE}=x%2F{n}/rack={50 + turn}"
+            answered.append(case.answer(delete([kept, new])))
+            answered.append(case.answer(delete([new])))
+            answered.append(case.answer(delete([first[-1 - n], new, kept])))
     assert set(answered) == {"native"}, answered
