@@ -171,15 +171,24 @@ impl<'d, 'a> Targets<'d, 'a> {
     /// are. One scan of the bytes (``str.strip``, ``split``, ``partition``, ``rpartition``
     /// and ``_percent_decode`` in one: skipping empty segments makes the strip of ``/``
     /// redundant), stopping only at the delimiters ([`DELIMITER`]).
+    ///
+    /// A kept target is answered in a small frame ([`Targets::cached`]); the parse is a call
+    /// of its own ([`Targets::parse_new`]).
     pub(super) fn parse(&mut self, target: &'d str) -> W<(usize, usize)> {
-        let bytes = target.as_bytes();
-        if bytes.first() != Some(&b'/') {
+        if target.as_bytes().first() != Some(&b'/') {
             return Err(Stop);
         }
-        let first = self.steps.len();
-        if let Some(steps) = self.cached(target) {
-            return Ok(steps);
+        match self.cached(target) {
+            Some(steps) => Ok(steps),
+            None => self.parse_new(target),
         }
+    }
+
+    /// [`Targets::parse`] of a target not kept (its first byte a ``/``).
+    #[inline(never)]
+    fn parse_new(&mut self, target: &'d str) -> W<(usize, usize)> {
+        let bytes = target.as_bytes();
+        let first = self.steps.len();
         let mut module: Option<&str> = None;
         let mut at = 1;
         // The steps it shares with the last target (a patch's targets mostly differ in their
