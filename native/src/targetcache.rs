@@ -49,7 +49,9 @@ impl Slot {
 /// insertion before it gives up (and the target is not kept).
 const PROBE: usize = 8;
 
-/// Slots of a new table; it doubles when half full, up to twice [`super::CACHE_MAX`].
+/// Slots of a new table; it doubles when a quarter full, up to four times [`super::CACHE_MAX`]
+/// (a fuller table left some targets of a thousand no free slot within [`PROBE`]: parsed
+/// each time).
 const FIRST_SLOTS: usize = 64;
 
 /// Bytes of a chunk (a target and its key values longer than it get one of their own).
@@ -193,10 +195,10 @@ impl Cache {
     }
 
     /// Keeps ``target`` (a copy), pending: its ``steps`` steps are the notification's from
-    /// ``first_step`` on, until [`Cache::settle`] moves them here. Returns its slot, None
+    /// ``first_step`` on, until ``Targets::settle`` moves them here. Returns its slot, None
     /// when no slot near its hash is free (it will be parsed each time).
     pub(super) fn insert(&mut self, target: &str, first_step: usize, steps: usize) -> Option<()> {
-        if (self.len + 1) * 2 > self.slots.len() {
+        if (self.len + 1) * 4 > self.slots.len() {
             self.grow();
         }
         let hash = self.hash(target.as_bytes());
@@ -231,12 +233,12 @@ impl Cache {
         Some(&mut self.slots[index])
     }
 
-    /// Twice the slots (up to twice [`super::CACHE_MAX`]), every entry placed anew by its
+    /// Twice the slots (up to four times [`super::CACHE_MAX`]), every entry placed anew by its
     /// hash (one that finds no free slot near it is dropped, its bytes and steps left where
     /// they are: nothing read from them moves).
     fn grow(&mut self) {
         let size = self.slots.len() * 2;
-        if size > 2 * super::CACHE_MAX {
+        if size > 4 * super::CACHE_MAX {
             return;
         }
         let old = std::mem::replace(&mut self.slots, vec![Slot::default(); size]);
