@@ -1,7 +1,8 @@
 """Issue 33: the table of parsed yang-patch targets (native/src/targetcache.rs: one flat table
-per thread of slots probed at most 8 far, the entries' bytes and decoded key values in one
-text, their steps and key ranges in two vectors; emptied at a notification's start past 4,096
-entries; targets over 256 bytes or of more than 16 steps or keys not kept). A cache is
+per thread of slots probed at most 8 far, the entries' bytes and key values in chunks, their
+steps the first of every notification's, a target kept in a notification pending until it
+ends; emptied at a notification's start past 4,096 entries; targets over 256 bytes or of more
+than 16 steps or keys not kept). A cache is
 invisible when right, so each case here is built to key the wrong entry when it is wrong:
 targets equal but for their last byte or one byte inside, near the 256-byte bound; more than
 4,096 distinct targets in one notification and across several; targets of up to 16 steps and
