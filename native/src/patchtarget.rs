@@ -6,9 +6,7 @@
 //! A child module of patchwalk.rs, which matches the steps against the walker's branches.
 
 use super::super::{Stop, W};
-use crate::hashing::{Seeded, Taken};
 use crate::tape::V;
-use crate::xmlfast::same_bytes;
 use std::borrow::Cow;
 use std::cell::Cell;
 
@@ -25,7 +23,9 @@ pub(super) struct TargetStep<'d> {
 
 /// Every edit's target, in two vectors for the whole notification (no allocation per edit:
 /// the allocations were a third of the pass's time past the parse), and the edits. Its
-/// vectors are [`SPARE`]'s, kept from one notification to the next.
+/// vectors are [`SPARE`]'s, kept from one notification to the next; with a cache, the steps
+/// and the key values are the cache's, starting with the kept targets' (``kept_steps``,
+/// ``kept_values``), which an edit of a kept target names where they are.
 pub(super) struct Targets<'d, 'a> {
     pub(super) steps: Vec<TargetStep<'d>>,
     keys: Vec<Key<'d>>,
@@ -34,14 +34,31 @@ pub(super) struct Targets<'d, 'a> {
     /// A key's bytes while they are decoded (reused).
     scratch: Vec<u8>,
     pub(super) edits: Vec<Edit<'d, 'a>>,
-    /// The last target parsed, and where its steps are.
+    /// The last target parsed, and where its steps are (a kept one: its copy in the cache,
+    /// which its steps' names are in).
     last: Option<(&'d str, usize, usize)>,
     /// Targets parsed before ([`Spare::cache`]'s, while this lives; None: none kept yet,
-    /// made by the first kept). An Option, so giving it back leaves no map made in its place
-    /// (a new map draws its hash seed: some 150 instructions a notification).
+    /// made by the first kept). An Option, so giving it back leaves no table made in its place
+    /// (a new table draws its hash seeds and 64 slots).
     cache: Option<Cache>,
-    /// The key values' vector of [`Targets::values`], emptied, between two uses.
+    /// The key values' vector of [`Targets::values`] between two uses: the kept targets'
+    /// values (the cache's, ``kept_values`` of them), the rest emptied.
     stash: Cell<Vec<Cow<'static, str>>>,
+    /// How many of [`Targets::steps`] and of the key values are the kept targets' (lent by
+    /// the cache: their names and values in its chunks); this notification's follow them.
+    kept_steps: usize,
+    kept_values: usize,
+    /// The targets kept in this notification, their steps still its own ([`Pending`]).
+    pending: Vec<Pending<'d>>,
+}
+
+/// A target the cache kept in this notification: the target, where its steps are
+/// in [`Targets::steps`] (moved into the cache's when the notification ends: ``settle``).
+#[derive(Clone, Copy)]
+struct Pending<'d> {
+    target: &'d str,
+    first: usize,
+    end: usize,
 }
 
 /// [`Targets`]' vectors, empty, between two notifications (the key values' one of
@@ -55,6 +72,7 @@ struct Spare {
     scratch: Vec<u8>,
     edits: Vec<Edit<'static, 'static>>,
     values: Vec<Cow<'static, str>>,
+    pending: Vec<Pending<'static>>,
     /// Targets parsed before, by their bytes (None: not made yet, or lent).
     cache: Option<Cache>,
 }
@@ -68,6 +86,7 @@ thread_local! {
             scratch: Vec::new(),
             edits: Vec::new(),
             values: Vec::new(),
+            pending: Vec::new(),
             cache: None,
         })
     };
@@ -88,6 +107,7 @@ pub(crate) fn recycle<T, U>(mut vector: Vec<T>) -> Vec<U> {
 }
 
 /// A key value as the target writes it, or decoded: ``Targets::text[start..end]``.
+#[derive(Clone, Copy)]
 enum Key<'d> {
     Raw(&'d str),
     Decoded(usize, usize),
@@ -104,20 +124,37 @@ pub(super) struct Edit<'d, 'a> {
 
 impl<'d, 'a> Targets<'d, 'a> {
     pub(super) fn new() -> Self {
-        SPARE.with_borrow_mut(|spare| Targets {
-            steps: recycle(std::mem::take(&mut spare.steps)),
-            keys: recycle(std::mem::take(&mut spare.keys)),
-            text: std::mem::take(&mut spare.text),
-            scratch: std::mem::take(&mut spare.scratch),
-            edits: recycle(std::mem::take(&mut spare.edits)),
-            last: None,
-            cache: spare.cache.take().map(|mut cache| {
-                if cache.map.len() >= CACHE_MAX {
-                    cache.map.clear(); // (``patch._FOUND_MAX``'s way; see ``remember``)
+        SPARE.with_borrow_mut(|spare| {
+            let mut cache = spare.cache.take();
+            // the kept targets' steps and values, lent while this lives (else the spares)
+            let (steps, values) = match &mut cache {
+                Some(cache) => {
+                    if cache.len >= CACHE_MAX {
+                        cache.clear(); // (``patch._FOUND_MAX``'s way; see ``remember``)
+                    }
+                    (
+                        std::mem::take(&mut cache.steps),
+                        std::mem::take(&mut cache.values),
+                    )
                 }
-                cache
-            }),
-            stash: Cell::new(std::mem::take(&mut spare.values)),
+                None => (
+                    recycle(std::mem::take(&mut spare.steps)),
+                    recycle(std::mem::take(&mut spare.values)),
+                ),
+            };
+            Targets {
+                kept_steps: steps.len(),
+                kept_values: values.len(),
+                steps,
+                keys: recycle(std::mem::take(&mut spare.keys)),
+                text: std::mem::take(&mut spare.text),
+                scratch: std::mem::take(&mut spare.scratch),
+                edits: recycle(std::mem::take(&mut spare.edits)),
+                last: None,
+                cache,
+                stash: Cell::new(values),
+                pending: recycle(std::mem::take(&mut spare.pending)),
+            }
         })
     }
 
@@ -134,15 +171,24 @@ impl<'d, 'a> Targets<'d, 'a> {
     /// are. One scan of the bytes (``str.strip``, ``split``, ``partition``, ``rpartition``
     /// and ``_percent_decode`` in one: skipping empty segments makes the strip of ``/``
     /// redundant), stopping only at the delimiters ([`DELIMITER`]).
+    ///
+    /// A kept target is answered in a small frame ([`Targets::cached`]); the parse is a call
+    /// of its own ([`Targets::parse_new`]).
     pub(super) fn parse(&mut self, target: &'d str) -> W<(usize, usize)> {
-        let bytes = target.as_bytes();
-        if bytes.first() != Some(&b'/') {
+        if target.as_bytes().first() != Some(&b'/') {
             return Err(Stop);
         }
-        let first = self.steps.len();
-        if let Some(steps) = self.cached(target) {
-            return Ok(steps);
+        match self.cached(target) {
+            Some(steps) => Ok(steps),
+            None => self.parse_new(target),
         }
+    }
+
+    /// [`Targets::parse`] of a target not kept (its first byte a ``/``).
+    #[inline(never)]
+    fn parse_new(&mut self, target: &'d str) -> W<(usize, usize)> {
+        let bytes = target.as_bytes();
+        let first = self.steps.len();
         let mut module: Option<&str> = None;
         let mut at = 1;
         // The steps it shares with the last target (a patch's targets mostly differ in their
@@ -190,7 +236,7 @@ impl<'d, 'a> Targets<'d, 'a> {
                             None => None,
                             Some(_) => {
                                 self.key(target, (key, plain, at), decoded.take());
-                                Some((keys, self.keys.len()))
+                                Some((keys, self.kept_values + self.keys.len()))
                             }
                         };
                         self.steps.push(TargetStep {
@@ -207,7 +253,7 @@ impl<'d, 'a> Targets<'d, 'a> {
                 }
                 b'=' if equals.is_none() => {
                     equals = Some(at);
-                    (key, keys) = (at + 1, self.keys.len());
+                    (key, keys) = (at + 1, self.kept_values + self.keys.len());
                 }
                 b':' if equals.is_none() => colon = Some(at),
                 b',' if equals.is_some() => {
@@ -265,21 +311,29 @@ const DELIMITER: [bool; 256] = {
     table
 };
 
+#[path = "targetcache.rs"]
+mod targetcache;
+use targetcache::Cache;
+
 impl Drop for Targets<'_, '_> {
     fn drop(&mut self) {
+        let cache = self.cache.take().and_then(|cache| self.settle(cache));
         SPARE.with_borrow_mut(|spare| {
-            spare.steps = recycle(std::mem::take(&mut self.steps));
+            if cache.is_none() {
+                spare.steps = recycle(std::mem::take(&mut self.steps));
+                spare.values = recycle(self.stash.take());
+            }
             spare.keys = recycle(std::mem::take(&mut self.keys));
             spare.edits = recycle(std::mem::take(&mut self.edits));
+            spare.pending = recycle(std::mem::take(&mut self.pending));
             if self.text.capacity() <= SPARE_MAX {
                 spare.text = std::mem::take(&mut self.text);
                 spare.text.clear();
             }
             spare.scratch = std::mem::take(&mut self.scratch);
-            if let Some(cache) = self.cache.take() {
-                spare.cache = Some(cache);
+            if cache.is_some() {
+                spare.cache = cache;
             }
-            spare.values = recycle(self.stash.take());
         })
     }
 }
@@ -338,7 +392,8 @@ impl<'d> Targets<'d, '_> {
     /// The key values, as the walk reads them (in the vector kept from the last
     /// notification: give it back with [`Targets::keep_values`]).
     pub(super) fn values(&self) -> Vec<Cow<'_, str>> {
-        let mut values = recycle(self.stash.take());
+        let mut values: Vec<Cow<'_, str>> = self.stash.take();
+        values.truncate(self.kept_values); // (the kept targets' values stay first)
         values.extend(self.keys.iter().map(|key| match *key {
             Key::Raw(text) => Cow::Borrowed(text),
             Key::Decoded(start, end) => Cow::Borrowed(&self.text[start..end]),
@@ -346,166 +401,144 @@ impl<'d> Targets<'d, '_> {
         values
     }
 
-    /// [`Targets::values`]' vector back, emptied, for the next notification.
-    pub(super) fn keep_values(&self, values: Vec<Cow<'_, str>>) {
-        self.stash.set(recycle(values));
-    }
-}
-
-/// A parsed target kept by its bytes ([`CACHE`]): its steps' names as offsets in the target,
-/// and its key values decoded, one after the other.
-struct Cached {
-    /// The target's bytes (the map's key is their hash).
-    target: Box<[u8]>,
-    steps: Vec<CachedStep>,
-    /// Each key value's range in ``text``.
-    keys: Vec<(u32, u32)>,
-    text: String,
-}
-
-/// A [`TargetStep`] as offsets: module and name in the target, keys in [`Cached::keys`].
-struct CachedStep {
-    module: (u32, u32),
-    name: (u32, u32),
-    keys: Option<(u32, u32)>,
-    end: u32,
-}
-
-/// Targets parsed before, by their bytes ([`Spare::cache`]): a notification's targets are mostly those of the
-/// last ones (the same entries change again), and parsing one was some 800 instructions of
-/// each edit (a tenth of a JSON yang-patch's key pass). The parse depends on the bytes alone
-/// (no schema), so one map per thread serves every decoder. Only targets that parse are
-/// kept: one the parse refuses is parsed (and refused) every time.
-///
-/// Kept by the seeded hash of their bytes ([`Seeded::hash_bytes`]), each entry holding them:
-/// a hit is one hash and one compare, both inline (a map by the bytes hashed a short tail
-/// through a copy, and compared the key by a library call).
-struct Cache {
-    /// Drawn when the map is made: targets are text a device sends, which must not choose
-    /// their hashes.
-    seed: Seeded,
-    map: std::collections::HashMap<u64, Cached, Taken>,
-}
-
-impl Cache {
-    fn new() -> Self {
-        Cache {
-            seed: Seeded::default(),
-            map: Default::default(),
+    /// [`Targets::values`]' vector back for the next notification: the kept targets' values
+    /// (its first ``kept_values``), the rest emptied.
+    pub(super) fn keep_values(&self, mut values: Vec<Cow<'_, str>>) {
+        if values.len() < self.kept_values {
+            return; // not the vector lent (``settle`` then finds the cache's values short)
         }
+        values.truncate(self.kept_values);
+        // SAFETY: what is left are the kept targets' values as ``values`` lent them: borrowed
+        // from the cache's chunks, which stay until the cache is emptied, and the cache empties
+        // these values with them (``Cache::clear``); only the lifetime is widened back.
+        let values =
+            unsafe { std::mem::transmute::<Vec<Cow<'_, str>>, Vec<Cow<'static, str>>>(values) };
+        self.stash.set(values);
     }
 }
 
-/// Targets kept at most: past it none is added, and the next notification empties the map
+/// Targets kept at most: past it none is added, and the next notification empties the table
 /// (``patch._FOUND_MAX``'s way).
 const CACHE_MAX: usize = 4096;
 
 /// Longer targets, and targets of more steps or keys, are not kept: an entry stays below
-/// some 1.2 kB (its bytes, decoded keys, steps and key ranges), the map below some 5 MB.
+/// some 1.6 kB (its bytes and decoded keys, 16 steps of 64 bytes, 16 values of 24), the
+/// table below some 7 MB (typically a tenth of that: three steps, one key).
 const CACHED_LEN_MAX: usize = 256;
 
 /// See [`CACHED_LEN_MAX`].
 const CACHED_STEPS_MAX: usize = 16;
 
 impl<'d> Targets<'d, '_> {
-    /// A kept target's steps pushed as [`Targets::parse`] would push them: found by one
-    /// hash of its bytes ([`Cache::hash`]) and one compare of them, its steps' names
-    /// rebased onto this target, its key values borrowed from the entry (not copied).
+    /// A kept target's steps: found by one hash of its bytes and one compare of them
+    /// ([`Cache::find`]), where they are in [`Targets::steps`] (the cache's, lent: nothing is
+    /// pushed; or, kept in this notification, its own).
     #[inline]
     fn cached(&mut self, target: &'d str) -> Option<(usize, usize)> {
         if target.len() > CACHED_LEN_MAX {
             return None;
         }
-        let cache = self.cache.as_ref()?;
-        let cached = cache.map.get(&cache.seed.hash_bytes(target.as_bytes()))?;
-        if !same_bytes(&cached.target, target.as_bytes()) {
-            return None; // another target of the same hash: parsed
-        }
-        let first = self.steps.len();
-        let keys = self.keys.len();
-        self.keys.extend(cached.keys.iter().map(|&(start, end)| {
-            // SAFETY: the entry's text is a ``String``'s heap buffer, which stays where it is
-            // while the entry is in the map (moving the entry moves no buffer), and no entry
-            // leaves the map while a ``Targets`` holds it (``remember`` only adds hashes not
-            // kept; the map is emptied in ``Targets::new`` only), so the text outlives
-            // ``self.keys`` (read through ``values``, bound to ``&self``). The offsets are
-            // those of ``str`` slices of it (``remember``): character boundaries.
-            let text: &'d str = unsafe {
-                &*(cached.text.get_unchecked(start as usize..end as usize) as *const str)
-            };
-            Key::Raw(text)
-        }));
-        // SAFETY: the offsets are those of ``str`` slices of the same bytes (the entry's
-        // target, equal to ``target``), so within them and at character boundaries.
-        let at = |(start, end): (u32, u32)| unsafe {
-            target.get_unchecked(start as usize..end as usize)
-        };
-        self.steps.extend(cached.steps.iter().map(|step| {
-            TargetStep {
-                module: at(step.module),
-                name: at(step.name),
-                keys: step
-                    .keys
-                    .map(|(start, end)| (keys + start as usize, keys + end as usize)),
-                end: step.end as usize,
-            }
-        }));
-        self.last = Some((target, first, self.steps.len()));
-        Some((first, self.steps.len()))
+        let slot = self.cache.as_ref()?.find(target.as_bytes())?;
+        let first = slot.first_step as usize;
+        let end = first + slot.steps as usize;
+        // the steps' names are in the entry's copy of the target (a pending entry's in the
+        // target that was kept, not at hand: no steps of it are reused)
+        self.last = (!slot.pending).then(|| (slot.target(), first, end));
+        Some((first, end))
     }
 
-    /// Keeps a target [`Targets::parse`] just parsed into ``steps[first..]``.
+    /// Keeps a target [`Targets::parse`] just parsed into ``steps[first..]`` (pending: its
+    /// steps and values move into the cache's when the notification ends, ``settle``).
     fn remember(&mut self, target: &'d str, first: usize) {
-        if target.len() > CACHED_LEN_MAX || self.steps.len() - first > CACHED_STEPS_MAX {
+        let steps = &self.steps[first..];
+        if target.len() > CACHED_LEN_MAX || steps.len() > CACHED_STEPS_MAX {
             return;
         }
-        let base = target.as_ptr() as usize;
-        // where a name is in the target (every step's are: reused steps were rebased)
-        let at = |s: &str| {
-            let start = (s.as_ptr() as usize).checked_sub(base)?;
-            (start + s.len() <= target.len()).then_some((start as u32, (start + s.len()) as u32))
+        let keys: usize = steps
+            .iter()
+            .filter_map(|step| step.keys)
+            .map(|(from, to)| to - from)
+            .sum();
+        let within = |s: &str| {
+            let start = (s.as_ptr() as usize).wrapping_sub(target.as_ptr() as usize);
+            start <= target.len() && s.len() <= target.len() - start
         };
-        let mut cached = Cached {
-            target: target.as_bytes().into(),
-            steps: Vec::with_capacity(self.steps.len() - first),
-            keys: Vec::new(),
-            text: String::new(),
-        };
-        for step in &self.steps[first..] {
-            let keys = step.keys.map(|(from, to)| {
-                let start = cached.keys.len() as u32;
-                for key in &self.keys[from..to] {
-                    let value = match *key {
-                        Key::Raw(text) => text,
-                        Key::Decoded(start, end) => &self.text[start..end],
-                    };
-                    let start = cached.text.len() as u32;
-                    cached.text.push_str(value);
-                    cached.keys.push((start, cached.text.len() as u32));
-                }
-                (start, cached.keys.len() as u32)
-            });
-            let (Some(module), Some(name)) = (at(step.module), at(step.name)) else {
-                return; // not in the target: left to the parse
-            };
-            cached.steps.push(CachedStep {
-                module,
-                name,
-                keys,
-                end: step.end as u32,
-            });
-        }
-        if cached.keys.len() > CACHED_STEPS_MAX {
+        // every step's names are in the target (reused steps were rebased), checked
+        if keys > CACHED_STEPS_MAX || !steps.iter().all(|s| within(s.module) && within(s.name)) {
             return;
         }
         let cache = self.cache.get_or_insert_with(Cache::new);
-        // Full: kept as it is until the next notification empties it (``Targets::new``): an
-        // entry leaving the map now could take key values this notification borrows. A hash
-        // kept already (another target of it) keeps its entry, for the same reason.
-        if cache.map.len() >= CACHE_MAX {
+        // Full: kept as it is until the next notification empties it (``Targets::new``).
+        if cache.len >= CACHE_MAX {
             return;
         }
-        let hash = cache.seed.hash_bytes(target.as_bytes());
-        cache.map.entry(hash).or_insert(cached);
+        let end = self.steps.len();
+        if cache.insert(target, first, end - first).is_some() {
+            self.pending.push(Pending { target, first, end });
+        }
+    }
+
+    /// When the notification ends: the targets kept in it get steps of their own in the
+    /// cache's (after the kept ones: their names in the entries' copies of the targets, their
+    /// key values copied into the cache's chunks), and this notification's steps and values
+    /// are dropped. Returns the cache, None when it was dropped (its steps or values not as
+    /// lent: a pass that stopped between ``values`` and ``keep_values``).
+    fn settle(&mut self, mut cache: Cache) -> Option<Cache> {
+        let (kept_steps, kept_values) = (self.kept_steps, self.kept_values);
+        let mut values = self.stash.take();
+        if values.len() != kept_values || self.steps.len() < kept_steps {
+            return None;
+        }
+        let fresh = self.steps.len();
+        for pending in std::mem::take(&mut self.pending) {
+            let Some(&mut slot) = cache.slot(pending.target.as_bytes()) else {
+                continue; // dropped when the table grew
+            };
+            let copy: &'static str = slot.target();
+            // where a name of the target is in its copy
+            let moved = |s: &str| -> &'static str {
+                let start = s.as_ptr() as usize - pending.target.as_ptr() as usize;
+                &copy[start..start + s.len()]
+            };
+            let first = self.steps.len() - fresh + kept_steps;
+            for index in pending.first..pending.end {
+                let step = self.steps[index];
+                let keys = step.keys.map(|(from, to)| {
+                    if from < kept_values {
+                        return (from, to); // a kept target's (a step reused from it)
+                    }
+                    let start = values.len();
+                    for key in &self.keys[from - kept_values..to - kept_values] {
+                        let text = match *key {
+                            Key::Raw(text) => text,
+                            Key::Decoded(start, end) => &self.text[start..end],
+                        };
+                        values.push(Cow::Borrowed(cache.store(text)));
+                    }
+                    (start, values.len())
+                });
+                self.steps.push(TargetStep {
+                    module: moved(step.module),
+                    name: moved(step.name),
+                    keys,
+                    end: step.end,
+                });
+            }
+            if let Some(slot) = cache.slot(pending.target.as_bytes()) {
+                slot.first_step = first as u32;
+                slot.pending = false;
+            }
+        }
+        self.steps.drain(kept_steps..fresh);
+        // SAFETY: every step left is a kept target's, its names in the cache's chunks, which
+        // stay until the cache is emptied, and the cache empties its steps with them
+        // (``Cache::clear``); only the lifetime is widened back.
+        cache.steps = unsafe {
+            std::mem::transmute::<Vec<TargetStep<'_>>, Vec<TargetStep<'static>>>(std::mem::take(
+                &mut self.steps,
+            ))
+        };
+        cache.values = values;
+        Some(cache)
     }
 }
