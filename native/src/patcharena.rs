@@ -16,7 +16,7 @@
 
 use super::super::{integer_text, lookup, Branch, Canon, Run, Step, Stop, W};
 use super::{canon_text, EditOut};
-use crate::tape::{Node, V};
+use crate::tape::{same_name, Node, V};
 use crate::xmlconv::NsTable;
 use crate::xmlfast::{same_bytes, Fast, NONE};
 use std::borrow::Cow;
@@ -33,6 +33,21 @@ pub(crate) trait EditValue<'d>: Copy {
     /// ``_check_value_keys``: each key the value's entry gives is the target's (equal
     /// text, or equal once canonical).
     fn check_value_keys(self, run: &mut Run<'_, '_>, step: &Step, keys: &[Cow<'_, str>]) -> W<()>;
+    /// The entry an edit's value gives of list ``step`` at the end of its target (the
+    /// member's ``_one_entry``, None: none), its keys checked against the target's ``keys``
+    /// (``_check_value_keys``): [`EditValue::lookup`], [`EditValue::one_entry`],
+    /// [`EditValue::check_value_keys`].
+    #[inline]
+    fn entry(self, run: &mut Run<'_, '_>, step: &Step, keys: &[Cow<'_, str>]) -> W<Option<Self>> {
+        let item = match self.lookup(&step.member, &step.qualified)? {
+            Some(content) => content.one_entry()?,
+            None => None,
+        };
+        if let Some(item) = item {
+            item.check_value_keys(run, step, keys)?;
+        }
+        Ok(item)
+    }
     /// ``passes_filters`` of a list entry or container.
     fn passes(self, run: &mut Run<'_, '_>, step: &Step) -> W<bool>;
     /// The walker from step ``index`` on below this value (walk.rs).
@@ -74,8 +89,41 @@ impl<'d, 'a: 'd> EditValue<'d> for V<'d, 'a> {
         }
     }
 
+    /// A value of one member (most: the list's, its entries' array) and an array of one
+    /// item (most: the entry) read in place, no scan (one member names no other twice);
+    /// else, in a tape of unique names ([`Run::unique`]: a JSON document's), the list's
+    /// member found by the early-stopping lookup, as each key of the entry.
+    #[inline]
+    fn entry(self, run: &mut Run<'_, '_>, step: &Step, keys: &[Cow<'_, str>]) -> W<Option<Self>> {
+        let content = match self.node() {
+            Node::Object { len: 1, .. } => {
+                let (name, content) = self.members().next().ok_or(Stop)?;
+                let named = same_name(name, &step.member) || same_name(name, &step.qualified);
+                Some(content).filter(|_| named) // (a null one: no entry, below)
+            }
+            _ => run.lookup(self, &step.member, &step.qualified),
+        };
+        let Some(content) = content else {
+            return Ok(None);
+        };
+        let item = match content.node() {
+            Node::Array { len: 1, .. } => Some(V {
+                doc: content.doc,
+                at: content.at + 1,
+            })
+            .filter(|i| i.is_object()),
+            _ => content.one_entry()?,
+        };
+        let Some(item) = item else {
+            return Ok(None);
+        };
+        item.check_value_keys(run, step, keys)?;
+        Ok(Some(item))
+    }
+
     /// (a key given as null stops: the reference's first walk refuses it, its per-plan
     /// cache would not)
+    #[inline]
     fn check_value_keys(self, run: &mut Run<'_, '_>, step: &Step, keys: &[Cow<'_, str>]) -> W<()> {
         let named = step.keys.iter().filter(|k| !k.positional);
         for (slot, wanted) in named.zip(keys) {
@@ -86,11 +134,11 @@ impl<'d, 'a: 'd> EditValue<'d> for V<'d, 'a> {
             let Some(given) = given else {
                 continue;
             };
-            if given.is_null() {
-                return Err(Stop);
-            }
-            if matches!(given.node(), Node::Str(_)) && given.as_str() == Some(&**wanted) {
-                continue;
+            match given.node() {
+                // the target's text as written (most): equal once canonical too
+                Node::Str(text) if same_name(given.doc.text(text), wanted) => continue,
+                Node::Null => return Err(Stop),
+                _ => {}
             }
             let given = run.canon(&slot.canon, given)?;
             let wanted = canon_text(run, &slot.canon, Cow::Borrowed(wanted))?;

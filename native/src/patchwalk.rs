@@ -26,6 +26,8 @@ use std::borrow::Cow;
 
 #[path = "patcharena.rs"]
 mod patcharena;
+#[path = "patchentry.rs"]
+mod patchentry;
 #[path = "patchout.rs"]
 mod patchout;
 #[path = "patchtarget.rs"]
@@ -365,6 +367,9 @@ impl Run<'_, '_> {
             return Ok(());
         }
         for (at, edit) in targets.edits.iter().enumerate() {
+            if arena.is_none() {
+                patchentry::ahead(targets, keys, at);
+            }
             let target = &targets.steps[edit.steps.0..edit.steps.1];
             let operation = edit.operation;
             match arena {
@@ -396,8 +401,13 @@ impl Run<'_, '_> {
         values: &mut Vec<Cow<'d, str>>,
         out: &mut O,
     ) -> W<()> {
-        let whole = value;
         let steps = &branch.steps;
+        if !O::FEED && branch.entry_chain && target.len() == steps.len() {
+            if let Some((from, to)) = target[target.len() - 1].keys {
+                return self.entry_edit(branch, target, &keys[from..to], value, values, out);
+            }
+        }
+        let whole = value;
         let depth = target.len().min(steps.len());
         for (step, tstep) in steps.iter().zip(target) {
             if !names(step, tstep) {
@@ -430,13 +440,7 @@ impl Run<'_, '_> {
                         return Err(Stop);
                     }
                     if let (true, Some(value)) = (last, value) {
-                        item = match value.lookup(&step.member, &step.qualified)? {
-                            Some(content) => content.one_entry()?,
-                            None => None,
-                        };
-                        if let Some(item) = item {
-                            item.check_value_keys(self, step, keys)?;
-                        }
+                        item = value.entry(self, step, keys)?;
                     }
                 }
             }

@@ -57,6 +57,10 @@ pub(crate) struct Branch {
     pub(crate) steps: Vec<Step>,
     /// ``Branch.open_after``: ``[i]`` whether a step from ``i`` on has an open placeholder.
     pub(crate) open_after: Vec<bool>,
+    /// Whether the branch ends in a list's entries below containers alone, no step with a
+    /// filter, the list's keys all named (none positional): a yang-patch edit whose target
+    /// names one of its entries then takes patchwalk.rs's short way (``Run::entry_edit``).
+    pub(crate) entry_chain: bool,
 }
 
 impl Branch {
@@ -166,12 +170,22 @@ impl Walker {
                 open_after[index] =
                     open_after[index + 1] || step.keys.iter().any(|k| k.pinned.is_none());
             }
+            let entry_chain = compiled.split_last().is_some_and(|(list, above)| {
+                list.kind == Kind::List
+                    && !list.keys.is_empty()
+                    && list.keys.iter().all(|k| !k.positional)
+                    && list.filters.is_empty()
+                    && above
+                        .iter()
+                        .all(|s| s.kind == Kind::Container && s.filters.is_empty())
+            });
             built.push(Branch {
                 size: pieces.iter().map(String::len).sum(),
                 pieces,
                 bare,
                 steps: compiled,
                 open_after,
+                entry_chain,
             });
         }
         let feeds = match feeds {
