@@ -125,9 +125,10 @@ impl Cache {
             unreachable!("a chunk was pushed")
         };
         let start = chunk.len();
-        chunk.extend_from_slice(text.as_bytes()); // within its capacity: nothing moves
-                                                  // SAFETY: the bytes just copied from a ``str``; the chunk never grows past its
-                                                  // capacity, so they stay where they are until ``clear`` drops or empties it.
+        // within its capacity: nothing moves
+        chunk.extend_from_slice(text.as_bytes());
+        // SAFETY: the bytes just copied from a ``str``; the chunk never grows past its
+        // capacity, so they stay where they are until ``clear`` drops or empties it.
         unsafe {
             std::str::from_utf8_unchecked(std::slice::from_raw_parts(
                 chunk.as_ptr().add(start),
