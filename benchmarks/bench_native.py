@@ -36,7 +36,13 @@ Phase B (the native key pass) follows in the same run: for the push-update of ea
   messages with their headers) without and with the native pass;
 
 and the ratios native / orjson.loads (target <= 1.0x), python / native, b.py / b.nat, and
-native / native JSON (XML, yang-patch and xml-patch: target <= 2x).
+native / native JSON push-update of the same instances (``vs json``; XML, yang-patch and
+xml-patch: target <= 2x). The XML yang-patch is both XML and a yang-patch, so the same row also
+gives each factor alone: ``xml/json``, XML against the JSON of the same message (xml against
+json, xml-patch against yang-patch), and ``patch/upd``, a yang-patch against the push-update of
+the same instances in the same encoding (yang-patch against json, xml-patch against xml); and
+``per byte``, the time per byte of the document against the JSON push-update's (a yang-patch
+carries 2.0-2.2x its bytes in JSON, 3.3-3.5x in XML).
 
 Timed like bench_keys.py: the best of short CPU-time batches, interleaved across loops.
 
@@ -186,8 +192,12 @@ def phase_b(
     print(
         f"{'instances':>9} {'shape':<10} {'bytes':>8} {'orjson':>9} {'python':>9} {'native':>9} "
         f"{'b.py':>9} {'b.nat':>9}  {'nat/orjson':>10} {'py/nat':>7} {'b.py/b.nat':>10} "
-        f"{'vs json':>7}"
+        f"{'vs json':>7} {'xml/json':>8} {'patch/upd':>9} {'per byte':>8}"
     )
+    # One factor at a time: XML against the JSON of the same message, a yang-patch against
+    # the push-update of the same instances in the same encoding.
+    as_json = {"xml": "json", "xml-patch": "yang-patch"}
+    as_update = {"yang-patch": "json", "xml-patch": "xml"}
     passes = {
         "json": native.keys,
         "xml": native.keys_xml,
@@ -233,12 +243,18 @@ def phase_b(
                 f"{us[shape + ' b.py']:>9.2f} {us[shape + ' b.nat']:>9.2f}  "
                 f"{ratio(keyed, us['orjson']):>10} {ratio(us[shape + ' python'], keyed):>7} "
                 f"{ratio(us[shape + ' b.py'], us[shape + ' b.nat']):>10} "
-                f"{ratio(keyed, us['json native']):>7}"
+                f"{ratio(keyed, us['json native']):>7} "
+                f"{ratio(keyed, us.get(f'{as_json.get(shape)} native')):>8} "
+                f"{ratio(keyed, us.get(f'{as_update.get(shape)} native')):>9} "
+                f"{ratio(keyed and keyed / len(raw), us['json native'] / len(inputs['json'])):>8}"
             )
     print(
         "nat/orjson: the native key pass / orjson.loads of the JSON bytes (target <= 1.0x);"
         " py/nat and b.py/b.nat: the speed-up of keys and of MessageBuilder.build; vs json:"
-        " native / native JSON of the same content (target <= 2x)"
+        " native / native JSON push-update of the same instances (target <= 2x); xml/json: XML"
+        " / the JSON of the same message; patch/upd: a yang-patch / the push-update of the same"
+        " instances in the same encoding; per byte: native time per byte / the JSON"
+        " push-update's"
     )
     mixed(args)
     feed(args, loop)
